@@ -1,0 +1,128 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Event kinds (SPEC §2).
+const (
+	EventCorrection  = "correction"
+	EventError       = "error"
+	EventEnvironment = "environment"
+	EventSurprise    = "surprise"
+	EventNote        = "note"
+)
+
+// MaxEventBytes bounds one event line; events are reports, not transcripts.
+const MaxEventBytes = 64 << 10
+
+// Event is one raw surprise report from an agent. It never leaves the
+// machine; only lessons distilled from it do.
+type Event struct {
+	Kind     string `json:"kind"`
+	Said     string `json:"said,omitempty"`
+	AgentDid string `json:"agent_did,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Expected string `json:"expected,omitempty"`
+	Happened string `json:"happened,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Agent    string `json:"agent,omitempty"`
+	Session  string `json:"session,omitempty"`
+	Cwd      string `json:"cwd,omitempty"`
+	At       string `json:"at,omitempty"`
+}
+
+// LessonKind maps an event kind to the kind of lesson it feeds.
+func (e Event) LessonKind() string {
+	switch e.Kind {
+	case EventError:
+		return KindError
+	case EventCorrection:
+		return KindCorrection
+	}
+	return KindSurprise
+}
+
+// DedupeKey is (agent, session, kind, title), where an empty title is
+// replaced by the first non-empty of said, text, happened.
+func (e Event) DedupeKey() string {
+	title := e.Title
+	for _, alt := range []string{e.Said, e.Text, e.Happened} {
+		if title != "" {
+			break
+		}
+		title = alt
+	}
+	return strings.Join([]string{e.Agent, e.Session, e.Kind, title}, "\x00")
+}
+
+// Validate checks the kind and the field the kind needs.
+func (e Event) Validate() error {
+	has := func(s string) bool { return strings.TrimSpace(s) != "" }
+	switch e.Kind {
+	case "":
+		return fmt.Errorf(`the event has no "kind" (one of correction, error, environment, surprise, note)`)
+	case EventCorrection:
+		if !has(e.Said) {
+			return fmt.Errorf(`a correction needs "said": the person's words, verbatim`)
+		}
+	case EventError:
+		if !has(e.Title) && !has(e.Happened) {
+			return fmt.Errorf(`an error needs "title" (the call that failed) or "happened"`)
+		}
+	case EventEnvironment, EventSurprise:
+		if !has(e.Happened) && !has(e.Text) {
+			return fmt.Errorf(`%s needs "happened" or "text"`, article(e.Kind))
+		}
+	case EventNote:
+		if !has(e.Text) {
+			return fmt.Errorf(`a note needs "text"`)
+		}
+	default:
+		return fmt.Errorf("unknown kind %q (want correction, error, environment, surprise or note)", e.Kind)
+	}
+	return nil
+}
+
+func article(kind string) string {
+	if kind == EventEnvironment {
+		return "an environment event"
+	}
+	return "a surprise"
+}
+
+// DecodeEvent reads one event line: a JSON object with the fields of SPEC
+// §2, unknown fields ignored. Every field must be a string.
+func DecodeEvent(line []byte) (Event, error) {
+	var e Event
+	line = bytes.TrimSpace(line)
+	if len(line) > MaxEventBytes {
+		return e, fmt.Errorf("the event is %d bytes, the limit is %d", len(line), MaxEventBytes)
+	}
+	if !utf8.Valid(line) {
+		return e, fmt.Errorf("the event is not valid UTF-8")
+	}
+	if len(line) == 0 || line[0] != '{' {
+		return e, fmt.Errorf("the line is not a JSON object")
+	}
+	if err := json.Unmarshal(line, &e); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if ok := asTypeError(err, &typeErr); ok {
+			return e, fmt.Errorf("field %q must be a string", typeErr.Field)
+		}
+		return e, fmt.Errorf("the line is not a JSON object: %v", err)
+	}
+	return e, e.Validate()
+}
+
+func asTypeError(err error, target **json.UnmarshalTypeError) bool {
+	t, ok := err.(*json.UnmarshalTypeError)
+	if ok {
+		*target = t
+	}
+	return ok
+}

@@ -1,0 +1,71 @@
+package protocol
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDecodeEvent(t *testing.T) {
+	cases := []struct {
+		name, line, err string
+	}{
+		{"error with title", `{"kind":"error","title":"go test ./...","happened":"undefined: foo"}`, ""},
+		{"error with happened only", `{"kind":"error","happened":"timeout"}`, ""},
+		{"correction", `{"kind":"correction","said":"no, use tabs","agent_did":"used spaces"}`, ""},
+		{"environment", `{"kind":"environment","text":"docker is missing"}`, ""},
+		{"note", `{"kind":"note","text":"x","extra":{"a":1}}`, ""},
+		{"unknown fields ignored", `{"kind":"note","text":"x","mood":"good"}`, ""},
+		{"not json", `kind=error`, "not a JSON object"},
+		{"array", `[{"kind":"error"}]`, "not a JSON object"},
+		{"truncated", `{"kind":"error","title":"x`, "not a JSON object"},
+		{"no kind", `{"title":"x"}`, `no "kind"`},
+		{"unknown kind", `{"kind":"lesson","text":"x"}`, "unknown kind"},
+		{"correction without said", `{"kind":"correction","agent_did":"x"}`, `needs "said"`},
+		{"error without title", `{"kind":"error","expected":"x"}`, `needs "title"`},
+		{"surprise without text", `{"kind":"surprise","title":"x"}`, `needs "happened"`},
+		{"note blank", `{"kind":"note","text":"  "}`, `needs "text"`},
+		{"number field", `{"kind":"note","text":5}`, `must be a string`},
+		{"bad utf-8", "{\"kind\":\"note\",\"text\":\"\xff\"}", "UTF-8"},
+		{"too large", `{"kind":"note","text":"` + strings.Repeat("a", MaxEventBytes) + `"}`, "limit"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := DecodeEvent([]byte(c.line))
+			if c.err == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("error %v, want one containing %q", err, c.err)
+			}
+		})
+	}
+}
+
+func TestEventDedupeKey(t *testing.T) {
+	a := Event{Kind: "correction", Agent: "a", Session: "s", Said: "use tabs"}
+	b := Event{Kind: "correction", Agent: "a", Session: "s", Said: "use tabs", AgentDid: "other"}
+	c := Event{Kind: "correction", Agent: "a", Session: "s2", Said: "use tabs"}
+	if a.DedupeKey() != b.DedupeKey() || a.DedupeKey() == c.DedupeKey() {
+		t.Fatal("dedupe key does not follow (agent, session, kind, title)")
+	}
+	if (Event{Kind: "note", Text: "x"}).LessonKind() != KindSurprise || (Event{Kind: "environment"}).LessonKind() != KindSurprise {
+		t.Fatal("kind mapping")
+	}
+}
+
+// FuzzDecodeEvent: any input gives an event or an error, never a panic, and
+// an accepted event always validates.
+func FuzzDecodeEvent(f *testing.F) {
+	f.Add([]byte(`{"kind":"error","title":"go test","happened":"undefined: x"}`))
+	f.Add([]byte(`{"kind":"correction","said":"no"}`))
+	f.Add([]byte(`{"kind":1}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		e, err := DecodeEvent(line)
+		if err == nil && e.Validate() != nil {
+			t.Fatal("accepted an invalid event")
+		}
+	})
+}

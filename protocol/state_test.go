@@ -1,0 +1,131 @@
+package protocol
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// memories returns n deterministic identities.
+func memories(t testing.TB, n int) []Identity {
+	t.Helper()
+	out := make([]Identity, n)
+	for i := range out {
+		seed := sha256.Sum256([]byte(fmt.Sprintf("memory-%d", i)))
+		id, err := NewIdentity(seed[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = id
+	}
+	return out
+}
+
+const stateText = "The staging database is reset every night at midnight"
+
+func TestComputeState(t *testing.T) {
+	ids := memories(t, 6)
+	day := 24 * time.Hour
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	hash := LessonHash(KindSurprise, stateText)
+	p := StateParams{N: 3, W: 90 * day}
+
+	lesson := func(i int, at time.Time) *Record {
+		r, err := SignLesson(ids[i], LessonDraft{Kind: KindSurprise, Text: stateText, Seen: 1, Strength: 0.5, Updated: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	confirm := func(i int, at time.Time) *Record {
+		r, err := SignConfirmation(ids[i], hash, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	revoke := func(i int, at time.Time) *Record {
+		r, err := SignRevocation(ids[i], hash, at, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	three := func(at time.Time) []*Record {
+		return []*Record{lesson(0, t0), confirm(1, at), confirm(2, at), confirm(3, at)}
+	}
+
+	cases := []struct {
+		name      string
+		records   []*Record
+		now       time.Time
+		want      State
+		verifiers int
+	}{
+		{"one publisher is a candidate", []*Record{lesson(0, t0)}, t0, StateCandidate, 0},
+		{"two confirmers are not enough", []*Record{lesson(0, t0), confirm(1, t0), confirm(2, t0)}, t0, StateCandidate, 2},
+		{"three confirmers make it common", three(t0.Add(day)), t0.Add(2 * day), StateCommon, 3},
+		{"a second publisher is a verifier", []*Record{lesson(0, t0), lesson(1, t0.Add(day)), confirm(2, t0), confirm(3, t0)}, t0.Add(day), StateCommon, 3},
+		{"confirmations from the author do not count", []*Record{lesson(0, t0), confirm(0, t0), confirm(1, t0), confirm(2, t0)}, t0, StateCandidate, 2},
+		{"a confirmer counts once", []*Record{lesson(0, t0), confirm(1, t0), lesson(1, t0), confirm(2, t0)}, t0, StateCandidate, 2},
+		{"common until W", three(t0), t0.Add(90 * day), StateCommon, 3},
+		{"fading after W", three(t0), t0.Add(90*day + time.Second), StateFading, 3},
+		{"fading until 2W", three(t0), t0.Add(180 * day), StateFading, 3},
+		{"removed after 2W", three(t0), t0.Add(180*day + time.Second), StateRemoved, 3},
+		{"fading back to common on a new verification", append(three(t0), confirm(4, t0.Add(100*day))), t0.Add(120 * day), StateCommon, 4},
+		{"revoked by its only origin", append(three(t0), revoke(0, t0.Add(day))), t0.Add(day), StateRevoked, 3},
+		{"a revocation older than the lesson does not count", []*Record{lesson(0, t0.Add(2 * day)), revoke(0, t0.Add(day))}, t0.Add(3 * day), StateCandidate, 0},
+		{"a revocation at the same time counts", []*Record{lesson(0, t0), revoke(0, t0)}, t0, StateRevoked, 0},
+		{"one of two publishers revoking leaves it", []*Record{lesson(0, t0), lesson(1, t0.Add(day)), revoke(0, t0.Add(2 * day))}, t0.Add(2 * day), StateCandidate, 0},
+		{"both publishers revoking revokes it", []*Record{lesson(0, t0), lesson(1, t0), revoke(0, t0.Add(day)), revoke(1, t0.Add(day))}, t0.Add(day), StateRevoked, 0},
+		{"quorum of confirmers revokes", append(three(t0), revoke(1, t0.Add(day)), revoke(2, t0.Add(day)), revoke(3, t0.Add(day))), t0.Add(day), StateRevoked, 3},
+		{"two confirmers are no quorum", append(three(t0), revoke(1, t0.Add(day)), revoke(2, t0.Add(day))), t0.Add(day), StateCommon, 3},
+		{"revocations from strangers are no quorum", append(three(t0), revoke(4, t0), revoke(5, t0)), t0, StateCommon, 3},
+		{"records of other hashes are ignored", []*Record{lesson(0, t0), mustConfirm(t, ids[1], LessonHash("error", "x"), t0)}, t0, StateCandidate, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := ComputeState(hash, c.records, c.now, p)
+			if st.State != c.want || len(st.Verifiers) != c.verifiers {
+				t.Errorf("state %s with %d verifiers (%s), want %s with %d", st.State, len(st.Verifiers), st.Reason, c.want, c.verifiers)
+			}
+			if st.Reason == "" {
+				t.Error("no reason given")
+			}
+		})
+	}
+}
+
+func mustConfirm(t *testing.T, id Identity, hash string, at time.Time) *Record {
+	r, err := SignConfirmation(id, hash, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestStrength(t *testing.T) {
+	if got := Rise(0.5); got != 0.75 {
+		t.Errorf("Rise(0.5) = %v", got)
+	}
+	if got := Rise(1); got != 1 {
+		t.Errorf("Rise(1) = %v", got)
+	}
+	for seen, want := range map[int64]float64{0: 0, 1: 0.5, 2: 0.75, 3: 0.875} {
+		if got := InitialStrength(seen); got != want {
+			t.Errorf("InitialStrength(%d) = %v, want %v", seen, got, want)
+		}
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := 90 * 24 * time.Hour
+	if got := EffectiveStrength(0.8, t0, t0.Add(w/2), w); got < 0.3999 || got > 0.4001 {
+		t.Errorf("half life: %v", got)
+	}
+	if got := EffectiveStrength(0.8, t0, t0.Add(-time.Hour), w); got != 0.8 {
+		t.Errorf("clock behind: %v", got)
+	}
+	if got := EffectiveStrength(7, t0, t0, w); got != 1 {
+		t.Errorf("clamp: %v", got)
+	}
+}

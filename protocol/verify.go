@@ -1,0 +1,438 @@
+package protocol
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// Reason names why a line was refused. The strings are stable: they are
+// counted in metrics and printed by `remem verify --json`.
+type Reason string
+
+const (
+	ReasonTooLarge       Reason = "too large"
+	ReasonUTF8           Reason = "utf-8"
+	ReasonJSON           Reason = "json"
+	ReasonNotObject      Reason = "not an object"
+	ReasonDuplicateKey   Reason = "duplicate key"
+	ReasonUnknownVersion Reason = "unknown version"
+	ReasonType           Reason = "type"
+	ReasonMissingField   Reason = "missing field"
+	ReasonFieldType      Reason = "field type"
+	ReasonHex            Reason = "hex"
+	ReasonOrigin         Reason = "origin"
+	ReasonSignature      Reason = "signature"
+	ReasonHash           Reason = "hash"
+	ReasonKind           Reason = "kind"
+	ReasonTextTooLong    Reason = "text too long"
+	ReasonInstruction    Reason = "instruction"
+	ReasonSeen           Reason = "seen"
+	ReasonStrength       Reason = "strength"
+	ReasonTimestamp      Reason = "timestamp"
+	ReasonFuture         Reason = "future timestamp"
+)
+
+// Limits of SPEC §12 that the verifier enforces.
+const (
+	MaxLineBytes  = 8 << 10
+	MaxTextChars  = 1000
+	MaxClockSkew  = 10 * time.Minute
+	MaxOriginRecs = 1000
+	MaxOriginFile = 256 << 10
+	MaxGossipMsg  = 1 << 20
+)
+
+// Refusal is why a line was not accepted. A refusal with
+// ReasonUnknownVersion is a skip, not an error of the sender.
+type Refusal struct {
+	Reason Reason
+	Field  string // the member at fault, when there is one
+	Detail string
+}
+
+func (r *Refusal) Error() string {
+	msg := string(r.Reason)
+	if r.Field != "" {
+		msg += " (" + r.Field + ")"
+	}
+	if r.Detail != "" {
+		msg += ": " + r.Detail
+	}
+	return msg
+}
+
+// Verdict is the outcome of verifying one line.
+type Verdict string
+
+const (
+	Accept Verdict = "accept"
+	Reject Verdict = "reject"
+	Skip   Verdict = "skip"
+)
+
+// VerdictOf maps Verify's error to a verdict.
+func VerdictOf(err error) Verdict {
+	if err == nil {
+		return Accept
+	}
+	var r *Refusal
+	if errors.As(err, &r) && r.Reason == ReasonUnknownVersion {
+		return Skip
+	}
+	return Reject
+}
+
+// ReasonOf returns the refusal reason of err, or "" when err is nil.
+func ReasonOf(err error) Reason {
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r.Reason
+	}
+	if err != nil {
+		return ReasonJSON
+	}
+	return ""
+}
+
+func refuse(reason Reason, field, format string, args ...any) *Refusal {
+	return &Refusal{Reason: reason, Field: field, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Verify checks one received line by SPEC §5 "Verifying", every step in
+// order, and returns the parsed record. It never re-serialises: the
+// signature is checked over the received bytes with `sig` cut out. now is
+// the receiver's clock, for the future-timestamp check. The returned
+// record's Raw aliases line.
+func Verify(line []byte, now time.Time) (*Record, error) {
+	var arr [20]topMember
+	rec, f, err := parse(line, arr[:0])
+	if err != nil {
+		return nil, err
+	}
+
+	// Step 4: origin is the key's fingerprint.
+	pub, err := hex.DecodeString(rec.Key)
+	if err != nil { // cannot happen after the hex check
+		return nil, refuse(ReasonHex, "key", "%v", err)
+	}
+	if Fingerprint(pub) != rec.Origin {
+		return nil, refuse(ReasonOrigin, "origin", "origin %s is not the fingerprint of key %s…", rec.Origin, rec.Key[:16])
+	}
+
+	// Step 5: signature over the line with the top-level sig cut out.
+	sigMember, _ := f.get("sig")
+	var sig [ed25519.SignatureSize]byte
+	if _, err := hex.Decode(sig[:], line[sigMember.valueStart+1:sigMember.valueEnd-1]); err != nil {
+		return nil, refuse(ReasonHex, "sig", "%v", err)
+	}
+	signed := cutMember(line, f.members, sigMember)
+	if !ed25519.Verify(pub, signed, sig[:]) {
+		return nil, refuse(ReasonSignature, "sig", "the signature does not match the key and the line")
+	}
+
+	// Step 6: lesson content.
+	if rec.Type == TypeLesson {
+		if err := checkLesson(rec); err != nil {
+			return nil, err
+		}
+	}
+
+	// Step 7: no timestamps from the future.
+	if rec.Time.After(now.Add(MaxClockSkew)) {
+		field := "at"
+		if rec.Type == TypeLesson {
+			field = "updated"
+		}
+		return nil, refuse(ReasonFuture, field, "%s is more than %v ahead of this clock (%s)", FormatTime(rec.Time), MaxClockSkew, FormatTime(now))
+	}
+	return rec, nil
+}
+
+// Decode parses a line that was verified before (a stored record) without
+// checking its signature again: steps 1 to 3 of Verify only.
+func Decode(line []byte) (*Record, error) {
+	rec, _, err := parse(line, nil)
+	return rec, err
+}
+
+// parse runs steps 1 to 3: size, encoding, JSON, version, type and fields.
+func parse(line []byte, members []topMember) (*Record, fields, error) {
+	if len(line) > MaxLineBytes {
+		return nil, fields{}, refuse(ReasonTooLarge, "", "line is %d bytes, the limit is %d", len(line), MaxLineBytes)
+	}
+	if !utf8.Valid(line) {
+		return nil, fields{}, refuse(ReasonUTF8, "", "line is not valid UTF-8")
+	}
+	s := scanner{data: line, members: members}
+	s.scanTop()
+	if s.err != nil {
+		return nil, fields{}, &Refusal{Reason: s.err.reason, Detail: s.err.detail}
+	}
+	f := fields{line: line, members: s.members}
+	v, ok := f.get("v")
+	if !ok {
+		return nil, f, refuse(ReasonMissingField, "v", "the record has no version")
+	}
+	if !isNumber(line[v.valueStart]) {
+		return nil, f, refuse(ReasonFieldType, "v", "version must be a number")
+	}
+	if string(line[v.valueStart:v.valueEnd]) != "1" {
+		return nil, f, refuse(ReasonUnknownVersion, "v", "version %s is not 1", line[v.valueStart:v.valueEnd])
+	}
+	rec := &Record{Raw: line}
+	if err := f.readType(rec); err != nil {
+		return nil, f, err
+	}
+	return rec, f, nil
+}
+
+func checkLesson(rec *Record) error {
+	if !ValidKind(rec.Kind) {
+		return refuse(ReasonKind, "kind", "%q is not a lesson kind (error, correction, surprise)", rec.Kind)
+	}
+	if h := LessonHash(rec.Kind, rec.Text); h != rec.Hash {
+		return refuse(ReasonHash, "hash", "hash %s does not match kind and text (%s)", rec.Hash, h)
+	}
+	if n := utf8.RuneCountInString(rec.Text); n > MaxTextChars {
+		return refuse(ReasonTextTooLong, "text", "text has %d characters, the limit is %d", n, MaxTextChars)
+	}
+	if err := CheckObservation(rec.Text); err != nil {
+		return refuse(ReasonInstruction, "text", "%v", err)
+	}
+	if rec.Seen < 0 {
+		return refuse(ReasonSeen, "seen", "seen is %d, it must not be negative", rec.Seen)
+	}
+	if !(rec.Strength >= 0 && rec.Strength <= 1) {
+		return refuse(ReasonStrength, "strength", "strength %v is outside [0, 1]", rec.Strength)
+	}
+	return nil
+}
+
+// cutMember returns line without member m and one adjacent comma: the one
+// before it, or the one after it when m is the first member.
+func cutMember(line []byte, members []topMember, m topMember) []byte {
+	start, end := m.start, m.valueEnd
+	if members[0].start == m.start {
+		i := end
+		for i < len(line) && line[i] != ',' && line[i] != '}' {
+			i++
+		}
+		if i < len(line) && line[i] == ',' {
+			end = i + 1
+		}
+	} else {
+		i := start - 1
+		for i > 0 && line[i] != ',' {
+			i--
+		}
+		start = i
+	}
+	out := make([]byte, 0, len(line)-(end-start))
+	out = append(out, line[:start]...)
+	return append(out, line[end:]...)
+}
+
+// fields reads typed values out of the scanned top-level members.
+type fields struct {
+	line    []byte
+	members []topMember
+}
+
+func (f fields) get(name string) (topMember, bool) {
+	for _, m := range f.members {
+		if m.name == name {
+			return m, true
+		}
+	}
+	return topMember{}, false
+}
+
+func (f fields) has(name string) bool { _, ok := f.get(name); return ok }
+
+func (f fields) str(name string, required bool) (string, bool, error) {
+	m, ok := f.get(name)
+	if !ok {
+		if required {
+			return "", false, refuse(ReasonMissingField, name, "the record has no %q", name)
+		}
+		return "", false, nil
+	}
+	if f.line[m.valueStart] != '"' {
+		return "", false, refuse(ReasonFieldType, name, "%q must be a string", name)
+	}
+	raw := f.line[m.valueStart+1 : m.valueEnd-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw), true, nil
+	}
+	s := scanner{data: f.line, pos: m.valueStart}
+	v, _ := s.str() // already validated by the scan
+	return v, true, nil
+}
+
+func (f fields) hex(name string, n int, required bool) (string, error) {
+	v, ok, err := f.str(name, required)
+	if err != nil || !ok {
+		return v, err
+	}
+	if !isLowerHex(v, n) {
+		return "", refuse(ReasonHex, name, "%q must be %d lowercase hex characters", name, n)
+	}
+	return v, nil
+}
+
+func (f fields) timestamp(name string) (time.Time, error) {
+	v, _, err := f.str(name, true)
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, refuse(ReasonTimestamp, name, "%q is not an RFC 3339 time: %q", name, v)
+	}
+	return t.UTC(), nil
+}
+
+func (f fields) number(name string) (string, error) {
+	m, ok := f.get(name)
+	if !ok {
+		return "", refuse(ReasonMissingField, name, "the record has no %q", name)
+	}
+	if !isNumber(f.line[m.valueStart]) {
+		return "", refuse(ReasonFieldType, name, "%q must be a number", name)
+	}
+	return string(f.line[m.valueStart:m.valueEnd]), nil
+}
+
+// readType finds the record type and reads its required fields (step 3).
+func (f fields) readType(rec *Record) error {
+	markers := 0
+	if f.has("text") || f.has("kind") {
+		markers++
+		rec.Type = TypeLesson
+	}
+	if f.has("confirm") {
+		markers++
+		rec.Type = TypeConfirmation
+	}
+	if f.has("revoke") {
+		markers++
+		rec.Type = TypeRevocation
+	}
+	if markers != 1 {
+		return refuse(ReasonType, "", "a record holds exactly one of text+kind, confirm or revoke (found %d)", markers)
+	}
+	var err error
+	if rec.Origin, err = f.hex("origin", 16, true); err != nil {
+		return err
+	}
+	if rec.Key, err = f.hex("key", 64, true); err != nil {
+		return err
+	}
+	if _, err = f.hex("sig", 128, true); err != nil {
+		return err
+	}
+	switch rec.Type {
+	case TypeLesson:
+		return f.readLesson(rec)
+	case TypeConfirmation:
+		if rec.Hash, err = f.hex("confirm", 32, true); err != nil {
+			return err
+		}
+	case TypeRevocation:
+		if rec.Hash, err = f.hex("revoke", 32, true); err != nil {
+			return err
+		}
+		if rec.Reason, _, err = f.str("reason", false); err != nil {
+			return err
+		}
+	}
+	rec.Time, err = f.timestamp("at")
+	return err
+}
+
+func (f fields) readLesson(rec *Record) error {
+	var err error
+	if rec.Hash, err = f.hex("hash", 32, true); err != nil {
+		return err
+	}
+	if rec.Kind, _, err = f.str("kind", true); err != nil {
+		return err
+	}
+	if rec.Text, _, err = f.str("text", true); err != nil {
+		return err
+	}
+	if rec.ID, _, err = f.str("id", false); err != nil {
+		return err
+	}
+	seen, err := f.number("seen")
+	if err != nil {
+		return err
+	}
+	if rec.Seen, err = strconv.ParseInt(seen, 10, 64); err != nil {
+		return refuse(ReasonSeen, "seen", "seen must be a non-negative integer, got %s", seen)
+	}
+	strength, err := f.number("strength")
+	if err != nil {
+		return err
+	}
+	if rec.Strength, err = strconv.ParseFloat(strength, 64); err != nil {
+		return refuse(ReasonStrength, "strength", "strength %s is not a usable number", strength)
+	}
+	if rec.Time, err = f.timestamp("updated"); err != nil {
+		return err
+	}
+	if m, ok := f.get("parents"); ok {
+		if rec.Parents, err = f.parents(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parents reads the optional array of parent hashes.
+func (f fields) parents(m topMember) ([]string, error) {
+	if f.line[m.valueStart] != '[' {
+		return nil, refuse(ReasonFieldType, "parents", "parents must be an array of hashes")
+	}
+	s := scanner{data: f.line[:m.valueEnd], pos: m.valueStart + 1}
+	var out []string
+	for {
+		s.skipSpace()
+		if s.pos >= len(s.data) || s.data[s.pos] == ']' {
+			return out, nil
+		}
+		if s.data[s.pos] == ',' {
+			s.pos++
+			continue
+		}
+		if s.data[s.pos] != '"' {
+			return nil, refuse(ReasonFieldType, "parents", "parents must be an array of hashes")
+		}
+		v, _ := s.str()
+		if !isLowerHex(v, 32) {
+			return nil, refuse(ReasonHex, "parents", "parent %q is not 32 lowercase hex characters", v)
+		}
+		out = append(out, v)
+	}
+}
+
+func isNumber(c byte) bool { return c == '-' || (c >= '0' && c <= '9') }
+
+func isLowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(('0' <= c && c <= '9') || ('a' <= c && c <= 'f')) {
+			return false
+		}
+	}
+	return true
+}
