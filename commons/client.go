@@ -1,0 +1,459 @@
+package commons
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/remem/remem/protocol"
+)
+
+// Client talks to a commons: it pushes this memory's file and pulls the
+// files of the others, verifying every line itself.
+type Client struct {
+	// BaseURL is the commons, e.g. "https://commons.example.org" (a
+	// trailing slash is ignored).
+	BaseURL string
+	// Token is the bearer token (needed for Push; for Pull when the server
+	// says get_needs_token).
+	Token string
+	// HTTP is the client used (nil: one with a 2-minute timeout and enough
+	// idle connections for the parallel fetches).
+	HTTP *http.Client
+	// State remembers ETags and the last index time between pulls (nil:
+	// nothing is remembered, every pull is a full pull).
+	State StateStore
+	// Progress, when set, is called after each file a pull considered,
+	// with the files done and the total; never concurrently.
+	Progress func(done, total int)
+	// Concurrency bounds the parallel file fetches of a pull (0: 8).
+	Concurrency int
+}
+
+// Limits a client enforces on what a server sends: the server's word is
+// not trusted, not even about sizes.
+const (
+	clientMaxFile  = 4 * protocol.MaxOriginFile // a server may be configured above the SPEC limit
+	clientMaxIndex = 64 << 20
+	clientMaxReply = 64 << 10
+	maxRefusals    = 1000 // refusals kept in a PullReport; all are counted
+)
+
+var defaultHTTP = &http.Client{
+	Timeout: 2 * time.Minute,
+	Transport: func() http.RoundTripper {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 16
+		return t
+	}(),
+}
+
+func (c *Client) http() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return defaultHTTP
+}
+
+func (c *Client) base() string { return strings.TrimRight(c.BaseURL, "/") }
+
+// Scope is the scope records pulled from this commons arrive with.
+func (c *Client) Scope() string { return "commons:" + c.base() }
+
+// StatusError is a commons' refusal, with a message that says what to do.
+type StatusError struct {
+	URL        string // the commons' base URL
+	Code       int
+	Line       int             // the first bad line, for 400 and 403
+	Reason     protocol.Reason // the server's reason, when it gave one
+	RetryAfter time.Duration   // for 429
+	Server     string          // the server's own message
+	HadToken   bool
+}
+
+func (e *StatusError) Error() string {
+	switch e.Code {
+	case http.StatusUnauthorized:
+		if !e.HadToken {
+			return fmt.Sprintf("the commons at %s needs a token: set --token-file or REMEM_COMMONS_TOKEN", e.URL)
+		}
+		return fmt.Sprintf("the commons at %s refused the token: set --token-file or REMEM_COMMONS_TOKEN", e.URL)
+	case http.StatusForbidden:
+		return fmt.Sprintf("the commons at %s refused line %d: it is signed by another origin than the file's (%s)", e.URL, e.Line, e.Server)
+	case http.StatusBadRequest:
+		if e.Line > 0 {
+			return fmt.Sprintf("the commons at %s refused line %d (%s): %s", e.URL, e.Line, e.Reason, e.Server)
+		}
+		return fmt.Sprintf("the commons at %s refused the request: %s", e.URL, e.Server)
+	case http.StatusRequestEntityTooLarge:
+		return fmt.Sprintf("the commons at %s refused the file as over its limits (%s); publish fewer records (see %s/.well-known/remem)", e.URL, e.Server, e.URL)
+	case http.StatusTooManyRequests:
+		return fmt.Sprintf("the commons at %s is rate-limiting pushes; retry after %v", e.URL, e.RetryAfter)
+	}
+	if e.Server != "" {
+		return fmt.Sprintf("the commons at %s answered %d %s: %s", e.URL, e.Code, http.StatusText(e.Code), e.Server)
+	}
+	return fmt.Sprintf("the commons at %s answered %d %s", e.URL, e.Code, http.StatusText(e.Code))
+}
+
+func (c *Client) statusError(resp *http.Response) error {
+	e := &StatusError{URL: c.base(), Code: resp.StatusCode, HadToken: c.Token != ""}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, clientMaxReply))
+	var eb errorBody
+	if json.Unmarshal(body, &eb) == nil {
+		e.Server, e.Line, e.Reason = eb.Error, eb.Line, eb.Reason
+	} else {
+		e.Server = strings.TrimSpace(string(body))
+	}
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		if secs, err := strconv.Atoi(v); err == nil {
+			e.RetryAfter = time.Duration(secs) * time.Second
+		}
+	}
+	return e
+}
+
+func (c *Client) newRequest(ctx context.Context, method, path string, body []byte) (*http.Request, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base()+path, r)
+	if err != nil {
+		return nil, fmt.Errorf("commons %s: %w", c.base(), err)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	return req, nil
+}
+
+// PushResult is the server's answer to a push.
+type PushResult struct {
+	Origin  string
+	Records int
+	Updated time.Time // when the server accepted the file (its clock)
+	ETag    string
+	Created bool // the commons had no file of this origin before
+}
+
+// Push replaces this memory's file on the commons with lines (its current
+// records, each one signed line without the newline).
+func (c *Client) Push(ctx context.Context, origin string, lines [][]byte) (PushResult, error) {
+	if !ValidOrigin(origin) {
+		return PushResult{}, fmt.Errorf("pushing to %s: origin %q is not 16 lowercase hex characters", c.base(), origin)
+	}
+	if len(lines) == 0 {
+		return PushResult{}, fmt.Errorf("pushing to %s: there is no record to push yet", c.base())
+	}
+	size := 0
+	for _, l := range lines {
+		size += len(l) + 1
+	}
+	body := make([]byte, 0, size)
+	for _, l := range lines {
+		body = append(append(body, l...), '\n')
+	}
+	req, err := c.newRequest(ctx, http.MethodPut, "/commons/"+origin+".jsonl", body)
+	if err != nil {
+		return PushResult{}, err
+	}
+	req.Header.Set("Content-Type", "application/x-ndjson")
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return PushResult{}, fmt.Errorf("pushing to the commons at %s: %w", c.base(), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return PushResult{}, c.statusError(resp)
+	}
+	var a PutAnswer
+	if err := json.NewDecoder(io.LimitReader(resp.Body, clientMaxReply)).Decode(&a); err != nil {
+		return PushResult{}, fmt.Errorf("pushing to the commons at %s: reading the answer: %w", c.base(), err)
+	}
+	return PushResult{Origin: a.Origin, Records: a.Records, Updated: a.Updated, ETag: a.ETag, Created: resp.StatusCode == http.StatusCreated}, nil
+}
+
+// Refusal is one line of a pulled file that was not taken (Line 0: the
+// whole file).
+type Refusal struct {
+	Origin string
+	Line   int
+	Reason protocol.Reason
+	Detail string
+}
+
+// PullReport says what a pull did.
+type PullReport struct {
+	Listed      int                     // entries in the index answer (with ?since=, only changed ones)
+	Unchanged   int                     // files skipped: their ETag is the one remembered
+	Fetched     int                     // files downloaded (200)
+	NotModified int                     // conditional GETs answered 304
+	Accepted    int                     // records verified and delivered
+	Skipped     int                     // lines of an unknown version
+	Refused     map[protocol.Reason]int // lines refused, by reason
+	Refusals    []Refusal               // the first refusals, with line numbers
+	Bytes       int64                   // response body bytes received (index and files)
+	Errors      []error                 // files that could not be fetched or delivered
+}
+
+// fetched is one worker's result.
+type fetched struct {
+	origin      string
+	etag        string
+	recs        []*protocol.Record
+	refusals    []Refusal
+	skipped     int
+	bytes       int64
+	notModified bool
+	err         error
+}
+
+// Pull fetches the index (only entries updated since the last pull), then
+// every listed file whose ETag differs from the one remembered, with
+// If-None-Match. It verifies every line itself (protocol.Verify, and the
+// origin against the file name), delivers each file's accepted records
+// with scope "commons:"+BaseURL, and remembers ETags and the index time in
+// State. self's own file is not fetched. A file that fails is reported and
+// fetched again next time; the others are kept.
+func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver Deliver) (PullReport, error) {
+	rep := PullReport{Refused: map[protocol.Reason]int{}}
+	base, scope := c.base(), c.Scope()
+	var state PullState
+	if c.State != nil {
+		var err error
+		if state, err = c.State.Load(); err != nil {
+			return rep, err
+		}
+	}
+	if state.Servers == nil {
+		state.Servers = map[string]ServerState{}
+	}
+	ss := state.Servers[base]
+	if ss.ETags == nil {
+		ss.ETags = map[string]string{}
+	}
+
+	entries, n, err := c.index(ctx, ss.Since)
+	rep.Bytes += n
+	if err != nil {
+		return rep, err
+	}
+	rep.Listed = len(entries)
+	since := ss.Since
+	var todo []IndexEntry
+	for _, e := range entries {
+		if e.Updated.After(since) {
+			since = e.Updated
+		}
+		switch {
+		case !ValidOrigin(e.Origin):
+			rep.Errors = append(rep.Errors, fmt.Errorf("the commons at %s lists %q, which is not an origin", base, e.Origin))
+		case e.Origin == self:
+		case e.ETag != "" && ss.ETags[e.Origin] == e.ETag:
+			rep.Unchanged++
+		default:
+			todo = append(todo, e)
+		}
+	}
+
+	workers := c.Concurrency
+	if workers <= 0 {
+		workers = 8
+	}
+	workers = min(workers, len(todo))
+	jobs := make(chan IndexEntry)
+	results := make(chan fetched)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for e := range jobs {
+				results <- c.fetch(ctx, e.Origin, ss.ETags[e.Origin], now)
+			}
+		})
+	}
+	go func() {
+		defer close(jobs)
+		for _, e := range todo {
+			select {
+			case jobs <- e:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+
+	done, failed := 0, false
+	for r := range results {
+		done++
+		rep.Bytes += r.bytes
+		switch {
+		case r.err != nil:
+			failed = true
+			rep.Errors = append(rep.Errors, r.err)
+		case r.notModified:
+			rep.NotModified++
+			if r.etag != "" {
+				ss.ETags[r.origin] = r.etag
+			}
+		default:
+			rep.Fetched++
+			rep.Skipped += r.skipped
+			for _, x := range r.refusals {
+				rep.Refused[x.Reason]++
+				if len(rep.Refusals) < maxRefusals {
+					rep.Refusals = append(rep.Refusals, x)
+				}
+			}
+			if len(r.recs) > 0 {
+				if err := deliver(scope, r.recs); err != nil {
+					failed = true
+					rep.Errors = append(rep.Errors, fmt.Errorf("delivering the records of %s from %s: %w", r.origin, base, err))
+					break
+				}
+				rep.Accepted += len(r.recs)
+			}
+			ss.ETags[r.origin] = r.etag
+		}
+		if c.Progress != nil {
+			c.Progress(done, len(todo))
+		}
+	}
+	if done < len(todo) { // ctx ended before every file was asked for
+		failed = true
+		rep.Errors = append(rep.Errors, fmt.Errorf("pulling from %s: %w", base, context.Cause(ctx)))
+	}
+	// Only a complete pull moves `since` on; after a partial one the
+	// index is asked again from the old time and the ETags skip the
+	// files already taken.
+	if !failed {
+		ss.Since = since
+	}
+	ss.LastPull = time.Now()
+	state.Servers[base] = ss
+	if c.State != nil {
+		if err := c.State.Save(state); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// index gets the index entries updated after since (all when zero).
+func (c *Client) index(ctx context.Context, since time.Time) ([]IndexEntry, int64, error) {
+	path := "/commons/index"
+	if !since.IsZero() {
+		path += "?since=" + url.QueryEscape(since.UTC().Format(time.RFC3339Nano))
+	}
+	req, err := c.newRequest(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("pulling the index of the commons at %s: %w", c.base(), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, 0, c.statusError(resp)
+	}
+	cr := &countingReader{r: io.LimitReader(resp.Body, clientMaxIndex)}
+	var entries []IndexEntry
+	if err := json.NewDecoder(cr).Decode(&entries); err != nil {
+		return nil, cr.n, fmt.Errorf("the index of the commons at %s is not valid: %w", c.base(), err)
+	}
+	io.Copy(io.Discard, cr)
+	return entries, cr.n, nil
+}
+
+// fetch gets one origin's file (conditionally when etag is known) and
+// verifies it.
+func (c *Client) fetch(ctx context.Context, origin, etag string, now time.Time) fetched {
+	r := fetched{origin: origin}
+	req, err := c.newRequest(ctx, http.MethodGet, "/commons/"+origin+".jsonl", nil)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		r.err = fmt.Errorf("fetching %s from %s: %w", origin, c.base(), err)
+		return r
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusNotModified:
+		r.notModified, r.etag = true, etag
+		return r
+	case http.StatusOK:
+	default:
+		r.err = fmt.Errorf("fetching %s: %w", origin, c.statusError(resp))
+		return r
+	}
+	cr := &countingReader{r: io.LimitReader(resp.Body, clientMaxFile+1)}
+	data, err := io.ReadAll(cr)
+	r.bytes = cr.n
+	if err != nil {
+		r.err = fmt.Errorf("fetching %s from %s: %w", origin, c.base(), err)
+		return r
+	}
+	r.etag = resp.Header.Get("ETag")
+	if len(data) > clientMaxFile {
+		r.refusals = append(r.refusals, Refusal{Origin: origin, Reason: ReasonFileTooLarge,
+			Detail: fmt.Sprintf("the file is over %d bytes; nothing of it was taken", clientMaxFile)})
+		return r
+	}
+	r.recs, r.refusals, r.skipped = verifyPulled(origin, data, now)
+	return r
+}
+
+// verifyPulled verifies every line of a pulled file of origin.
+func verifyPulled(origin string, data []byte, now time.Time) (recs []*protocol.Record, refusals []Refusal, skipped int) {
+	for _, l := range protocol.SplitLines(data) {
+		rec, err := checkLine(origin, l.Bytes, now)
+		if err != nil {
+			var oe *originError
+			switch {
+			case errors.As(err, &oe):
+				refusals = append(refusals, Refusal{Origin: origin, Line: l.N, Reason: ReasonOriginMismatch, Detail: err.Error()})
+			case protocol.VerdictOf(err) == protocol.Skip:
+				skipped++
+			default:
+				refusals = append(refusals, Refusal{Origin: origin, Line: l.N, Reason: protocol.ReasonOf(err), Detail: err.Error()})
+			}
+			continue
+		}
+		if len(recs) >= protocol.MaxOriginRecs {
+			refusals = append(refusals, Refusal{Origin: origin, Line: l.N, Reason: ReasonTooManyRecords,
+				Detail: fmt.Sprintf("a file holds at most %d records", protocol.MaxOriginRecs)})
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	return recs, refusals, skipped
+}

@@ -1,0 +1,85 @@
+package commons
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Rate is a token bucket: PerMinute tokens flow in per minute, at most
+// Burst are held. The zero Rate means no limit.
+type Rate struct {
+	PerMinute float64
+	Burst     int
+}
+
+// Default rates for a public commons (the CLI's defaults): a memory pushes
+// once per sleep, so a few PUTs per minute per origin are plenty.
+var (
+	DefaultOriginRate = Rate{PerMinute: 6, Burst: 6}
+	DefaultClientRate = Rate{PerMinute: 60, Burst: 30}
+)
+
+func (r Rate) unlimited() bool { return r.PerMinute <= 0 || r.Burst <= 0 }
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// limiter holds one bucket per key (an origin or a client address).
+type limiter struct {
+	rate Rate
+	now  func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+// maxBuckets bounds the memory a flood of client addresses can take: when
+// the map is larger, full (idle) buckets are dropped; they hold nothing a
+// new bucket would not.
+const maxBuckets = 1 << 16
+
+func newLimiter(rate Rate, now func() time.Time) *limiter {
+	return &limiter{rate: rate, now: now, buckets: map[string]*bucket{}}
+}
+
+// allow takes one token for key. When none is left it returns false and
+// how long until one will be.
+func (l *limiter) allow(key string) (bool, time.Duration) {
+	if l == nil || l.rate.unlimited() {
+		return true, 0
+	}
+	now := l.now()
+	perSec := l.rate.PerMinute / 60
+	burst := float64(l.rate.Burst)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.buckets[key]
+	if !ok {
+		if len(l.buckets) >= maxBuckets {
+			l.prune(now, perSec, burst)
+		}
+		b = &bucket{tokens: burst, last: now}
+		l.buckets[key] = b
+	}
+	if dt := now.Sub(b.last).Seconds(); dt > 0 {
+		b.tokens = math.Min(burst, b.tokens+dt*perSec)
+	}
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	wait := time.Duration((1 - b.tokens) / perSec * float64(time.Second))
+	return false, wait
+}
+
+func (l *limiter) prune(now time.Time, perSec, burst float64) {
+	for k, b := range l.buckets {
+		if b.tokens+now.Sub(b.last).Seconds()*perSec >= burst {
+			delete(l.buckets, k)
+		}
+	}
+}

@@ -1,0 +1,537 @@
+package commons
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/remem/remem/protocol"
+)
+
+// ServerConfig configures a commons server.
+type ServerConfig struct {
+	// DataDir holds the storage: DataDir/commons/<origin>.jsonl and
+	// DataDir/index.json. Created when missing.
+	DataDir string
+	// Tokens are the bearer tokens accepted; at least one is required,
+	// since every PUT needs one.
+	Tokens []string
+	// ReadNeedsToken makes GETs of files and of the index need a token too.
+	ReadNeedsToken bool
+	// Logger receives one line per request (keys origin, remote, status).
+	// Nil discards.
+	Logger *slog.Logger
+	// Now is the clock (nil: time.Now); it stamps `updated` and is the
+	// receiver's clock for the future-timestamp check.
+	Now func() time.Time
+	// RatePerOrigin and RatePerClient limit PUTs per origin named and per
+	// client IP address. The zero Rate means no limit; the CLI passes
+	// DefaultOriginRate and DefaultClientRate.
+	RatePerOrigin Rate
+	RatePerClient Rate
+	// Registry receives the metrics (nil: a fresh registry). /metrics
+	// serves it when it is also a prometheus.Gatherer, else the default
+	// gatherer.
+	Registry prometheus.Registerer
+	// MaxFileBytes and MaxRecords bound one origin's file. Zero means the
+	// SPEC §12 limits, protocol.MaxOriginFile and protocol.MaxOriginRecs.
+	MaxFileBytes int
+	MaxRecords   int
+}
+
+// Server is the HTTP commons of SPEC §10. It implements http.Handler.
+type Server struct {
+	cfg      ServerConfig
+	log      *slog.Logger
+	now      func() time.Time
+	tokens   [][sha256.Size]byte
+	st       *storage
+	byOrigin *limiter
+	byClient *limiter
+	m        *metrics
+	mux      *http.ServeMux
+	maxBytes int
+	maxRecs  int
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewServer opens (or creates) the storage in cfg.DataDir, reconciling its
+// index with the files, and returns the server.
+func NewServer(cfg ServerConfig) (*Server, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("commons server: no data directory given")
+	}
+	if len(cfg.Tokens) == 0 {
+		return nil, errors.New("commons server: no token given; every PUT needs a bearer token (set --token-file)")
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, maxBytes: cfg.MaxFileBytes, maxRecs: cfg.MaxRecords}
+	for i, t := range cfg.Tokens {
+		if strings.TrimSpace(t) == "" {
+			return nil, fmt.Errorf("commons server: token %d is empty", i+1)
+		}
+		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.maxBytes <= 0 {
+		s.maxBytes = protocol.MaxOriginFile
+	}
+	if s.maxRecs <= 0 {
+		s.maxRecs = protocol.MaxOriginRecs
+	}
+	var err error
+	if s.m, err = newMetrics(cfg.Registry); err != nil {
+		return nil, fmt.Errorf("commons server: metrics: %w", err)
+	}
+	if s.st, err = openStorage(cfg.DataDir, s.now, s.log); err != nil {
+		return nil, err
+	}
+	s.byOrigin = newLimiter(cfg.RatePerOrigin, s.now)
+	s.byClient = newLimiter(cfg.RatePerClient, s.now)
+
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("PUT /commons/{name}", s.handlePut)
+	s.mux.HandleFunc("GET /commons/index", s.handleIndex)
+	s.mux.HandleFunc("GET /commons/{name}", s.handleGet)
+	s.mux.HandleFunc("GET /.well-known/remem", s.handleWellKnown)
+	s.mux.Handle("GET /metrics", s.m.endpoint)
+	return s, nil
+}
+
+// ServeHTTP serves the commons API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.closed.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the commons server is shutting down"})
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// Close writes the index and stops serving requests (they get 503). It is
+// idempotent. Serve the handler with Serve so that requests in flight end
+// before Close is called.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.closeErr = s.st.close()
+	})
+	return s.closeErr
+}
+
+// errorBody is the JSON of every error answer.
+type errorBody struct {
+	Error  string          `json:"error"`
+	Line   int             `json:"line,omitempty"`
+	Reason protocol.Reason `json:"reason,omitempty"`
+}
+
+// PutAnswer is the JSON of a successful PUT.
+type PutAnswer struct {
+	Origin  string    `json:"origin"`
+	Records int       `json:"records"`
+	Updated time.Time `json:"updated"`
+	ETag    string    `json:"etag"`
+}
+
+// IndexEntry is one element of GET /commons/index.
+type IndexEntry struct {
+	Origin  string    `json:"origin"`
+	Updated time.Time `json:"updated"`
+	Records int       `json:"records"`
+	ETag    string    `json:"etag"`
+}
+
+// WellKnown is the JSON of GET /.well-known/remem.
+type WellKnown struct {
+	Protocol      int    `json:"protocol"`
+	Limits        Limits `json:"limits"`
+	GetNeedsToken bool   `json:"get_needs_token"`
+	Server        string `json:"server"`
+}
+
+// Limits are the server's limits as /.well-known/remem reports them.
+type Limits struct {
+	RecordsPerOrigin int `json:"records_per_origin"`
+	FileBytes        int `json:"file_bytes"`
+	LineBytes        int `json:"line_bytes"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		code, data = http.StatusInternalServerError, []byte(`{"error":"encoding the answer failed"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)+1))
+	w.WriteHeader(code)
+	w.Write(append(data, '\n'))
+}
+
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// authorized checks the bearer token in constant time: the token's hash
+// is compared with every configured token's hash, without an early exit.
+func (s *Server) authorized(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	match := 0
+	for i := range s.tokens {
+		match |= subtle.ConstantTimeCompare(sum[:], s.tokens[i][:])
+	}
+	return match == 1
+}
+
+func unauthorized(w http.ResponseWriter, msg string) int {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="remem commons"`)
+	writeJSON(w, http.StatusUnauthorized, errorBody{Error: msg})
+	return http.StatusUnauthorized
+}
+
+func tooMany(w http.ResponseWriter, wait time.Duration, what string) int {
+	secs := int((wait + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: fmt.Sprintf("too many PUTs %s; retry after %d s", what, secs)})
+	return http.StatusTooManyRequests
+}
+
+func (s *Server) handlePut(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	remote := clientIP(r)
+	name := r.PathValue("name")
+	origin, _ := originOf(name)
+	code, records, reason := s.put(w, r, origin, remote)
+	s.m.puts.WithLabelValues(strconv.Itoa(code)).Inc()
+	d := time.Since(start)
+	s.m.putTime.Observe(d.Seconds())
+	attrs := []any{"origin", origin, "remote", remote, "status", code, "records", records, "duration", d}
+	if reason != "" {
+		attrs = append(attrs, "reason", reason)
+	}
+	if origin == "" {
+		attrs[1] = name
+	}
+	level := slog.LevelInfo
+	if code >= 500 {
+		level = slog.LevelError
+	}
+	s.log.Log(r.Context(), level, "commons put", attrs...)
+}
+
+// put handles one PUT and returns the status it answered, the records
+// stored and, for a refused line, the reason.
+func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote string) (int, int, protocol.Reason) {
+	if ok, wait := s.byClient.allow(remote); !ok {
+		return tooMany(w, wait, "from this address"), 0, ""
+	}
+	if !s.authorized(r) {
+		return unauthorized(w, "a PUT needs a valid bearer token"), 0, ""
+	}
+	if origin == "" {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "the file name must be <16 lowercase hex>.jsonl (the origin)"})
+		return http.StatusBadRequest, 0, ""
+	}
+	if ok, wait := s.byOrigin.allow(origin); !ok {
+		return tooMany(w, wait, "for origin "+origin), 0, ""
+	}
+
+	// Body: at most maxBytes; MaxBytesReader reads one byte past the limit
+	// to tell a file of exactly maxBytes from a larger one.
+	if r.ContentLength > int64(s.maxBytes) {
+		return s.tooLarge(w), 0, ReasonFileTooLarge
+	}
+	body, err := readBody(http.MaxBytesReader(w, r.Body, int64(s.maxBytes)), r.ContentLength)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return s.tooLarge(w), 0, ReasonFileTooLarge
+		}
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "reading the body: " + err.Error()})
+		return http.StatusBadRequest, 0, ""
+	}
+
+	lines := protocol.SplitLines(body)
+	if len(lines) > s.maxRecs {
+		s.m.refused.WithLabelValues(string(ReasonTooManyRecords)).Inc()
+		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Reason: ReasonTooManyRecords,
+			Error: fmt.Sprintf("the file holds %d records, the limit is %d", len(lines), s.maxRecs)})
+		return http.StatusRequestEntityTooLarge, 0, ReasonTooManyRecords
+	}
+	if len(lines) == 0 {
+		s.m.refused.WithLabelValues(string(ReasonEmpty)).Inc()
+		writeJSON(w, http.StatusBadRequest, errorBody{Reason: ReasonEmpty,
+			Error: "the file holds no record; a PUT must carry at least one record signed by its origin"})
+		return http.StatusBadRequest, 0, ReasonEmpty
+	}
+
+	if i, err := verifyAll(origin, lines, s.now()); err != nil {
+		reason := protocol.ReasonOf(err)
+		var ol *originError
+		code := http.StatusBadRequest
+		if errors.As(err, &ol) {
+			reason, code = ReasonOriginMismatch, http.StatusForbidden
+		}
+		writeJSON(w, code, errorBody{Error: fmt.Sprintf("line %d: %v", lines[i].N, err), Line: lines[i].N, Reason: reason})
+		return code, 0, reason
+	}
+
+	e, created, _, err := s.st.put(origin, body, len(lines))
+	if err != nil {
+		s.log.Error("commons storage failed", "origin", origin, "err", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "the server could not store the file; the previous one is unchanged"})
+		return http.StatusInternalServerError, 0, ""
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	w.Header().Set("ETag", e.ETag)
+	writeJSON(w, code, PutAnswer{Origin: origin, Records: e.Records, Updated: e.Updated, ETag: e.ETag})
+	return code, e.Records, ""
+}
+
+func (s *Server) tooLarge(w http.ResponseWriter) int {
+	s.m.refused.WithLabelValues(string(ReasonFileTooLarge)).Inc()
+	writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Reason: ReasonFileTooLarge,
+		Error: fmt.Sprintf("the file is over %d bytes", s.maxBytes)})
+	return http.StatusRequestEntityTooLarge
+}
+
+// readBody reads r to the end into one buffer sized from the announced
+// length (bounded by the reader's own limit).
+func readBody(r io.Reader, n int64) ([]byte, error) {
+	size := 512
+	if n > 0 && n < 1<<24 {
+		size = int(n) + 1
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// originError is a line that verifies but belongs to another origin.
+type originError struct{ line, file string }
+
+func (e *originError) Error() string {
+	return fmt.Sprintf("%s: the line is signed by origin %s, the file belongs to %s", ReasonOriginMismatch, e.line, e.file)
+}
+
+// checkLine verifies one line of origin's file: protocol.Verify, then the
+// origin against the file name.
+func checkLine(origin string, line []byte, now time.Time) (*protocol.Record, error) {
+	rec, err := protocol.Verify(line, now)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Origin != origin {
+		return nil, &originError{line: rec.Origin, file: origin}
+	}
+	return rec, nil
+}
+
+// parallelMin is the number of lines from which verifyAll spreads the work
+// over the CPUs.
+const parallelMin = 64
+
+// verifyAll verifies every line of a PUT, spread over GOMAXPROCS
+// goroutines, and returns the index of the first refused line with its
+// error. Unknown-version lines are refused too: the server cannot tell who
+// wrote them.
+func verifyAll(origin string, lines []protocol.Line, now time.Time) (int, error) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers > len(lines)/parallelMin {
+		workers = len(lines) / parallelMin
+	}
+	if workers <= 1 {
+		for i, l := range lines {
+			if _, err := checkLine(origin, l.Bytes, now); err != nil {
+				return i, err
+			}
+		}
+		return -1, nil
+	}
+	// Each worker takes a contiguous chunk and stops at its first refusal;
+	// the first refusal overall is the lowest index among the chunks.
+	first := make([]int, workers)
+	errs := make([]error, workers)
+	var stop atomic.Int64 // lowest refused index seen so far; later chunks may stop
+	stop.Store(int64(len(lines)))
+	var wg sync.WaitGroup
+	for k := range workers {
+		lo, hi := k*len(lines)/workers, (k+1)*len(lines)/workers
+		first[k] = -1
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				if int64(i) > stop.Load() {
+					return
+				}
+				if _, err := checkLine(origin, lines[i].Bytes, now); err != nil {
+					first[k], errs[k] = i, err
+					for {
+						cur := stop.Load()
+						if int64(i) >= cur || stop.CompareAndSwap(cur, int64(i)) {
+							break
+						}
+					}
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for k := range workers {
+		if first[k] >= 0 {
+			return first[k], errs[k]
+		}
+	}
+	return -1, nil
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
+	remote := clientIP(r)
+	name := r.PathValue("name")
+	code := s.get(w, r, name)
+	s.m.gets.Inc()
+	s.log.Debug("commons get", "origin", name, "remote", remote, "status", code)
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request, name string) int {
+	if s.cfg.ReadNeedsToken && !s.authorized(r) {
+		return unauthorized(w, "this commons needs a bearer token to read")
+	}
+	origin, ok := originOf(name)
+	if !ok {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "the file name must be <16 lowercase hex>.jsonl (the origin)"})
+		return http.StatusBadRequest
+	}
+	inm := r.Header.Get("If-None-Match")
+	e, data, found, err := s.st.read(origin, func(etag string) bool { return etagMatch(inm, etag) })
+	switch {
+	case err != nil:
+		s.log.Error("commons read failed", "origin", origin, "err", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "the server could not read the file"})
+		return http.StatusInternalServerError
+	case !found:
+		writeJSON(w, http.StatusNotFound, errorBody{Error: "no file for origin " + origin})
+		return http.StatusNotFound
+	}
+	h := w.Header()
+	h.Set("ETag", e.ETag)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Last-Modified", e.Updated.UTC().Format(http.TimeFormat))
+	if data == nil {
+		w.WriteHeader(http.StatusNotModified)
+		return http.StatusNotModified
+	}
+	h.Set("Content-Type", "application/x-ndjson")
+	h.Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(data)
+	return http.StatusOK
+}
+
+// etagMatch reports whether an If-None-Match header names etag (or is *).
+// Weak validators compare equal to strong ones, as RFC 9110 asks for
+// If-None-Match.
+func etagMatch(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, part := range strings.Split(header, ",") {
+		part = strings.TrimSpace(part)
+		if part == "*" {
+			return true
+		}
+		part = strings.TrimPrefix(part, "W/")
+		if part == etag {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
+	remote := clientIP(r)
+	code := s.index(w, r)
+	s.m.gets.Inc()
+	s.log.Debug("commons index", "remote", remote, "status", code)
+}
+
+func (s *Server) index(w http.ResponseWriter, r *http.Request) int {
+	if s.cfg.ReadNeedsToken && !s.authorized(r) {
+		return unauthorized(w, "this commons needs a bearer token to read")
+	}
+	var since time.Time
+	if v := r.URL.Query().Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, errorBody{Error: fmt.Sprintf("since=%q is not an RFC 3339 time", v)})
+			return http.StatusBadRequest
+		}
+		since = t
+		if since.IsZero() { // 0001-01-01T00:00:00Z: everything is after it
+			since = since.Add(-time.Nanosecond)
+		}
+	}
+	entries := s.st.list(since)
+	out := make([]IndexEntry, len(entries))
+	for i, e := range entries {
+		out[i] = IndexEntry{Origin: e.Origin, Updated: e.Updated, Records: e.Records, ETag: e.ETag}
+	}
+	w.Header().Set("Cache-Control", "no-cache")
+	writeJSON(w, http.StatusOK, out)
+	return http.StatusOK
+}
+
+func (s *Server) handleWellKnown(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, WellKnown{
+		Protocol:      1,
+		Limits:        Limits{RecordsPerOrigin: s.maxRecs, FileBytes: s.maxBytes, LineBytes: protocol.MaxLineBytes},
+		GetNeedsToken: s.cfg.ReadNeedsToken,
+		Server:        "remem",
+	})
+}

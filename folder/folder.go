@@ -1,0 +1,323 @@
+package folder
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/remem/remem/protocol"
+)
+
+// Deliver receives the verified records of one file. scope is
+// "folder:" + the absolute directory. The records are parsed and verified;
+// their Raw bytes are owned by the callee (they are not reused).
+type Deliver func(scope string, recs []*protocol.Record) error
+
+// Reasons this package adds to the protocol's refusal reasons.
+const (
+	// ReasonOriginMismatch: a line that verifies but was signed by another
+	// origin than the one the file is named after.
+	ReasonOriginMismatch protocol.Reason = "origin mismatch"
+	// ReasonTooManyRecords: lines past protocol.MaxOriginRecs accepted
+	// records in one file.
+	ReasonTooManyRecords protocol.Reason = "too many records"
+	// ReasonFileTooLarge: the file is larger than protocol.MaxOriginFile;
+	// only the complete lines within the limit are read.
+	ReasonFileTooLarge protocol.Reason = "file too large"
+)
+
+// Refusal is one line (or, with Line 0, a whole file) that was not taken.
+type Refusal struct {
+	File   string // base name, e.g. 0123456789abcdef.jsonl
+	Line   int    // 1-based line number; 0 for the file as a whole
+	Reason protocol.Reason
+	Detail string
+}
+
+func (r Refusal) String() string {
+	if r.Line == 0 {
+		return fmt.Sprintf("%s: %s: %s", r.File, r.Reason, r.Detail)
+	}
+	return fmt.Sprintf("%s:%d: %s: %s", r.File, r.Line, r.Reason, r.Detail)
+}
+
+// Report says what Read did.
+type Report struct {
+	Files    int       // files of other origins read
+	Accepted int       // records verified and handed to Deliver
+	Skipped  int       // lines of an unknown version (not an error)
+	Refused  []Refusal // lines refused, in file then line order
+	Errors   []error   // files that could not be read, or Deliver errors
+}
+
+// ByReason counts the refusals by reason, e.g. for metrics.
+func (r Report) ByReason() map[protocol.Reason]int {
+	m := make(map[protocol.Reason]int, len(r.Refused))
+	for _, x := range r.Refused {
+		m[x.Reason]++
+	}
+	return m
+}
+
+// FileName is the name of origin's file in a folder.
+func FileName(origin string) string { return origin + ".jsonl" }
+
+// OriginOf returns the origin a file name stands for, and false for any
+// name that is not <16 lowercase hex>.jsonl.
+func OriginOf(name string) (string, bool) {
+	origin, ok := strings.CutSuffix(name, ".jsonl")
+	if !ok || !ValidOrigin(origin) {
+		return "", false
+	}
+	return origin, true
+}
+
+// ValidOrigin reports whether s is 16 lowercase hex characters.
+func ValidOrigin(s string) bool {
+	if len(s) != 16 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// tempPrefix names the temp files of an origin. It starts with a dot and
+// never ends in ".jsonl", so no reader ever takes a temp file for data.
+func tempPrefix(origin string) string { return "." + origin + ".tmp-" }
+
+// staleTemp is the age after which Write removes temp files its origin left
+// behind (a writer killed between create and rename).
+const staleTemp = 10 * time.Minute
+
+// Write replaces DIR/<origin>.jsonl with lines, one record per line, each
+// followed by "\n". The file is written to a temp file in DIR, synced,
+// renamed over the old one and the directory synced, so a reader sees the
+// old or the new content, never a mix. No other file is touched (except
+// this origin's own stale temp files). When the file already holds exactly
+// these bytes nothing is written and changed is false.
+//
+// Write refuses a file that readers would cut: more than
+// protocol.MaxOriginRecs lines or more than protocol.MaxOriginFile bytes.
+func Write(dir, origin string, lines [][]byte) (changed bool, err error) {
+	if !ValidOrigin(origin) {
+		return false, fmt.Errorf("writing folder file: origin %q is not 16 lowercase hex characters", origin)
+	}
+	if len(lines) > protocol.MaxOriginRecs {
+		return false, fmt.Errorf("writing %s: %d records, a folder file holds at most %d", filepath.Join(dir, FileName(origin)), len(lines), protocol.MaxOriginRecs)
+	}
+	size := 0
+	for i, l := range lines {
+		if len(l) == 0 || bytes.IndexByte(l, '\n') >= 0 {
+			return false, fmt.Errorf("writing folder file: record %d is empty or holds a newline", i+1)
+		}
+		size += len(l) + 1
+	}
+	if size > protocol.MaxOriginFile {
+		return false, fmt.Errorf("writing %s: %d bytes, a folder file holds at most %d (publish fewer records)", filepath.Join(dir, FileName(origin)), size, protocol.MaxOriginFile)
+	}
+	data := make([]byte, 0, size)
+	for _, l := range lines {
+		data = append(data, l...)
+		data = append(data, '\n')
+	}
+	path := filepath.Join(dir, FileName(origin))
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return false, nil
+	}
+	removeStaleTemps(dir, origin)
+	if err := writeAtomic(dir, tempPrefix(origin), path, data, 0o644); err != nil {
+		return false, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return true, nil
+}
+
+// writeAtomic writes data to a temp file in dir, syncs it, renames it to
+// path and syncs dir.
+func writeAtomic(dir, prefix, path string, data []byte, perm os.FileMode) (err error) {
+	f, err := os.CreateTemp(dir, prefix+"*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Chmod(perm); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename in dir durable. File systems that cannot sync a
+// directory (EINVAL, ENOTSUP) are accepted as they are.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
+		return err
+	}
+	return nil
+}
+
+func removeStaleTemps(dir, origin string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := tempPrefix(origin)
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), prefix) || !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// Scope is the scope name of a folder: "folder:" + the absolute path.
+func Scope(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("folder %s: %w", dir, err)
+	}
+	return "folder:" + abs, nil
+}
+
+// Read reads every file DIR/<16 lowercase hex>.jsonl except self's, in name
+// order, verifies every line with protocol.Verify(line, now), refuses lines
+// whose origin differs from the file name, and calls deliver once per file
+// that has accepted records. Other names are ignored. A damaged file is
+// reported in the Report (its good lines are still delivered); the error
+// return is only for a folder that cannot be listed.
+func Read(dir, self string, now time.Time, deliver Deliver) (Report, error) {
+	var rep Report
+	scope, err := Scope(dir)
+	if err != nil {
+		return rep, err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return rep, fmt.Errorf("reading folder %s: %w", dir, err)
+	}
+	for _, e := range ents { // ReadDir sorts by name
+		origin, ok := OriginOf(e.Name())
+		if !ok || origin == self {
+			continue
+		}
+		rep.Files++
+		data, tooLarge, err := readFile(filepath.Join(dir, e.Name()), e.Type())
+		if err != nil {
+			rep.Errors = append(rep.Errors, err)
+			continue
+		}
+		if tooLarge {
+			rep.Refused = append(rep.Refused, Refusal{File: e.Name(), Reason: ReasonFileTooLarge,
+				Detail: fmt.Sprintf("the file is over %d bytes; only the complete lines within that limit are read", protocol.MaxOriginFile)})
+		}
+		recs := verifyFile(e.Name(), origin, data, now, &rep)
+		if len(recs) == 0 {
+			continue
+		}
+		if err := deliver(scope, recs); err != nil {
+			rep.Errors = append(rep.Errors, fmt.Errorf("delivering %s: %w", e.Name(), err))
+			continue
+		}
+		rep.Accepted += len(recs)
+	}
+	return rep, nil
+}
+
+// readFile reads at most protocol.MaxOriginFile bytes of a regular file.
+// When the file is larger, the bytes after the last newline within the
+// limit are dropped and tooLarge is true.
+func readFile(path string, typ fs.FileMode) (data []byte, tooLarge bool, err error) {
+	if !typ.IsRegular() {
+		// A symlink, FIFO or device under a record name is not a record
+		// file; opening a FIFO would block.
+		return nil, false, fmt.Errorf("reading %s: not a regular file (%v)", path, typ)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("reading %s: not a regular file", path)
+	}
+	data, err = io.ReadAll(io.LimitReader(f, protocol.MaxOriginFile+1))
+	if err != nil {
+		return nil, false, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > protocol.MaxOriginFile {
+		data = data[:protocol.MaxOriginFile]
+		if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+			data = data[:i+1]
+		} else {
+			data = nil
+		}
+		return data, true, nil
+	}
+	return data, false, nil
+}
+
+// verifyFile verifies the lines of one file of origin and returns the
+// accepted records; refusals and skips go to rep.
+func verifyFile(name, origin string, data []byte, now time.Time, rep *Report) []*protocol.Record {
+	var recs []*protocol.Record
+	for _, l := range protocol.SplitLines(data) {
+		rec, err := protocol.Verify(l.Bytes, now)
+		switch protocol.VerdictOf(err) {
+		case protocol.Skip:
+			rep.Skipped++
+			continue
+		case protocol.Reject:
+			rep.Refused = append(rep.Refused, Refusal{File: name, Line: l.N, Reason: protocol.ReasonOf(err), Detail: err.Error()})
+			continue
+		}
+		if rec.Origin != origin {
+			rep.Refused = append(rep.Refused, Refusal{File: name, Line: l.N, Reason: ReasonOriginMismatch,
+				Detail: fmt.Sprintf("the line is signed by origin %s, the file belongs to %s", rec.Origin, origin)})
+			continue
+		}
+		if len(recs) >= protocol.MaxOriginRecs {
+			rep.Refused = append(rep.Refused, Refusal{File: name, Line: l.N, Reason: ReasonTooManyRecords,
+				Detail: fmt.Sprintf("a file holds at most %d records", protocol.MaxOriginRecs)})
+			continue
+		}
+		rec.Raw = slices.Clip(rec.Raw)
+		recs = append(recs, rec)
+	}
+	return recs
+}
