@@ -304,6 +304,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 		if errors.As(err, &ol) {
 			reason, code = ReasonOriginMismatch, http.StatusForbidden
 		}
+		s.m.refused.WithLabelValues(string(reason)).Inc()
 		writeJSON(w, code, errorBody{Error: fmt.Sprintf("line %d: %v", lines[i].N, err), Line: lines[i].N, Reason: reason})
 		return code, 0, reason
 	}

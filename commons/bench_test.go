@@ -1,0 +1,249 @@
+package commons
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/remem/remem/protocol"
+)
+
+// put1000 is two different 1,000-lesson files of one origin (a PUT of the
+// same bytes again would skip the write).
+var (
+	put1000Once sync.Once
+	put1000     [2][]byte
+)
+
+func put1000Files(b *testing.B) [2][]byte {
+	put1000Once.Do(func() {
+		put1000[0] = join(lessonLines(b, "bench", 1000, "p0"))
+		put1000[1] = join(lessonLines(b, "bench", 1000, "p1"))
+	})
+	return put1000
+}
+
+// bareVerify1000 does what BenchmarkBareVerify1000 measures once: 1,000
+// ed25519.Verify calls over the signed bytes of the lines of body.
+type bareCase struct {
+	pub      ed25519.PublicKey
+	msg, sig [][]byte
+}
+
+func newBareCase(b *testing.B, body []byte) bareCase {
+	var c bareCase
+	for _, l := range protocol.SplitLines(body) {
+		rec, err := protocol.Verify(l.Bytes, time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.pub, _ = hex.DecodeString(rec.Key)
+		i := bytes.Index(l.Bytes, []byte(`,"sig":"`))
+		sig, _ := hex.DecodeString(string(l.Bytes[i+8 : i+8+128]))
+		msg := append(append([]byte{}, l.Bytes[:i]...), l.Bytes[i+8+128+1:]...)
+		if !ed25519.Verify(c.pub, msg, sig) {
+			b.Fatal("the cut does not give the signed bytes")
+		}
+		c.msg, c.sig = append(c.msg, msg), append(c.sig, sig)
+	}
+	return c
+}
+
+func (c bareCase) run(b *testing.B) {
+	for i := range c.msg {
+		if !ed25519.Verify(c.pub, c.msg[i], c.sig[i]) {
+			b.Fatal("bad signature")
+		}
+	}
+}
+
+// BenchmarkBareVerify1000 is the baseline: 1,000 bare ed25519.Verify calls
+// over messages of the size of the lines a 1,000-record PUT carries, on
+// one core.
+func BenchmarkBareVerify1000(b *testing.B) {
+	c := newBareCase(b, put1000Files(b)[0])
+	for b.Loop() {
+		c.run(b)
+	}
+}
+
+// BenchmarkPut1000 is the server-side handling of a PUT of a 1,000-lesson
+// file (auth, body, verifying every line, temp file + fsync + rename + dir
+// fsync, index write), calling the handler directly. It also times the
+// bare baseline in the same run and reports the ratio.
+func BenchmarkPut1000(b *testing.B) {
+	files := put1000Files(b)
+	bare := newBareCase(b, files[0])
+	s, err := NewServer(ServerConfig{DataDir: b.TempDir(), Tokens: []string{testToken},
+		MaxFileBytes: 1 << 20, Registry: prometheus.NewRegistry()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	origin := identity(b, "bench").Origin()
+	put := func(body []byte) {
+		req := httptest.NewRequest(http.MethodPut, "/commons/"+origin+".jsonl", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		if w.Code != 200 && w.Code != 201 {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+	put(files[1])
+	b.SetBytes(int64(len(files[0])))
+	// The baseline runs interleaved with the PUTs (its time excluded from
+	// ns/op), so both see the same machine load.
+	var putTime, bareTime time.Duration
+	i := 0
+	for b.Loop() {
+		t := time.Now()
+		put(files[i%2])
+		putTime += time.Since(t)
+		i++
+		b.StopTimer()
+		t = time.Now()
+		bare.run(b)
+		bareTime += time.Since(t)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(putTime)/float64(bareTime), "x-bare-verify")
+	b.ReportMetric(float64(bareTime.Microseconds())/float64(i), "bare-µs/op")
+}
+
+// The pull fixture: 1,000 origins x 100 lessons, written straight into a
+// data directory once (signing 100,000 lessons takes a while).
+var (
+	pullOnce    sync.Once
+	pullDir     string
+	pullRecords int
+	pullErr     error
+)
+
+func pullFixture(b *testing.B) string {
+	pullOnce.Do(func() {
+		const origins, per = 1000, 100
+		pullDir, pullErr = os.MkdirTemp("", "remem-bench-pull-")
+		if pullErr != nil {
+			return
+		}
+		if pullErr = os.MkdirAll(filepath.Join(pullDir, "commons"), 0o755); pullErr != nil {
+			return
+		}
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for range 8 {
+			wg.Go(func() {
+				for {
+					o := int(next.Add(1)) - 1
+					if o >= origins {
+						return
+					}
+					id := identity(b, fmt.Sprintf("pull%d", o))
+					var buf bytes.Buffer
+					for i := range per {
+						rec, err := protocol.SignLesson(id, protocol.LessonDraft{Kind: protocol.KindError,
+							Text: fmt.Sprintf("the nightly build of service %d fails when step %d runs before the cache warms up", o, i),
+							Seen: 1, Strength: 0.5, Updated: recTime})
+						if err != nil {
+							mu.Lock()
+							pullErr = err
+							mu.Unlock()
+							return
+						}
+						buf.Write(rec.Raw)
+						buf.WriteByte('\n')
+					}
+					if err := os.WriteFile(filepath.Join(pullDir, "commons", id.Origin()+".jsonl"), buf.Bytes(), 0o644); err != nil {
+						mu.Lock()
+						pullErr = err
+						mu.Unlock()
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		pullRecords = origins * per
+	})
+	if pullErr != nil {
+		b.Fatal(pullErr)
+	}
+	return pullDir
+}
+
+// sink is a fresh Deliver target that keeps what it is given, as a home's
+// store would.
+type sink struct {
+	recs map[protocol.RecordKey]*protocol.Record
+}
+
+func (k *sink) deliver(_ string, recs []*protocol.Record) error {
+	for _, r := range recs {
+		if old, ok := k.recs[r.SetKey()]; !ok || protocol.Supersedes(r, old) {
+			k.recs[r.SetKey()] = r
+		}
+	}
+	return nil
+}
+
+// BenchmarkPull pulls 1,000 origins x 100 records from a commons on a
+// loopback port into a fresh sink ("first"), then pulls again when nothing
+// changed ("again"), reporting records/s and the bytes received.
+func BenchmarkPull(b *testing.B) {
+	dir := pullFixture(b)
+	s, err := NewServer(ServerConfig{DataDir: dir, Tokens: []string{testToken}, Registry: prometheus.NewRegistry()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	self := identity(b, "puller").Origin()
+	state := &MemoryState{}
+
+	b.Run("first", func(b *testing.B) {
+		var recs int
+		var bytes int64
+		for b.Loop() {
+			st := &MemoryState{}
+			k := &sink{recs: map[protocol.RecordKey]*protocol.Record{}}
+			c := &Client{BaseURL: hs.URL, HTTP: hs.Client(), State: st}
+			rep, err := c.Pull(context.Background(), self, time.Now(), k.deliver)
+			if err != nil || len(rep.Errors) > 0 || len(k.recs) != pullRecords {
+				b.Fatalf("pull: %v %v, %d records", err, rep.Errors, len(k.recs))
+			}
+			recs += len(k.recs)
+			bytes = rep.Bytes
+			*state = MemoryState{s: st.s}
+		}
+		b.ReportMetric(float64(recs)/b.Elapsed().Seconds(), "records/s")
+		b.ReportMetric(float64(bytes), "bytes/first-pull")
+	})
+	b.Run("again", func(b *testing.B) {
+		var bytes int64
+		for b.Loop() {
+			k := &sink{recs: map[protocol.RecordKey]*protocol.Record{}}
+			c := &Client{BaseURL: hs.URL, HTTP: hs.Client(), State: state}
+			rep, err := c.Pull(context.Background(), self, time.Now(), k.deliver)
+			if err != nil || len(rep.Errors) > 0 || len(k.recs) != 0 || rep.Fetched != 0 {
+				b.Fatalf("pull again: %v %+v", err, rep)
+			}
+			bytes = rep.Bytes
+		}
+		b.ReportMetric(float64(bytes), "bytes/again-pull")
+	})
+}

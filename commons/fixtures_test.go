@@ -1,0 +1,245 @@
+package commons
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/remem/remem/protocol"
+)
+
+const testToken = "test-token-0123456789"
+
+// recTime is the `updated` of every generated record: an hour ago, so no
+// record is ever in the future of any test clock.
+var recTime = time.Now().UTC().Truncate(time.Second).Add(-time.Hour)
+
+// identity derives a stable test identity from a name.
+func identity(t testing.TB, name string) protocol.Identity {
+	t.Helper()
+	seed := sha256.Sum256([]byte("remem commons test " + name))
+	id, err := protocol.NewIdentity(seed[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+var (
+	linesMu    sync.Mutex
+	linesCache = map[string][][]byte{}
+)
+
+// lessonLines returns n signed lesson lines of the identity name, distinct
+// per variant, cached across tests (signing is the slow part): the lines of
+// (name, variant) are the first n of one growing list.
+func lessonLines(t testing.TB, name string, n int, variant string) [][]byte {
+	t.Helper()
+	key := name + "/" + variant
+	linesMu.Lock()
+	defer linesMu.Unlock()
+	have := linesCache[key]
+	if len(have) >= n {
+		return have[:n:n]
+	}
+	id := identity(t, name)
+	from := len(have)
+	out := make([][]byte, n)
+	copy(out, have)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	const workers = 4
+	for w := range workers {
+		wg.Go(func() {
+			for i := from + w; i < n; i += workers {
+				rec, err := protocol.SignLesson(id, protocol.LessonDraft{
+					Kind:     protocol.KindError,
+					Text:     fmt.Sprintf("the %s build of module %d times out when the shared cache is cold", variant, i),
+					Seen:     int64(i%7 + 1),
+					Strength: 0.5,
+					Updated:  recTime,
+				})
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				out[i] = rec.Raw
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	linesCache[key] = out
+	return out[:n:n]
+}
+
+func join(lines [][]byte) []byte {
+	var b bytes.Buffer
+	for _, l := range lines {
+		b.Write(l)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// testServer is a commons on a real loopback port.
+type testServer struct {
+	*Server
+	URL  string
+	Dir  string
+	http *httptest.Server
+}
+
+func newTestServer(t testing.TB, mod func(*ServerConfig)) *testServer {
+	t.Helper()
+	dir := t.TempDir()
+	return newTestServerAt(t, dir, mod)
+}
+
+func newTestServerAt(t testing.TB, dir string, mod func(*ServerConfig)) *testServer {
+	t.Helper()
+	cfg := ServerConfig{DataDir: dir, Tokens: []string{testToken}, Registry: prometheus.NewRegistry()}
+	if mod != nil {
+		mod(&cfg)
+	}
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	ts := &testServer{Server: s, URL: hs.URL, Dir: dir, http: hs}
+	t.Cleanup(func() { ts.stop() })
+	return ts
+}
+
+func (ts *testServer) stop() {
+	ts.http.Close()
+	ts.Server.Close()
+}
+
+func (ts *testServer) filePath(origin string) string {
+	return filepath.Join(ts.Dir, "commons", origin+".jsonl")
+}
+
+func (ts *testServer) client(token string) *Client {
+	return &Client{BaseURL: ts.URL, Token: token, HTTP: ts.http.Client()}
+}
+
+// put sends a raw PUT and returns status, headers and body.
+func (ts *testServer) put(t testing.TB, name, token string, body []byte) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPut, ts.URL+"/commons/"+name, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return do(t, ts.http.Client(), req)
+}
+
+func (ts *testServer) get(t testing.TB, path string, hdr ...string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	return do(t, ts.http.Client(), req)
+}
+
+func do(t testing.TB, c *http.Client, req *http.Request) (int, http.Header, string) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// verifyAllLines checks that data is a complete file of origin: every line
+// verifies and has that origin. It returns the record count.
+func verifyFileBytes(t testing.TB, origin string, data []byte) int {
+	t.Helper()
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		t.Errorf("file of %s does not end in a newline (%d bytes)", origin, len(data))
+	}
+	lines := protocol.SplitLines(data)
+	for _, l := range lines {
+		if _, err := checkLine(origin, l.Bytes, time.Now()); err != nil {
+			t.Errorf("file of %s, line %d: %v", origin, l.N, err)
+		}
+	}
+	return len(lines)
+}
+
+// confirmLines is lessonLines for bulk: n signed confirmations, cheaper to
+// sign than lessons (no text checks), cached the same way.
+func confirmLines(t testing.TB, name string, n int, variant string) [][]byte {
+	t.Helper()
+	key := name + "/confirm/" + variant
+	linesMu.Lock()
+	defer linesMu.Unlock()
+	have := linesCache[key]
+	if len(have) >= n {
+		return have[:n:n]
+	}
+	id := identity(t, name)
+	from := len(have)
+	out := make([][]byte, n)
+	copy(out, have)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	const workers = 4
+	for w := range workers {
+		wg.Go(func() {
+			for i := from + w; i < n; i += workers {
+				hash := protocol.LessonHash(protocol.KindError, fmt.Sprintf("%s lesson %d", variant, i))
+				rec, err := protocol.SignConfirmation(id, hash, recTime)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				out[i] = rec.Raw
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	linesCache[key] = out
+	return out[:n:n]
+}

@@ -1,0 +1,55 @@
+package commons
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// FuzzPutBody sends arbitrary bodies as a PUT: the server never panics and
+// never answers 5xx, and a refused body leaves the stored file as it was.
+func FuzzPutBody(f *testing.F) {
+	good := lessonLines(f, "alice", 3, "v1")
+	f.Add(join(good))
+	f.Add(join(good)[:200])
+	f.Add([]byte{})
+	f.Add([]byte("\n\n\r\n"))
+	f.Add([]byte("{}\n[]\nnull\n"))
+	f.Add([]byte("\xff\xfe\x00binary"))
+	f.Add(bytes.Repeat([]byte("a"), 9000))
+	f.Add(append(join(lessonLines(f, "bob", 1, "v1")), join(good)...))
+	f.Add(bytes.Replace(join(good), []byte(`"v":1`), []byte(`"v":2`), 1))
+	s, err := NewServer(ServerConfig{DataDir: f.TempDir(), Tokens: []string{testToken}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Close()
+	origin := identity(f, "alice").Origin()
+	path := "/commons/" + origin + ".jsonl"
+	f.Fuzz(func(t *testing.T, body []byte) {
+		before := getBody(s, path)
+		req := httptest.NewRequest(http.MethodPut, path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		switch {
+		case w.Code >= 500:
+			t.Fatalf("status %d for %q: %s", w.Code, body, w.Body)
+		case w.Code == 200 || w.Code == 201:
+			if after := getBody(s, path); !bytes.Equal(after, body) {
+				t.Fatalf("accepted but stored %q", after)
+			}
+		default:
+			if after := getBody(s, path); !bytes.Equal(after, before) {
+				t.Fatalf("refused (%d) but the file changed", w.Code)
+			}
+		}
+	})
+}
+
+func getBody(s *Server, path string) []byte {
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+	return w.Body.Bytes()
+}

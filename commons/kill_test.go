@@ -1,0 +1,201 @@
+package commons
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// childEnv makes the test binary run a commons server (see TestMain)
+// instead of the tests: DataDir is the variable's value.
+const childEnv = "REMEM_COMMONS_TEST_CHILD_DATA"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(childEnv); dir != "" {
+		os.Exit(runChild(dir))
+	}
+	os.Exit(m.Run())
+}
+
+// runChild serves a commons on a free loopback port until it is killed;
+// Serve logs the port as JSON on stdout.
+func runChild(dir string) int {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	s, err := NewServer(ServerConfig{DataDir: dir, Tokens: []string{testToken}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := Serve(context.Background(), "127.0.0.1:0", s, log); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// TestKillMidPut kills (SIGKILL) a server process while it receives PUTs
+// in a loop, then checks that every file is either the old or the new
+// content in full, never a mix, and that a restarted server serves them.
+func TestKillMidPut(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var m struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m.Msg == "commons listening" {
+				addrc <- m.Addr
+			}
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the child server did not start")
+	}
+	base := "http://" + addr
+
+	// Each origin alternates between two versions of different sizes.
+	const origins = 3
+	type versions struct {
+		origin string
+		v      [2][]byte
+	}
+	vs := make([]versions, origins)
+	for i := range origins {
+		name := fmt.Sprintf("kill%d", i)
+		vs[i] = versions{origin: identity(t, name).Origin(), v: [2][]byte{
+			join(confirmLines(t, name, 200, "a")),
+			join(confirmLines(t, name, 500, "b")),
+		}}
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	put := func(origin string, body []byte) (int, error) {
+		req, _ := http.NewRequest(http.MethodPut, base+"/commons/"+origin+".jsonl", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	for _, v := range vs {
+		if code, err := put(v.origin, v.v[0]); err != nil || code != 201 {
+			t.Fatalf("first PUT: %d %v", code, err)
+		}
+	}
+
+	var accepted atomic.Int64
+	var wg sync.WaitGroup
+	for _, v := range vs {
+		wg.Go(func() {
+			for i := 1; ; i++ {
+				code, err := put(v.origin, v.v[i%2])
+				if err != nil {
+					return // the server is gone
+				}
+				if code != 200 {
+					t.Errorf("PUT: %d", code)
+					return
+				}
+				accepted.Add(1)
+			}
+		})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for accepted.Load() < 6 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(37 * time.Millisecond) // land somewhere inside a PUT
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	wg.Wait()
+	t.Logf("%d PUTs accepted before SIGKILL", accepted.Load())
+
+	ents, err := os.ReadDir(filepath.Join(dir, "commons"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, temps := 0, 0
+	for _, e := range ents {
+		origin, ok := originOf(e.Name())
+		if !ok {
+			if !strings.HasPrefix(e.Name(), dataTemp) {
+				t.Errorf("unexpected file %s", e.Name())
+			}
+			temps++
+			continue
+		}
+		data := readFile(t, filepath.Join(dir, "commons", e.Name()))
+		var v *versions
+		for i := range vs {
+			if vs[i].origin == origin {
+				v = &vs[i]
+			}
+		}
+		if v == nil {
+			t.Errorf("file of unknown origin %s", origin)
+			continue
+		}
+		if !bytes.Equal(data, v.v[0]) && !bytes.Equal(data, v.v[1]) {
+			t.Errorf("%s is neither the old nor the new content (%d bytes)", e.Name(), len(data))
+		}
+		if n := verifyFileBytes(t, origin, data); n != 200 && n != 500 {
+			t.Errorf("%s holds %d records", e.Name(), n)
+		}
+		seen++
+	}
+	if seen != origins {
+		t.Errorf("%d origin files, want %d", seen, origins)
+	}
+	t.Logf("%d temp files left by the kill (never named as data)", temps)
+
+	// A restarted server removes the temp files and its index agrees with
+	// the files.
+	ts := newTestServerAt(t, dir, nil)
+	var idx []IndexEntry
+	_, _, body := ts.get(t, "/commons/index")
+	if err := json.Unmarshal([]byte(body), &idx); err != nil || len(idx) != origins {
+		t.Fatalf("index after restart: %s", body)
+	}
+	for _, e := range idx {
+		data := readFile(t, ts.filePath(e.Origin))
+		if e.ETag != etagOf(data) || e.Records != verifyFileBytes(t, e.Origin, data) {
+			t.Errorf("index entry %+v disagrees with the file", e)
+		}
+		if code, _, got := ts.get(t, "/commons/"+e.Origin+".jsonl"); code != 200 || got != string(data) {
+			t.Errorf("GET %s after restart: %d", e.Origin, code)
+		}
+	}
+	ents, _ = os.ReadDir(filepath.Join(dir, "commons"))
+	if len(ents) != origins {
+		t.Errorf("%d entries after restart, want %d (temp files not removed)", len(ents), origins)
+	}
+}
