@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/remem/remem/node"
+	"github.com/remem/remem/protocol"
+)
+
+func ingestCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "ingest",
+		Usage: "take events (JSONL) from a file or stdin",
+		UsageText: `remem ingest [--json] --events FILE|-
+
+Each line is an event: {"kind":"error","title":"go test ./...","happened":"..."}.
+Bad lines are named with their number and reason and kept in
+$REMEM_HOME/rejects.jsonl; the rest are taken. Duplicates (same agent, session,
+kind and title) are counted and dropped.
+
+Examples:
+  remem ingest --events session.jsonl
+  my-agent --report | remem ingest --events -`,
+		Flags: []cli.Flag{jsonFlag, &cli.StringFlag{Name: "events", Usage: "FILE of events, or - for stdin", Required: true}},
+		Action: func(c *cli.Context) error {
+			src := c.String("events")
+			name, data, err := readNamed(c, src)
+			if err != nil {
+				return err
+			}
+			m, err := openService(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			rep, err := m.Ingest(c.Context, name, data)
+			if err != nil {
+				return err
+			}
+			return printIngest(c, rep)
+		},
+	}
+}
+
+func readNamed(c *cli.Context, src string) (string, []byte, error) {
+	if src == "-" {
+		return readInput(c)
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return src, nil, fmt.Errorf("reading events: %w", err)
+	}
+	return src, data, nil
+}
+
+func printIngest(c *cli.Context, rep node.IngestReport) error {
+	if c.Bool("json") {
+		return printJSON(c.App.Writer, rep)
+	}
+	for _, r := range rep.Rejected {
+		fmt.Fprintf(c.App.ErrWriter, "%s\n", r)
+	}
+	fmt.Fprintf(c.App.Writer, "taken %d, duplicates %d, rejected %d\n", rep.Taken, rep.Duplicates, len(rep.Rejected))
+	return nil
+}
+
+func rememberCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "remember",
+		Usage: "report one event (a surprise) from the command line",
+		UsageText: `remem remember --kind KIND [--title T] [--expected E] [--happened H] [--said S]
+               [--agent-did A] [--text T] [--agent NAME] [--session ID] [--cwd DIR] [--json]
+
+KIND is correction (needs --said), error (needs --title or --happened),
+environment or surprise (need --happened or --text) or note (needs --text).
+
+Examples:
+  remem remember --kind error --title "go test ./..." --happened "undefined: foo.Bar" --cwd .
+  remem remember --kind correction --said "we use tabs here" --agent-did "indented with spaces"`,
+		Flags: []cli.Flag{jsonFlag,
+			&cli.StringFlag{Name: "kind", Required: true, Usage: "correction, error, environment, surprise or note"},
+			&cli.StringFlag{Name: "title", Usage: "an error: the call that failed"},
+			&cli.StringFlag{Name: "expected", Usage: "what the agent expected"},
+			&cli.StringFlag{Name: "happened", Usage: "what it met instead"},
+			&cli.StringFlag{Name: "said", Usage: "a correction: the person's words, verbatim"},
+			&cli.StringFlag{Name: "agent-did", Usage: "a correction: what the agent had just done"},
+			&cli.StringFlag{Name: "text", Usage: "a note"},
+			&cli.StringFlag{Name: "agent", Usage: "who reports it"},
+			&cli.StringFlag{Name: "session", Usage: "which conversation"},
+			&cli.StringFlag{Name: "cwd", Usage: "which project (a directory)"},
+		},
+		Action: func(c *cli.Context) error {
+			ev := protocol.Event{Kind: c.String("kind"), Title: c.String("title"), Expected: c.String("expected"),
+				Happened: c.String("happened"), Said: c.String("said"), AgentDid: c.String("agent-did"), Text: c.String("text"),
+				Agent: c.String("agent"), Session: c.String("session"), Cwd: absDir(c.String("cwd"))}
+			if err := ev.Validate(); err != nil {
+				return cli.Exit(err.Error(), 2)
+			}
+			m, err := openService(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			rep, err := m.Remember(c.Context, []protocol.Event{ev})
+			if err != nil {
+				return err
+			}
+			return printIngest(c, rep)
+		},
+	}
+}
+
+func sleepCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sleep",
+		Usage: "turn events into lessons now: drain the inbox, verify, consolidate, sign",
+		UsageText: `remem sleep [--json] [--writer CMD]
+
+Examples:
+  remem sleep
+  remem sleep --writer "llm -m small 'one observation sentence:'" --json`,
+		Flags: []cli.Flag{jsonFlag, writerFlag},
+		Action: func(c *cli.Context) error {
+			m, err := openService(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			rep, err := m.Sleep(c.Context)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c.App.Writer, rep)
+			}
+			fmt.Fprintln(c.App.Writer, rep)
+			for _, d := range rep.Dropped {
+				fmt.Fprintln(c.App.ErrWriter, "dropped:", d)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/remem/remem/protocol"
+)
+
+func importCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "import",
+		Usage: "verify record lines and merge them into the memory",
+		UsageText: `remem import [--json] [--scope SCOPE] [FILE|-]
+
+Bad lines are named with their line number and reason; the good lines of the
+same file are still taken.
+
+Examples:
+  remem import alice.jsonl
+  ssh build-box remem export | remem import -
+  remem import --scope folder:/mnt/team team.jsonl`,
+		Flags: []cli.Flag{jsonFlag,
+			&cli.StringFlag{Name: "scope", Value: "import", Usage: "the scope the records arrive by"}},
+		Action: func(c *cli.Context) error {
+			name, data, err := readInput(c)
+			if err != nil {
+				return err
+			}
+			m, err := openService(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			rep, err := m.Import(c.Context, c.String("scope"), data)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c.App.Writer, rep)
+			}
+			for _, r := range rep.Refused {
+				fmt.Fprintf(c.App.Writer, "%s:%d: refused: %s\n", name, r.Line, r.Detail)
+			}
+			fmt.Fprintf(c.App.Writer, "accepted %d, duplicate %d, skipped %d, refused %d", rep.Accepted, rep.Duplicate, rep.Skipped, len(rep.Refused))
+			reasons := make([]string, 0, len(rep.ByReason))
+			for r := range rep.ByReason {
+				reasons = append(reasons, string(r))
+			}
+			sort.Strings(reasons)
+			for i, r := range reasons {
+				sep := ", "
+				if i == 0 {
+					sep = " ("
+				}
+				fmt.Fprintf(c.App.Writer, "%s%s: %d", sep, r, rep.ByReason[protocol.Reason(r)])
+			}
+			if len(reasons) > 0 {
+				fmt.Fprint(c.App.Writer, ")")
+			}
+			fmt.Fprintln(c.App.Writer)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/remem/remem/node"
+	"github.com/remem/remem/protocol"
+)
+
+func lessonsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "lessons",
+		Usage: "list the lessons held, with state, strength, origins and confirmers",
+		UsageText: `remem lessons [--json] [--state STATE | --all] [--layer NAME=FILE ...]
+
+STATE is candidate, common, fading, removed or revoked; without it the active
+view is shown (no removed or revoked lessons). --layer adds a lessons.jsonl
+as a domain layer: for a lesson held in several layers the strongest instance
+is shown with the layers it is in.
+
+Examples:
+  remem lessons
+  remem lessons --state common --json
+  remem lessons --layer team=/mnt/share/team/lessons.jsonl`,
+		Flags: []cli.Flag{jsonFlag,
+			&cli.StringFlag{Name: "state", Usage: "only lessons in this state"},
+			&cli.BoolFlag{Name: "all", Usage: "every lesson, removed and revoked ones included"},
+			&cli.StringSliceFlag{Name: "layer", Usage: "NAME=FILE: a lessons.jsonl to add as a layer"}},
+		Action: func(c *cli.Context) error {
+			f, err := lessonFilter(c)
+			if err != nil {
+				return err
+			}
+			m, err := openService(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			views, err := m.Lessons(c.Context, f)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				if views == nil {
+					views = []node.LessonView{}
+				}
+				return printJSON(c.App.Writer, views)
+			}
+			if len(views) == 0 {
+				fmt.Fprintln(c.App.Writer, "no lessons yet: agents report events with `remem remember` or the inbox, and `remem sleep` turns them into lessons")
+				return nil
+			}
+			w := table(c.App.Writer)
+			fmt.Fprintln(w, "HASH\tSTATE\tSTRENGTH\tKIND\tORIGINS\tCONFIRMERS\tTEXT")
+			for _, v := range views {
+				fmt.Fprintf(w, "%s\t%s\t%.2f\t%s\t%d\t%d\t%s\n", v.Hash, v.State, v.Strength, v.Kind, len(v.Origins), len(v.Confirmers), short(v.Text, 70))
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func lessonFilter(c *cli.Context) (node.Filter, error) {
+	f := node.Filter{All: c.Bool("all")}
+	if s := c.String("state"); s != "" {
+		ok := false
+		for _, st := range protocol.States {
+			ok = ok || string(st) == s
+		}
+		if !ok {
+			return f, cli.Exit(fmt.Sprintf("--state %q is not a state: use candidate, common, fading, removed or revoked", s), 2)
+		}
+		f.State = protocol.State(s)
+	}
+	for _, l := range c.StringSlice("layer") {
+		name, path, ok := strings.Cut(l, "=")
+		if !ok || name == "" || path == "" {
+			return f, cli.Exit(fmt.Sprintf("--layer %q must be NAME=FILE, e.g. team=/mnt/share/lessons.jsonl", l), 2)
+		}
+		f.Layers = append(f.Layers, node.Layer{Name: name, Path: path})
+	}
+	return f, nil
+}
+
+func showCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "show",
+		Usage: "show one lesson: every record held, where and when it came, who confirmed it",
+		UsageText: `remem show [--json] HASH
+
+Examples:
+  remem show 130494cfd9c9e6bf5c1480f5bc906350
+  remem show --json 130494cfd9c9e6bf5c1480f5bc906350 | jq .confirmers`,
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			hash, err := oneArg(c, "lesson HASH")
+			if err != nil {
+				return err
+			}
+			m, err := openService(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			p, err := m.Show(c.Context, hash)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c.App.Writer, p)
+			}
+			printProvenance(c, p)
+			return nil
+		},
+	}
+}
+
+func printProvenance(c *cli.Context, p node.Provenance) {
+	w := c.App.Writer
+	fmt.Fprintf(w, "%s  %s\n", p.Hash, p.Text)
+	fmt.Fprintf(w, "kind %s, strength %.2f, seen %d\n", p.Kind, p.Strength, p.Seen)
+	fmt.Fprintf(w, "state %s: %s\n", p.State, p.StateReason)
+	fmt.Fprintf(w, "author %s; origins %s\n", orNone(p.Author), list(p.Origins))
+	fmt.Fprintf(w, "confirmers %s\n", list(p.Confirmers))
+	fmt.Fprintf(w, "layers %s\n", list(p.Layers))
+	if len(p.Revokers) > 0 {
+		fmt.Fprintf(w, "revoked by %s\n", list(p.Revokers))
+	}
+	fmt.Fprintln(w, "records:")
+	t := table(w)
+	fmt.Fprintln(t, "  TYPE\tORIGIN\tSIGNED\tARRIVED\tSCOPES")
+	for _, r := range p.Records {
+		fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%s\n", r.Type, r.Origin, protocol.FormatTime(r.Time), protocol.FormatTime(r.Arrived), strings.Join(r.Scopes, ","))
+	}
+	t.Flush()
+}
+
+func list(ss []string) string {
+	if len(ss) == 0 {
+		return "none"
+	}
+	return strings.Join(ss, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+func publishCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "publish",
+		Usage: "sign a lesson of this memory directly",
+		UsageText: `remem publish --kind KIND [--json] TEXT
+
+Refused, with the reason, when TEXT is an instruction or holds raw data
+(paths, e-mail addresses, URLs with credentials, IP addresses, secrets).
+
+Examples:
+  remem publish --kind error "go test fails on a clean checkout until go generate has run"
+  remem publish --kind surprise --json "The staging database is reset every night"`,
+		Flags: []cli.Flag{kindFlag, jsonFlag},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cli.Exit("publish needs the lesson TEXT; see `remem publish --help`", 2)
+			}
+			m, err := openService(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			rec, err := m.Publish(c.Context, c.String("kind"), strings.Join(c.Args().Slice(), " "))
+			if err != nil {
+				return fmt.Errorf("not published: %w", err)
+			}
+			if c.Bool("json") {
+				return printJSON(c.App.Writer, rec)
+			}
+			fmt.Fprintf(c.App.Writer, "published %s\n", rec.Hash)
+			return nil
+		},
+	}
+}
+
+func revokeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "revoke",
+		Usage: "sign the withdrawal of a lesson",
+		UsageText: `remem revoke [--reason TEXT] [--json] HASH
+
+Examples:
+  remem revoke 130494cfd9c9e6bf5c1480f5bc906350
+  remem revoke --reason "fixed in v2.3" 130494cfd9c9e6bf5c1480f5bc906350`,
+		Flags: []cli.Flag{jsonFlag, &cli.StringFlag{Name: "reason", Usage: "why it is withdrawn"}},
+		Action: func(c *cli.Context) error {
+			hash, err := oneArg(c, "lesson HASH")
+			if err != nil {
+				return err
+			}
+			m, err := openService(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			rec, err := m.Revoke(c.Context, hash, c.String("reason"))
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c.App.Writer, rec)
+			}
+			fmt.Fprintf(c.App.Writer, "revoked %s\n", rec.Hash)
+			return nil
+		},
+	}
+}
+
+func exportCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "export",
+		Usage: "print this memory's signed records as JSONL",
+		UsageText: `remem export [--json]
+
+Prints exactly the lines this memory would publish (its lessons,
+confirmations and revocations). With --json, one object per record with the
+line inside.
+
+Examples:
+  remem export > me.jsonl
+  remem export | ssh other-box remem import -`,
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			m, err := openService(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			lines, err := m.Export(c.Context)
+			if err != nil {
+				return err
+			}
+			for _, l := range lines {
+				if c.Bool("json") {
+					if err := printJSONLine(c.App.Writer, map[string]string{"line": l}); err != nil {
+						return err
+					}
+					continue
+				}
+				if _, err := fmt.Fprintln(c.App.Writer, l); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}

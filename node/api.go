@@ -1,0 +1,321 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/remem/remem/protocol"
+)
+
+// Status is what GET /status answers: the memory and, when a daemon runs it,
+// its network.
+type Status struct {
+	Origin    string                  `json:"origin"`
+	Key       string                  `json:"key"`
+	Home      string                  `json:"home"`
+	PeerID    string                  `json:"peer_id,omitempty"`
+	Addrs     []string                `json:"addrs,omitempty"`
+	Topics    []string                `json:"topics,omitempty"`
+	Scopes    []string                `json:"scopes"`
+	Peers     []PeerStatus            `json:"peers"`
+	LastSleep time.Time               `json:"last_sleep"`
+	NextSleep time.Time               `json:"next_sleep,omitempty"`
+	Records   int                     `json:"records"`
+	Lessons   int                     `json:"lessons"`
+	Stats     Stats                   `json:"stats"`
+	Refused   map[protocol.Reason]int `json:"refused_by_reason"`
+	Started   time.Time               `json:"started,omitempty"`
+}
+
+// PeerStatus is one connected peer.
+type PeerStatus struct {
+	ID     string   `json:"id"`
+	Origin string   `json:"origin"`
+	Addrs  []string `json:"addrs"`
+	Topics []string `json:"topics"`
+	Score  float64  `json:"score"`
+}
+
+// APIOptions configure the local HTTP API.
+type APIOptions struct {
+	// Network adds the daemon's view (peers, topics) to a status.
+	Network func(*Status)
+	// Gatherer serves /metrics; nil serves the default registry.
+	Gatherer prometheus.Gatherer
+	// Web serves the read-only page at / (nil: a short text).
+	Web http.Handler
+	// SleepNow replaces a plain sleep for POST /sleep, so a daemon also
+	// publishes what the sleep signed.
+	SleepNow func(context.Context) (SleepReport, error)
+}
+
+const maxBody = 4 << 20
+
+// NewAPI serves the local HTTP API of SPEC §11 for m.
+func NewAPI(m *Memory, opts APIOptions) http.Handler {
+	a := &api{m: m, svc: Local{M: m}, opts: opts}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /memory/remember", a.remember)
+	mux.HandleFunc("GET /lessons", a.lessons)
+	mux.HandleFunc("POST /lessons", a.publish)
+	mux.HandleFunc("GET /lessons/{hash}", a.show)
+	mux.HandleFunc("POST /lessons/{hash}/revoke", a.revoke)
+	mux.HandleFunc("GET /status", a.status)
+	mux.HandleFunc("POST /sleep", a.sleep)
+	mux.HandleFunc("GET /export", a.export)
+	mux.HandleFunc("POST /records", a.importRecords)
+	mux.HandleFunc("POST /share", a.share)
+	g := opts.Gatherer
+	if g == nil {
+		g = prometheus.DefaultGatherer
+	}
+	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	if opts.Web != nil {
+		mux.Handle("/", opts.Web)
+	} else {
+		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "remem node %s: GET /lessons, /status, /metrics\n", m.Origin())
+		})
+	}
+	return mux
+}
+
+type api struct {
+	m    *Memory
+	svc  Local
+	opts APIOptions
+}
+
+// apiError is the JSON body of every error answer.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+func fail(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, apiError{Error: err.Error()})
+}
+
+// badRequest marks an error as the caller's.
+type badRequest struct{ error }
+
+func (a *api) reply(w http.ResponseWriter, v any, err error) {
+	var bad badRequest
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, v)
+	case errors.Is(err, ErrUnknownLesson):
+		fail(w, http.StatusNotFound, err)
+	case errors.As(err, &bad):
+		fail(w, http.StatusBadRequest, err)
+	default:
+		fail(w, http.StatusInternalServerError, err)
+	}
+}
+
+func body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		return nil, badRequest{fmt.Errorf("reading the request body (limit %d bytes): %w", maxBody, err)}
+	}
+	return data, nil
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	data, err := body(w, r)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return badRequest{fmt.Errorf("the request body is not the JSON expected: %w", err)}
+	}
+	return nil
+}
+
+// remember takes one event as a JSON object, or several as JSON Lines.
+func (a *api) remember(w http.ResponseWriter, r *http.Request) {
+	data, err := body(w, r)
+	if err != nil {
+		a.reply(w, nil, err)
+		return
+	}
+	rep, err := a.svc.Ingest(r.Context(), "POST /memory/remember", data)
+	if err == nil && len(rep.Rejected) > 0 && rep.Taken == 0 && rep.Duplicates == 0 {
+		writeJSON(w, http.StatusBadRequest, struct {
+			apiError
+			IngestReport
+		}{apiError{Error: rep.Rejected[0].String()}, rep})
+		return
+	}
+	a.reply(w, rep, err)
+}
+
+func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, _ := strconv.Atoi(q.Get("limit"))
+	if query := q.Get("q"); query != "" {
+		if limit <= 0 {
+			limit = 20
+		}
+		views, err := a.svc.Recall(r.Context(), query, limit)
+		a.reply(w, nonNil(views), err)
+		return
+	}
+	f := Filter{State: protocol.State(q.Get("state")), All: q.Get("all") == "1" || q.Get("all") == "true"}
+	if f.State != "" && !validState(f.State) {
+		a.reply(w, nil, badRequest{fmt.Errorf("state %q is not one of candidate, common, fading, removed, revoked", f.State)})
+		return
+	}
+	for _, l := range q["layer"] {
+		name, path, _ := bytesCut(l)
+		f.Layers = append(f.Layers, Layer{Name: name, Path: path})
+	}
+	views, err := a.svc.Lessons(r.Context(), f)
+	if err == nil && limit > 0 && len(views) > limit {
+		views = views[:limit]
+	}
+	a.reply(w, nonNil(views), err)
+}
+
+func validState(s protocol.State) bool {
+	for _, st := range protocol.States {
+		if st == s {
+			return true
+		}
+	}
+	return false
+}
+
+func nonNil(v []LessonView) []LessonView {
+	if v == nil {
+		return []LessonView{}
+	}
+	return v
+}
+
+func (a *api) show(w http.ResponseWriter, r *http.Request) {
+	p, err := a.svc.Show(r.Context(), r.PathValue("hash"))
+	a.reply(w, p, err)
+}
+
+func (a *api) publish(w http.ResponseWriter, r *http.Request) {
+	var req struct{ Kind, Text string }
+	if err := decode(w, r, &req); err != nil {
+		a.reply(w, nil, err)
+		return
+	}
+	s, err := a.svc.Publish(r.Context(), req.Kind, req.Text)
+	if err != nil {
+		err = badRequest{err}
+	}
+	a.reply(w, s, err)
+}
+
+func (a *api) revoke(w http.ResponseWriter, r *http.Request) {
+	var req struct{ Reason string }
+	if err := decode(w, r, &req); err != nil {
+		a.reply(w, nil, err)
+		return
+	}
+	s, err := a.svc.Revoke(r.Context(), r.PathValue("hash"), req.Reason)
+	if err != nil {
+		err = badRequest{err}
+	}
+	a.reply(w, s, err)
+}
+
+func (a *api) sleep(w http.ResponseWriter, r *http.Request) {
+	sleep := a.svc.Sleep
+	if a.opts.SleepNow != nil {
+		sleep = a.opts.SleepNow
+	}
+	rep, err := sleep(r.Context())
+	a.reply(w, rep, err)
+}
+
+func (a *api) export(w http.ResponseWriter, r *http.Request) {
+	lines, err := a.svc.Export(r.Context())
+	if lines == nil {
+		lines = []string{}
+	}
+	a.reply(w, lines, err)
+}
+
+func (a *api) importRecords(w http.ResponseWriter, r *http.Request) {
+	data, err := body(w, r)
+	if err != nil {
+		a.reply(w, nil, err)
+		return
+	}
+	scope := r.URL.Query().Get("scope")
+	if scope == "" {
+		scope = "import"
+	}
+	rep, err := a.svc.Import(r.Context(), scope, data)
+	a.reply(w, rep, err)
+}
+
+func (a *api) share(w http.ResponseWriter, r *http.Request) {
+	var req ShareRequest
+	if err := decode(w, r, &req); err != nil {
+		a.reply(w, nil, err)
+		return
+	}
+	s, err := a.svc.Share(r.Context(), req)
+	if err != nil {
+		err = badRequest{err}
+	}
+	a.reply(w, s, err)
+}
+
+func (a *api) status(w http.ResponseWriter, r *http.Request) {
+	st, err := a.m.Status()
+	if err == nil && a.opts.Network != nil {
+		a.opts.Network(&st)
+	}
+	a.reply(w, st, err)
+}
+
+// Status describes the memory (the daemon adds its network).
+func (m *Memory) Status() (Status, error) {
+	stats, refused := m.Stats()
+	st := Status{Origin: m.Origin(), Key: m.id.Key(), Home: m.cfg.Home, Stats: stats, Refused: refused,
+		LastSleep: stats.LastSleep, Scopes: []string{}, Peers: []PeerStatus{}}
+	if st.LastSleep.IsZero() {
+		m.store.GetMeta("last_sleep", &st.LastSleep)
+	}
+	var err error
+	if st.Records, err = m.store.CountRecords(); err != nil {
+		return st, err
+	}
+	lessons, err := m.store.Lessons()
+	st.Lessons = len(lessons)
+	return st, err
+}
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+
+func bytesCut(s string) (string, string, bool) {
+	i := bytes.IndexByte([]byte(s), '=')
+	if i < 0 {
+		return s, s, false
+	}
+	return s[:i], s[i+1:], true
+}

@@ -1,0 +1,197 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/remem/remem/protocol"
+)
+
+// Client is the Service of a memory held by a running node, reached through
+// its local HTTP API.
+type Client struct {
+	BaseURL string // e.g. http://127.0.0.1:7878
+	HTTP    *http.Client
+	origin  string
+}
+
+var _ Service = (*Client)(nil)
+
+// NodeInfo is what a running node writes to $REMEM_HOME/node.json so that
+// commands on the same home find its API.
+type NodeInfo struct {
+	API    string `json:"api"`
+	PID    int    `json:"pid"`
+	Origin string `json:"origin"`
+}
+
+// WriteNodeInfo records the running node's API address in home.
+func WriteNodeInfo(home string, info NodeInfo) error {
+	data, _ := json.Marshal(info)
+	return writeFileAtomic(filepath.Join(home, NodeFile), data, 0o600)
+}
+
+// RemoveNodeInfo forgets the running node's address (on exit).
+func RemoveNodeInfo(home string) { os.Remove(filepath.Join(home, NodeFile)) }
+
+// DialNode returns a Client for the node running on home, or an error when
+// none answers.
+func DialNode(ctx context.Context, home string) (*Client, error) {
+	data, err := os.ReadFile(filepath.Join(home, NodeFile))
+	if err != nil {
+		return nil, fmt.Errorf("no running node found for %s: %w", home, err)
+	}
+	var info NodeInfo
+	if err := json.Unmarshal(data, &info); err != nil || info.API == "" {
+		return nil, fmt.Errorf("%s is damaged; stop the node and start it again", filepath.Join(home, NodeFile))
+	}
+	c := &Client{BaseURL: "http://" + info.API, HTTP: &http.Client{Timeout: 5 * time.Minute}, origin: info.Origin}
+	var st Status
+	if err := c.do(ctx, "GET", "/status", nil, &st); err != nil {
+		return nil, fmt.Errorf("the node of %s (pid %d) does not answer at %s: %w", home, info.PID, info.API, err)
+	}
+	c.origin = st.Origin
+	return c, nil
+}
+
+func (c *Client) Origin() string { return c.origin }
+func (c *Client) Close() error   { return nil }
+
+// do sends a request and decodes the JSON answer into out.
+func (c *Client) do(ctx context.Context, method, path string, in any, out any) error {
+	var body io.Reader
+	switch v := in.(type) {
+	case nil:
+	case []byte:
+		body = bytes.NewReader(v)
+	default:
+		data, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
+	if err != nil {
+		return err
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e apiError
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			if resp.StatusCode == http.StatusNotFound {
+				return fmt.Errorf("%w (%s)", ErrUnknownLesson, e.Error)
+			}
+			return errors.New(e.Error)
+		}
+		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(data, out)
+}
+
+func (c *Client) Lessons(ctx context.Context, f Filter) ([]LessonView, error) {
+	q := url.Values{}
+	if f.State != "" {
+		q.Set("state", string(f.State))
+	}
+	if f.All {
+		q.Set("all", "1")
+	}
+	for _, l := range f.Layers {
+		path, _ := filepath.Abs(l.Path)
+		q.Add("layer", l.Name+"="+path)
+	}
+	var out []LessonView
+	return out, c.do(ctx, "GET", "/lessons?"+q.Encode(), nil, &out)
+}
+
+func (c *Client) Show(ctx context.Context, hash string) (Provenance, error) {
+	var p Provenance
+	return p, c.do(ctx, "GET", "/lessons/"+url.PathEscape(hash), nil, &p)
+}
+
+func (c *Client) Recall(ctx context.Context, query string, limit int) ([]LessonView, error) {
+	var out []LessonView
+	q := url.Values{"q": {query}, "limit": {fmt.Sprint(limit)}}
+	return out, c.do(ctx, "GET", "/lessons?"+q.Encode(), nil, &out)
+}
+
+func (c *Client) Remember(ctx context.Context, evs []protocol.Event) (IngestReport, error) {
+	var buf bytes.Buffer
+	for _, ev := range evs {
+		line, _ := json.Marshal(ev)
+		buf.Write(append(line, '\n'))
+	}
+	return c.Ingest(ctx, "remember", buf.Bytes())
+}
+
+func (c *Client) Ingest(ctx context.Context, _ string, data []byte) (IngestReport, error) {
+	var rep IngestReport
+	err := c.do(ctx, "POST", "/memory/remember", data, &rep)
+	return rep, err
+}
+
+func (c *Client) Sleep(ctx context.Context) (SleepReport, error) {
+	var rep SleepReport
+	return rep, c.do(ctx, "POST", "/sleep", nil, &rep)
+}
+
+func (c *Client) Publish(ctx context.Context, kind, text string) (Signed, error) {
+	var s Signed
+	return s, c.do(ctx, "POST", "/lessons", map[string]string{"kind": kind, "text": text}, &s)
+}
+
+func (c *Client) Revoke(ctx context.Context, hash, reason string) (Signed, error) {
+	var s Signed
+	return s, c.do(ctx, "POST", "/lessons/"+url.PathEscape(hash)+"/revoke", map[string]string{"reason": reason}, &s)
+}
+
+func (c *Client) Export(ctx context.Context) ([]string, error) {
+	var out []string
+	return out, c.do(ctx, "GET", "/export", nil, &out)
+}
+
+func (c *Client) Import(ctx context.Context, scope string, data []byte) (ReceiveReport, error) {
+	var rep ReceiveReport
+	return rep, c.do(ctx, "POST", "/records?scope="+url.QueryEscape(scope), data, &rep)
+}
+
+func (c *Client) Share(ctx context.Context, req ShareRequest) (ShareSettings, error) {
+	var s ShareSettings
+	if !req.List && req.Set.Project != "" {
+		if abs, err := filepath.Abs(req.Set.Project); err == nil {
+			req.Set.Project = abs
+		}
+	}
+	return s, c.do(ctx, "POST", "/share", req, &s)
+}
+
+// Status asks the running node for its status.
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var st Status
+	return st, c.do(ctx, "GET", "/status", nil, &st)
+}

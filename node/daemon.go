@@ -1,0 +1,434 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/remem/remem/commons"
+	"github.com/remem/remem/folder"
+	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/protocol"
+)
+
+// DaemonConfig configures `remem node`: one memory with its transports.
+type DaemonConfig struct {
+	Memory Config
+
+	// Gossip: the team topics. No team: no libp2p host is started unless
+	// MDNS or Bootstrap asks for one.
+	Teams     []string
+	Listen    []string
+	Bootstrap []string
+	MDNS      bool
+	Members   []string
+	PSK       []byte
+	Gossip    *gossip.Params
+
+	Folders      []string      // shared folders to sync
+	Commons      []string      // commons URLs: pulled at start and every PullEvery, pushed after each sleep
+	CommonsToken string        // bearer token for the commons
+	PullEvery    time.Duration // default 10m
+
+	SleepEvery time.Duration // default 10m
+	API        string        // local HTTP API address; "" = none, default 127.0.0.1:7878 from the CLI
+	Web        http.Handler  // the page at /, when built in
+	Registry   *prometheus.Registry
+	Logger     *slog.Logger
+	// Ready, when set, is called once the daemon serves (API bound, host up).
+	Ready func(*Daemon)
+}
+
+// Daemon runs one memory: the sleep loop, the transports and the local API.
+type Daemon struct {
+	cfg    DaemonConfig
+	m      *Memory
+	gossip *gossip.Node
+	log    *slog.Logger
+	reg    *prometheus.Registry
+
+	apiAddr  string
+	started  time.Time
+	nextMu   sync.Mutex
+	next     time.Time
+	commons  []*commons.Client
+	sleepNow chan chan sleepResult
+}
+
+type sleepResult struct {
+	rep SleepReport
+	err error
+}
+
+// NewDaemon opens the memory and builds the transports; Run starts them.
+func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
+	if cfg.SleepEvery <= 0 {
+		cfg.SleepEvery = 10 * time.Minute
+	}
+	if cfg.PullEvery <= 0 {
+		cfg.PullEvery = 10 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+		cfg.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	cfg.Memory.Logger = cfg.Logger
+	m, err := Open(cfg.Memory)
+	if err != nil {
+		return nil, err
+	}
+	d := &Daemon{cfg: cfg, m: m, log: cfg.Logger.With("origin", m.Origin()), reg: cfg.Registry, sleepNow: make(chan chan sleepResult)}
+	for _, dir := range cfg.Folders {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("folder %s: %w", dir, err)
+		}
+	}
+	for _, url := range cfg.Commons {
+		d.commons = append(d.commons, &commons.Client{BaseURL: url, Token: cfg.CommonsToken,
+			State: commons.FileState{Path: filepath.Join(m.Home(), "commons-"+safeName(url)+".json")}})
+	}
+	if len(cfg.Teams) > 0 || cfg.MDNS || len(cfg.Bootstrap) > 0 {
+		g, err := gossip.New(gossip.Config{Identity: m.Identity(), Listen: cfg.Listen, Bootstrap: cfg.Bootstrap, MDNS: cfg.MDNS,
+			Teams: cfg.Teams, Members: cfg.Members, PSK: cfg.PSK, Params: cfg.Gossip, Logger: cfg.Logger,
+			Registry: cfg.Registry, Now: m.Now}, holder{d})
+		if err != nil {
+			m.Close()
+			return nil, fmt.Errorf("starting the gossip host: %w", err)
+		}
+		d.gossip = g
+	}
+	return d, nil
+}
+
+// Memory is the daemon's memory.
+func (d *Daemon) Memory() *Memory { return d.m }
+
+// Gossip is the daemon's libp2p node, nil when it runs without one.
+func (d *Daemon) Gossip() *gossip.Node { return d.gossip }
+
+// APIAddr is the address the local API listens on.
+func (d *Daemon) APIAddr() string { return d.apiAddr }
+
+// Run serves until ctx ends, then finishes the current step, flushes and
+// closes the store. It returns nil on a clean stop.
+func (d *Daemon) Run(ctx context.Context) (err error) {
+	d.started = time.Now()
+	defer func() { err = errors.Join(err, d.close()) }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var wg sync.WaitGroup
+	errc := make(chan error, 4)
+	if d.cfg.API != "" {
+		ln, err := net.Listen("tcp", d.cfg.API)
+		if err != nil {
+			return fmt.Errorf("the local API cannot listen on %s: %w (is another node running? use --api to pick another address)", d.cfg.API, err)
+		}
+		d.apiAddr = ln.Addr().String()
+		if err := WriteNodeInfo(d.m.Home(), NodeInfo{API: d.apiAddr, PID: os.Getpid(), Origin: d.m.Origin()}); err != nil {
+			ln.Close()
+			return err
+		}
+		defer RemoveNodeInfo(d.m.Home())
+		srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+		defer func() {
+			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer scancel()
+			srv.Shutdown(sctx)
+		}()
+	}
+	if d.gossip != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := d.gossip.Run(ctx); err != nil && ctx.Err() == nil {
+				errc <- fmt.Errorf("gossip: %w", err)
+			}
+		}()
+	}
+	for _, dir := range d.cfg.Folders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			folder.Watch(ctx, dir, 2*time.Second, func() { d.readFolder(ctx, dir) })
+		}()
+	}
+	d.pullCommons(ctx) // bootstrap from the commons
+	if d.cfg.Ready != nil {
+		d.cfg.Ready(d)
+	}
+	d.log.Info("node running", "api", d.apiAddr, "teams", d.cfg.Teams, "sleep", d.cfg.SleepEvery)
+	runErr := d.loop(ctx, errc)
+	cancel()
+	wg.Wait()
+	return runErr
+}
+
+// loop sleeps every SleepEvery (or when asked), pulls the commons every
+// PullEvery, and stops when ctx ends.
+func (d *Daemon) loop(ctx context.Context, errc chan error) error {
+	sleepT := time.NewTimer(d.cfg.SleepEvery)
+	pullT := time.NewTicker(d.cfg.PullEvery)
+	defer sleepT.Stop()
+	defer pullT.Stop()
+	d.setNext(time.Now().Add(d.cfg.SleepEvery))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			return err
+		case <-pullT.C:
+			d.pullCommons(ctx)
+		case <-sleepT.C:
+			if _, err := d.sleepAndShare(ctx); err != nil && ctx.Err() == nil {
+				d.log.Error("sleep failed", "err", err)
+			}
+			sleepT.Reset(d.cfg.SleepEvery)
+			d.setNext(time.Now().Add(d.cfg.SleepEvery))
+		case reply := <-d.sleepNow:
+			rep, err := d.sleepAndShare(ctx)
+			reply <- sleepResult{rep, err}
+		}
+	}
+}
+
+func (d *Daemon) setNext(t time.Time) {
+	d.nextMu.Lock()
+	d.next = t
+	d.nextMu.Unlock()
+}
+
+// SleepNow runs a sleep and the publishing that follows it, now.
+func (d *Daemon) SleepNow(ctx context.Context) (SleepReport, error) {
+	reply := make(chan sleepResult, 1)
+	select {
+	case d.sleepNow <- reply:
+	case <-ctx.Done():
+		return SleepReport{}, ctx.Err()
+	}
+	select {
+	case r := <-reply:
+		return r.rep, r.err
+	case <-ctx.Done():
+		return SleepReport{}, ctx.Err()
+	}
+}
+
+// sleepAndShare sleeps, then publishes the outbox into every scope.
+func (d *Daemon) sleepAndShare(ctx context.Context) (SleepReport, error) {
+	rep, err := d.m.Sleep(ctx)
+	if err != nil {
+		return rep, err
+	}
+	d.share(ctx)
+	return rep, nil
+}
+
+// share publishes the outbox into every scope: each team topic gets the
+// records it has not had, each folder and commons this memory's file; then
+// a catch-up round with a few peers.
+func (d *Daemon) share(ctx context.Context) {
+	if d.gossip != nil {
+		for _, team := range d.cfg.Teams {
+			scope := gossip.Scope(team)
+			cursorName := "gossip:" + team
+			cursor, err := d.m.store.Cursor(cursorName)
+			if err != nil {
+				d.log.Error("outbox cursor", "scope", scope, "err", err)
+				continue
+			}
+			lines, next, err := d.m.OutboxSince(scope, cursor)
+			if err != nil {
+				d.log.Error("outbox", "scope", scope, "err", err)
+				continue
+			}
+			if len(lines) > 0 {
+				if err := d.gossip.Publish(ctx, team, lines); err != nil {
+					d.log.Warn("publish failed; sync will carry the records", "scope", scope, "err", err)
+				}
+			}
+			if next != cursor {
+				d.m.store.SetCursor(cursorName, next)
+			}
+		}
+		d.gossip.SyncNow(ctx)
+	}
+	for _, dir := range d.cfg.Folders {
+		d.writeFolder(dir)
+		d.readFolder(ctx, dir)
+	}
+	for _, c := range d.commons {
+		lines, err := d.m.OwnLines(c.Scope())
+		if err != nil || len(lines) == 0 {
+			continue
+		}
+		if _, err := c.Push(ctx, d.m.Origin(), lines); err != nil {
+			d.log.Warn("commons push failed", "scope", c.Scope(), "err", err)
+		}
+	}
+}
+
+func folderScope(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	return "folder:" + abs
+}
+
+func (d *Daemon) writeFolder(dir string) {
+	lines, err := d.m.OwnLines(folderScope(dir))
+	if err != nil {
+		d.log.Error("folder write", "scope", folderScope(dir), "err", err)
+		return
+	}
+	if _, err := folder.Write(dir, d.m.Origin(), lines); err != nil {
+		d.log.Error("folder write", "scope", folderScope(dir), "err", err)
+	}
+}
+
+func (d *Daemon) readFolder(ctx context.Context, dir string) {
+	rep, err := folder.Read(dir, d.m.Origin(), d.m.Now(), d.deliverFunc(ctx))
+	if err != nil {
+		d.log.Error("folder read", "scope", folderScope(dir), "err", err)
+		return
+	}
+	d.m.CountRefused(rep.ByReason())
+	for _, r := range rep.Refused {
+		d.log.Warn("folder line refused", "scope", folderScope(dir), "detail", r.String())
+	}
+}
+
+func (d *Daemon) deliverFunc(ctx context.Context) func(string, []*protocol.Record) error {
+	return func(scope string, recs []*protocol.Record) error {
+		_, err := d.m.Deliver(ctx, scope, recs)
+		return err
+	}
+}
+
+func (d *Daemon) pullCommons(ctx context.Context) {
+	for _, c := range d.commons {
+		rep, err := c.Pull(ctx, d.m.Origin(), d.m.Now(), d.deliverFunc(ctx))
+		if err != nil {
+			d.log.Warn("commons pull failed", "scope", c.Scope(), "err", err)
+			continue
+		}
+		d.m.CountRefused(rep.Refused)
+		d.log.Info("commons pulled", "scope", c.Scope(), "fetched", rep.Fetched, "accepted", rep.Accepted, "bytes", rep.Bytes)
+	}
+}
+
+func (d *Daemon) close() error {
+	var errs []error
+	if d.gossip != nil {
+		errs = append(errs, d.gossip.Close())
+	}
+	errs = append(errs, d.m.Close())
+	return errors.Join(errs...)
+}
+
+// Handler is the local HTTP API of this daemon.
+func (d *Daemon) Handler() http.Handler {
+	return NewAPI(d.m, APIOptions{Gatherer: d.reg, Web: d.cfg.Web, Network: d.network, SleepNow: d.SleepNow})
+}
+
+// network adds the daemon's view to a status.
+func (d *Daemon) network(st *Status) {
+	st.Started = d.started
+	d.nextMu.Lock()
+	st.NextSleep = d.next
+	d.nextMu.Unlock()
+	for _, dir := range d.cfg.Folders {
+		st.Scopes = append(st.Scopes, folderScope(dir))
+	}
+	for _, c := range d.commons {
+		st.Scopes = append(st.Scopes, c.Scope())
+	}
+	if d.gossip == nil {
+		return
+	}
+	st.PeerID = d.gossip.PeerID().String()
+	for _, a := range d.gossip.Addrs() {
+		st.Addrs = append(st.Addrs, a.String())
+	}
+	for _, t := range d.cfg.Teams {
+		st.Topics = append(st.Topics, gossip.TopicName(t))
+		st.Scopes = append(st.Scopes, gossip.Scope(t))
+	}
+	for _, p := range d.gossip.Peers() {
+		ps := PeerStatus{ID: p.ID.String(), Origin: p.Origin, Topics: p.Topics, Score: p.Score}
+		for _, a := range p.Addrs {
+			ps.Addrs = append(ps.Addrs, a.String())
+		}
+		st.Peers = append(st.Peers, ps)
+	}
+}
+
+// holder is the memory as gossip sees it.
+type holder struct{ d *Daemon }
+
+func (h holder) Deliver(scope string, from peer.ID, recs []*protocol.Record) {
+	if _, err := h.d.m.Deliver(context.Background(), scope, recs); err != nil {
+		h.d.log.Error("deliver failed", "scope", scope, "peer", from.String(), "err", err)
+	}
+}
+
+// Held is what sync offers in scope: own records that belong there and
+// records received by it, never records of another scope.
+func (h holder) Held(scope string) ([][]byte, error) {
+	own, err := h.d.m.OwnLines(scope)
+	if err != nil {
+		return nil, err
+	}
+	in, err := h.d.m.store.InScope(scope)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range in {
+		if r.Record.Origin != h.d.m.Origin() {
+			own = append(own, r.Record.Raw)
+		}
+	}
+	return own, nil
+}
+
+func (h holder) Known(rec *protocol.Record) bool {
+	held, ok, err := h.d.m.store.Get(rec.SetKey())
+	return err == nil && ok && !protocol.Supersedes(rec, held.Record)
+}
+
+func safeName(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') || c == '.' || c == '-' {
+			out = append(out, c)
+		} else {
+			out = append(out, '_')
+		}
+	}
+	return string(out)
+}

@@ -1,0 +1,210 @@
+package node
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/remem/remem/node/consolidate"
+	"github.com/remem/remem/protocol"
+)
+
+// IngestReport says what happened to event lines.
+type IngestReport struct {
+	Taken      int          `json:"taken"`
+	Duplicates int          `json:"duplicates"`
+	Rejected   []EventError `json:"rejected,omitempty"`
+}
+
+// EventError is one event line that was not taken.
+type EventError struct {
+	Source string `json:"source"`
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+func (e EventError) String() string { return fmt.Sprintf("%s:%d: %s", e.Source, e.Line, e.Reason) }
+
+// Remember stores events (already validated or not: invalid ones are
+// refused with their index as line number).
+func (m *Memory) Remember(evs []protocol.Event) (IngestReport, error) {
+	var rep IngestReport
+	good := evs[:0:0]
+	for i, ev := range evs {
+		if err := ev.Validate(); err != nil {
+			rep.Rejected = append(rep.Rejected, EventError{Source: "event", Line: i + 1, Reason: err.Error()})
+			continue
+		}
+		good = append(good, ev)
+	}
+	added, dups, err := m.store.AddEvents(good, m.Now())
+	rep.Taken, rep.Duplicates = added, dups
+	return rep, err
+}
+
+// Ingest reads JSONL events from r. Bad lines are reported with their number
+// and reason and kept in the rejects file; the good ones are taken.
+func (m *Memory) Ingest(source string, r io.Reader) (IngestReport, error) {
+	var (
+		rep     IngestReport
+		evs     []protocol.Event
+		rejects [][]byte
+	)
+	br := bufio.NewReader(r)
+	n := 0
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			n++
+			trimmed := bytes.TrimSpace(line)
+			if len(trimmed) > 0 {
+				ev, derr := protocol.DecodeEvent(trimmed)
+				if derr != nil {
+					rep.Rejected = append(rep.Rejected, EventError{Source: source, Line: n, Reason: derr.Error()})
+					rejects = append(rejects, rejectLine(source, n, derr, trimmed))
+				} else {
+					evs = append(evs, ev)
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return rep, fmt.Errorf("reading events from %s: %w", source, err)
+		}
+	}
+	if err := m.keepRejects(rejects); err != nil {
+		return rep, err
+	}
+	added, dups, err := m.store.AddEvents(evs, m.Now())
+	rep.Taken, rep.Duplicates = added, dups
+	return rep, err
+}
+
+func rejectLine(source string, n int, err error, line []byte) []byte {
+	out, _ := json.Marshal(map[string]any{"source": source, "line": n, "reason": err.Error(), "raw": string(bytes.ToValidUTF8(line, []byte("\uFFFD")))})
+	return out
+}
+
+// keepRejects appends refused event lines to the rejects file, so nothing
+// an agent sent is silently lost.
+func (m *Memory) keepRejects(lines [][]byte) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(m.cfg.Home, RejectsFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("keeping rejected events: %w", err)
+	}
+	for _, l := range lines {
+		f.Write(append(l, '\n'))
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
+// DrainInbox takes every event agents appended to $REMEM_HOME/inbox.jsonl.
+// It renames the inbox aside first, so an agent appending meanwhile creates a
+// new inbox and no line is lost or read twice; a crash after the rename is
+// recovered on the next drain, which reads leftover drained files first.
+func (m *Memory) DrainInbox() (IngestReport, error) {
+	var total IngestReport
+	inbox := filepath.Join(m.cfg.Home, InboxFile)
+	leftovers, _ := filepath.Glob(inbox + ".draining-*")
+	aside := inbox + ".draining-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	if err := os.Rename(inbox, aside); err == nil {
+		leftovers = append(leftovers, aside)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return total, fmt.Errorf("moving the inbox aside: %w", err)
+	}
+	for _, path := range leftovers {
+		f, err := os.Open(path)
+		if err != nil {
+			return total, fmt.Errorf("reading inbox: %w", err)
+		}
+		// Wait for a locking writer that still holds the old inode, and give
+		// plain `>>` appenders a moment to finish their line.
+		syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		waitQuiet(path)
+		rep, err := m.Ingest(InboxFile, f)
+		f.Close()
+		total.Taken += rep.Taken
+		total.Duplicates += rep.Duplicates
+		total.Rejected = append(total.Rejected, rep.Rejected...)
+		if err != nil {
+			return total, err
+		}
+		if err := os.Remove(path); err != nil {
+			return total, fmt.Errorf("removing drained inbox: %w", err)
+		}
+	}
+	return total, nil
+}
+
+// waitQuiet waits until the file's size stops changing, briefly.
+func waitQuiet(path string) {
+	last := int64(-1)
+	for i := 0; i < 20; i++ {
+		info, err := os.Stat(path)
+		if err != nil || info.Size() == last {
+			return
+		}
+		last = info.Size()
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// AppendInbox appends events to the inbox as a well-behaved agent does: it
+// locks the file, checks it is still the inbox (a drain may have renamed it
+// aside), and writes whole lines. DrainInbox takes the same lock on the
+// renamed file before reading, so no line is lost or read twice.
+func AppendInbox(home string, evs ...protocol.Event) error {
+	var buf bytes.Buffer
+	for _, ev := range evs {
+		line, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		buf.Write(append(line, '\n'))
+	}
+	path := filepath.Join(home, InboxFile)
+	for {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fmt.Errorf("opening inbox: %w", err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return fmt.Errorf("locking inbox: %w", err)
+		}
+		if !sameFile(f, path) {
+			f.Close() // renamed aside meanwhile: append to the new inbox
+			continue
+		}
+		_, err = f.Write(buf.Bytes())
+		return errors.Join(err, f.Close())
+	}
+}
+
+func sameFile(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(a, b)
+}
+
+func episodeOf(e protocol.Event) consolidate.Episode {
+	return consolidate.Episode{Kind: e.Kind, Title: e.Title, Expected: e.Expected, Happened: e.Happened,
+		Said: e.Said, AgentDid: e.AgentDid, Text: e.Text}
+}

@@ -1,0 +1,173 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/remem/remem/node/consolidate"
+	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
+)
+
+// Params are the memory's tunables.
+type Params struct {
+	State protocol.StateParams
+	// Threshold is the similarity at which an event joins a lesson or
+	// confirms a candidate.
+	Threshold float64
+}
+
+// DefaultParams are the protocol defaults (N = 3, W = 90 days).
+func DefaultParams() Params {
+	return Params{State: protocol.DefaultStateParams(), Threshold: consolidate.DefaultThreshold}
+}
+
+// TestnetParams keep N small and W short so a simulated network can show
+// every state within a run.
+func TestnetParams() Params {
+	p := DefaultParams()
+	p.State = protocol.StateParams{N: 3, W: 30 * time.Second}
+	return p
+}
+
+// Config builds a Memory.
+type Config struct {
+	Home       string
+	Params     Params
+	Similarity consolidate.Similarity // nil: lexical
+	Writer     consolidate.Writer     // nil: the default writer
+	Now        func() time.Time       // nil: time.Now
+	Logger     *slog.Logger
+	Store      store.Options
+	// Create makes the home and its key when missing.
+	Create bool
+}
+
+// Memory is one memory: its identity, its store and the rules that turn
+// events into lessons and records into views. Safe for concurrent use.
+type Memory struct {
+	cfg   Config
+	id    protocol.Identity
+	store *store.Store
+	log   *slog.Logger
+	now   func() time.Time
+	sim   consolidate.Similarity
+	write consolidate.Writer
+
+	sleepMu sync.Mutex // one sleep at a time
+	mu      sync.Mutex // guards the counters below
+	refused map[protocol.Reason]int
+	stats   Stats
+	closed  bool
+}
+
+// Stats are the counters a running memory reports.
+type Stats struct {
+	Received  int       `json:"received"`
+	Accepted  int       `json:"accepted"`
+	Duplicate int       `json:"duplicate"`
+	Skipped   int       `json:"skipped"`
+	LastSleep time.Time `json:"last_sleep"`
+}
+
+// Open opens the memory at cfg.Home.
+func Open(cfg Config) (*Memory, error) {
+	if cfg.Home == "" {
+		cfg.Home = DefaultHome()
+	}
+	if cfg.Params == (Params{}) {
+		cfg.Params = DefaultParams()
+	}
+	var (
+		id  protocol.Identity
+		err error
+	)
+	if cfg.Create {
+		id, _, err = InitHome(cfg.Home)
+	} else {
+		id, err = LoadIdentity(cfg.Home)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	st, err := store.Open(cfg.Home, cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	m := &Memory{cfg: cfg, id: id, store: st, log: cfg.Logger.With("origin", id.Origin()), now: cfg.Now,
+		sim: cfg.Similarity, write: cfg.Writer, refused: map[protocol.Reason]int{}}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if m.sim == nil {
+		m.sim = consolidate.NewLexical()
+	}
+	if m.write == nil {
+		m.write = &consolidate.DefaultWriter{Redact: protocol.RedactRawData}
+	}
+	return m, nil
+}
+
+// Close closes the store. Idempotent.
+func (m *Memory) Close() error {
+	m.sleepMu.Lock()
+	defer m.sleepMu.Unlock()
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	return m.store.Close()
+}
+
+// Identity is the memory's key pair.
+func (m *Memory) Identity() protocol.Identity { return m.id }
+
+// Origin is the memory's id.
+func (m *Memory) Origin() string { return m.id.Origin() }
+
+// Home is the memory's directory.
+func (m *Memory) Home() string { return m.cfg.Home }
+
+// Store gives the transports' glue access to the store.
+func (m *Memory) Store() *store.Store { return m.store }
+
+// Params are the memory's tunables.
+func (m *Memory) Params() Params { return m.cfg.Params }
+
+// Now is the memory's clock.
+func (m *Memory) Now() time.Time { return m.now().UTC() }
+
+// Stats returns the counters and refusals by reason.
+func (m *Memory) Stats() (Stats, map[protocol.Reason]int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	refused := make(map[protocol.Reason]int, len(m.refused))
+	for k, v := range m.refused {
+		refused[k] = v
+	}
+	return m.stats, refused
+}
+
+func (m *Memory) similar(ctx context.Context, text string, g consolidate.Group) float64 {
+	s, err := consolidate.Linkage(ctx, m.sim, text, g)
+	if err != nil {
+		m.log.Warn("similarity failed", "err", err)
+		return 0
+	}
+	return s
+}
+
+func groupOf(l store.Lesson) consolidate.Group {
+	return consolidate.Group{ID: l.Hash, Text: l.Text, Episodes: l.Episodes}
+}
+
+func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -1,0 +1,118 @@
+package node
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
+)
+
+// Publish signs a lesson of this memory directly, outside sleep. It is
+// refused with the reason when the text is an instruction or holds raw data.
+func (m *Memory) Publish(kind, text string) (*protocol.Record, error) {
+	m.sleepMu.Lock()
+	defer m.sleepMu.Unlock()
+	now := m.Now()
+	hash := protocol.LessonHash(kind, text)
+	l, ok, err := m.store.GetLesson(hash)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		l = store.Lesson{Hash: hash, ID: "l-" + hash[:8], Kind: kind, Text: text, Seen: 1, Strength: protocol.InitialStrength(1), Layer: LayerPersonal}
+	}
+	rec, err := protocol.SignLesson(m.id, protocol.LessonDraft{Kind: kind, Text: text, Seen: l.Seen, Strength: l.Strength, Updated: now, ID: l.ID})
+	if err != nil {
+		return nil, err
+	}
+	l.Own, l.Published, l.Dirty, l.Updated = true, true, false, now
+	if err := m.store.PutLesson(l); err != nil {
+		return nil, err
+	}
+	if _, err := m.store.AppendOutbox([]*protocol.Record{rec}); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// Revoke signs the withdrawal of a lesson. An origin revokes its own lesson;
+// a confirmer's revocation counts toward a quorum (SPEC §8).
+func (m *Memory) Revoke(hash, reason string) (*protocol.Record, error) {
+	m.sleepMu.Lock()
+	defer m.sleepMu.Unlock()
+	held, err := m.store.ForHash(hash)
+	if err != nil {
+		return nil, err
+	}
+	mine := false
+	for _, h := range held {
+		mine = mine || h.Record.Origin == m.Origin()
+	}
+	if !mine {
+		return nil, fmt.Errorf("this memory neither published nor confirmed lesson %s; only its origin or its confirmers can revoke it (`remem lessons` lists the hashes)", hash)
+	}
+	rec, err := protocol.SignRevocation(m.id, hash, m.Now(), reason)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := m.store.AppendOutbox([]*protocol.Record{rec}); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// OwnLines are this memory's current signed records for scope: what its
+// folder or commons file holds and what sync offers there. A confirmation
+// goes only to the scopes its lesson arrived by; own lessons and
+// revocations go everywhere ("" = every scope).
+func (m *Memory) OwnLines(scope string) ([][]byte, error) {
+	recs, err := m.store.OwnRecords()
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, 0, len(recs))
+	for _, r := range recs {
+		ok, err := m.sendsTo(r, scope)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, r.Raw)
+		}
+	}
+	return out, nil
+}
+
+// sendsTo reports whether own record r belongs in scope.
+func (m *Memory) sendsTo(r *protocol.Record, scope string) (bool, error) {
+	if scope == "" || r.Type != protocol.TypeConfirmation {
+		return true, nil
+	}
+	l, ok, err := m.store.GetLesson(r.Hash)
+	if err != nil || !ok {
+		return false, err
+	}
+	return slices.Contains(l.Scopes, scope), nil
+}
+
+// OutboxSince returns own records signed after cursor that belong in scope,
+// and the new cursor. Transports call it on every sleep.
+func (m *Memory) OutboxSince(scope string, cursor uint64) ([][]byte, uint64, error) {
+	entries, err := m.store.Outbox(cursor, 0)
+	if err != nil {
+		return nil, cursor, err
+	}
+	var out [][]byte
+	for _, e := range entries {
+		cursor = e.Seq
+		ok, err := m.sendsTo(e.Record, scope)
+		if err != nil {
+			return nil, cursor, err
+		}
+		if ok {
+			out = append(out, e.Record.Raw)
+		}
+	}
+	return out, cursor, nil
+}

@@ -1,0 +1,199 @@
+package node
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
+)
+
+// Refused is one line that was not accepted.
+type Refused struct {
+	Line   int             `json:"line"`
+	Reason protocol.Reason `json:"reason"`
+	Detail string          `json:"detail"`
+}
+
+// ReceiveReport says what happened to received records.
+type ReceiveReport struct {
+	Accepted   int                     `json:"accepted"`
+	Duplicate  int                     `json:"duplicate"`
+	Skipped    int                     `json:"skipped"`
+	Refused    []Refused               `json:"refused,omitempty"`
+	ByReason   map[protocol.Reason]int `json:"refused_by_reason,omitempty"`
+	Candidates int                     `json:"new_candidates"`
+}
+
+// Receive verifies raw lines that came by scope and merges the good ones.
+// Bad lines are reported with their number and reason; the rest are taken.
+func (m *Memory) Receive(ctx context.Context, scope string, lines []protocol.Line) (ReceiveReport, error) {
+	var rep ReceiveReport
+	now := m.Now()
+	recs := make([]*protocol.Record, 0, len(lines))
+	for _, l := range lines {
+		rec, err := protocol.Verify(l.Bytes, now)
+		switch protocol.VerdictOf(err) {
+		case protocol.Skip:
+			rep.Skipped++
+			continue
+		case protocol.Reject:
+			rep.Refused = append(rep.Refused, Refused{Line: l.N, Reason: protocol.ReasonOf(err), Detail: err.Error()})
+			continue
+		}
+		// Own bytes may be reused by the caller; the store keeps a copy.
+		rec.Raw = slices.Clone(rec.Raw)
+		recs = append(recs, rec)
+	}
+	m.countRefused(rep.Refused, rep.Skipped)
+	d, err := m.Deliver(ctx, scope, recs)
+	rep.Accepted, rep.Duplicate, rep.Candidates = d.Accepted, d.Duplicate, d.Candidates
+	if len(rep.Refused) > 0 {
+		rep.ByReason = map[protocol.Reason]int{}
+		for _, r := range rep.Refused {
+			rep.ByReason[r.Reason]++
+		}
+	}
+	return rep, err
+}
+
+// CountRefused lets a transport that verified lines itself report what it
+// refused, so refusals by reason cover every scope.
+func (m *Memory) CountRefused(reasons map[protocol.Reason]int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for r, n := range reasons {
+		m.refused[r] += n
+		m.stats.Received += n
+	}
+}
+
+func (m *Memory) countRefused(refused []Refused, skipped int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range refused {
+		m.refused[r.Reason]++
+	}
+	m.stats.Received += len(refused) + skipped
+	m.stats.Skipped += skipped
+}
+
+// Deliver is the one path in: every transport hands it records it verified
+// (gossip in its validator, folder and commons on read). It merges them
+// into the store, turns new lessons of other memories into local candidates
+// and raises own lessons that others corroborate.
+func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Record) (ReceiveReport, error) {
+	var rep ReceiveReport
+	if len(recs) == 0 {
+		return rep, nil
+	}
+	now := m.Now()
+	m.sleepMu.Lock() // lessons change here and in sleep
+	defer m.sleepMu.Unlock()
+	outcomes, err := m.store.PutRecords(recs, scope, now)
+	if err != nil {
+		return rep, err
+	}
+	for i, rec := range recs {
+		switch outcomes[i] {
+		case store.Added, store.Replaced:
+			rep.Accepted++
+		default:
+			rep.Duplicate++
+		}
+		if rec.Type != protocol.TypeLesson || rec.Origin == m.Origin() {
+			continue
+		}
+		added, err := m.noteLesson(ctx, rec, scope, now)
+		if err != nil {
+			return rep, err
+		}
+		if added {
+			rep.Candidates++
+		}
+	}
+	m.mu.Lock()
+	m.stats.Received += len(recs)
+	m.stats.Accepted += rep.Accepted
+	m.stats.Duplicate += rep.Duplicate
+	m.mu.Unlock()
+	return rep, nil
+}
+
+// noteLesson applies SPEC §7 to a lesson record of another origin: a hash
+// the memory does not hold becomes a candidate at strength 0.5; the same
+// hash or meaning as an own lesson corroborates it.
+func (m *Memory) noteLesson(ctx context.Context, rec *protocol.Record, scope string, now time.Time) (bool, error) {
+	l, ok, err := m.store.GetLesson(rec.Hash)
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		if !slices.Contains(l.Scopes, scope) {
+			l.Scopes = append(l.Scopes, scope)
+			slices.Sort(l.Scopes)
+		}
+		if l.Own && !slices.Contains(l.Corroborators, rec.Origin) {
+			l.Corroborators = append(l.Corroborators, rec.Origin)
+			l.Strength = protocol.Rise(l.Strength)
+			l.Updated = now
+			l.Dirty = true
+		}
+		return false, m.store.PutLesson(l)
+	}
+	cand := store.Lesson{
+		Hash: rec.Hash, Kind: rec.Kind, Text: rec.Text, Seen: 0, Strength: protocol.CandidateStrength,
+		Updated: now, Arrived: now, Scopes: []string{scope}, Layer: layerOf(scope),
+	}
+	// Had this memory met the surprise before the lesson arrived?
+	events, err := m.store.Events(time.Time{})
+	if err != nil {
+		return false, err
+	}
+	g := groupOf(cand)
+	for _, ev := range events {
+		if m.similar(ctx, episodeOf(ev.Event).Content(), g) >= m.cfg.Params.Threshold {
+			cand.MetBefore = true
+			break
+		}
+	}
+	// Corroboration by meaning: an own lesson that says the same thing.
+	own, err := m.store.Lessons()
+	if err != nil {
+		return false, err
+	}
+	for _, o := range own {
+		if !o.Own || o.Kind != rec.Kind || slices.Contains(o.Corroborators, rec.Origin) {
+			continue
+		}
+		if m.similar(ctx, rec.Text, groupOf(o)) >= m.cfg.Params.Threshold {
+			o.Corroborators = append(o.Corroborators, rec.Origin)
+			o.Strength = protocol.Rise(o.Strength)
+			o.Updated = now
+			o.Dirty = true
+			if err := m.store.PutLesson(o); err != nil {
+				return false, err
+			}
+		}
+	}
+	return true, m.store.PutLesson(cand)
+}
+
+// layerOf maps a scope to its composition layer (SPEC §9).
+func layerOf(scope string) string {
+	switch {
+	case scope == "local":
+		return LayerPersonal
+	case len(scope) >= 8 && scope[:8] == "commons:":
+		return LayerCommon
+	}
+	return LayerDomain
+}
+
+// Layers of SPEC §9, lowest first.
+const (
+	LayerCommon   = "common"
+	LayerDomain   = "domain"
+	LayerPersonal = "personal"
+)

@@ -1,0 +1,95 @@
+package node
+
+import (
+	"context"
+
+	"github.com/remem/remem/protocol"
+)
+
+// Service is what the CLI, the MCP server and the web page ask of a memory.
+// Local serves it from an open Memory; Client serves it through the local
+// HTTP API of a running node, with the same results.
+type Service interface {
+	Origin() string
+	Lessons(ctx context.Context, f Filter) ([]LessonView, error)
+	Show(ctx context.Context, hash string) (Provenance, error)
+	Recall(ctx context.Context, query string, limit int) ([]LessonView, error)
+	Remember(ctx context.Context, evs []protocol.Event) (IngestReport, error)
+	Ingest(ctx context.Context, source string, data []byte) (IngestReport, error)
+	Sleep(ctx context.Context) (SleepReport, error)
+	Publish(ctx context.Context, kind, text string) (Signed, error)
+	Revoke(ctx context.Context, hash, reason string) (Signed, error)
+	Export(ctx context.Context) ([]string, error)
+	Import(ctx context.Context, scope string, data []byte) (ReceiveReport, error)
+	Share(ctx context.Context, req ShareRequest) (ShareSettings, error)
+	Close() error
+}
+
+// Signed is a record this memory just signed.
+type Signed struct {
+	Hash   string `json:"hash"`
+	Origin string `json:"origin"`
+	Line   string `json:"line"`
+}
+
+// ShareRequest changes or lists the per-project opt-ins.
+type ShareRequest struct {
+	List bool         `json:"list,omitempty"`
+	Off  bool         `json:"off,omitempty"`
+	Set  ProjectShare `json:"set"`
+}
+
+// Local is the Service of a memory opened in this process.
+type Local struct{ M *Memory }
+
+var _ Service = Local{}
+
+func (l Local) Origin() string { return l.M.Origin() }
+func (l Local) Lessons(_ context.Context, f Filter) ([]LessonView, error) {
+	return l.M.Lessons(f)
+}
+func (l Local) Show(_ context.Context, hash string) (Provenance, error) { return l.M.Show(hash) }
+func (l Local) Recall(ctx context.Context, q string, limit int) ([]LessonView, error) {
+	return l.M.Recall(ctx, q, limit)
+}
+func (l Local) Remember(_ context.Context, evs []protocol.Event) (IngestReport, error) {
+	return l.M.Remember(evs)
+}
+func (l Local) Ingest(_ context.Context, source string, data []byte) (IngestReport, error) {
+	return l.M.Ingest(source, bytesReader(data))
+}
+func (l Local) Sleep(ctx context.Context) (SleepReport, error) { return l.M.Sleep(ctx) }
+func (l Local) Publish(_ context.Context, kind, text string) (Signed, error) {
+	return signedOf(l.M.Publish(kind, text))
+}
+func (l Local) Revoke(_ context.Context, hash, reason string) (Signed, error) {
+	return signedOf(l.M.Revoke(hash, reason))
+}
+func (l Local) Export(context.Context) ([]string, error) {
+	lines, err := l.M.OwnLines("")
+	out := make([]string, len(lines))
+	for i, b := range lines {
+		out[i] = string(b)
+	}
+	return out, err
+}
+func (l Local) Import(ctx context.Context, scope string, data []byte) (ReceiveReport, error) {
+	return l.M.Receive(ctx, scope, protocol.SplitLines(data))
+}
+func (l Local) Share(_ context.Context, req ShareRequest) (ShareSettings, error) {
+	switch {
+	case req.List:
+		return l.M.ShareSettings()
+	case req.Off:
+		return l.M.Unshare(req.Set.Project)
+	}
+	return l.M.Share(req.Set)
+}
+func (l Local) Close() error { return l.M.Close() }
+
+func signedOf(rec *protocol.Record, err error) (Signed, error) {
+	if err != nil {
+		return Signed{}, err
+	}
+	return Signed{Hash: rec.Hash, Origin: rec.Origin, Line: string(rec.Raw)}, nil
+}

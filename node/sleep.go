@@ -1,0 +1,378 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/remem/remem/node/consolidate"
+	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
+)
+
+// SleepReport says what one sleep did.
+type SleepReport struct {
+	InboxTaken    int           `json:"inbox_taken"`
+	InboxRejected int           `json:"inbox_rejected"`
+	Events        int           `json:"events"`
+	NewLessons    int           `json:"new_lessons"`
+	Raised        int           `json:"raised"`
+	Confirmations int           `json:"confirmations"`
+	MetBefore     int           `json:"met_before"`
+	Signed        int           `json:"signed"`
+	KeptLocal     int           `json:"kept_local"`
+	Dropped       []string      `json:"dropped,omitempty"`
+	Took          time.Duration `json:"took_ns"`
+}
+
+func (r SleepReport) String() string {
+	return fmt.Sprintf("took %d events (%d from the inbox); %d new lessons, %d raised; %d confirmations; %d records signed; %d kept local",
+		r.Events, r.InboxTaken, r.NewLessons, r.Raised, r.Confirmations, r.Signed, r.KeptLocal)
+}
+
+// pending is an event waiting to be absorbed, with its content.
+type pending struct {
+	ev      store.StoredEvent
+	content string
+	at      time.Time
+}
+
+// Sleep drains the inbox, runs the verify pass over received candidates,
+// clusters the remaining events into own lessons, signs what may be shared
+// into the outbox and writes lessons.jsonl.
+func (m *Memory) Sleep(ctx context.Context) (SleepReport, error) {
+	start := time.Now()
+	var rep SleepReport
+	in, err := m.DrainInbox()
+	rep.InboxTaken, rep.InboxRejected = in.Taken, len(in.Rejected)
+	if err != nil {
+		return rep, err
+	}
+	m.sleepMu.Lock()
+	defer m.sleepMu.Unlock()
+	now := m.Now()
+
+	stored, err := m.store.PendingEvents()
+	if err != nil {
+		return rep, err
+	}
+	rep.Events = len(stored)
+	events := make([]pending, len(stored))
+	for i, ev := range stored {
+		events[i] = pending{ev: ev, content: episodeOf(ev.Event).Content(), at: eventTime(ev)}
+	}
+	lessons, err := m.store.Lessons()
+	if err != nil {
+		return rep, err
+	}
+	var out []*protocol.Record
+
+	// Verify pass (SPEC §7): confirm candidates that came true here.
+	events, confirms, err := m.verifyPass(ctx, lessons, events, now, &rep)
+	if err != nil {
+		return rep, err
+	}
+	out = append(out, confirms...)
+
+	// Consolidate the rest into own lessons, one lesson kind at a time.
+	for _, kind := range []string{protocol.KindError, protocol.KindCorrection, protocol.KindSurprise} {
+		if err := m.consolidate(ctx, kind, events, now, &rep); err != nil {
+			return rep, err
+		}
+	}
+
+	// Sign what changed and may be shared.
+	signed, err := m.signDirty(now, &rep)
+	if err != nil {
+		return rep, err
+	}
+	out = append(out, signed...)
+	if len(out) > 0 {
+		if _, err := m.store.AppendOutbox(out); err != nil {
+			return rep, err
+		}
+	}
+	rep.Signed = len(out)
+	if err := m.writeLessonsFile(ctx); err != nil {
+		return rep, err
+	}
+	m.mu.Lock()
+	m.stats.LastSleep = now
+	m.mu.Unlock()
+	if err := m.store.SetMeta("last_sleep", now); err != nil {
+		return rep, err
+	}
+	rep.Took = time.Since(start)
+	m.log.Info("slept", "events", rep.Events, "new", rep.NewLessons, "raised", rep.Raised, "confirmations", rep.Confirmations, "signed", rep.Signed)
+	return rep, nil
+}
+
+func eventTime(ev store.StoredEvent) time.Time {
+	if t, err := time.Parse(time.RFC3339, ev.Event.At); err == nil && t.Before(ev.Received) {
+		return t.UTC()
+	}
+	return ev.Received
+}
+
+// verifyPass confirms each candidate that an event newer than its arrival
+// matches, unless an event older than its arrival matched it already. It
+// returns the events it did not absorb and the confirmations signed.
+func (m *Memory) verifyPass(ctx context.Context, lessons []store.Lesson, events []pending, now time.Time, rep *SleepReport) ([]pending, []*protocol.Record, error) {
+	var out []*protocol.Record
+	used := make([]bool, len(events))
+	for _, cand := range lessons {
+		if cand.Own || cand.Confirmed {
+			continue
+		}
+		held, err := m.store.ForHash(cand.Hash)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !confirmable(m.Origin(), cand.Hash, held, now, m.cfg.Params.State) {
+			continue
+		}
+		g := groupOf(cand)
+		var matched []int
+		for i, ev := range events {
+			if used[i] || protocol.LessonKindOf(ev.ev.Event.Kind) != cand.Kind {
+				continue
+			}
+			if m.similar(ctx, ev.content, g) < m.cfg.Params.Threshold {
+				continue
+			}
+			if ev.at.Before(cand.Arrived) {
+				if !cand.MetBefore {
+					rep.MetBefore++
+				}
+				cand.MetBefore = true
+				continue
+			}
+			matched = append(matched, i)
+		}
+		if cand.MetBefore || len(matched) == 0 {
+			if cand.MetBefore {
+				if err := m.store.PutLesson(cand); err != nil {
+					return nil, nil, err
+				}
+			}
+			continue
+		}
+		rec, err := protocol.SignConfirmation(m.id, cand.Hash, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, rec)
+		rep.Confirmations++
+		seqs := make([]uint64, 0, len(matched))
+		for _, i := range matched {
+			used[i] = true
+			seqs = append(seqs, events[i].ev.Seq)
+			cand.Episodes = appendEpisode(cand.Episodes, events[i].content)
+		}
+		cand.Confirmed = true
+		cand.Seen += int64(len(matched))
+		cand.Strength = protocol.Rise(cand.Strength)
+		cand.Updated = now
+		if err := m.store.AssignEvents(seqs, cand.Hash); err != nil {
+			return nil, nil, err
+		}
+		if err := m.store.PutLesson(cand); err != nil {
+			return nil, nil, err
+		}
+	}
+	rest := events[:0:0]
+	for i, ev := range events {
+		if !used[i] {
+			rest = append(rest, ev)
+		}
+	}
+	return rest, out, nil
+}
+
+// confirmable: the lesson is not revoked and this memory never published it.
+func confirmable(self, hash string, held []store.Held, now time.Time, p protocol.StateParams) bool {
+	recs := make([]*protocol.Record, 0, len(held))
+	for _, h := range held {
+		if h.Record.Type == protocol.TypeLesson && h.Record.Origin == self {
+			return false
+		}
+		recs = append(recs, h.Record)
+	}
+	return protocol.ComputeState(hash, recs, now, p).State != protocol.StateRevoked
+}
+
+// consolidate clusters the pending events of one lesson kind: events that
+// join an own lesson raise it; the rest become new lessons.
+func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, now time.Time, rep *SleepReport) error {
+	var events []pending
+	for _, ev := range all {
+		if protocol.LessonKindOf(ev.ev.Event.Kind) == kind {
+			events = append(events, ev)
+		}
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	lessons, err := m.store.Lessons()
+	if err != nil {
+		return err
+	}
+	var groups []consolidate.Group
+	byHash := map[string]store.Lesson{}
+	for _, l := range lessons {
+		if l.Own && l.Kind == kind {
+			groups = append(groups, groupOf(l))
+			byHash[l.Hash] = l
+		}
+	}
+	episodes := make([]consolidate.Episode, len(events))
+	for i, ev := range events {
+		episodes[i] = episodeOf(ev.ev.Event)
+	}
+	asg, err := consolidate.Assign(ctx, m.sim, m.cfg.Params.Threshold, groups, episodes)
+	if err != nil {
+		return fmt.Errorf("clustering events: %w", err)
+	}
+	joined := map[string][]int{}
+	for i, hash := range asg.Joined {
+		joined[hash] = append(joined[hash], i)
+	}
+	for hash, idx := range joined {
+		slices.Sort(idx)
+		if err := m.absorb(byHash[hash], events, idx, now); err != nil {
+			return err
+		}
+		rep.Raised++
+	}
+	for _, cluster := range asg.NewClusters {
+		c := consolidate.Cluster{Kind: kind}
+		for _, i := range cluster {
+			c.Episodes = append(c.Episodes, episodes[i])
+		}
+		text, err := m.writeLesson(ctx, c)
+		if err != nil {
+			rep.Dropped = append(rep.Dropped, err.Error())
+			m.log.Warn("cluster dropped", "err", err)
+			continue
+		}
+		hash := protocol.LessonHash(kind, text)
+		existing, ok, err := m.store.GetLesson(hash)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			existing = store.Lesson{Hash: hash, ID: "l-" + hash[:8], Kind: kind, Text: text, Own: true, Layer: LayerPersonal}
+			rep.NewLessons++
+		} else {
+			existing.Own = true // this memory met it too: now it is its own as well
+			rep.Raised++
+		}
+		if err := m.absorb(existing, events, cluster, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// absorb folds events into a lesson: seen and strength rise, the episodes and
+// projects are remembered, and the lesson is marked for signing.
+func (m *Memory) absorb(l store.Lesson, events []pending, idx []int, now time.Time) error {
+	seqs := make([]uint64, 0, len(idx))
+	for _, i := range idx {
+		ev := events[i]
+		seqs = append(seqs, ev.ev.Seq)
+		l.Episodes = appendEpisode(l.Episodes, ev.content)
+		if ev.ev.Event.Cwd != "" && !slices.Contains(l.Projects, ev.ev.Event.Cwd) {
+			l.Projects = append(l.Projects, ev.ev.Event.Cwd)
+		}
+	}
+	if l.Seen == 0 && l.Strength == 0 {
+		l.Seen = int64(len(idx))
+		l.Strength = protocol.InitialStrength(l.Seen)
+	} else {
+		l.Seen += int64(len(idx))
+		l.Strength = protocol.Rise(l.Strength)
+	}
+	l.Updated = now
+	l.Dirty = true
+	if err := m.store.AssignEvents(seqs, l.Hash); err != nil {
+		return err
+	}
+	return m.store.PutLesson(l)
+}
+
+const maxEpisodes = 50
+
+func appendEpisode(eps []string, text string) []string {
+	if len(eps) >= maxEpisodes {
+		eps = eps[1:]
+	}
+	return append(eps, text)
+}
+
+// writeLesson asks the writer for one sentence and holds it to the rules of
+// SPEC §6; when a configured writer's sentence fails them the default writer
+// is tried before the cluster is dropped.
+func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster) (string, error) {
+	writers := []consolidate.Writer{m.write}
+	if _, isDefault := m.write.(*consolidate.DefaultWriter); !isDefault {
+		writers = append(writers, &consolidate.DefaultWriter{Redact: protocol.RedactRawData})
+	}
+	var errs []error
+	for _, w := range writers {
+		text, err := w.Write(ctx, c)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		text = protocol.RedactRawData(text)
+		if err := protocol.CheckLessonText(text); err != nil {
+			errs = append(errs, fmt.Errorf("%q: %w", text, err))
+			continue
+		}
+		return text, nil
+	}
+	return "", fmt.Errorf("no lesson written for a %s cluster of %d events: %w", c.Kind, len(c.Episodes), errors.Join(errs...))
+}
+
+// signDirty signs the own lessons that changed and may be shared.
+func (m *Memory) signDirty(now time.Time, rep *SleepReport) ([]*protocol.Record, error) {
+	lessons, err := m.store.Lessons()
+	if err != nil {
+		return nil, err
+	}
+	share, err := m.ShareSettings()
+	if err != nil {
+		return nil, err
+	}
+	var out []*protocol.Record
+	for _, l := range lessons {
+		if !l.Own || !l.Dirty {
+			continue
+		}
+		l.Dirty = false
+		if !l.Published && !share.Allows(l.Kind, l.Projects) {
+			rep.KeptLocal++
+			if err := m.store.PutLesson(l); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		rec, err := protocol.SignLesson(m.id, protocol.LessonDraft{Kind: l.Kind, Text: l.Text, Seen: l.Seen,
+			Strength: l.Strength, Updated: now, ID: l.ID})
+		if err != nil {
+			// Raw data or an instruction: the lesson stays local, never signed.
+			rep.KeptLocal++
+			m.log.Warn("lesson kept local", "hash", l.Hash, "err", err)
+		} else {
+			out = append(out, rec)
+			l.Published = true
+		}
+		if err := m.store.PutLesson(l); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
