@@ -1,0 +1,272 @@
+package gossip
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/remem/remem/protocol"
+)
+
+// memHolder is an in-memory Holder: per scope, a set of records by set key,
+// merged with protocol.Supersedes.
+type memHolder struct {
+	mu        sync.Mutex
+	scopes    map[string]map[protocol.RecordKey]*protocol.Record
+	delivered int
+}
+
+func newMemHolder() *memHolder {
+	return &memHolder{scopes: map[string]map[protocol.RecordKey]*protocol.Record{}}
+}
+
+func (h *memHolder) Deliver(scope string, from peer.ID, recs []*protocol.Record) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.delivered += len(recs)
+	h.put(scope, recs...)
+}
+
+func (h *memHolder) put(scope string, recs ...*protocol.Record) {
+	m := h.scopes[scope]
+	if m == nil {
+		m = map[protocol.RecordKey]*protocol.Record{}
+		h.scopes[scope] = m
+	}
+	for _, r := range recs {
+		k := r.SetKey()
+		if cur := m[k]; cur == nil || protocol.Supersedes(r, cur) {
+			m[k] = r
+		}
+	}
+}
+
+// add stores own records (as the node does before it publishes them).
+func (h *memHolder) add(scope string, recs ...*protocol.Record) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.put(scope, recs...)
+}
+
+func (h *memHolder) Held(scope string) ([][]byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out [][]byte
+	for _, r := range h.scopes[scope] {
+		out = append(out, r.Raw)
+	}
+	return out, nil
+}
+
+func (h *memHolder) Known(rec *protocol.Record) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range h.scopes {
+		if cur := m[rec.SetKey()]; cur != nil && bytes.Equal(cur.Raw, rec.Raw) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *memHolder) count(scope string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.scopes[scope])
+}
+
+func (h *memHolder) has(scope string, rec *protocol.Record) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cur := h.scopes[scope][rec.SetKey()]
+	return cur != nil && bytes.Equal(cur.Raw, rec.Raw)
+}
+
+func (h *memHolder) deliveredCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.delivered
+}
+
+// tnode is a running node in a test.
+type tnode struct {
+	*Node
+	id     protocol.Identity
+	holder *memHolder
+	stop   func()
+}
+
+type nodeOpt func(*Config)
+
+func withTeams(teams ...string) nodeOpt { return func(c *Config) { c.Teams = teams } }
+func withBootstrap(ns ...*tnode) nodeOpt {
+	return func(c *Config) {
+		for _, n := range ns {
+			c.Bootstrap = append(c.Bootstrap, n.Addrs()[0].String())
+		}
+	}
+}
+func withParams(f func(p *Params)) nodeOpt {
+	return func(c *Config) { f(c.Params) }
+}
+
+// startNode makes a node on 127.0.0.1 with TestnetParams and runs it; the
+// test's cleanup stops and closes it.
+func startNode(t testing.TB, opts ...nodeOpt) *tnode {
+	t.Helper()
+	n := newNode(t, opts...)
+	n.run(t)
+	return n
+}
+
+func newNode(t testing.TB, opts ...nodeOpt) *tnode {
+	t.Helper()
+	id, err := protocol.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := TestnetParams()
+	cfg := Config{
+		Identity: id,
+		Listen:   []string{"/ip4/127.0.0.1/tcp/0"},
+		Teams:    []string{"t"},
+		Params:   &p,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	h := newMemHolder()
+	n, err := New(cfg, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := &tnode{Node: n, id: id, holder: h}
+	t.Cleanup(func() {
+		if tn.stop != nil {
+			tn.stop()
+		}
+		if err := n.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return tn
+}
+
+func (n *tnode) run(t testing.TB) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	n.stop = func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("Run did not return after its context ended")
+		}
+	}
+}
+
+// eventually polls cond every 20ms until it holds or d passes.
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var subjects = []string{"the linker", "the test runner", "the cache", "the formatter", "the race detector",
+	"the module proxy", "the build server", "the code generator", "the profiler", "the package index"}
+
+// lesson signs a distinct, valid error lesson.
+func lesson(t testing.TB, id protocol.Identity, i int) *protocol.Record {
+	t.Helper()
+	text := fmt.Sprintf("Running %s in batch %d of the nightly job times out after the dependency update when step %d runs twice",
+		subjects[i%len(subjects)], i/len(subjects), i)
+	rec, err := protocol.SignLesson(id, protocol.LessonDraft{
+		Kind: "error", Text: text, Seen: 1, Strength: 0.5, Updated: time.Now().Add(-time.Hour),
+	})
+	if err != nil {
+		t.Fatalf("signing %q: %v", text, err)
+	}
+	return rec
+}
+
+func lessons(t testing.TB, id protocol.Identity, from, count int) []*protocol.Record {
+	out := make([]*protocol.Record, count)
+	for i := range out {
+		out[i] = lesson(t, id, from+i)
+	}
+	return out
+}
+
+func raws(recs []*protocol.Record) [][]byte {
+	out := make([][]byte, len(recs))
+	for i, r := range recs {
+		out[i] = r.Raw
+	}
+	return out
+}
+
+// forgeLesson writes a lesson line signed by id whatever its text says (the
+// protocol's signer refuses instructions), as an attacker would.
+func forgeLesson(id protocol.Identity, text string) []byte {
+	hash := protocol.LessonHash("error", text)
+	updated := protocol.FormatTime(time.Now().Add(-time.Minute))
+	head := fmt.Sprintf(`{"hash":"%s","key":"%s","kind":"error","origin":"%s","seen":1,`, hash, id.Key(), id.Origin())
+	tail := fmt.Sprintf(`"strength":0.5,"text":%s,"updated":"%s","v":1}`, protocol.EncodeString(text), updated)
+	sig := ed25519.Sign(id.Private, []byte(head+tail))
+	return []byte(head + `"sig":"` + hex.EncodeToString(sig) + `",` + tail)
+}
+
+// badSignature returns a copy of a valid line with one hex digit of its
+// signature changed.
+func badSignature(line []byte) []byte {
+	out := bytes.Clone(line)
+	i := bytes.Index(out, []byte(`"sig":"`)) + len(`"sig":"`) + 10
+	if out[i] == '0' {
+		out[i] = '1'
+	} else {
+		out[i] = '0'
+	}
+	return out
+}
+
+func rawBytes(recs []*protocol.Record) int {
+	n := 0
+	for _, r := range recs {
+		n += len(r.Raw)
+	}
+	return n
+}
+
+func peerIDs(ns []*tnode) []peer.ID {
+	var out []peer.ID
+	for _, n := range ns {
+		out = append(out, n.PeerID())
+	}
+	return out
+}
+
+func connectedTo(n *tnode, other *tnode) bool {
+	return slices.Contains(n.host.Network().Peers(), other.PeerID())
+}
+
+func addrInfo(t testing.TB, n *tnode) peer.AddrInfo {
+	t.Helper()
+	return peer.AddrInfo{ID: n.PeerID(), Addrs: n.host.Addrs()}
+}

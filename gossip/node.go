@@ -1,0 +1,621 @@
+package gossip
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
+	"github.com/libp2p/go-libp2p/core/connmgr"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/pnet"
+	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
+	cmgr "github.com/libp2p/go-libp2p/p2p/net/connmgr"
+	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
+	ma "github.com/multiformats/go-multiaddr"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/remem/remem/protocol"
+)
+
+// Holder is what gossip needs from the memory. It must be safe for
+// concurrent use: the validator, the subscription loops and sync sessions
+// call it from their own goroutines.
+type Holder interface {
+	// Deliver hands on records that arrived on a team scope, already
+	// verified by the validator or by sync (never verify them twice). from
+	// is the peer that sent the bytes (the forwarder of a gossip message, or
+	// the sync partner).
+	Deliver(scope string, from peer.ID, recs []*protocol.Record)
+	// Held returns the raw lines of the records this memory holds in scope
+	// (own records published into it and records received by it), for
+	// catch-up sync. Only these lines are ever offered to peers of scope.
+	Held(scope string) ([][]byte, error)
+	// Known reports whether an identical record is already held, so the
+	// validator can ignore pure duplicates.
+	Known(rec *protocol.Record) bool
+}
+
+// DefaultListen is where a node listens when Config.Listen is empty: port
+// 4002 on every interface, over TCP and QUIC.
+var DefaultListen = []string{"/ip4/0.0.0.0/tcp/4002", "/ip4/0.0.0.0/udp/4002/quic-v1"}
+
+// Config configures a Node. Identity is required; everything else has a
+// default.
+type Config struct {
+	// Identity is the memory's key; the libp2p host uses it too, so a peer
+	// id maps to exactly one origin.
+	Identity protocol.Identity
+	// Listen holds multiaddrs to listen on (default DefaultListen). With a
+	// PSK, QUIC listeners are dropped: libp2p private networks are TCP only.
+	Listen []string
+	// Bootstrap holds full multiaddrs (with /p2p/<id>) of peers to keep
+	// connected to; they are retried with backoff.
+	Bootstrap []string
+	// MDNS finds peers on the local network.
+	MDNS bool
+	// Teams are the team names; each is the topic TopicName(team) and the
+	// scope Scope(team).
+	Teams []string
+	// Members lists the 64-hex keys or 16-hex origins of the members of
+	// every team in Teams; empty means open teams. TeamMembers overrides
+	// it per team. When every team is private, the connection gater only
+	// lets in peers that are members of at least one of them (the union);
+	// when some team is open the gater lets everyone in, and only the
+	// validator and sync keep non-members out of the private teams.
+	Members     []string
+	TeamMembers map[string][]string
+	// PSK is an optional 32-byte libp2p private network key. Nodes with
+	// another key (or none) cannot connect. QUIC is disabled with a PSK.
+	PSK []byte
+	// Params are the tunables (default DefaultParams()).
+	Params *Params
+	// Logger (default: discard).
+	Logger *slog.Logger
+	// Registry receives the Prometheus metrics, libp2p's included (nil: none
+	// are registered).
+	Registry prometheus.Registerer
+	// Now is the clock for record verification (default time.Now).
+	Now func() time.Time
+	// ConnGater is consulted after the members gater (tests use it to cut
+	// the network in two).
+	ConnGater connmgr.ConnectionGater
+}
+
+// TopicName is the GossipSub topic of a team.
+func TopicName(team string) string { return "remem/1/team/" + team }
+
+// Scope is the scope string of a team, as handed to the Holder.
+func Scope(team string) string { return "team:" + team }
+
+// PeerInfo describes one connected peer.
+type PeerInfo struct {
+	ID     peer.ID
+	Origin string
+	Addrs  []ma.Multiaddr
+	Topics []string // topics of this node the peer is subscribed to
+	Score  float64  // GossipSub peer score, as last sampled
+}
+
+// ErrClosed is returned by operations on a closed node.
+var ErrClosed = errors.New("gossip: node closed")
+
+type team struct {
+	name    string
+	topic   string
+	scope   string
+	members memberSet
+	t       *pubsub.Topic
+	sync    *syncState
+}
+
+// Node is one memory's gossip host.
+type Node struct {
+	cfg     Config
+	p       Params
+	holder  Holder
+	log     *slog.Logger
+	now     func() time.Time
+	host    host.Host
+	ps      *pubsub.PubSub
+	teams   map[string]*team
+	order   []*team
+	boot    []peer.AddrInfo
+	metrics *metrics
+
+	scoreMu sync.Mutex
+	scores  map[peer.ID]float64
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	tasks  tracker // handlers and Run's goroutines
+
+	inbound chan struct{} // sync sessions answered at once
+
+	running   atomic.Bool
+	runDone   chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New builds the host (listening at once), GossipSub with peer scoring, the
+// team topics and their validators, and the sync protocol handler. Call Run
+// to subscribe and start discovery, and Close to stop.
+func New(cfg Config, h Holder) (*Node, error) {
+	if h == nil {
+		return nil, errors.New("gossip: no holder")
+	}
+	if len(cfg.Identity.Private) != 64 {
+		return nil, errors.New("gossip: config has no identity (want a 64-byte Ed25519 private key)")
+	}
+	p := DefaultParams()
+	if cfg.Params != nil {
+		p = *cfg.Params
+	}
+	n := &Node{
+		cfg:     cfg,
+		p:       p,
+		holder:  h,
+		log:     cfg.Logger,
+		now:     cfg.Now,
+		teams:   map[string]*team{},
+		scores:  map[peer.ID]float64{},
+		inbound: make(chan struct{}, max(1, p.SyncMaxInbound)),
+		runDone: make(chan struct{}),
+	}
+	if n.log == nil {
+		n.log = slog.New(slog.DiscardHandler)
+	}
+	if n.now == nil {
+		n.now = time.Now
+	}
+	var err error
+	if n.metrics, err = newMetrics(cfg.Registry); err != nil {
+		return nil, fmt.Errorf("gossip: registering metrics: %w", err)
+	}
+
+	// Teams and members.
+	common, err := parseMembers(cfg.Members)
+	if err != nil {
+		return nil, fmt.Errorf("gossip: members: %w", err)
+	}
+	var union memberSet = memberSet{}
+	allPrivate := len(cfg.Teams) > 0
+	for _, name := range cfg.Teams {
+		if err := checkTeamName(name); err != nil {
+			return nil, err
+		}
+		if n.teams[name] != nil {
+			continue
+		}
+		ms := common
+		if list, ok := cfg.TeamMembers[name]; ok {
+			if ms, err = parseMembers(list); err != nil {
+				return nil, fmt.Errorf("gossip: members of team %q: %w", name, err)
+			}
+		}
+		if ms.open() {
+			allPrivate = false
+		}
+		for o := range ms {
+			union[o] = struct{}{}
+		}
+		t := &team{name: name, topic: TopicName(name), scope: Scope(name), members: ms, sync: newSyncState()}
+		n.teams[name] = t
+		n.order = append(n.order, t)
+	}
+	if !allPrivate {
+		union = nil
+	}
+	for _, s := range cfg.Bootstrap {
+		ai, err := peer.AddrInfoFromString(s)
+		if err != nil {
+			return nil, fmt.Errorf("gossip: bootstrap address %q: %w (want a multiaddr ending in /p2p/<peer id>)", s, err)
+		}
+		n.boot = append(n.boot, *ai)
+	}
+
+	// Host.
+	priv, err := crypto.UnmarshalEd25519PrivateKey(cfg.Identity.Private)
+	if err != nil {
+		return nil, fmt.Errorf("gossip: identity: %w", err)
+	}
+	self, err := peer.IDFromPrivateKey(priv)
+	if err != nil {
+		return nil, fmt.Errorf("gossip: identity: %w", err)
+	}
+	listen := cfg.Listen
+	if len(listen) == 0 {
+		listen = DefaultListen
+	}
+	opts := []libp2p.Option{
+		libp2p.Identity(priv),
+		libp2p.Transport(tcp.NewTCPTransport),
+		libp2p.DefaultSecurity,
+		libp2p.DefaultMuxers,
+		libp2p.ConnectionGater(&gater{self: self, allowed: union, extra: cfg.ConnGater}),
+	}
+	if len(cfg.PSK) > 0 {
+		if len(cfg.PSK) != 32 {
+			return nil, fmt.Errorf("gossip: the pre-shared key is %d bytes, want 32", len(cfg.PSK))
+		}
+		opts = append(opts, libp2p.PrivateNetwork(pnet.PSK(cfg.PSK)))
+		var tcpOnly []string
+		for _, l := range listen {
+			if !isUDP(l) {
+				tcpOnly = append(tcpOnly, l)
+			}
+		}
+		if len(tcpOnly) == 0 {
+			return nil, fmt.Errorf("gossip: a private network (PSK) needs a TCP listen address; %v are all UDP", listen)
+		}
+		listen = tcpOnly
+	} else {
+		opts = append(opts, libp2p.Transport(quic.NewTransport))
+	}
+	opts = append(opts, libp2p.ListenAddrStrings(listen...))
+	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(resourceLimits()))
+	if err != nil {
+		return nil, fmt.Errorf("gossip: resource manager: %w", err)
+	}
+	cm, err := cmgr.NewConnManager(p.ConnLow, p.ConnHigh, cmgr.WithGracePeriod(p.ConnGrace))
+	if err != nil {
+		rm.Close()
+		return nil, fmt.Errorf("gossip: connection manager: %w", err)
+	}
+	opts = append(opts, libp2p.ResourceManager(rm), libp2p.ConnectionManager(cm))
+	if cfg.Registry != nil {
+		opts = append(opts, libp2p.PrometheusRegisterer(cfg.Registry))
+	} else {
+		opts = append(opts, libp2p.DisableMetrics())
+	}
+	n.host, err = libp2p.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("gossip: starting libp2p host on %v: %w", listen, err)
+	}
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+
+	// GossipSub.
+	topics := make([]string, 0, len(n.order))
+	for _, t := range n.order {
+		topics = append(topics, t.topic)
+	}
+	gsp := p.gossipSubParams()
+	n.ps, err = pubsub.NewGossipSub(n.ctx, n.host,
+		pubsub.WithGossipSubParams(gsp),
+		pubsub.WithPeerScore(p.scoreParams(topics), p.scoreThresholds()),
+		pubsub.WithPeerScoreInspect(pubsub.PeerScoreInspectFn(n.inspectScores), p.ScoreInspect),
+		pubsub.WithPeerExchange(true),
+		pubsub.WithMessageIdFn(messageID),
+		pubsub.WithMessageSignaturePolicy(pubsub.StrictSign),
+		pubsub.WithMaxMessageSize(protocol.MaxGossipMsg+64<<10),
+		pubsub.WithLogger(n.log),
+	)
+	if err != nil {
+		n.cancel()
+		n.host.Close()
+		return nil, fmt.Errorf("gossip: starting GossipSub: %w", err)
+	}
+	for _, t := range n.order {
+		err := n.ps.RegisterTopicValidator(t.topic, n.validator(t),
+			pubsub.WithValidatorTimeout(p.ValidateTimeout),
+			pubsub.WithValidatorConcurrency(max(1, p.ValidateConcurrency)))
+		if err == nil {
+			t.t, err = n.ps.Join(t.topic)
+		}
+		if err != nil {
+			n.cancel()
+			n.host.Close()
+			return nil, fmt.Errorf("gossip: joining %s: %w", t.topic, err)
+		}
+	}
+	n.host.SetStreamHandler(SyncProtocol, n.handleSync)
+	n.log.Info("gossip host started", "peer", n.host.ID(), "origin", cfg.Identity.Origin(), "addrs", n.host.Addrs())
+	return n, nil
+}
+
+func checkTeamName(name string) error {
+	if name == "" || len(name) > 128 {
+		return fmt.Errorf("gossip: team name %q: want 1 to 128 bytes", name)
+	}
+	for _, r := range name {
+		if r <= ' ' || r == '/' || r == 0x7f {
+			return fmt.Errorf("gossip: team name %q: no spaces, control characters or '/'", name)
+		}
+	}
+	return nil
+}
+
+func isUDP(addr string) bool {
+	return strings.Contains(addr, "/udp/")
+}
+
+// messageID is the content hash of a message, so the same batch is one
+// message whoever sends it.
+func messageID(m *pb.Message) string {
+	sum := sha256.Sum256(m.Data)
+	return string(sum[:])
+}
+
+var (
+	limitsOnce sync.Once
+	limits     rcmgr.ConcreteLimitConfig
+)
+
+// resourceLimits are libp2p's auto-scaled defaults with the sync protocol
+// bounded (a few sessions per peer, a few dozen in all) and the connection
+// counts capped for a team node.
+func resourceLimits() rcmgr.ConcreteLimitConfig {
+	limitsOnce.Do(func() {
+		scaling := rcmgr.DefaultLimits
+		libp2p.SetDefaultServiceLimits(&scaling)
+		scaling.AddProtocolLimit(SyncProtocol,
+			rcmgr.BaseLimit{Streams: 64, StreamsInbound: 32, StreamsOutbound: 32, Memory: 64 << 20},
+			rcmgr.BaseLimitIncrease{})
+		scaling.AddProtocolPeerLimit(SyncProtocol,
+			rcmgr.BaseLimit{Streams: 8, StreamsInbound: 4, StreamsOutbound: 4, Memory: 16 << 20},
+			rcmgr.BaseLimitIncrease{})
+		partial := rcmgr.PartialLimitConfig{
+			System: rcmgr.ResourceLimits{Conns: 1024, ConnsInbound: 512, ConnsOutbound: 512},
+		}
+		limits = partial.Build(scaling.AutoScale())
+	})
+	return limits
+}
+
+func (n *Node) inspectScores(m map[peer.ID]float64) {
+	n.scoreMu.Lock()
+	n.scores = m
+	n.scoreMu.Unlock()
+}
+
+// Run subscribes to the team topics, hands received records to the holder,
+// starts discovery (bootstrap, mDNS) and sync (on connect and every
+// Params.SyncInterval), and returns when ctx ends or the node is closed,
+// after everything it started has stopped.
+func (n *Node) Run(ctx context.Context) error {
+	if !n.running.CompareAndSwap(false, true) {
+		return errors.New("gossip: Run called twice")
+	}
+	defer close(n.runDone)
+	if n.ctx.Err() != nil {
+		return ErrClosed
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(n.ctx, cancel)
+	defer stop()
+	var run tracker
+	var closeMDNS func()
+	defer func() {
+		cancel()
+		if closeMDNS != nil {
+			closeMDNS() // no peer-found callback after this
+		}
+		run.wait()
+	}()
+
+	for _, t := range n.order {
+		sub, err := t.t.Subscribe(pubsub.WithBufferSize(64))
+		if err != nil {
+			return fmt.Errorf("gossip: subscribing to %s: %w", t.topic, err)
+		}
+		run.Go(func() {
+			defer sub.Cancel()
+			n.readLoop(ctx, t, sub)
+		})
+	}
+	if err := n.startConnectSync(ctx, &run); err != nil {
+		return err
+	}
+	for _, ai := range n.boot {
+		run.Go(func() { n.bootstrapLoop(ctx, ai) })
+	}
+	if n.cfg.MDNS {
+		var err error
+		if closeMDNS, err = n.startMDNS(ctx, &run); err != nil {
+			n.log.Warn("mDNS not started", "err", err)
+		}
+	}
+	run.Go(func() { n.syncLoop(ctx) })
+	<-ctx.Done()
+	return nil
+}
+
+func (n *Node) readLoop(ctx context.Context, t *team, sub *pubsub.Subscription) {
+	for {
+		msg, err := sub.Next(ctx)
+		if err != nil {
+			return
+		}
+		if msg.Local || msg.ReceivedFrom == n.host.ID() {
+			continue // our own publication
+		}
+		recs, ok := msg.ValidatorData.([]*protocol.Record)
+		if !ok || len(recs) == 0 {
+			continue
+		}
+		n.holder.Deliver(t.scope, msg.ReceivedFrom, recs)
+	}
+}
+
+// Close stops Run, closes the host and waits for every goroutine this node
+// started. It is safe to call more than once.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() {
+		n.cancel()
+		n.tasks.close()
+		n.closeErr = n.host.Close()
+		n.tasks.wait()
+		if n.running.Load() {
+			<-n.runDone
+		}
+	})
+	return n.closeErr
+}
+
+// Publish sends lines (the memory's new records since its last sleep) to
+// team's topic as one message, or as several when they pass
+// protocol.MaxGossipMsg. Every line goes through the validator first, so a
+// line peers would refuse is an error here.
+func (n *Node) Publish(ctx context.Context, teamName string, lines [][]byte) error {
+	if n.ctx.Err() != nil {
+		return ErrClosed
+	}
+	t := n.teams[teamName]
+	if t == nil {
+		return fmt.Errorf("gossip: not in team %q", teamName)
+	}
+	msgs, err := batch(lines, protocol.MaxGossipMsg)
+	if err != nil {
+		return fmt.Errorf("gossip: publishing to %s: %w", t.topic, err)
+	}
+	for _, m := range msgs {
+		if err := t.t.Publish(ctx, m); err != nil {
+			return fmt.Errorf("gossip: publishing to %s: %w", t.topic, err)
+		}
+		n.metrics.update(func(s *Stats) { s.Published++ })
+	}
+	return nil
+}
+
+// batch joins lines with "\n" into messages of at most limit bytes.
+func batch(lines [][]byte, limit int) ([][]byte, error) {
+	var out [][]byte
+	var cur []byte
+	for i, l := range lines {
+		l = bytes.TrimRight(l, "\r\n")
+		if len(l) == 0 {
+			continue
+		}
+		if bytes.IndexByte(l, '\n') >= 0 {
+			return nil, fmt.Errorf("line %d holds a newline", i+1)
+		}
+		if len(l) > protocol.MaxLineBytes {
+			return nil, fmt.Errorf("line %d is %d bytes, the limit is %d", i+1, len(l), protocol.MaxLineBytes)
+		}
+		if len(cur) > 0 && len(cur)+1+len(l) > limit {
+			out = append(out, cur)
+			cur = nil
+		}
+		if len(cur) > 0 {
+			cur = append(cur, '\n')
+		}
+		cur = append(cur, l...)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out, nil
+}
+
+// PeerID is this node's peer id (derived from the memory's key).
+func (n *Node) PeerID() peer.ID { return n.host.ID() }
+
+// Addrs returns the node's addresses with its /p2p/ id, ready for
+// another node's Bootstrap.
+func (n *Node) Addrs() []ma.Multiaddr {
+	addrs, err := peer.AddrInfoToP2pAddrs(&peer.AddrInfo{ID: n.host.ID(), Addrs: n.host.Addrs()})
+	if err != nil {
+		return nil
+	}
+	return addrs
+}
+
+// Peers describes the connected peers, sorted by id.
+func (n *Node) Peers() []PeerInfo {
+	n.scoreMu.Lock()
+	scores := n.scores
+	n.scoreMu.Unlock()
+	topicPeers := map[peer.ID][]string{}
+	for _, t := range n.order {
+		for _, p := range t.t.ListPeers() {
+			topicPeers[p] = append(topicPeers[p], t.topic)
+		}
+	}
+	var out []PeerInfo
+	for _, p := range n.host.Network().Peers() {
+		origin, _ := OriginOf(p)
+		var addrs []ma.Multiaddr
+		for _, c := range n.host.Network().ConnsToPeer(p) {
+			addrs = append(addrs, c.RemoteMultiaddr())
+		}
+		out = append(out, PeerInfo{ID: p, Origin: origin, Addrs: addrs, Topics: topicPeers[p], Score: scores[p]})
+	}
+	slices.SortFunc(out, func(a, b PeerInfo) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	return out
+}
+
+// Score returns the last sampled GossipSub score of p (0 when unknown).
+func (n *Node) Score(p peer.ID) float64 {
+	n.scoreMu.Lock()
+	defer n.scoreMu.Unlock()
+	return n.scores[p]
+}
+
+// Stats returns the counters since New.
+func (n *Node) Stats() Stats { return n.metrics.stats() }
+
+// Teams returns the team names this node is in, in Config order.
+func (n *Node) Teams() []string {
+	out := make([]string, len(n.order))
+	for i, t := range n.order {
+		out[i] = t.name
+	}
+	return out
+}
+
+// tracker owns a set of goroutines: Go refuses new ones after close, and wait
+// joins them.
+type tracker struct {
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func (t *tracker) Go(f func()) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.wg.Go(f)
+	return true
+}
+
+// enter registers the calling goroutine (a stream handler libp2p started);
+// leave must follow when enter returned true.
+func (t *tracker) enter() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.wg.Add(1)
+	return true
+}
+
+func (t *tracker) leave() { t.wg.Done() }
+
+func (t *tracker) close() {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+}
+
+func (t *tracker) wait() {
+	t.close()
+	t.wg.Wait()
+}

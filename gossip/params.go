@@ -1,0 +1,228 @@
+package gossip
+
+import (
+	"net"
+	"time"
+
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// Params groups the tunables of the gossip layer. DefaultParams suits a real
+// team network; TestnetParams has fast timers for many nodes in one process.
+type Params struct {
+	// Mesh degree of GossipSub. Team networks are small (a handful to a few
+	// dozen machines) and messages are rare (one per sleep per memory), so
+	// the defaults are below GossipSub's 6/5/12: with D=4 every message
+	// still reaches each node over about four mesh links (a random 4-regular
+	// mesh stays connected with very high probability), while a node in a
+	// team of 5 does not try to keep a mesh larger than the team, and each
+	// node receives every message roughly D times instead of 6. Dlazy is
+	// larger than D because IHAVE gossip is cheap and catches the few
+	// messages a thin mesh misses. Dout (outbound mesh links kept, against
+	// eclipse by inbound peers) must stay below D/2, so it is 1.
+	D, Dlo, Dhi, Dout, Dscore, Dlazy int
+	// HeartbeatInterval is GossipSub's mesh maintenance period.
+	HeartbeatInterval time.Duration
+	// PruneBackoff is how long a pruned peer waits before grafting again.
+	PruneBackoff time.Duration
+
+	// Peer scoring (see scoreParams): decay period of the counters (GossipSub
+	// wants at least 1s), how long
+	// a disconnected peer's score is remembered, how often the scores are
+	// sampled for Peers(), and the thresholds.
+	ScoreDecayInterval time.Duration
+	ScoreRetain        time.Duration
+	ScoreInspect       time.Duration
+	// InvalidMessageWeight is the weight of P4 (messages the validator
+	// rejected); the score term is weight × count². It is strongly negative
+	// so that one rejected message puts the sender below GraylistThreshold.
+	InvalidMessageWeight float64
+	// InvalidMessageDecay is how long it takes a rejected message's count to
+	// decay to nothing.
+	InvalidMessageDecay time.Duration
+	GossipThreshold     float64
+	PublishThreshold    float64
+	GraylistThreshold   float64
+	AcceptPXThreshold   float64
+
+	// ValidateTimeout bounds one message's validation (a 1 MiB message is
+	// some 2,500 signatures); ValidateConcurrency bounds how many messages
+	// of one topic are validated at once. Messages over that are dropped
+	// without penalty; catch-up sync brings what they held.
+	ValidateTimeout     time.Duration
+	ValidateConcurrency int
+
+	// Connections: the connection manager trims to ConnLow when ConnHigh is
+	// passed; new connections are safe for ConnGrace.
+	ConnLow, ConnHigh int
+	ConnGrace         time.Duration
+
+	// Bootstrap: the first retry delay (doubling up to BootstrapMaxBackoff)
+	// and how often a connected bootstrap peer is checked again.
+	BootstrapBackoff    time.Duration
+	BootstrapMaxBackoff time.Duration
+	BootstrapCheck      time.Duration
+
+	// Catch-up sync: how many random peers of a topic are asked per round,
+	// how often a round runs by itself (besides SyncNow and on connect), the
+	// deadline of one session, how many sessions one node answers at once,
+	// and how long ids fetched by one session stay claimed so that a parallel
+	// session does not fetch them again.
+	SyncPeers      int
+	SyncInterval   time.Duration
+	SyncTimeout    time.Duration
+	SyncMaxInbound int
+	SyncRecentTTL  time.Duration
+	// SyncOnConnect runs a session when this node dials a peer that
+	// speaks the sync protocol (only the dialing side starts it: one session
+	// per pair moves records both ways).
+	SyncOnConnect bool
+}
+
+// DefaultParams returns the parameters for real networks.
+func DefaultParams() Params {
+	return Params{
+		D: 4, Dlo: 3, Dhi: 8, Dout: 1, Dscore: 2, Dlazy: 6,
+		HeartbeatInterval: time.Second,
+		PruneBackoff:      time.Minute,
+
+		ScoreDecayInterval:   time.Second,
+		ScoreRetain:          time.Hour,
+		ScoreInspect:         10 * time.Second,
+		InvalidMessageWeight: -100,
+		InvalidMessageDecay:  time.Hour,
+		GossipThreshold:      -10,
+		PublishThreshold:     -50,
+		GraylistThreshold:    -80,
+		AcceptPXThreshold:    0,
+
+		ValidateTimeout:     10 * time.Second,
+		ValidateConcurrency: 8,
+
+		ConnLow: 16, ConnHigh: 48, ConnGrace: time.Minute,
+
+		BootstrapBackoff:    time.Second,
+		BootstrapMaxBackoff: 2 * time.Minute,
+		BootstrapCheck:      30 * time.Second,
+
+		SyncPeers:      2,
+		SyncInterval:   5 * time.Minute,
+		SyncTimeout:    time.Minute,
+		SyncMaxInbound: 8,
+		SyncRecentTTL:  2 * time.Minute,
+		SyncOnConnect:  true,
+	}
+}
+
+// TestnetParams returns DefaultParams with fast timers, for many nodes in one
+// process on loopback.
+func TestnetParams() Params {
+	p := DefaultParams()
+	p.HeartbeatInterval = 100 * time.Millisecond
+	p.PruneBackoff = 5 * time.Second
+	p.ScoreRetain = time.Minute
+	p.ScoreInspect = 100 * time.Millisecond
+	p.InvalidMessageDecay = 5 * time.Minute
+	p.ValidateTimeout = 20 * time.Second // the race detector is slow
+	p.ConnGrace = 10 * time.Second
+	p.BootstrapBackoff = 50 * time.Millisecond
+	p.BootstrapMaxBackoff = time.Second
+	p.BootstrapCheck = 250 * time.Millisecond
+	p.SyncInterval = 2 * time.Second
+	p.SyncTimeout = 20 * time.Second
+	p.SyncRecentTTL = 30 * time.Second
+	return p
+}
+
+func (p Params) gossipSubParams() pubsub.GossipSubParams {
+	g := pubsub.DefaultGossipSubParams()
+	g.D, g.Dlo, g.Dhi, g.Dout, g.Dscore, g.Dlazy = p.D, p.Dlo, p.Dhi, p.Dout, p.Dscore, p.Dlazy
+	g.HeartbeatInterval = p.HeartbeatInterval
+	if p.HeartbeatInterval < g.HeartbeatInitialDelay {
+		g.HeartbeatInitialDelay = p.HeartbeatInterval
+	}
+	g.PruneBackoff = p.PruneBackoff
+	if g.UnsubscribeBackoff > p.PruneBackoff {
+		g.UnsubscribeBackoff = p.PruneBackoff
+	}
+	// Mesh peers may go quiet for a whole sleep; do not count IWANT
+	// follow-ups too eagerly.
+	return g
+}
+
+// topicScoreParams scores one team topic. Messages are rare (one per sleep
+// per memory), so the delivery-rate terms that punish quiet mesh peers (P3,
+// P3b) are off: an honest peer that has nothing to say must not lose score.
+// What counts: time in the mesh and first deliveries (small positive terms),
+// and invalid messages (P4), strongly negative.
+func (p Params) topicScoreParams() *pubsub.TopicScoreParams {
+	decay := func(d time.Duration) float64 {
+		return pubsub.ScoreParameterDecayWithBase(d, p.ScoreDecayInterval, 0.01)
+	}
+	return &pubsub.TopicScoreParams{
+		TopicWeight: 1,
+
+		TimeInMeshWeight:  0.1,
+		TimeInMeshQuantum: time.Minute,
+		TimeInMeshCap:     10, // at most +1 for being in the mesh
+
+		FirstMessageDeliveriesWeight: 1,
+		FirstMessageDeliveriesDecay:  decay(time.Hour),
+		FirstMessageDeliveriesCap:    5, // at most +5
+
+		MeshMessageDeliveriesWeight: 0,
+		MeshMessageDeliveriesDecay:  decay(time.Hour),
+		MeshFailurePenaltyWeight:    0,
+		MeshFailurePenaltyDecay:     decay(time.Hour),
+
+		InvalidMessageDeliveriesWeight: p.InvalidMessageWeight,
+		InvalidMessageDeliveriesDecay:  decay(p.InvalidMessageDecay),
+	}
+}
+
+func (p Params) scoreParams(topics []string) *pubsub.PeerScoreParams {
+	sp := &pubsub.PeerScoreParams{
+		Topics:            make(map[string]*pubsub.TopicScoreParams, len(topics)),
+		TopicScoreCap:     10,
+		AppSpecificScore:  func(peer.ID) float64 { return 0 },
+		AppSpecificWeight: 1,
+		// Many team members share one office NAT, and tests run on
+		// loopback: colocation only counts above 10 peers per address and
+		// never on loopback.
+		IPColocationFactorWeight:    -5,
+		IPColocationFactorThreshold: 10,
+		IPColocationFactorWhitelist: loopbackNets(),
+		BehaviourPenaltyWeight:      -10,
+		BehaviourPenaltyThreshold:   6,
+		BehaviourPenaltyDecay:       pubsub.ScoreParameterDecayWithBase(10*time.Minute, p.ScoreDecayInterval, 0.01),
+		DecayInterval:               p.ScoreDecayInterval,
+		DecayToZero:                 0.01,
+		RetainScore:                 p.ScoreRetain,
+	}
+	for _, t := range topics {
+		sp.Topics[t] = p.topicScoreParams()
+	}
+	return sp
+}
+
+func (p Params) scoreThresholds() *pubsub.PeerScoreThresholds {
+	return &pubsub.PeerScoreThresholds{
+		GossipThreshold:   p.GossipThreshold,
+		PublishThreshold:  p.PublishThreshold,
+		GraylistThreshold: p.GraylistThreshold,
+		// Small networks rarely build positive scores: accept PX from any
+		// peer that has not misbehaved.
+		AcceptPXThreshold:           p.AcceptPXThreshold,
+		OpportunisticGraftThreshold: 1,
+	}
+}
+
+func loopbackNets() []*net.IPNet {
+	var out []*net.IPNet
+	for _, s := range []string{"127.0.0.0/8", "::1/128"} {
+		_, n, _ := net.ParseCIDR(s)
+		out = append(out, n)
+	}
+	return out
+}
