@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -99,8 +98,7 @@ func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
 		}
 	}
 	for _, url := range cfg.Commons {
-		d.commons = append(d.commons, &commons.Client{BaseURL: url, Token: cfg.CommonsToken,
-			State: commons.FileState{Path: filepath.Join(m.Home(), "commons-"+safeName(url)+".json")}})
+		d.commons = append(d.commons, m.CommonsClient(url, cfg.CommonsToken))
 	}
 	if len(cfg.Teams) > 0 || cfg.MDNS || len(cfg.Bootstrap) > 0 {
 		g, err := gossip.New(gossip.Config{Identity: m.Identity(), Listen: cfg.Listen, Bootstrap: cfg.Bootstrap, MDNS: cfg.MDNS,
@@ -277,66 +275,38 @@ func (d *Daemon) share(ctx context.Context) {
 		d.gossip.SyncNow(ctx)
 	}
 	for _, dir := range d.cfg.Folders {
-		d.writeFolder(dir)
-		d.readFolder(ctx, dir)
+		rep, err := d.m.SyncFolder(ctx, dir)
+		d.logFolder(dir, rep.Report, err)
 	}
 	for _, c := range d.commons {
-		lines, err := d.m.OwnLines(c.Scope())
-		if err != nil || len(lines) == 0 {
-			continue
-		}
-		if _, err := c.Push(ctx, d.m.Origin(), lines); err != nil {
+		if _, err := d.m.PushCommons(ctx, c); err != nil {
 			d.log.Warn("commons push failed", "scope", c.Scope(), "err", err)
 		}
 	}
 }
 
-func folderScope(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		abs = dir
-	}
-	return "folder:" + abs
-}
-
-func (d *Daemon) writeFolder(dir string) {
-	lines, err := d.m.OwnLines(folderScope(dir))
-	if err != nil {
-		d.log.Error("folder write", "scope", folderScope(dir), "err", err)
-		return
-	}
-	if _, err := folder.Write(dir, d.m.Origin(), lines); err != nil {
-		d.log.Error("folder write", "scope", folderScope(dir), "err", err)
-	}
-}
-
 func (d *Daemon) readFolder(ctx context.Context, dir string) {
-	rep, err := folder.Read(dir, d.m.Origin(), d.m.Now(), d.deliverFunc(ctx))
-	if err != nil {
-		d.log.Error("folder read", "scope", folderScope(dir), "err", err)
-		return
-	}
-	d.m.CountRefused(rep.ByReason())
-	for _, r := range rep.Refused {
-		d.log.Warn("folder line refused", "scope", folderScope(dir), "detail", r.String())
-	}
+	var rep folder.Report
+	err := d.m.ReadFolder(ctx, dir, &rep)
+	d.logFolder(dir, rep, err)
 }
 
-func (d *Daemon) deliverFunc(ctx context.Context) func(string, []*protocol.Record) error {
-	return func(scope string, recs []*protocol.Record) error {
-		_, err := d.m.Deliver(ctx, scope, recs)
-		return err
+func (d *Daemon) logFolder(dir string, rep folder.Report, err error) {
+	if err != nil {
+		d.log.Error("folder sync failed", "scope", FolderScope(dir), "err", err)
+	}
+	for _, r := range rep.Refused {
+		d.log.Warn("folder line refused", "scope", FolderScope(dir), "detail", r.String())
 	}
 }
 
 func (d *Daemon) pullCommons(ctx context.Context) {
 	for _, c := range d.commons {
-		rep, err := c.Pull(ctx, d.m.Origin(), d.m.Now(), d.deliverFunc(ctx))
+		rep, err := d.m.PullCommons(ctx, c)
 		if err != nil {
 			d.log.Warn("commons pull failed", "scope", c.Scope(), "err", err)
 			continue
 		}
-		d.m.CountRefused(rep.Refused)
 		d.log.Info("commons pulled", "scope", c.Scope(), "fetched", rep.Fetched, "accepted", rep.Accepted, "bytes", rep.Bytes)
 	}
 }
@@ -362,7 +332,7 @@ func (d *Daemon) network(st *Status) {
 	st.NextSleep = d.next
 	d.nextMu.Unlock()
 	for _, dir := range d.cfg.Folders {
-		st.Scopes = append(st.Scopes, folderScope(dir))
+		st.Scopes = append(st.Scopes, FolderScope(dir))
 	}
 	for _, c := range d.commons {
 		st.Scopes = append(st.Scopes, c.Scope())

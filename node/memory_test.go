@@ -314,4 +314,3 @@ func TestInboxConcurrentAppends(t *testing.T) {
 		t.Fatalf("stored %d events, want %d", len(evs), writers*each)
 	}
 }
-

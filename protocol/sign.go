@@ -2,8 +2,8 @@ package protocol
 
 import (
 	"crypto/ed25519"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"

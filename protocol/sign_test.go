@@ -123,12 +123,12 @@ func TestEncodeFloatMatchesPythonRepr(t *testing.T) {
 
 func TestEncodeStringMatchesPython(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain":         `"plain"`,
-		"q\"b\\":        `"q\"b\\"`,
-		"\n\r\t\b\f":    `"\n\r\t\b\f"`,
-		"\x01\x1f\x7f":  "\"\\u0001\\u001f\x7f\"",
+		"plain":        `"plain"`,
+		"q\"b\\":       `"q\"b\\"`,
+		"\n\r\t\b\f":   `"\n\r\t\b\f"`,
+		"\x01\x1f\x7f": "\"\\u0001\\u001f\x7f\"",
 		"<>&\u2028é日🙂": "\"<>&\u2028é日🙂\"",
-		"/":             `"/"`,
+		"/":            `"/"`,
 	} {
 		if got := EncodeString(in); got != want {
 			t.Errorf("EncodeString(%q) = %s, want %s", in, got, want)

@@ -61,6 +61,6 @@ func commands() []*cli.Command {
 		initCommand(), idCommand(), hashCommand(), checkCommand(), verifyCommand(), importCommand(),
 		publishCommand(), revokeCommand(), exportCommand(), lessonsCommand(), showCommand(),
 		ingestCommand(), rememberCommand(), sleepCommand(), shareCommand(), recallCommand(),
-		nodeCommand(), statusCommand(), peersCommand(),
+		nodeCommand(), statusCommand(), peersCommand(), folderCommand(), commonsCommand(),
 	}
 }

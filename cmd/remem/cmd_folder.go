@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/remem/remem/node"
+)
+
+func folderCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "folder",
+		Usage: "exchange records through a shared folder",
+		Subcommands: []*cli.Command{{
+			Name:  "sync",
+			Usage: "write this memory's file into DIR and read every other memory's file there",
+			UsageText: `remem folder sync [--watch] [--interval 2s] [--json] DIR
+
+DIR/<origin>.jsonl holds this memory's records; it is replaced atomically and
+no other file is touched. Every other <16 hex>.jsonl is read, every line
+verified (a line whose origin differs from its file name is refused) and
+merged. A damaged file is reported and its good lines still taken.
+
+Examples:
+  remem folder sync ~/Dropbox/remem
+  remem folder sync --watch /mnt/team-share/remem`,
+			Flags: []cli.Flag{jsonFlag,
+				&cli.BoolFlag{Name: "watch", Usage: "keep syncing when files in DIR change"},
+				&cli.DurationFlag{Name: "interval", Value: 2 * time.Second, Usage: "how often --watch looks for changes"}},
+			Action: folderSync,
+		}},
+	}
+}
+
+func folderSync(c *cli.Context) error {
+	dir, err := oneArg(c, "DIR")
+	if err != nil {
+		return err
+	}
+	m, err := node.Open(node.Config{Home: home(c), Create: true})
+	if err != nil {
+		return fmt.Errorf("%w; with a running node, give it --folder %s instead", err, dir)
+	}
+	defer m.Close()
+	once := func() error {
+		res, err := m.SyncFolder(c.Context, dir)
+		if c.Bool("json") {
+			if perr := printJSONLine(c.App.Writer, res); perr != nil {
+				return perr
+			}
+		} else {
+			for _, r := range res.Report.Refused {
+				fmt.Fprintln(c.App.ErrWriter, "refused:", r)
+			}
+			for _, e := range res.Report.Errors {
+				fmt.Fprintln(c.App.ErrWriter, "error:", e)
+			}
+			fmt.Fprintf(c.App.Writer, "%s: wrote own file: %v; read %d files: accepted %d, refused %d\n",
+				time.Now().Format(time.TimeOnly), res.Wrote, res.Report.Files, res.Report.Accepted, len(res.Report.Refused))
+		}
+		return err
+	}
+	if err := once(); err != nil || !c.Bool("watch") {
+		return err
+	}
+	ticker := time.NewTicker(c.Duration("interval"))
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.Context.Done():
+			return nil
+		case <-ticker.C:
+			if err := once(); err != nil {
+				fmt.Fprintln(c.App.ErrWriter, "sync failed (will retry):", err)
+			}
+		}
+	}
+}

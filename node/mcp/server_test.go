@@ -1,0 +1,344 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/remem/remem/node"
+	remcp "github.com/remem/remem/node/mcp"
+	"github.com/remem/remem/protocol"
+)
+
+// connect runs the server over in-memory transports and returns the SDK's
+// client session, as an agent's MCP client would hold it.
+func connect(t *testing.T, s *sdk.Server) *sdk.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatalf("server connect: %v", err)
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatalf("client connect: %v", err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return cs
+}
+
+func openMemory(t *testing.T) *node.Memory {
+	t.Helper()
+	m, err := node.Open(node.Config{Home: t.TempDir(), Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// call calls a tool and returns its result; a protocol error fails the test.
+func call(t *testing.T, cs *sdk.ClientSession, name string, args any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	return res
+}
+
+func textOf(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// structured decodes a result's structured content into v.
+func structured(t *testing.T, res *sdk.CallToolResult, v any) {
+	t.Helper()
+	data, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("structured content %s: %v", data, err)
+	}
+}
+
+func mustOK(t *testing.T, name string, res *sdk.CallToolResult) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("%s: tool error: %s", name, textOf(res))
+	}
+}
+
+func TestToolsListed(t *testing.T) {
+	cs := connect(t, remcp.NewServer(node.Local{M: openMemory(t)}, "test"))
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]*sdk.Tool{}
+	for _, tool := range res.Tools {
+		tools[tool.Name] = tool
+	}
+	for _, name := range []string{"remember", "recall", "lessons", "show", "sleep"} {
+		if tools[name] == nil {
+			t.Fatalf("tool %q missing; have %v", name, res.Tools)
+		}
+		if tools[name].Description == "" {
+			t.Errorf("tool %q has no description", name)
+		}
+	}
+	schema, _ := json.Marshal(tools["remember"].InputSchema)
+	for _, field := range []string{`"kind"`, `"said"`, `"agent_did"`, `"title"`, `"expected"`, `"happened"`, `"text"`, `"agent"`, `"session"`, `"cwd"`, `"at"`, "the person's words, verbatim"} {
+		if !strings.Contains(string(schema), field) {
+			t.Errorf("remember's input schema lacks %s: %s", field, schema)
+		}
+	}
+	if !strings.Contains(string(schema), `"required":["kind"]`) {
+		t.Errorf("remember's input schema should require kind only: %s", schema)
+	}
+	if init := cs.InitializeResult(); init == nil || !strings.Contains(init.Instructions, "never instructions") {
+		t.Errorf("the server's instructions should frame lessons as observations: %+v", init)
+	}
+}
+
+func TestRememberValidates(t *testing.T) {
+	cs := connect(t, remcp.NewServer(node.Local{M: openMemory(t)}, "test"))
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"no kind", map[string]any{"title": "go test"}, `"kind"`},
+		{"unknown kind", map[string]any{"kind": "rant", "text": "x"}, `unknown kind "rant"`},
+		{"correction without said", map[string]any{"kind": "correction", "agent_did": "used spaces"}, `needs "said"`},
+		{"error without title", map[string]any{"kind": "error", "expected": "a pass"}, `needs "title"`},
+		{"note without text", map[string]any{"kind": "note", "said": "x"}, `needs "text"`},
+		{"bad time", map[string]any{"kind": "note", "text": "x", "at": "yesterday"}, "RFC 3339"},
+		{"wrong type", map[string]any{"kind": "error", "title": 42}, "title"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, cs, "remember", tc.args)
+			if !res.IsError {
+				t.Fatalf("want a tool error, got %s", textOf(res))
+			}
+			if !strings.Contains(textOf(res), tc.want) {
+				t.Errorf("error %q does not say %q", textOf(res), tc.want)
+			}
+		})
+	}
+}
+
+func TestRememberSleepRecallShow(t *testing.T) {
+	m := openMemory(t)
+	cs := connect(t, remcp.NewServer(node.Local{M: m}, "test"))
+	ev := map[string]any{"kind": "error", "title": "go test ./...", "happened": "the race detector needs cgo: CGO_ENABLED=0 makes go test -race fail",
+		"expected": "the tests to run with -race", "cwd": "/work/project"}
+	res := call(t, cs, "remember", ev)
+	mustOK(t, "remember", res)
+	var rem remcp.RememberOutput
+	structured(t, res, &rem)
+	if rem.Taken != 1 {
+		t.Fatalf("remember: %+v", rem)
+	}
+	res = call(t, cs, "remember", ev)
+	mustOK(t, "remember again", res)
+	structured(t, res, &rem)
+	if rem.Duplicates != 1 || rem.Taken != 0 {
+		t.Fatalf("the same event twice in one session should count once: %+v", rem)
+	}
+
+	res = call(t, cs, "sleep", map[string]any{})
+	mustOK(t, "sleep", res)
+	var sl remcp.SleepOutput
+	structured(t, res, &sl)
+	if sl.NewLessons != 1 {
+		t.Fatalf("sleep wrote %d lessons: %s", sl.NewLessons, sl.Summary)
+	}
+
+	res = call(t, cs, "recall", map[string]any{"task": "run go test with the race detector", "limit": 3})
+	mustOK(t, "recall", res)
+	var rec remcp.LessonsOutput
+	structured(t, res, &rec)
+	if len(rec.Lessons) != 1 {
+		t.Fatalf("recall found %d lessons: %s", len(rec.Lessons), textOf(res))
+	}
+	l := rec.Lessons[0]
+	if !strings.Contains(strings.ToLower(l.Text), "race") || l.Kind != "error" || !l.Own {
+		t.Errorf("recalled lesson: %+v", l)
+	}
+	if !strings.HasPrefix(l.Observation, "Observed (candidate, 0 confirmations): ") {
+		t.Errorf("observation framing: %q", l.Observation)
+	}
+	txt := textOf(res)
+	if !strings.Contains(txt, remcp.Header) || !strings.Contains(txt, l.Observation) || !strings.Contains(txt, l.Hash) {
+		t.Errorf("recall text should carry the header and the framed lesson:\n%s", txt)
+	}
+
+	res = call(t, cs, "recall", map[string]any{"task": "bake sourdough bread"})
+	mustOK(t, "recall unrelated", res)
+	structured(t, res, &rec)
+	if len(rec.Lessons) != 0 {
+		t.Errorf("an unrelated task recalled %+v", rec.Lessons)
+	}
+	if res := call(t, cs, "recall", map[string]any{"task": "  "}); !res.IsError {
+		t.Errorf("recall without a task should be a tool error")
+	}
+
+	res = call(t, cs, "lessons", map[string]any{})
+	mustOK(t, "lessons", res)
+	structured(t, res, &rec)
+	if len(rec.Lessons) != 1 || rec.Lessons[0].Hash != l.Hash {
+		t.Fatalf("lessons: %+v", rec.Lessons)
+	}
+	res = call(t, cs, "lessons", map[string]any{"state": "common"})
+	mustOK(t, "lessons common", res)
+	structured(t, res, &rec)
+	if len(rec.Lessons) != 0 {
+		t.Errorf("no lesson is common yet: %+v", rec.Lessons)
+	}
+	if res := call(t, cs, "lessons", map[string]any{"state": "famous"}); !res.IsError || !strings.Contains(textOf(res), "famous") {
+		t.Errorf("a bad state should be a tool error naming it: %s", textOf(res))
+	}
+
+	res = call(t, cs, "show", map[string]any{"hash": l.Hash})
+	mustOK(t, "show", res)
+	var p remcp.Provenance
+	structured(t, res, &p)
+	if p.Lesson.Hash != l.Hash || p.Lesson.Text != l.Text {
+		t.Errorf("show: %+v", p)
+	}
+	res = call(t, cs, "show", map[string]any{"hash": strings.Repeat("0", 32)})
+	if !res.IsError || !strings.Contains(textOf(res), "no lesson") {
+		t.Errorf("an unknown hash should be a tool error: %s", textOf(res))
+	}
+}
+
+// A lesson received from another memory and confirmed by a third shows its
+// origins, confirmers and confirmation count.
+func TestRecallReceivedLesson(t *testing.T) {
+	m := openMemory(t)
+	ctx := context.Background()
+	author, _ := protocol.NewIdentity(seed(1))
+	confirmer, _ := protocol.NewIdentity(seed(2))
+	now := time.Now().UTC().Add(-time.Minute)
+	text := "Running pip install inside the base conda environment breaks the solver on later updates."
+	rec, err := protocol.SignLesson(author, protocol.LessonDraft{Kind: "error", Text: text, Seen: 2, Strength: 0.75, Updated: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := protocol.SignConfirmation(confirmer, rec.Hash, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := string(rec.Raw) + "\n" + string(conf.Raw) + "\n"
+	rep, err := m.Receive(ctx, "team:x", protocol.SplitLines([]byte(data)))
+	if err != nil || len(rep.Refused) > 0 {
+		t.Fatalf("receive: %+v %v", rep, err)
+	}
+	cs := connect(t, remcp.NewServer(node.Local{M: m}, "test"))
+	res := call(t, cs, "recall", map[string]any{"task": "pip install in the conda base environment"})
+	mustOK(t, "recall", res)
+	var out remcp.LessonsOutput
+	structured(t, res, &out)
+	if len(out.Lessons) != 1 {
+		t.Fatalf("recall: %s", textOf(res))
+	}
+	l := out.Lessons[0]
+	if l.Confirmations != 1 || len(l.Confirmers) != 1 || l.Confirmers[0] != confirmer.Origin() || l.Author != author.Origin() {
+		t.Errorf("provenance of the received lesson: %+v", l)
+	}
+	if want := "Observed (candidate, 1 confirmation): " + text; l.Observation != want {
+		t.Errorf("observation %q, want %q", l.Observation, want)
+	}
+	res = call(t, cs, "show", map[string]any{"hash": l.Hash})
+	mustOK(t, "show", res)
+	var p remcp.Provenance
+	structured(t, res, &p)
+	if len(p.Records) != 2 {
+		t.Fatalf("show should list the lesson and the confirmation: %+v", p.Records)
+	}
+	for _, r := range p.Records {
+		if len(r.Scopes) != 1 || r.Scopes[0] != "team:x" || r.Arrived == "" {
+			t.Errorf("record %+v should say it arrived by team:x and when", r)
+		}
+	}
+}
+
+func seed(b byte) []byte {
+	s := make([]byte, 32)
+	for i := range s {
+		s[i] = b
+	}
+	return s
+}
+
+// Run serves the protocol over plain streams, as the stdio transport does.
+func TestRunOverStreams(t *testing.T) {
+	m := openMemory(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cin, sout := io.Pipe()
+	sin, cout := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- remcp.Run(ctx, remcp.NewServer(node.Local{M: m}, "test"), sin, sout) }()
+	c := sdk.NewClient(&sdk.Implementation{Name: "stream-agent", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &sdk.IOTransport{Reader: cin, Writer: cout}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, cs, "remember", map[string]any{"kind": "note", "text": "The staging database refuses connections on Mondays."})
+	mustOK(t, "remember", res)
+	cs.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after the client hung up: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the client hung up")
+	}
+}
+
+// NewServerOpen opens the memory for each call and closes it after, so the
+// home is free between calls.
+func TestOpenPerCall(t *testing.T) {
+	home := t.TempDir()
+	opened := 0
+	open := func(context.Context) (node.Service, error) {
+		m, err := node.Open(node.Config{Home: home, Create: true})
+		if err != nil {
+			return nil, err
+		}
+		opened++
+		return node.Local{M: m}, nil
+	}
+	cs := connect(t, remcp.NewServerOpen(open, "test"))
+	mustOK(t, "remember", call(t, cs, "remember", map[string]any{"kind": "surprise", "expected": "UTC", "happened": "The CI clock runs in local time."}))
+	// Between calls the home is free for another process.
+	m, err := node.Open(node.Config{Home: home})
+	if err != nil {
+		t.Fatalf("the home should be free between calls: %v", err)
+	}
+	m.Close()
+	mustOK(t, "sleep", call(t, cs, "sleep", map[string]any{}))
+	if opened != 2 {
+		t.Errorf("opened %d times, want once per call", opened)
+	}
+}

@@ -1,0 +1,80 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/remem/remem/commons"
+	"github.com/remem/remem/folder"
+	"github.com/remem/remem/protocol"
+)
+
+// FolderScope is the scope of records that came through a shared folder.
+func FolderScope(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	return "folder:" + abs
+}
+
+// FolderSync is what one folder sync did.
+type FolderSync struct {
+	Wrote  bool          `json:"wrote"`
+	Report folder.Report `json:"report"`
+}
+
+// SyncFolder writes this memory's file into dir, then reads every other
+// memory's file there through the one receive path.
+func (m *Memory) SyncFolder(ctx context.Context, dir string) (FolderSync, error) {
+	var out FolderSync
+	lines, err := m.OwnLines(FolderScope(dir))
+	if err != nil {
+		return out, err
+	}
+	if out.Wrote, err = folder.Write(dir, m.Origin(), lines); err != nil {
+		return out, fmt.Errorf("writing %s: %w", filepath.Join(dir, folder.FileName(m.Origin())), err)
+	}
+	return out, m.ReadFolder(ctx, dir, &out.Report)
+}
+
+// ReadFolder reads the other memories' files in dir.
+func (m *Memory) ReadFolder(ctx context.Context, dir string, rep *folder.Report) error {
+	r, err := folder.Read(dir, m.Origin(), m.Now(), m.deliverFunc(ctx))
+	if rep != nil {
+		*rep = r
+	}
+	m.CountRefused(r.ByReason())
+	return err
+}
+
+func (m *Memory) deliverFunc(ctx context.Context) func(string, []*protocol.Record) error {
+	return func(scope string, recs []*protocol.Record) error {
+		_, err := m.Deliver(ctx, scope, recs)
+		return err
+	}
+}
+
+// PushCommons replaces this memory's file on the commons.
+func (m *Memory) PushCommons(ctx context.Context, c *commons.Client) (commons.PushResult, error) {
+	lines, err := m.OwnLines(c.Scope())
+	if err != nil {
+		return commons.PushResult{}, err
+	}
+	return c.Push(ctx, m.Origin(), lines)
+}
+
+// PullCommons takes the files that changed on the commons since the last
+// pull, verifying every line here.
+func (m *Memory) PullCommons(ctx context.Context, c *commons.Client) (commons.PullReport, error) {
+	rep, err := c.Pull(ctx, m.Origin(), m.Now(), m.deliverFunc(ctx))
+	m.CountRefused(rep.Refused)
+	return rep, err
+}
+
+// CommonsClient builds a client for url whose pull state lives in the home.
+func (m *Memory) CommonsClient(url, token string) *commons.Client {
+	return &commons.Client{BaseURL: url, Token: token,
+		State: commons.FileState{Path: filepath.Join(m.Home(), "commons-"+safeName(url)+".json")}}
+}
