@@ -135,6 +135,7 @@ func TestRememberValidates(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := call(t, cs, "remember", tc.args)
+			t.Logf("%s", textOf(res))
 			if !res.IsError {
 				t.Fatalf("want a tool error, got %s", textOf(res))
 			}
