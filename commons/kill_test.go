@@ -45,11 +45,10 @@ func runChild(dir string) int {
 	return 0
 }
 
-// TestKillMidPut kills (SIGKILL) a server process while it receives PUTs
-// in a loop, then checks that every file is either the old or the new
-// content in full, never a mix, and that a restarted server serves them.
-func TestKillMidPut(t *testing.T) {
-	dir := t.TempDir()
+// startChild starts a commons server process on dir and returns it and
+// its base URL.
+func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+dir)
 	cmd.Stderr = os.Stderr
@@ -71,13 +70,22 @@ func TestKillMidPut(t *testing.T) {
 			}
 		}
 	}()
-	var addr string
 	select {
-	case addr = <-addrc:
+	case addr := <-addrc:
+		return cmd, "http://" + addr
 	case <-time.After(20 * time.Second):
 		t.Fatal("the child server did not start")
 	}
-	base := "http://" + addr
+	return nil, ""
+}
+
+// TestKillMidPut kills (SIGKILL) a server process while it receives PUTs
+// in a loop, several times over on the same data directory, and checks
+// after each kill that every file is either the old or the new content in
+// full, never a mix; then that a restarted server serves them and removed
+// any temp file.
+func TestKillMidPut(t *testing.T) {
+	dir := t.TempDir()
 
 	// Each origin alternates between two versions of different sizes.
 	const origins = 3
@@ -89,12 +97,12 @@ func TestKillMidPut(t *testing.T) {
 	for i := range origins {
 		name := fmt.Sprintf("kill%d", i)
 		vs[i] = versions{origin: identity(t, name).Origin(), v: [2][]byte{
-			join(confirmLines(t, name, 200, "a")),
-			join(confirmLines(t, name, 500, "b")),
+			join(confirmLines(t, name, 60, "a")),
+			join(confirmLines(t, name, 150, "b")),
 		}}
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
-	put := func(origin string, body []byte) (int, error) {
+	put := func(base, origin string, body []byte) (int, error) {
 		req, _ := http.NewRequest(http.MethodPut, base+"/commons/"+origin+".jsonl", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+testToken)
 		resp, err := client.Do(req)
@@ -104,78 +112,86 @@ func TestKillMidPut(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode, nil
 	}
-	for _, v := range vs {
-		if code, err := put(v.origin, v.v[0]); err != nil || code != 201 {
-			t.Fatalf("first PUT: %d %v", code, err)
-		}
-	}
 
-	var accepted atomic.Int64
-	var wg sync.WaitGroup
-	for _, v := range vs {
-		wg.Go(func() {
-			for i := 1; ; i++ {
-				code, err := put(v.origin, v.v[i%2])
-				if err != nil {
-					return // the server is gone
-				}
-				if code != 200 {
-					t.Errorf("PUT: %d", code)
-					return
-				}
-				accepted.Add(1)
+	cycles := 3
+	if testing.Short() {
+		cycles = 1
+	}
+	totalTemps := 0
+	for cycle := range cycles {
+		cmd, base := startChild(t, dir)
+		for _, v := range vs {
+			if code, err := put(base, v.origin, v.v[0]); err != nil || (code != 201 && code != 200) {
+				t.Fatalf("first PUT: %d %v", code, err)
 			}
-		})
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for accepted.Load() < 6 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(37 * time.Millisecond) // land somewhere inside a PUT
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	wg.Wait()
-	t.Logf("%d PUTs accepted before SIGKILL", accepted.Load())
+		}
+		var accepted atomic.Int64
+		var wg sync.WaitGroup
+		for _, v := range vs {
+			wg.Go(func() {
+				for i := 1; ; i++ {
+					code, err := put(base, v.origin, v.v[i%2])
+					if err != nil {
+						return // the server is gone
+					}
+					if code != 200 {
+						t.Errorf("PUT: %d", code)
+						return
+					}
+					accepted.Add(1)
+				}
+			})
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for accepted.Load() < 6 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(time.Duration(7+13*cycle) * time.Millisecond) // land somewhere inside a PUT
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+		wg.Wait()
 
-	ents, err := os.ReadDir(filepath.Join(dir, "commons"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen, temps := 0, 0
-	for _, e := range ents {
-		origin, ok := originOf(e.Name())
-		if !ok {
-			if !strings.HasPrefix(e.Name(), dataTemp) {
-				t.Errorf("unexpected file %s", e.Name())
+		ents, err := os.ReadDir(filepath.Join(dir, "commons"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen, temps := 0, 0
+		for _, e := range ents {
+			origin, ok := originOf(e.Name())
+			if !ok {
+				if !strings.HasPrefix(e.Name(), dataTemp) {
+					t.Errorf("unexpected file %s", e.Name())
+				}
+				temps++
+				continue
 			}
-			temps++
-			continue
-		}
-		data := readFile(t, filepath.Join(dir, "commons", e.Name()))
-		var v *versions
-		for i := range vs {
-			if vs[i].origin == origin {
-				v = &vs[i]
+			data := readFile(t, filepath.Join(dir, "commons", e.Name()))
+			var v *versions
+			for i := range vs {
+				if vs[i].origin == origin {
+					v = &vs[i]
+				}
 			}
+			if v == nil {
+				t.Errorf("file of unknown origin %s", origin)
+				continue
+			}
+			if !bytes.Equal(data, v.v[0]) && !bytes.Equal(data, v.v[1]) {
+				t.Errorf("%s is neither the old nor the new content (%d bytes)", e.Name(), len(data))
+			}
+			if n := verifyFileBytes(t, origin, data); n != 60 && n != 150 {
+				t.Errorf("%s holds %d records", e.Name(), n)
+			}
+			seen++
 		}
-		if v == nil {
-			t.Errorf("file of unknown origin %s", origin)
-			continue
+		if seen != origins {
+			t.Errorf("%d origin files, want %d", seen, origins)
 		}
-		if !bytes.Equal(data, v.v[0]) && !bytes.Equal(data, v.v[1]) {
-			t.Errorf("%s is neither the old nor the new content (%d bytes)", e.Name(), len(data))
-		}
-		if n := verifyFileBytes(t, origin, data); n != 200 && n != 500 {
-			t.Errorf("%s holds %d records", e.Name(), n)
-		}
-		seen++
+		totalTemps += temps
+		t.Logf("cycle %d: %d PUTs accepted before SIGKILL, %d temp files left (never named as data)", cycle, accepted.Load(), temps)
 	}
-	if seen != origins {
-		t.Errorf("%d origin files, want %d", seen, origins)
-	}
-	t.Logf("%d temp files left by the kill (never named as data)", temps)
 
 	// A restarted server removes the temp files and its index agrees with
 	// the files.
@@ -194,7 +210,7 @@ func TestKillMidPut(t *testing.T) {
 			t.Errorf("GET %s after restart: %d", e.Origin, code)
 		}
 	}
-	ents, _ = os.ReadDir(filepath.Join(dir, "commons"))
+	ents, _ := os.ReadDir(filepath.Join(dir, "commons"))
 	if len(ents) != origins {
 		t.Errorf("%d entries after restart, want %d (temp files not removed)", len(ents), origins)
 	}
