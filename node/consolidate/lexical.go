@@ -50,8 +50,9 @@ const DefaultThreshold = 0.45
 // multiplied by a conflict factor. A text with no kept word scores 0 against
 // everything, itself included; otherwise identical texts score 1.
 //
-// Lexical is deterministic, symmetric and safe for concurrent use. It keeps a
-// bounded cache of prepared texts, so repeated texts are tokenised once. The
+// Only the first 16 KiB of a text are read. Lexical is deterministic,
+// symmetric and safe for concurrent use. It keeps a bounded cache of
+// prepared texts, so repeated texts are tokenised once. The
 // zero value is ready to use; do not copy a Lexical after first use.
 type Lexical struct {
 	mu    sync.Mutex
@@ -143,8 +144,25 @@ func (l *Lexical) tables() *lexTables {
 	return l.tab
 }
 
+// maxLexText is how much of a text Lexical reads: the start of a pasted log
+// says what it is about, and the bound keeps the cost of one text small.
+const maxLexText = 16 << 10
+
+// clip returns the first maxLexText bytes of s, cut at a rune boundary.
+func clip(s string) string {
+	if len(s) <= maxLexText {
+		return s
+	}
+	i := maxLexText
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return strings.Clone(s[:i]) // do not keep the long string alive in the cache
+}
+
 // profile returns the prepared form of s, from the cache when it is there.
 func (l *Lexical) profile(t *lexTables, s string) *profile {
+	s = clip(s)
 	l.mu.Lock()
 	p, ok := l.cache[s]
 	l.mu.Unlock()
@@ -234,8 +252,9 @@ func sharedCount(x, y []uint64) int {
 	return n
 }
 
-// build tokenises, filters, stems and weighs s.
+// build tokenises, filters, stems and weighs the first maxLexText bytes of s.
 func (t *lexTables) build(s string) *profile {
+	s = clip(s)
 	p := t.p
 	type kept struct {
 		stem string

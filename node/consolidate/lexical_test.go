@@ -8,8 +8,10 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 )
 
 func lexSim(t testing.TB, l *Lexical, a, b string) float64 {
@@ -304,4 +306,22 @@ func BenchmarkLexical(b *testing.B) {
 			t.score(t.build(x), t.build(y))
 		}
 	})
+}
+
+func TestLexicalLongText(t *testing.T) {
+	l := NewLexical()
+	head := "panic: runtime error: invalid memory address or nil pointer dereference in store.Open "
+	long := head + strings.Repeat("goroutine 1 [running]: main.main() ", 20000)
+	if s := lexSim(t, l, long, long+" and more"); s != 1 {
+		t.Fatalf("texts equal in their first 16 KiB scored %v, want 1", s)
+	}
+	for k := range l.cache {
+		if len(k) > maxLexText {
+			t.Fatalf("cache key of %d bytes", len(k))
+		}
+	}
+	// a cut never splits a rune
+	if c := clip(strings.Repeat("é", maxLexText)); !utf8.ValidString(c) || len(c) > maxLexText {
+		t.Fatalf("clip gave %d bytes, valid %v", len(c), utf8.ValidString(c))
+	}
 }

@@ -127,23 +127,27 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 }
 
 // representative returns the index of the episode with the highest mean
-// Lexical similarity to the others (the first on ties). Only the first 200
-// episodes are compared, which bounds the cost on a large cluster.
+// Lexical similarity to the others (the first on ties), among the episodes
+// that have any text. Only the first 200 episodes are compared, which bounds
+// the cost on a large cluster.
 func representative(es []Episode) int {
 	n := min(len(es), 200)
-	if n <= 2 {
+	t := NewLexical().tables()
+	ps := make([]*profile, n)
+	var have []int
+	for i := range n {
+		if strings.TrimSpace(es[i].Content()) != "" {
+			ps[i] = t.build(es[i].Content())
+			have = append(have, i)
+		}
+	}
+	if len(have) == 0 {
 		return 0
 	}
-	l := NewLexical()
-	t := l.tables()
-	ps := make([]*profile, n)
-	for i := range n {
-		ps[i] = t.build(es[i].Content())
-	}
-	best, bestSum := 0, -1.0
-	for i := range n {
+	best, bestSum := have[0], -1.0
+	for _, i := range have {
 		var sum float64
-		for j := range n {
+		for _, j := range have {
 			if i != j {
 				sum += t.score(ps[i], ps[j])
 			}

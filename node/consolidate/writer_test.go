@@ -244,3 +244,12 @@ func TestDefaultWriterErrors(t *testing.T) {
 		t.Fatal("a fully redacted episode gave a sentence")
 	}
 }
+
+func TestDefaultWriterSkipsEmptyEpisodes(t *testing.T) {
+	got, err := DefaultWriter{}.Write(context.Background(), Cluster{Kind: "error", Episodes: []Episode{
+		{Kind: "error"}, {Kind: "error", Title: "cargo build", Happened: "linker cc not found"},
+	}})
+	if err != nil || got != "cargo build fails: linker cc not found." {
+		t.Fatalf("Write = %q, %v", got, err)
+	}
+}
