@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -214,36 +215,62 @@ func BenchmarkPull(b *testing.B) {
 	defer hs.Close()
 	self := identity(b, "puller").Origin()
 	state := &MemoryState{}
+	// Count what arrives on the wire too (headers included), not only the
+	// bodies PullReport.Bytes counts.
+	var wire atomic.Int64
+	tr := hs.Client().Transport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 16
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		return &countConn{Conn: c, n: &wire}, err
+	}
+	hc := &http.Client{Transport: tr}
 
 	b.Run("first", func(b *testing.B) {
 		var recs int
-		var bytes int64
+		var bytes, wireBytes int64
 		for b.Loop() {
 			st := &MemoryState{}
 			k := &sink{recs: map[protocol.RecordKey]*protocol.Record{}}
-			c := &Client{BaseURL: hs.URL, HTTP: hs.Client(), State: st}
+			c := &Client{BaseURL: hs.URL, HTTP: hc, State: st}
+			wire.Store(0)
 			rep, err := c.Pull(context.Background(), self, time.Now(), k.deliver)
 			if err != nil || len(rep.Errors) > 0 || len(k.recs) != pullRecords {
 				b.Fatalf("pull: %v %v, %d records", err, rep.Errors, len(k.recs))
 			}
 			recs += len(k.recs)
-			bytes = rep.Bytes
+			bytes, wireBytes = rep.Bytes, wire.Load()
 			*state = MemoryState{s: st.s}
 		}
 		b.ReportMetric(float64(recs)/b.Elapsed().Seconds(), "records/s")
 		b.ReportMetric(float64(bytes), "bytes/first-pull")
+		b.ReportMetric(float64(wireBytes), "wire-bytes/first-pull")
 	})
 	b.Run("again", func(b *testing.B) {
-		var bytes int64
+		var bytes, wireBytes int64
 		for b.Loop() {
 			k := &sink{recs: map[protocol.RecordKey]*protocol.Record{}}
-			c := &Client{BaseURL: hs.URL, HTTP: hs.Client(), State: state}
+			c := &Client{BaseURL: hs.URL, HTTP: hc, State: state}
+			wire.Store(0)
 			rep, err := c.Pull(context.Background(), self, time.Now(), k.deliver)
 			if err != nil || len(rep.Errors) > 0 || len(k.recs) != 0 || rep.Fetched != 0 {
 				b.Fatalf("pull again: %v %+v", err, rep)
 			}
-			bytes = rep.Bytes
+			bytes, wireBytes = rep.Bytes, wire.Load()
 		}
 		b.ReportMetric(float64(bytes), "bytes/again-pull")
+		b.ReportMetric(float64(wireBytes), "wire-bytes/again-pull")
 	})
+}
+
+// countConn counts the bytes read from a connection.
+type countConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c *countConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }

@@ -26,7 +26,11 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(childEnv); dir != "" {
 		os.Exit(runChild(dir))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if pullDir != "" {
+		os.RemoveAll(pullDir) // the benchmark fixture
+	}
+	os.Exit(code)
 }
 
 // runChild serves a commons on a free loopback port until it is killed;

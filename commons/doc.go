@@ -1,0 +1,63 @@
+// Package commons is the HTTP commons of SPEC §10 "Commons": the server
+// that stores one file of signed record lines per origin, and the client
+// that pushes this memory's file and pulls the others'.
+//
+// # Server
+//
+// NewServer opens its storage in DataDir and returns an http.Handler:
+//
+//	PUT  /commons/<origin>.jsonl   replace that origin's file (bearer token)
+//	GET  /commons/<origin>.jsonl   the file exactly as stored (ETag, If-None-Match → 304)
+//	GET  /commons/index[?since=T]  [{"origin","updated","records","etag"}], sorted by origin
+//	GET  /.well-known/remem        protocol version, limits, whether GET needs a token
+//	GET  /metrics                  Prometheus metrics (remem_commons_*)
+//
+// A PUT is accepted only if every line passes protocol.Verify (the same
+// code every receiver runs) and is signed by the origin the file is named
+// after; the server checks who wrote each line, nothing more. Answers:
+// 201 created / 200 replaced with {"origin","records","updated","etag"};
+// 400 with the first bad line's number and reason ({"error","line","reason"},
+// also for an empty body, which would prove nothing about its sender);
+// 401 without a valid token (compared in constant time); 403 for a line of
+// another origin; 413 over 256 KiB or 1,000 records; 429 with Retry-After
+// when the per-origin or per-client-address token bucket is empty. A PUT of
+// the bytes already stored answers 200 and changes nothing, not even
+// `updated`.
+//
+// Storage: DataDir/commons/<origin>.jsonl, each written to a temp file in
+// the same directory, fsynced, renamed over the old file and the directory
+// fsynced, under a per-origin lock; a refused or crashed PUT leaves the old
+// file byte-identical, and temp files (".tmp-*", never a record file name)
+// are removed on the next start. DataDir/index.json caches, per origin,
+// `updated` (when the server last accepted the file), the record count,
+// the ETag (quoted hex of the first 16 bytes of SHA-256 of the file) and the
+// file's size and mtime; on start it is checked against the files and
+// rebuilt where missing, damaged or stale. `updated` stamps only grow, so a
+// client that asks `?since=` the latest stamp it saw never misses a file.
+//
+// Serve runs a handler on an address and shuts down gracefully when its
+// context ends (the CLI maps SIGINT and SIGTERM to that context).
+//
+// # Client
+//
+// Client.Push PUTs this memory's file and maps refusals to *StatusError,
+// whose message says what to do. Client.Pull gets the index (with `?since=`
+// the last complete pull), fetches only the files whose ETag differs from
+// the one remembered (with If-None-Match, at most 8 at once), verifies every
+// line itself (the server's word is never trusted: protocol.Verify, then the
+// origin against the file name), and hands each file's records to a Deliver
+// callback with the scope "commons:<base URL>". The ETags and the index
+// time are kept in a StateStore (FileState: a JSON file written
+// atomically).
+//
+// The package imports protocol, the standard library and the Prometheus
+// client; it must not import node, store or another transport.
+//
+// # Limits
+//
+// SPEC §12 allows 1,000 records and 256 KiB per origin file, but a signed
+// record is at least ~320 bytes (a confirmation; lessons ~400+), so at most
+// about 820 records fit in 256 KiB: the byte limit binds first.
+// ServerConfig.MaxFileBytes and MaxRecords can raise the limits; the
+// defaults are the SPEC's.
+package commons
