@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // childEnv makes the test binary run a commons server (see TestMain)
@@ -29,6 +31,15 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if pullDir != "" {
 		os.RemoveAll(pullDir) // the benchmark fixture
+	}
+	if code == 0 {
+		// Nothing the package started outlives it: no Pull worker, no
+		// Serve loop, no server goroutine.
+		defaultHTTP.CloseIdleConnections()
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

@@ -1,0 +1,10 @@
+package folder
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the run when a goroutine (a Watch loop) outlives the tests.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
