@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/remem/remem/node"
+	remcp "github.com/remem/remem/node/mcp"
+	"github.com/remem/remem/store"
+)
+
+func mcpCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "mcp",
+		Usage: "serve the memory to an AI agent over MCP on stdin and stdout",
+		UsageText: `remem mcp [--writer CMD] [--embed-url URL]
+
+Speaks the Model Context Protocol (JSON-RPC, one message a line) on stdin and
+stdout; logs go to stderr only. Tools:
+  remember  report one event (correction, error, environment, surprise, note)
+  recall    the lessons relevant to a task description
+  lessons   the lesson view, optionally in one state
+  show      one lesson with every record held for it
+  sleep     turn the reported events into lessons now
+Lessons come framed as observations with their state and confirmations, never
+as instructions.
+
+Each tool call opens the memory at $REMEM_HOME and closes it after, so a node
+or another command can use the home between calls; while a node holds the
+home, calls go through its local API.
+
+An MCP client's configuration:
+  { "mcpServers": { "remem": { "command": "remem", "args": ["mcp"] } } }`,
+		Flags: []cli.Flag{writerFlag, embedFlag},
+		Action: func(c *cli.Context) error {
+			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			// Open once now, so a broken home is named at start, not at the
+			// first tool call.
+			svc, err := openService(c)
+			if err != nil {
+				return err
+			}
+			via := "the memory opened per call"
+			if _, ok := svc.(*node.Client); ok {
+				via = "the running node's local API"
+			}
+			log.Info("remem mcp: serving over stdio", "origin", svc.Origin(), "home", home(c), "via", via)
+			svc.Close()
+			open := func(ctx context.Context) (node.Service, error) { return openServiceWaiting(c, ctx) }
+			err = remcp.Run(c.Context, remcp.NewServerOpen(open, mcpVersion(c)), os.Stdin, os.Stdout)
+			log.Info("remem mcp: the client closed the connection")
+			return err
+		},
+	}
+}
+
+// openServiceWaiting opens the memory, waiting a little while another short
+// command holds the home (no node to ask instead).
+func openServiceWaiting(c *cli.Context, ctx context.Context) (node.Service, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	wait := 50 * time.Millisecond
+	for {
+		svc, err := openService(c)
+		var locked *store.LockedError
+		if err == nil || !errors.As(err, &locked) || time.Now().After(deadline) {
+			return svc, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (waited for the home: %v)", err, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// mcpVersion is the app's version, else the module's from the build info.
+func mcpVersion(c *cli.Context) string {
+	if c.App.Version != "" {
+		return c.App.Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
