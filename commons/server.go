@@ -83,7 +83,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, maxBytes: cfg.MaxFileBytes, maxRecs: cfg.MaxRecords}
 	for i, t := range cfg.Tokens {
-		if strings.TrimSpace(t) == "" {
+		t = strings.TrimSpace(t) // a token file's trailing newline is not part of it
+		if t == "" {
 			return nil, fmt.Errorf("commons server: token %d is empty", i+1)
 		}
 		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -610,5 +611,35 @@ func TestPullRefusesWhatServerSends(t *testing.T) {
 	rep, _ = c.Pull(context.Background(), "", time.Now(), func(string, []*protocol.Record) error { return nil })
 	if rep.Listed != 3 || rep.Unchanged != 1 || len(rep.Errors) != 2 {
 		t.Errorf("second report %+v", rep)
+	}
+}
+
+// TestChunkedOverLimit: a body without Content-Length is cut at the limit
+// by MaxBytesReader, and a token file's newline does not matter.
+func TestChunkedOverLimit(t *testing.T) {
+	ts := newTestServer(t, func(c *ServerConfig) { c.Tokens = []string{testToken + "\n"} })
+	a := identity(t, "alice")
+	prev := join(lessonLines(t, "alice", 2, "v1"))
+	if code, _, body := ts.put(t, a.Origin()+".jsonl", testToken, prev); code != 201 {
+		t.Fatal(code, body)
+	}
+	body := io.MultiReader(bytes.NewReader(join(confirmLines(t, "alice", 900, "many"))))
+	req, _ := http.NewRequest(http.MethodPut, ts.URL+"/commons/"+a.Origin()+".jsonl", body)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	if req.ContentLength != 0 {
+		t.Fatal("the request has a length")
+	}
+	code, _, resp := do(t, ts.http.Client(), req)
+	if code != 413 || !strings.Contains(resp, "file too large") {
+		t.Errorf("%d %s", code, resp)
+	}
+	if got := readFile(t, ts.filePath(a.Origin())); !bytes.Equal(got, prev) {
+		t.Error("the previous file changed")
+	}
+	if _, err := NewServer(ServerConfig{DataDir: t.TempDir(), Tokens: []string{" \n"}}); err == nil {
+		t.Error("an empty token was accepted")
+	}
+	if _, err := NewServer(ServerConfig{DataDir: t.TempDir()}); err == nil {
+		t.Error("a server without tokens was made")
 	}
 }
