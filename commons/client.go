@@ -32,8 +32,9 @@ type Client struct {
 	// State remembers ETags and the last index time between pulls (nil:
 	// nothing is remembered, every pull is a full pull).
 	State StateStore
-	// Progress, when set, is called after each file a pull considered,
-	// with the files done and the total; never concurrently.
+	// Progress, when set, is called after each file a pull fetched (or
+	// failed to), with the files done and the total to fetch; never
+	// concurrently. Files skipped by their ETag are not counted.
 	Progress func(done, total int)
 	// Concurrency bounds the parallel file fetches of a pull (0: 8).
 	Concurrency int
