@@ -63,6 +63,7 @@ type Daemon struct {
 	next     time.Time
 	commons  []*commons.Client
 	sleepNow chan chan sleepResult
+	news     chan struct{} // records new to this memory arrived by gossip or sync
 }
 
 type sleepResult struct {
@@ -90,7 +91,7 @@ func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{cfg: cfg, m: m, log: cfg.Logger.With("origin", m.Origin()), reg: cfg.Registry, sleepNow: make(chan chan sleepResult)}
+	d := &Daemon{cfg: cfg, m: m, log: cfg.Logger.With("origin", m.Origin()), reg: cfg.Registry, sleepNow: make(chan chan sleepResult), news: make(chan struct{}, 1)}
 	for _, dir := range cfg.Folders {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			m.Close()
@@ -144,14 +145,16 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		}
 		defer RemoveNodeInfo(d.m.Home())
 		srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
-		wg.Add(1)
+		wg.Add(2)
 		go func() {
 			defer wg.Done()
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
 			}
 		}()
-		defer func() {
+		go func() {
+			defer wg.Done()
+			<-ctx.Done()
 			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer scancel()
 			srv.Shutdown(sctx)
@@ -164,6 +167,13 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 			if err := d.gossip.Run(ctx); err != nil && ctx.Err() == nil {
 				errc <- fmt.Errorf("gossip: %w", err)
 			}
+		}()
+	}
+	if d.gossip != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.relayNews(ctx)
 		}()
 	}
 	for _, dir := range d.cfg.Folders {
@@ -357,12 +367,45 @@ func (d *Daemon) network(st *Status) {
 	}
 }
 
+// newsDelay gathers the records of one burst into one catch-up round.
+const newsDelay = 300 * time.Millisecond
+
+// relayNews runs a catch-up round soon after records new to this memory
+// arrive. Pubsub forwards a message only along the mesh of the moment, and
+// sync alone would wait for its interval, so records that came by sync
+// (a node that joined late, a publish before the mesh formed) spread to
+// the rest of the team in a few rounds instead. The bytes moved stay
+// proportional to what the peers lack.
+func (d *Daemon) relayNews(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.news:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(newsDelay):
+		}
+		d.gossip.SyncNow(ctx)
+	}
+}
+
 // holder is the memory as gossip sees it.
 type holder struct{ d *Daemon }
 
 func (h holder) Deliver(scope string, from peer.ID, recs []*protocol.Record) {
-	if _, err := h.d.m.Deliver(context.Background(), scope, recs); err != nil {
+	rep, err := h.d.m.Deliver(context.Background(), scope, recs)
+	if err != nil {
 		h.d.log.Error("deliver failed", "scope", scope, "peer", from.String(), "err", err)
+		return
+	}
+	if rep.Accepted > 0 {
+		select {
+		case h.d.news <- struct{}{}:
+		default:
+		}
 	}
 }
 

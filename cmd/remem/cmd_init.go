@@ -5,7 +5,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/gossip"
 	"github.com/remem/remem/node"
+	"github.com/remem/remem/protocol"
 )
 
 func initCommand() *cli.Command {
@@ -23,7 +25,8 @@ Examples:
 			if err != nil {
 				return err
 			}
-			out := idOutput{Origin: id.Origin(), Key: id.Key(), Home: home(c), Created: created}
+			out := newIDOutput(id, home(c))
+			out.Created = created
 			if c.Bool("json") {
 				return printJSON(c.App.Writer, out)
 			}
@@ -40,8 +43,17 @@ Examples:
 type idOutput struct {
 	Origin  string `json:"origin"`
 	Key     string `json:"key"`
+	PeerID  string `json:"peer_id"`
 	Home    string `json:"home"`
 	Created bool   `json:"created,omitempty"`
+}
+
+func newIDOutput(id protocol.Identity, home string) idOutput {
+	out := idOutput{Origin: id.Origin(), Key: id.Key(), Home: home}
+	if pid, err := gossip.PeerIDOf(id); err == nil {
+		out.PeerID = pid.String()
+	}
+	return out
 }
 
 func idCommand() *cli.Command {
@@ -59,11 +71,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			out := idOutput{Origin: id.Origin(), Key: id.Key(), Home: home(c)}
+			out := newIDOutput(id, home(c))
 			if c.Bool("json") {
 				return printJSON(c.App.Writer, out)
 			}
-			fmt.Fprintf(c.App.Writer, "origin  %s\nkey     %s\nhome    %s\n", out.Origin, out.Key, out.Home)
+			fmt.Fprintf(c.App.Writer, "origin   %s\nkey      %s\npeer id  %s\nhome     %s\n", out.Origin, out.Key, out.PeerID, out.Home)
 			return nil
 		},
 	}
