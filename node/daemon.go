@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/connmgr"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -34,6 +35,9 @@ type DaemonConfig struct {
 	Members   []string
 	PSK       []byte
 	Gossip    *gossip.Params
+	// ConnGater is consulted after the members gater (the testnet uses it
+	// to cut the network in two).
+	ConnGater connmgr.ConnectionGater
 
 	Folders      []string      // shared folders to sync
 	Commons      []string      // commons URLs: pulled at start and every PullEvery, pushed after each sleep
@@ -104,7 +108,7 @@ func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
 	if len(cfg.Teams) > 0 || cfg.MDNS || len(cfg.Bootstrap) > 0 {
 		g, err := gossip.New(gossip.Config{Identity: m.Identity(), Listen: cfg.Listen, Bootstrap: cfg.Bootstrap, MDNS: cfg.MDNS,
 			Teams: cfg.Teams, Members: cfg.Members, PSK: cfg.PSK, Params: cfg.Gossip, Logger: cfg.Logger,
-			Registry: cfg.Registry, Now: m.Now}, holder{d})
+			Registry: cfg.Registry, Now: m.Now, ConnGater: cfg.ConnGater}, holder{d})
 		if err != nil {
 			m.Close()
 			return nil, fmt.Errorf("starting the gossip host: %w", err)

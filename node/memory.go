@@ -44,6 +44,10 @@ type Config struct {
 	Store      store.Options
 	// Create makes the home and its key when missing.
 	Create bool
+	// OnAccept, when set, is told of every record that was new to this
+	// memory (added or replacing an older version), with the scope it came
+	// by; the testnet measures arrival times with it.
+	OnAccept func(scope string, rec *protocol.Record, at time.Time)
 }
 
 // Memory is one memory: its identity, its store and the rules that turn

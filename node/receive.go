@@ -99,6 +99,9 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 		switch outcomes[i] {
 		case store.Added, store.Replaced:
 			rep.Accepted++
+			if m.cfg.OnAccept != nil {
+				m.cfg.OnAccept(scope, rec, now)
+			}
 		default:
 			rep.Duplicate++
 		}
