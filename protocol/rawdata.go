@@ -1,0 +1,379 @@
+package protocol
+
+import (
+	"net/netip"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// The raw-data check (SPEC §6, "Nothing raw moves"): a lesson sentence must
+// not carry what identifies a machine, a person or a credential. It runs at
+// write time only, so regexps are fine; they are compiled once here.
+//
+// What counts, by kind:
+//   - path: absolute (/a/b, at least two parts, so "/v1" or "and/or" are
+//     not), home-relative (~/x, $HOME/x), dot-relative (./x, ../x), Windows
+//     (C:\x, C:/x, \\server\share), or relative with at least two slashes and
+//     a file name with an extension (src/app/main.go). Two-part names such as
+//     "TCP/IP", "go/ast" or a module path without a file are not paths. The
+//     path part of a URL is not a file system path.
+//   - email: name@domain.tld.
+//   - url: a scheme:// URL with user information (credentials) or a query
+//     string or a fragment holding "="; plain URLs pass. file:// is a path.
+//   - ip: IPv4 with four octets of at most 255 (not part of a longer dotted
+//     number such as a version), optional :port or /prefix; IPv6 as
+//     net/netip parses it.
+//   - secret: PEM blocks, AWS (AKIA/ASIA), OpenAI-style sk-, GitHub (ghp_,
+//     github_pat_), Slack (xox?-), JWT-like eyJ..., "password=..."-style
+//     assignments, bearer tokens, hex runs of 32 or more, and base64 runs of
+//     32 or more that mix upper case, lower case and digits and hold no
+//     words (so long CamelCase identifiers pass).
+
+// RawFinding is one piece of raw data in a text: Start and End are byte
+// offsets, Match is text[Start:End].
+type RawFinding struct {
+	Kind  string `json:"kind"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+	Match string `json:"match"`
+}
+
+// Placeholders RedactRawData writes; '<' and '>' stop every pattern, so a
+// placeholder never becomes part of a new finding.
+var rawPlaceholder = map[string]string{
+	"path": "<path>", "email": "<email>", "url": "<url>", "ip": "<ip>", "secret": "<secret>",
+}
+
+// A path character: what file names use in practice, minus the characters
+// that end a path in prose.
+const rawPathChars = `[A-Za-z0-9._~+@%\-]`
+
+// rawBefore is what may precede a path that starts with / ~ or .
+const rawBefore = `(?:^|[\s(\[{"'` + "`" + `=:,])`
+
+var (
+	rawPEM     = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]{0,64}-----(?:[\s\S]*?-----END [A-Z0-9 ]{0,64}-----)?`)
+	rawURL     = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]{0,15}://[^\s<>"'` + "`" + `]+`)
+	rawEmail   = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b`)
+	rawSecrets = []struct {
+		re   *regexp.Regexp
+		need []string // one of these must occur, else the pattern is skipped
+	}{
+		{regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}},
+		{regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), []string{"sk-"}},
+		{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), []string{"gh"}},
+		{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`), []string{"github_pat_"}},
+		{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{8,}`), []string{"xox"}},
+		{regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]+){0,2}`), []string{"eyJ"}},
+		{regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth)=[^\s,;'"<>]{4,}`), []string{"="}},
+		{regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*`), []string{"earer", "EARER"}},
+	}
+	rawPaths = []*regexp.Regexp{ // the path is submatch 1
+		regexp.MustCompile(rawBefore + `(/` + rawPathChars + `+(?:/` + rawPathChars + `*)+)`),
+		regexp.MustCompile(rawBefore + `(~` + `[A-Za-z0-9._\-]*/(?:` + rawPathChars + `|/)*)`),
+		regexp.MustCompile(rawBefore + `(\.\.?/(?:` + rawPathChars + `|/)*)`),
+		regexp.MustCompile(`()\$\{?HOME\}?/(?:` + rawPathChars + `|/)*`),
+		regexp.MustCompile(`(?i)()%(?:USERPROFILE|APPDATA|LOCALAPPDATA|HOMEPATH)%\\[^\s<>"'|]*`),
+		regexp.MustCompile(`()\b[A-Za-z]:\\[^\s<>"'|*?]*`),
+		regexp.MustCompile(`()\b[A-Za-z]:/` + rawPathChars + `[^\s<>"'|*?]*`),
+		regexp.MustCompile(`()\\\\[A-Za-z0-9._\-]+\\[^\s<>"'|]+`),
+		regexp.MustCompile(`(?:^|[^A-Za-z0-9._~+@%/\-])(` + rawPathChars + `+/(?:` + rawPathChars + `+/)+` +
+			`[A-Za-z0-9_\-][A-Za-z0-9._\-]*\.[A-Za-z][A-Za-z0-9]{0,9})\b`),
+	}
+	rawIPv4   = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b(?::\d{1,5}\b|/\d{1,2}\b)?`)
+	rawHex    = regexp.MustCompile(`\b(?:0x)?[0-9A-Fa-f]{32,}\b`)
+	rawBase64 = regexp.MustCompile(`[A-Za-z0-9+/_\-]{32,}={0,2}`)
+)
+
+// FindRawData returns the raw data in text, in order and not overlapping,
+// or nil when the text is clean.
+func FindRawData(text string) []RawFinding {
+	var cands []RawFinding
+	addc := func(kind string, s, e int) {
+		if s < e {
+			cands = append(cands, RawFinding{Kind: kind, Start: s, End: e})
+		}
+	}
+	// Cheap tests first: most sentences hold no character a pattern needs.
+	slash := strings.ContainsAny(text, "/\\")
+	if strings.Contains(text, "-----BEGIN") {
+		for _, m := range rawPEM.FindAllStringIndex(text, -1) {
+			addc("secret", m[0], m[1])
+		}
+	}
+	var urls [][2]int // every URL, flagged or not: its path is not a file path
+	if strings.Contains(text, "://") {
+		for _, m := range rawURL.FindAllStringIndex(text, -1) {
+			s, e := m[0], rawTrimEnd(text, m[0], m[1])
+			urls = append(urls, [2]int{s, e})
+			u := text[s:e]
+			switch {
+			case strings.HasPrefix(strings.ToLower(u), "file://"):
+				addc("path", s, e)
+			case rawURLFlagged(u):
+				addc("url", s, e)
+			}
+		}
+	}
+	if strings.IndexByte(text, '@') >= 0 {
+		for _, m := range rawEmail.FindAllStringIndex(text, -1) {
+			addc("email", m[0], m[1])
+		}
+	}
+	for _, p := range rawSecrets {
+		if !rawContainsAny(text, p.need) {
+			continue
+		}
+		for _, m := range p.re.FindAllStringIndex(text, -1) {
+			addc("secret", m[0], m[1])
+		}
+	}
+	for _, re := range rawPaths {
+		if !slash {
+			break
+		}
+		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+			s, e := m[2], m[3]
+			if s == e { // the patterns without a prefix capture nothing
+				s, e = m[0], m[1]
+			}
+			e = rawTrimEnd(text, s, e)
+			inURL := false
+			for _, u := range urls {
+				if s < u[1] && u[0] < e {
+					inURL = true
+					break
+				}
+			}
+			if !inURL {
+				addc("path", s, e)
+			}
+		}
+	}
+	if strings.IndexByte(text, '.') >= 0 {
+		for _, m := range rawIPv4.FindAllStringIndex(text, -1) {
+			if rawIPv4OK(text, m[0], m[1]) {
+				addc("ip", m[0], m[1])
+			}
+		}
+	}
+	rawIPv6Runs(text, func(s, e int) {
+		if s, e, ok := rawIPv6OK(text, s, e); ok {
+			addc("ip", s, e)
+		}
+	})
+	if rawLongRun(text) {
+		for _, m := range rawHex.FindAllStringIndex(text, -1) {
+			addc("secret", m[0], m[1])
+		}
+		for _, m := range rawBase64.FindAllStringIndex(text, -1) {
+			if rawLooksRandom(text[m[0]:m[1]]) {
+				addc("secret", m[0], m[1])
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	// Leftmost, then longest, wins; what overlaps a kept finding is dropped.
+	sort.SliceStable(cands, func(a, b int) bool {
+		if cands[a].Start != cands[b].Start {
+			return cands[a].Start < cands[b].Start
+		}
+		return cands[a].End > cands[b].End
+	})
+	out := cands[:0]
+	end := -1
+	for _, c := range cands {
+		if c.Start < end {
+			continue
+		}
+		c.Match = text[c.Start:c.End]
+		out = append(out, c)
+		end = c.End
+	}
+	return out
+}
+
+// RedactRawData replaces each finding with a placeholder such as "<path>".
+// It repeats until nothing is found, so its output has no findings.
+func RedactRawData(text string) string {
+	for {
+		found := FindRawData(text)
+		if found == nil {
+			return text
+		}
+		var b strings.Builder
+		b.Grow(len(text))
+		prev := 0
+		for _, f := range found {
+			b.WriteString(text[prev:f.Start])
+			b.WriteString(rawPlaceholder[f.Kind])
+			prev = f.End
+		}
+		b.WriteString(text[prev:])
+		text = b.String()
+	}
+}
+
+func rawContainsAny(text string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(text, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawLongRun: text holds 32 base64 characters in a row, which the hex and
+// base64 patterns both need.
+func rawLongRun(text string) bool {
+	run := 0
+	for k := 0; k < len(text); k++ {
+		if c := text[k]; rawIsWordByte(c) || c == '+' || c == '/' || c == '-' {
+			if run++; run >= 32 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// rawTrimEnd drops sentence punctuation that a greedy match took along.
+func rawTrimEnd(text string, s, e int) int {
+	for e > s && strings.IndexByte(`.,;:!?)]}'"`, text[e-1]) >= 0 {
+		e--
+	}
+	return e
+}
+
+// rawURLFlagged: user information before the host, a query, or a fragment
+// holding a key=value.
+func rawURLFlagged(u string) bool {
+	rest := u[strings.Index(u, "://")+3:]
+	auth := rest
+	if k := strings.IndexAny(rest, "/?#"); k >= 0 {
+		auth = rest[:k]
+	}
+	if strings.Contains(auth, "@") {
+		return true
+	}
+	if k := strings.IndexByte(rest, '?'); k >= 0 && k+1 < len(rest) {
+		return true
+	}
+	if k := strings.IndexByte(rest, '#'); k >= 0 && strings.Contains(rest[k:], "=") {
+		return true
+	}
+	return false
+}
+
+func rawIPv4OK(text string, s, e int) bool {
+	// Not a piece of a longer dotted number such as a version.
+	if s >= 2 && text[s-1] == '.' && rawIsDigit(text[s-2]) {
+		return false
+	}
+	if s >= 1 && (text[s-1] == 'v' || text[s-1] == 'V') {
+		return false
+	}
+	ipEnd := s
+	for ipEnd < e && text[ipEnd] != ':' && text[ipEnd] != '/' {
+		ipEnd++
+	}
+	if ipEnd+1 < len(text) && text[ipEnd] == '.' && rawIsDigit(text[ipEnd+1]) {
+		return false
+	}
+	if e+1 < len(text) && text[e] == '.' && rawIsDigit(text[e+1]) {
+		return false
+	}
+	a, err := netip.ParseAddr(text[s:ipEnd])
+	return err == nil && a.Is4()
+}
+
+// rawIPv6Runs calls fn for each maximal run of hex digits, colons and dots
+// that holds two colons or more, with a %zone when one follows. (A regexp
+// with nested counted repeats was a hundred times slower than the rest.)
+func rawIPv6Runs(text string, fn func(s, e int)) {
+	isRun := func(c byte) bool {
+		return c == ':' || c == '.' || rawIsDigit(c) || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
+	}
+	for i := 0; i < len(text); {
+		if !isRun(text[i]) {
+			i++
+			continue
+		}
+		s, colons := i, 0
+		for i < len(text) && isRun(text[i]) {
+			if text[i] == ':' {
+				colons++
+			}
+			i++
+		}
+		e := i
+		if colons < 2 {
+			continue
+		}
+		if e+1 < len(text) && text[e] == '%' && rawIsWordByte(text[e+1]) {
+			for e++; e < len(text) && rawIsWordByte(text[e]) && text[e] != '_'; e++ {
+			}
+			i = e
+		}
+		fn(s, e)
+	}
+}
+
+func rawIPv6OK(text string, s, e int) (int, int, bool) {
+	for s < e && text[s] == '.' {
+		s++
+	}
+	for e > s && (text[e-1] == '.' || (text[e-1] == ':' && (e-2 < s || text[e-2] != ':'))) {
+		e--
+	}
+	if s > 0 && (rawIsWordByte(text[s-1]) || text[s-1] == ':' || text[s-1] == '.') {
+		return 0, 0, false
+	}
+	if e < len(text) && (rawIsWordByte(text[e]) || text[e] == ':') {
+		return 0, 0, false
+	}
+	cand := text[s:e]
+	if strings.Count(cand, ":") < 2 || strings.IndexAny(cand, "0123456789abcdefABCDEF") < 0 {
+		return 0, 0, false
+	}
+	a, err := netip.ParseAddr(cand)
+	return s, e, err == nil && a.Is6()
+}
+
+// rawLooksRandom: upper case, lower case and digits all present, and runs
+// of lower case letters short on average (under 2.5). Words make identifiers
+// such as TestLookupIPv6LinkLocalAddr run longer; random base64 averages
+// about 1.7. On Go's own long function names this flags none, and it misses
+// about 4% of random 32-character keys.
+func rawLooksRandom(s string) bool {
+	var up, low, dig, runs int
+	inRun := false
+	for k := 0; k < len(s); k++ {
+		c := s[k]
+		isLow := 'a' <= c && c <= 'z'
+		switch {
+		case 'A' <= c && c <= 'Z':
+			up++
+		case isLow:
+			low++
+			if !inRun {
+				runs++
+			}
+		case '0' <= c && c <= '9':
+			dig++
+		}
+		inRun = isLow
+	}
+	return up > 0 && low > 0 && dig > 0 && up+low+dig >= 28 && low*2 < runs*5
+}
+
+func rawIsDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func rawIsWordByte(c byte) bool {
+	return c == '_' || rawIsDigit(c) || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+}
