@@ -112,6 +112,14 @@ type Provenance struct {
 	MetBefore bool     `json:"met_before" jsonschema:"this memory had met the surprise before the lesson arrived"`
 	Confirmed bool     `json:"confirmed_here" jsonschema:"this memory confirmed it"`
 	Records   []Record `json:"records"`
+	History   []Step   `json:"history" jsonschema:"the lesson's state over time, oldest first"`
+}
+
+// Step is one change of a lesson's computed state.
+type Step struct {
+	At     string `json:"at"`
+	State  string `json:"state"`
+	Reason string `json:"reason"`
 }
 
 func provenanceOf(p node.Provenance) Provenance {
@@ -120,6 +128,10 @@ func provenanceOf(p node.Provenance) Provenance {
 	for _, r := range p.Records {
 		out.Records = append(out.Records, Record{Type: r.Type, Origin: r.Origin, Signed: timeString(r.Time),
 			Arrived: timeString(r.Arrived), Scopes: nonNil(r.Scopes), Reason: r.Reason})
+	}
+	out.History = make([]Step, 0, len(p.History))
+	for _, h := range p.History {
+		out.History = append(out.History, Step{At: timeString(h.At), State: string(h.State), Reason: h.Reason})
 	}
 	return out
 }
@@ -133,6 +145,9 @@ func renderProvenance(p Provenance) string {
 	fmt.Fprintf(&b, "author %s; origins %s; confirmers %s\n", orNone(l.Author), list(l.Origins), list(l.Confirmers))
 	if len(p.Revokers) > 0 {
 		fmt.Fprintf(&b, "revoked by %s\n", list(p.Revokers))
+	}
+	for _, h := range p.History {
+		fmt.Fprintf(&b, "history: %s %s (%s)\n", h.At, h.State, h.Reason)
 	}
 	fmt.Fprintf(&b, "records (%d):\n", len(p.Records))
 	for _, r := range p.Records {

@@ -275,6 +275,9 @@ func TestRecallReceivedLesson(t *testing.T) {
 	if len(p.Records) != 2 {
 		t.Fatalf("show should list the lesson and the confirmation: %+v", p.Records)
 	}
+	if len(p.History) == 0 || p.History[len(p.History)-1].State != "candidate" {
+		t.Errorf("show should give the state history: %+v", p.History)
+	}
 	for _, r := range p.Records {
 		if len(r.Scopes) != 1 || r.Scopes[0] != "team:x" || r.Arrived == "" {
 			t.Errorf("record %+v should say it arrived by team:x and when", r)

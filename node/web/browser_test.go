@@ -192,7 +192,7 @@ func TestBrowser(t *testing.T) {
 
 	// Peers, topics and refusals come from /status.
 	var panels string
-	b.eval(t, `document.querySelector(".panels").innerText`, &panels)
+	b.eval(t, `document.querySelector(".panels").textContent`, &panels)
 	for _, want := range []string{"Peers and topics", "No peer connected", "Refused records by reason", f.m.Origin()[:16]} {
 		if !strings.Contains(panels, want) {
 			t.Errorf("the status panels lack %q:\n%s", want, panels)
@@ -236,12 +236,11 @@ func TestBrowser(t *testing.T) {
 	if script.Text != scriptText || !strings.Contains(script.HTML, "&lt;script&gt;") || script.Pwned || script.Scripts != 1 {
 		t.Errorf("the <script> lesson's page: %+v", script)
 	}
-	// An unknown hash says so.
-	b.eval(t, `location.hash = "#/lesson/00000000000000000000000000000000"`, nil)
-	b.waitFor(t, "an unknown lesson", `document.getElementById("view-lesson").dataset.loaded === "00000000000000000000000000000000" && document.getElementById("view-lesson").innerText.includes("not found")`)
-
 	if errs := b.errors(); len(errs) > 0 {
 		t.Errorf("the page logged errors (a CSP violation is one):\n%s", strings.Join(errs, "\n"))
 	}
+	// An unknown hash says so (the browser logs the API's 404).
+	b.eval(t, `location.hash = "#/lesson/00000000000000000000000000000000"`, nil)
+	b.waitFor(t, "an unknown lesson", `document.getElementById("view-lesson").dataset.loaded === "00000000000000000000000000000000" && document.getElementById("view-lesson").innerText.includes("not found")`)
 	t.Logf("screenshots: %s and %s", filepath.Join(shots, "lessons.png"), filepath.Join(shots, "provenance.png"))
 }

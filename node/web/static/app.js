@@ -36,7 +36,7 @@
         else e.setAttribute(k, v === true ? '' : String(v));
       }
     }
-    for (const kid of kids.flat()) {
+    for (const kid of kids.flat(Infinity)) {
       if (kid === undefined || kid === null || kid === false) continue;
       e.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
     }
@@ -101,7 +101,7 @@
   }
 
   function fullTime(t) {
-    return isZero(t) ? 'never' : String(t).replace('T', ' ').replace('Z', ' UTC');
+    return isZero(t) ? 'never' : String(t).replace('T', ' ').replace(/\.\d+/, '').replace('Z', ' UTC');
   }
 
   // Routes: #/ (with ?q=…&state=…) and #/lesson/<hash>.
@@ -237,7 +237,7 @@
         el('a', { class: 'badge st-' + s, href: listHash(route.q || '', s), title: 'show ' + s + ' lessons' }, s + ' ' + counts[s]))));
     const stats = st.stats || {};
     const refused = Object.values(st.refused_by_reason || {}).reduce((a, b) => a + b, 0);
-    $('summary').replaceChildren(
+    $('summary').replaceChildren(...[
       stat('lessons', String(total)),
       stateStat,
       stat('records', String(st.records ?? '–'), 'signed records held'),
@@ -246,7 +246,7 @@
       stat('refused', String(refused)),
       el('div', { class: 'stat' }, el('span', { class: 'label' }, 'last sleep'), el('span', { class: 'value' }, when(st.last_sleep))),
       isZero(st.next_sleep) ? null : el('div', { class: 'stat' }, el('span', { class: 'label' }, 'next sleep'), el('span', { class: 'value' }, when(st.next_sleep))),
-    );
+    ].filter(Boolean));
   }
 
   function haystack(l) {
