@@ -95,6 +95,7 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	if err != nil {
 		return rep, err
 	}
+	ctxt := &deliverContext{m: m}
 	for i, rec := range recs {
 		switch outcomes[i] {
 		case store.Added, store.Replaced:
@@ -108,7 +109,7 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 		if rec.Type != protocol.TypeLesson || rec.Origin == m.Origin() {
 			continue
 		}
-		added, err := m.noteLesson(ctx, rec, scope, now)
+		added, err := m.noteLesson(ctx, ctxt, rec, scope, now)
 		if err != nil {
 			return rep, err
 		}
@@ -127,7 +128,7 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 // noteLesson applies SPEC §7 to a lesson record of another origin: a hash
 // the memory does not hold becomes a candidate at strength 0.5; the same
 // hash or meaning as an own lesson corroborates it.
-func (m *Memory) noteLesson(ctx context.Context, rec *protocol.Record, scope string, now time.Time) (bool, error) {
+func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protocol.Record, scope string, now time.Time) (bool, error) {
 	l, ok, err := m.store.GetLesson(rec.Hash)
 	if err != nil {
 		return false, err
@@ -150,37 +151,80 @@ func (m *Memory) noteLesson(ctx context.Context, rec *protocol.Record, scope str
 		Updated: now, Arrived: now, Scopes: []string{scope}, Layer: layerOf(scope),
 	}
 	// Had this memory met the surprise before the lesson arrived?
-	events, err := m.store.Events(time.Time{})
+	events, err := dc.events()
 	if err != nil {
 		return false, err
 	}
 	g := groupOf(cand)
-	for _, ev := range events {
-		if m.similar(ctx, episodeOf(ev.Event).Content(), g) >= m.cfg.Params.Threshold {
+	for _, content := range events {
+		if m.similar(ctx, content, g) >= m.cfg.Params.Threshold {
 			cand.MetBefore = true
 			break
 		}
 	}
 	// Corroboration by meaning: an own lesson that says the same thing.
-	own, err := m.store.Lessons()
+	own, err := dc.ownLessons()
 	if err != nil {
 		return false, err
 	}
-	for _, o := range own {
-		if !o.Own || o.Kind != rec.Kind || slices.Contains(o.Corroborators, rec.Origin) {
+	for i := range own {
+		o := &own[i]
+		if o.Kind != rec.Kind || slices.Contains(o.Corroborators, rec.Origin) {
 			continue
 		}
-		if m.similar(ctx, rec.Text, groupOf(o)) >= m.cfg.Params.Threshold {
+		if m.similar(ctx, rec.Text, groupOf(*o)) >= m.cfg.Params.Threshold {
 			o.Corroborators = append(o.Corroborators, rec.Origin)
 			o.Strength = protocol.Rise(o.Strength)
 			o.Updated = now
 			o.Dirty = true
-			if err := m.store.PutLesson(o); err != nil {
+			if err := m.store.PutLesson(*o); err != nil {
 				return false, err
 			}
 		}
 	}
 	return true, m.store.PutLesson(cand)
+}
+
+// deliverContext loads, once per delivered batch, what the merge rule
+// compares new lessons with.
+type deliverContext struct {
+	m       *Memory
+	evs     []string
+	evsDone bool
+	own     []store.Lesson
+	ownDone bool
+}
+
+// events are the contents of every event this memory holds.
+func (dc *deliverContext) events() ([]string, error) {
+	if !dc.evsDone {
+		stored, err := dc.m.store.Events(time.Time{})
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range stored {
+			dc.evs = append(dc.evs, episodeOf(ev.Event).Content())
+		}
+		dc.evsDone = true
+	}
+	return dc.evs, nil
+}
+
+// ownLessons are this memory's own lessons, kept current within the batch.
+func (dc *deliverContext) ownLessons() ([]store.Lesson, error) {
+	if !dc.ownDone {
+		all, err := dc.m.store.Lessons()
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range all {
+			if l.Own {
+				dc.own = append(dc.own, l)
+			}
+		}
+		dc.ownDone = true
+	}
+	return dc.own, nil
 }
 
 // layerOf maps a scope to its composition layer (SPEC §9).

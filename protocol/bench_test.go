@@ -44,3 +44,30 @@ func BenchmarkBareEd25519Verify(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVerifyOverBare alternates the full verification and a bare
+// ed25519.Verify of the same line in one loop, so both see the same machine
+// load, and reports their ratio (target: at most 1.15).
+func BenchmarkVerifyOverBare(b *testing.B) {
+	rec := typicalLesson(b)
+	id := testIdentity(b, "alice")
+	msg := rec.Raw[:len(rec.Raw)-len(`,"sig":""`)-128]
+	sig := ed25519.Sign(id.Private, msg)
+	var full, bare time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := Verify(rec.Raw, conformanceNow); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if !ed25519.Verify(id.Public, msg, sig) {
+			b.Fatal("bad signature")
+		}
+		t2 := time.Now()
+		full += t1.Sub(t0)
+		bare += t2.Sub(t1)
+	}
+	b.ReportMetric(float64(full)/float64(bare), "full/bare")
+	b.ReportMetric(float64(full)/float64(b.N), "full-ns/op")
+	b.ReportMetric(float64(bare)/float64(b.N), "bare-ns/op")
+}

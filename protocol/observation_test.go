@@ -1,49 +1,11 @@
 package protocol
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
-
-// The labelled cases of the independent implementation (SPEC §6).
-func TestCheckObservationConformance(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "conformance", "imperative.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	n := 0
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var v struct {
-			Text       string `json:"text"`
-			Imperative bool   `json:"imperative"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatalf("line %d: %v", n+1, err)
-		}
-		n++
-		err := CheckObservation(v.Text)
-		if (err != nil) != v.Imperative {
-			t.Errorf("CheckObservation(%q) = %v, want imperative=%v", v.Text, err, v.Imperative)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n < 40 {
-		t.Fatalf("read %d cases, want at least 40", n)
-	}
-}
 
 func TestCheckObservation(t *testing.T) {
 	cases := []struct {

@@ -1,0 +1,149 @@
+package node
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
+)
+
+// batchOfLessons signs n lessons of distinct memories, as a gossip message
+// carrying one sleep's news from a busy team would.
+func batchOfLessons(b *testing.B, seed, n int) [][]byte {
+	b.Helper()
+	out := make([][]byte, n)
+	at := time.Now().Add(-time.Hour)
+	for i := range out {
+		s := sha256.Sum256([]byte(fmt.Sprintf("bench-%d-%d", seed, i)))
+		id, _ := protocol.NewIdentity(s[:])
+		rec, err := protocol.SignLesson(id, protocol.LessonDraft{Kind: protocol.KindError,
+			Text: fmt.Sprintf("The build of service %d fails when the cache volume %d is full", seed, i), Seen: 2, Strength: 0.75, Updated: at})
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[i] = rec.Raw
+	}
+	return out
+}
+
+// bareVerify is the baseline: ed25519.Verify over the same lines, with the
+// signature and the signed bytes already cut out.
+type bareLine struct {
+	pub, msg, sig []byte
+}
+
+func bareOf(b *testing.B, lines [][]byte) []bareLine {
+	out := make([]bareLine, len(lines))
+	for i, l := range lines {
+		rec, err := protocol.Decode(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pub, _ := hex.DecodeString(rec.Key)
+		s := string(l)
+		at := len(`,"sig":"`)
+		i0 := indexOf(s, `,"sig":"`)
+		sig, _ := hex.DecodeString(s[i0+at : i0+at+128])
+		out[i] = bareLine{pub: pub, msg: []byte(s[:i0] + s[i0+at+129:]), sig: sig}
+	}
+	return out
+}
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
+
+// BenchmarkReceivePath measures records per second through the receive path
+// (protocol.Verify as the gossip validator runs it, then Deliver: the merge
+// into Badger and the merge rule) against bare ed25519.Verify of the same
+// lines, alternating both in one loop on one core. Target: at least 0.8x.
+func BenchmarkReceivePath(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	m, err := Open(Config{Home: b.TempDir(), Create: true, Store: store.Options{Small: true}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	const perMsg = 50
+	batches := make([][][]byte, 0, 64)
+	var path, bare time.Duration
+	records := 0
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		if i >= len(batches) {
+			batches = append(batches, batchOfLessons(b, i, perMsg))
+		}
+		lines := batches[i]
+		bl := bareOf(b, lines)
+		b.StartTimer()
+
+		t0 := time.Now()
+		recs := make([]*protocol.Record, 0, perMsg)
+		now := time.Now()
+		for _, l := range lines {
+			rec, err := protocol.Verify(l, now)
+			if err != nil {
+				b.Fatal(err)
+			}
+			recs = append(recs, rec)
+		}
+		if _, err := m.Deliver(context.Background(), "team:bench", recs); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		for _, x := range bl {
+			if !ed25519.Verify(x.pub, x.msg, x.sig) {
+				b.Fatal("bare verify failed")
+			}
+		}
+		t2 := time.Now()
+		path += t1.Sub(t0)
+		bare += t2.Sub(t1)
+		records += perMsg
+	}
+	b.ReportMetric(float64(records)/path.Seconds(), "path-records/s")
+	b.ReportMetric(float64(records)/bare.Seconds(), "bare-verifies/s")
+	b.ReportMetric(bare.Seconds()/path.Seconds(), "path/bare-throughput")
+}
+
+// BenchmarkMemoryAtRest reports the heap a memory holding 1,000 records and
+// their candidate lessons keeps after a GC.
+func BenchmarkMemoryAtRest(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		m, err := Open(Config{Home: b.TempDir(), Create: true, Store: store.Options{Small: true}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < 20; i++ {
+			lines := batchOfLessons(b, 1000+i, 50)
+			recs := make([]*protocol.Record, len(lines))
+			for j, l := range lines {
+				recs[j], _ = protocol.Decode(l)
+			}
+			if _, err := m.Deliver(context.Background(), "team:bench", recs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MiB")
+		m.Close()
+		b.StartTimer()
+	}
+}

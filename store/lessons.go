@@ -1,0 +1,140 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// MaxEpisodes caps the episode texts kept per lesson; the most recent are
+// kept.
+const MaxEpisodes = 50
+
+// Layers of a lesson (SPEC §9).
+const (
+	LayerPersonal = "personal"
+	LayerDomain   = "domain"
+	LayerCommon   = "common"
+)
+
+// Lesson is one of this memory's local lessons (SPEC §3, §7): its own, or a
+// received candidate.
+type Lesson struct {
+	Hash     string    `json:"hash"`
+	ID       string    `json:"id,omitempty"`
+	Kind     string    `json:"kind"`
+	Text     string    `json:"text"`
+	Seen     int64     `json:"seen"`
+	Strength float64   `json:"strength"`
+	Updated  time.Time `json:"updated"`
+	// Own: written by this memory's sleep (false: a received candidate).
+	Own bool `json:"own,omitempty"`
+	// Arrived: for received ones, when it first arrived.
+	Arrived time.Time `json:"arrived,omitzero"`
+	// Scopes a received lesson arrived by (sorted, deduplicated).
+	Scopes []string `json:"scopes,omitempty"`
+	// Projects: the cwd of the events it came from (sorted, deduplicated).
+	Projects []string `json:"projects,omitempty"`
+	// Episodes: short texts of the events it absorbed, at most MaxEpisodes
+	// (the most recent).
+	Episodes []string `json:"episodes,omitempty"`
+	// MetBefore: an event older than its arrival already matched it.
+	MetBefore bool `json:"met_before,omitempty"`
+	// Confirmed: this memory has signed a confirmation for it.
+	Confirmed bool `json:"confirmed,omitempty"`
+	// Published: this memory has signed a lesson record for it.
+	Published bool `json:"published,omitempty"`
+	// Layer: "personal", "domain" or "common".
+	Layer string `json:"layer,omitempty"`
+	// Corroborators: other origins whose lesson of the same hash or meaning
+	// raised this own lesson (each counts once).
+	Corroborators []string `json:"corroborators,omitempty"`
+	// Dirty: an own lesson changed since it was last signed.
+	Dirty bool `json:"dirty,omitempty"`
+}
+
+func lessonKey(hash string) []byte { return []byte("l/" + hash) }
+
+func sortedSet(ss []string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := slices.Clone(ss)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// PutLesson stores l under its hash, replacing what was there.
+func (s *Store) PutLesson(l Lesson) error {
+	if l.Hash == "" {
+		return fmt.Errorf("storing a lesson: it has no hash")
+	}
+	l.Scopes = sortedSet(l.Scopes)
+	l.Projects = sortedSet(l.Projects)
+	if n := len(l.Episodes); n > MaxEpisodes {
+		l.Episodes = slices.Clone(l.Episodes[n-MaxEpisodes:])
+	}
+	l.Updated = l.Updated.UTC()
+	if !l.Arrived.IsZero() {
+		l.Arrived = l.Arrived.UTC()
+	}
+	v, err := json.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("storing lesson %s: %w", l.Hash, err)
+	}
+	err = s.update(func(w *writer) error { return w.set(lessonKey(l.Hash), v) })
+	if err != nil {
+		return fmt.Errorf("storing lesson %s: %w", l.Hash, err)
+	}
+	return nil
+}
+
+// GetLesson returns the lesson with hash.
+func (s *Store) GetLesson(hash string) (Lesson, bool, error) {
+	var l Lesson
+	var ok bool
+	err := s.view(func(txn *badger.Txn) error {
+		v, found, err := getIn(txn, lessonKey(hash))
+		if err != nil || !found {
+			return err
+		}
+		ok = true
+		return json.Unmarshal(v, &l)
+	})
+	if err != nil {
+		return Lesson{}, false, fmt.Errorf("reading lesson %s: %w", hash, err)
+	}
+	return l, ok, nil
+}
+
+// Lessons returns every local lesson, ordered by hash.
+func (s *Store) Lessons() ([]Lesson, error) {
+	var out []Lesson
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, []byte("l/"), true, func(_, v []byte) error {
+			var l Lesson
+			if err := json.Unmarshal(v, &l); err != nil {
+				return err
+			}
+			out = append(out, l)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading lessons: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteLesson removes the local lesson hash (not its records, nor the
+// events absorbed into it). Deleting a missing lesson is not an error.
+func (s *Store) DeleteLesson(hash string) error {
+	err := s.update(func(w *writer) error { return w.del(lessonKey(hash)) })
+	if err != nil {
+		return fmt.Errorf("deleting lesson %s: %w", hash, err)
+	}
+	return nil
+}

@@ -1,0 +1,511 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/remem/remem/protocol"
+)
+
+// ScopeLocal is the scope of this memory's own records.
+const ScopeLocal = "local"
+
+// MaxScopeBytes bounds a scope name.
+const MaxScopeBytes = 512
+
+// Held is one record of the merged set with how it came.
+type Held struct {
+	Record *protocol.Record
+	// Arrived is when the record's set key first arrived here (the earliest
+	// arrival of any version), so it never depends on arrival order.
+	Arrived time.Time
+	// Scopes are every scope any version of the record arrived by, sorted
+	// and deduplicated; "local" for own records.
+	Scopes []string
+}
+
+// Outcome is what PutRecords did with one record.
+type Outcome int
+
+const (
+	// Added: the set key was not held; the record is now.
+	Added Outcome = iota + 1
+	// Replaced: the record superseded the held version of its set key.
+	Replaced
+	// Duplicate: the same bytes were held; at most its scope was added.
+	Duplicate
+	// Older: the held version supersedes it; it was dropped, but its scope
+	// (and arrival) are noted on the held one.
+	Older
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Added:
+		return "added"
+	case Replaced:
+		return "replaced"
+	case Duplicate:
+		return "duplicate"
+	case Older:
+		return "older"
+	}
+	return "unknown"
+}
+
+// stored is a record as kept: a small binary header, then the raw line.
+//
+//	byte      format (1)
+//	varint    updated/at of the raw line: seconds, nanoseconds (so merging needs no parse)
+//	varint    first arrival: seconds, nanoseconds
+//	uvarint   number of scopes, then each as uvarint length and bytes
+//	rest      the raw line, byte for byte
+type stored struct {
+	Time    time.Time
+	Arrived time.Time
+	Scopes  []string
+	Raw     []byte
+}
+
+const storedFormat = 1
+
+func encodeStored(s stored) ([]byte, error) {
+	n := 1 + 4*binary.MaxVarintLen64 + binary.MaxVarintLen64 + len(s.Raw)
+	for _, sc := range s.Scopes {
+		n += binary.MaxVarintLen64 + len(sc)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, storedFormat)
+	b = binary.AppendVarint(b, s.Time.Unix())
+	b = binary.AppendVarint(b, int64(s.Time.Nanosecond()))
+	b = binary.AppendVarint(b, s.Arrived.Unix())
+	b = binary.AppendVarint(b, int64(s.Arrived.Nanosecond()))
+	b = binary.AppendUvarint(b, uint64(len(s.Scopes)))
+	for _, sc := range s.Scopes {
+		b = binary.AppendUvarint(b, uint64(len(sc)))
+		b = append(b, sc...)
+	}
+	return append(b, s.Raw...), nil
+}
+
+var errCorrupt = errors.New("a stored record is corrupt")
+
+// decodeStored reads a value written by encodeStored; Raw aliases v.
+func decodeStored(v []byte) (stored, error) {
+	var s stored
+	if len(v) == 0 || v[0] != storedFormat {
+		return s, errCorrupt
+	}
+	v = v[1:]
+	var ints [4]int64
+	for i := range ints {
+		x, n := binary.Varint(v)
+		if n <= 0 {
+			return s, errCorrupt
+		}
+		ints[i], v = x, v[n:]
+	}
+	s.Time = time.Unix(ints[0], ints[1]).UTC()
+	s.Arrived = time.Unix(ints[2], ints[3]).UTC()
+	count, n := binary.Uvarint(v)
+	if n <= 0 || count > uint64(len(v)) {
+		return s, errCorrupt
+	}
+	v = v[n:]
+	s.Scopes = make([]string, count)
+	for i := range s.Scopes {
+		l, n := binary.Uvarint(v)
+		if n <= 0 || l > uint64(len(v)-n) {
+			return s, errCorrupt
+		}
+		s.Scopes[i], v = string(v[n:n+int(l)]), v[n+int(l):]
+	}
+	s.Raw = v
+	return s, nil
+}
+
+func (s stored) held() (Held, error) {
+	rec, err := protocol.Decode(s.Raw)
+	if err != nil {
+		return Held{}, fmt.Errorf("decoding a stored record: %w", err)
+	}
+	return Held{Record: rec, Arrived: s.Arrived, Scopes: s.Scopes}, nil
+}
+
+// recordKey is r/<hash>/<type digit>/<origin>.
+func recordKey(k protocol.RecordKey) []byte {
+	b := make([]byte, 0, 2+len(k.Hash)+3+len(k.Origin))
+	b = append(b, "r/"...)
+	b = append(b, k.Hash...)
+	b = append(b, '/', '0'+byte(k.Type), '/')
+	return append(b, k.Origin...)
+}
+
+// parseRecordKey reads a key written by recordKey, without its "r/".
+func parseRecordKey(rest []byte) (protocol.RecordKey, bool) {
+	parts := strings.Split(string(rest), "/")
+	if len(parts) != 3 || len(parts[1]) != 1 {
+		return protocol.RecordKey{}, false
+	}
+	return protocol.RecordKey{Hash: parts[0], Type: protocol.Type(parts[1][0] - '0'), Origin: parts[2]}, true
+}
+
+// hashKey marks that some record is about hash (records are never deleted,
+// so neither is the mark).
+func hashKey(hash string) []byte { return []byte("h/" + hash) }
+
+func scopePrefix(scope string) []byte { return []byte("s/" + scope + "\x00") }
+
+func scopeKey(scope string, k protocol.RecordKey) []byte {
+	return append(scopePrefix(scope), recordKey(k)[2:]...)
+}
+
+func checkScope(scope string) error {
+	if scope == "" {
+		return fmt.Errorf("the scope is empty")
+	}
+	if len(scope) > MaxScopeBytes {
+		return fmt.Errorf("the scope is %d bytes, the limit is %d", len(scope), MaxScopeBytes)
+	}
+	if strings.IndexByte(scope, 0) >= 0 {
+		return fmt.Errorf("the scope %q holds a NUL byte", scope)
+	}
+	return nil
+}
+
+func checkRecord(r *protocol.Record) error {
+	if r == nil {
+		return fmt.Errorf("nil record")
+	}
+	if len(r.Raw) == 0 {
+		return fmt.Errorf("the record has no raw line")
+	}
+	if r.Type < protocol.TypeLesson || r.Type > protocol.TypeRevocation {
+		return fmt.Errorf("the record has no type")
+	}
+	if !isHexID(r.Hash) || !isHexID(r.Origin) {
+		return fmt.Errorf("the record's hash %q or origin %q is not lowercase hex", r.Hash, r.Origin)
+	}
+	return nil
+}
+
+func isHexID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// PutRecords merges recs, all arrived by scope at arrived, into the set
+// (SPEC §5 "Merging"): for each set key the record that protocol.Supersedes
+// every other wins; scopes are the union of all arrivals' scopes and
+// Arrived the earliest arrival, so the same records in any order give the
+// same contents. The batch is one transaction unless Badger finds it too
+// big, then several. Records must have been verified (or signed) before.
+func (s *Store) PutRecords(recs []*protocol.Record, scope string, arrived time.Time) ([]Outcome, error) {
+	if err := checkScope(scope); err != nil {
+		return nil, fmt.Errorf("storing records: %w", err)
+	}
+	for i, r := range recs {
+		if err := checkRecord(r); err != nil {
+			return nil, fmt.Errorf("storing records: record %d: %w", i+1, err)
+		}
+	}
+	var out []Outcome
+	err := s.update(func(w *writer) error {
+		var err error
+		out, err = putRecords(w, recs, scope, arrived)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storing records: %w", err)
+	}
+	return out, nil
+}
+
+func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.Time) ([]Outcome, error) {
+	arrived = arrived.UTC().Round(0)
+	out := make([]Outcome, len(recs))
+	for i, r := range recs {
+		key := r.SetKey()
+		rk := recordKey(key)
+		v, ok, err := w.get(rk)
+		if err != nil {
+			return nil, err
+		}
+		var st stored
+		newScope := true
+		if !ok {
+			out[i] = Added
+			st = stored{Time: r.Time.UTC(), Arrived: arrived, Scopes: []string{scope}, Raw: r.Raw}
+		} else {
+			if st, err = decodeStored(v); err != nil {
+				return nil, err
+			}
+			changed := false
+			switch {
+			case bytes.Equal(st.Raw, r.Raw):
+				out[i] = Duplicate
+			case protocol.Supersedes(r, &protocol.Record{Time: st.Time, Raw: st.Raw}):
+				out[i] = Replaced
+				st.Time, st.Raw = r.Time.UTC(), r.Raw
+				changed = true
+			default:
+				out[i] = Older
+			}
+			if arrived.Before(st.Arrived) {
+				st.Arrived = arrived
+				changed = true
+			}
+			if j, found := slices.BinarySearch(st.Scopes, scope); !found {
+				st.Scopes = slices.Insert(st.Scopes, j, scope)
+				changed = true
+			} else {
+				newScope = false
+			}
+			if !changed {
+				continue
+			}
+		}
+		val, err := encodeStored(st)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.set(rk, val); err != nil {
+			return nil, err
+		}
+		if newScope {
+			if err := w.set(scopeKey(scope, key), nil); err != nil {
+				return nil, err
+			}
+		}
+		if out[i] == Added {
+			if err := w.set(hashKey(key.Hash), nil); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// NoteScope adds scope to the scopes of the held records keys (unknown keys
+// are skipped): a transport calls it after publishing own records into a
+// scope, so InScope(scope) offers them to that scope's peers.
+func (s *Store) NoteScope(scope string, keys []protocol.RecordKey) error {
+	if err := checkScope(scope); err != nil {
+		return fmt.Errorf("noting a scope: %w", err)
+	}
+	err := s.update(func(w *writer) error {
+		for _, key := range keys {
+			rk := recordKey(key)
+			v, ok, err := w.get(rk)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			st, err := decodeStored(v)
+			if err != nil {
+				return err
+			}
+			j, found := slices.BinarySearch(st.Scopes, scope)
+			if found {
+				continue
+			}
+			st.Scopes = slices.Insert(st.Scopes, j, scope)
+			val, err := encodeStored(st)
+			if err != nil {
+				return err
+			}
+			if err := w.set(rk, val); err != nil {
+				return err
+			}
+			if err := w.set(scopeKey(scope, key), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("noting scope %s: %w", scope, err)
+	}
+	return nil
+}
+
+// Get returns the held record of key.
+func (s *Store) Get(key protocol.RecordKey) (Held, bool, error) {
+	var h Held
+	var ok bool
+	err := s.view(func(txn *badger.Txn) error {
+		v, found, err := getIn(txn, recordKey(key))
+		if err != nil || !found {
+			return err
+		}
+		st, err := decodeStored(v)
+		if err != nil {
+			return err
+		}
+		h, err = st.held()
+		ok = err == nil
+		return err
+	})
+	if err != nil {
+		return Held{}, false, fmt.Errorf("reading record %s %s %s: %w", key.Type, key.Origin, key.Hash, err)
+	}
+	return h, ok, nil
+}
+
+// ForHash returns every record about hash (lessons, confirmations,
+// revocations), ordered by type then origin.
+func (s *Store) ForHash(hash string) ([]Held, error) {
+	var out []Held
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, []byte("r/"+hash+"/"), true, func(_, v []byte) error {
+			st, err := decodeStored(v)
+			if err != nil {
+				return err
+			}
+			h, err := st.held()
+			if err != nil {
+				return err
+			}
+			out = append(out, h)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading records of %s: %w", hash, err)
+	}
+	return out, nil
+}
+
+// Hashes returns every hash some record is about, sorted.
+func (s *Store) Hashes() ([]string, error) {
+	var out []string
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, []byte("h/"), false, func(k, _ []byte) error {
+			out = append(out, string(k[2:]))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing hashes: %w", err)
+	}
+	return out, nil
+}
+
+// Each calls fn for every held record in key order (hash, type, origin).
+// fn runs outside any transaction and may use the store; an error from fn
+// stops the walk and is returned as is.
+func (s *Store) Each(fn func(Held) error) error {
+	const page = 512
+	var after []byte
+	for {
+		var batch []Held
+		err := s.view(func(txn *badger.Txn) error {
+			prefix := []byte("r/")
+			o := badger.DefaultIteratorOptions
+			o.Prefix, o.PrefetchSize = prefix, 64
+			it := txn.NewIterator(o)
+			defer it.Close()
+			start := prefix
+			if after != nil {
+				start = append(slices.Clone(after), 0)
+			}
+			for it.Seek(start); it.ValidForPrefix(prefix) && len(batch) < page; it.Next() {
+				item := it.Item()
+				v, err := item.ValueCopy(nil)
+				if err != nil {
+					return err
+				}
+				st, err := decodeStored(v)
+				if err != nil {
+					return err
+				}
+				h, err := st.held()
+				if err != nil {
+					return err
+				}
+				batch = append(batch, h)
+				after = item.KeyCopy(after[:0])
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("reading records: %w", err)
+		}
+		for _, h := range batch {
+			if err := fn(h); err != nil {
+				return err
+			}
+		}
+		if len(batch) < page {
+			return nil
+		}
+	}
+}
+
+// InScope returns the records that arrived by scope, and own records noted
+// as published into it (NoteScope), in key order. InScope("local") is every
+// own record.
+func (s *Store) InScope(scope string) ([]Held, error) {
+	var out []Held
+	err := s.view(func(txn *badger.Txn) error {
+		prefix := scopePrefix(scope)
+		var keys [][]byte
+		if err := scanPrefix(txn, prefix, false, func(k, _ []byte) error {
+			keys = append(keys, append([]byte("r/"), k[len(prefix):]...))
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			v, ok, err := getIn(txn, k)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			st, err := decodeStored(v)
+			if err != nil {
+				return err
+			}
+			h, err := st.held()
+			if err != nil {
+				return err
+			}
+			out = append(out, h)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading records of scope %s: %w", scope, err)
+	}
+	return out, nil
+}
+
+// CountRecords returns how many records are held.
+func (s *Store) CountRecords() (int, error) {
+	n := 0
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, []byte("r/"), false, func(_, _ []byte) error { n++; return nil })
+	})
+	if err != nil {
+		return 0, fmt.Errorf("counting records: %w", err)
+	}
+	return n, nil
+}

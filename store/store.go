@@ -1,0 +1,348 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+)
+
+// Options tune how a store is opened.
+type Options struct {
+	// InMemory keeps everything in memory and touches no disk (no lock, no
+	// directory): for unit tests of other packages.
+	InMemory bool
+	// Small shrinks Badger's memtables, tables and caches for testnets that
+	// run many stores in one process.
+	Small bool
+	// Logger receives Badger's warnings and errors; nil keeps Badger silent.
+	Logger *slog.Logger
+}
+
+// ErrClosed is returned by every method of a closed store.
+var ErrClosed = errors.New("the store is closed")
+
+// LockedError says another process (or another Open in this one) holds the
+// memory's home.
+type LockedError struct {
+	Home string
+	PID  int // 0 when the holder's pid could not be read
+}
+
+func (e *LockedError) Error() string {
+	who := "another process"
+	if e.PID > 0 {
+		who = "process " + strconv.Itoa(e.PID)
+	}
+	return fmt.Sprintf("the memory at %s is in use by %s (a running \"remem node\"?); "+
+		"stop that process, talk to it through its API, or set REMEM_HOME to another home", e.Home, who)
+}
+
+// Store is one memory's persistent state. Its methods are safe for
+// concurrent use.
+type Store struct {
+	mu   sync.RWMutex // guards db against Close
+	wmu  sync.Mutex   // serialises writers (read-modify-write merges)
+	db   *badger.DB
+	lock *os.File
+	home string
+}
+
+// Open opens (creating if needed) the store under home. It never waits for
+// another holder: a home in use gives a *LockedError at once.
+func Open(home string, opts Options) (*Store, error) {
+	s := &Store{home: home}
+	var bopts badger.Options
+	if opts.InMemory {
+		bopts = badger.DefaultOptions("").WithInMemory(true)
+	} else {
+		if home == "" {
+			return nil, errors.New("opening the store: no home directory given")
+		}
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			return nil, fmt.Errorf("creating the memory's home: %w", err)
+		}
+		lock, err := acquireLock(home)
+		if err != nil {
+			return nil, err
+		}
+		s.lock = lock
+		bopts = badger.DefaultOptions(filepath.Join(home, "db"))
+	}
+	bopts = tune(bopts, opts)
+	db, err := badger.Open(bopts)
+	if err != nil {
+		s.releaseLock()
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			return nil, &LockedError{Home: home, PID: readPID(filepath.Join(home, "db", "LOCK"))}
+		}
+		return nil, fmt.Errorf("opening the store at %s: %w", filepath.Join(home, "db"), err)
+	}
+	s.db = db
+	return s, nil
+}
+
+// tune sets the small, quiet Badger configuration.
+func tune(b badger.Options, opts Options) badger.Options {
+	b = b.
+		WithLogger(nil).
+		WithMetricsEnabled(false).
+		WithNumVersionsToKeep(1).
+		WithDetectConflicts(false). // writers are serialised by Store.wmu
+		WithNumCompactors(2).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(2).
+		WithNumLevelZeroTablesStall(8).
+		WithIndexCacheSize(0).
+		WithValueThreshold(32 << 10). // every record and event stays in the LSM tree
+		WithNumGoroutines(2).
+		// Record lines are mostly hex and signatures, which hardly
+		// compress; uncompressed blocks are read straight from the mapped
+		// tables, so no block cache is needed either.
+		WithCompression(options.None).
+		WithBlockCacheSize(0)
+	if opts.Logger != nil {
+		b = b.WithLogger(slogAdapter{opts.Logger})
+	}
+	if opts.Small {
+		b = b.
+			WithMemTableSize(1 << 20).
+			WithBaseTableSize(512 << 10).
+			WithBaseLevelSize(2 << 20).
+			WithValueLogFileSize(4 << 20)
+	} else {
+		b = b.
+			WithMemTableSize(8 << 20).
+			WithBaseTableSize(2 << 20).
+			WithBaseLevelSize(8 << 20).
+			WithValueLogFileSize(16 << 20)
+	}
+	return b
+}
+
+// acquireLock takes the exclusive, non-blocking lock on home/LOCK and
+// writes this process's pid into it.
+func acquireLock(home string) (*os.File, error) {
+	path := filepath.Join(home, "LOCK")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EAGAIN) {
+			return nil, &LockedError{Home: home, PID: readPID(path)}
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		if err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("writing the pid into %s: %w", path, err)
+		}
+	}
+	return f, nil
+}
+
+func readPID(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid < 0 {
+		return 0
+	}
+	return pid
+}
+
+func (s *Store) releaseLock() {
+	if s.lock == nil {
+		return
+	}
+	_ = s.lock.Truncate(0)
+	_ = syscall.Flock(int(s.lock.Fd()), syscall.LOCK_UN)
+	_ = s.lock.Close()
+	s.lock = nil
+}
+
+// Close flushes and closes the store and releases the home. Idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return nil
+	}
+	err := s.db.Close()
+	s.db = nil
+	s.releaseLock()
+	if err != nil {
+		return fmt.Errorf("closing the store: %w", err)
+	}
+	return nil
+}
+
+// Home is the directory the store was opened in ("" in memory).
+func (s *Store) Home() string { return s.home }
+
+// view runs fn in a read transaction.
+func (s *Store) view(fn func(txn *badger.Txn) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return ErrClosed
+	}
+	return s.db.View(fn)
+}
+
+// update runs fn with a writer that commits in as many transactions as
+// Badger needs; writers are serialised.
+func (s *Store) update(fn func(w *writer) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.db == nil {
+		return ErrClosed
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	w := &writer{db: s.db, txn: s.db.NewTransaction(true)}
+	defer func() { w.txn.Discard() }()
+	if err := fn(w); err != nil {
+		return err
+	}
+	return w.txn.Commit()
+}
+
+// writer wraps an update transaction and splits it when Badger says the
+// transaction is too big. Reads through it see its own earlier writes.
+type writer struct {
+	db  *badger.DB
+	txn *badger.Txn
+}
+
+// txnSplits counts transactions split for size (read by tests).
+var txnSplits atomic.Int64
+
+func (w *writer) renew() error {
+	if err := w.txn.Commit(); err != nil {
+		return err
+	}
+	txnSplits.Add(1)
+	w.txn = w.db.NewTransaction(true)
+	return nil
+}
+
+func (w *writer) set(k, v []byte) error {
+	err := w.txn.Set(k, v)
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		if err = w.renew(); err != nil {
+			return err
+		}
+		err = w.txn.Set(k, v)
+	}
+	return err
+}
+
+func (w *writer) del(k []byte) error {
+	err := w.txn.Delete(k)
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		if err = w.renew(); err != nil {
+			return err
+		}
+		err = w.txn.Delete(k)
+	}
+	return err
+}
+
+// get returns a copy of the value of k, or nil, false.
+func (w *writer) get(k []byte) ([]byte, bool, error) { return getIn(w.txn, k) }
+
+func getIn(txn *badger.Txn, k []byte) ([]byte, bool, error) {
+	item, err := txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := item.ValueCopy(nil)
+	return v, err == nil, err
+}
+
+// next increments the counter n/<name> and returns the new value.
+func (w *writer) next(name string) (uint64, error) {
+	k := []byte("n/" + name)
+	v, ok, err := w.get(k)
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	if ok && len(v) == 8 {
+		n = binary.BigEndian.Uint64(v)
+	}
+	n++
+	return n, w.set(k, u64(n))
+}
+
+func u64(n uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, n)
+	return b
+}
+
+// scanPrefix calls fn for every key with prefix, in key order, values
+// loaded only when values is set. key and val are copies.
+func scanPrefix(txn *badger.Txn, prefix []byte, values bool, fn func(key, val []byte) error) error {
+	o := badger.DefaultIteratorOptions
+	o.Prefix = prefix
+	o.PrefetchValues = values
+	if values {
+		o.PrefetchSize = 64
+	}
+	it := txn.NewIterator(o)
+	defer it.Close()
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		item := it.Item()
+		k := item.KeyCopy(nil)
+		var v []byte
+		if values {
+			var err error
+			if v, err = item.ValueCopy(nil); err != nil {
+				return err
+			}
+		}
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// slogAdapter passes Badger's warnings and errors to slog; info and debug
+// are dropped.
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) Errorf(f string, v ...any) {
+	a.l.Error(strings.TrimSpace(fmt.Sprintf(f, v...)), "component", "badger")
+}
+
+func (a slogAdapter) Warningf(f string, v ...any) {
+	a.l.Warn(strings.TrimSpace(fmt.Sprintf(f, v...)), "component", "badger")
+}
+
+func (slogAdapter) Infof(string, ...any)  {}
+func (slogAdapter) Debugf(string, ...any) {}
