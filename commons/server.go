@@ -265,9 +265,6 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: "the file name must be <16 lowercase hex>.jsonl (the origin)"})
 		return http.StatusBadRequest, 0, ""
 	}
-	if ok, wait := s.byOrigin.allow(origin); !ok {
-		return tooMany(w, wait, "for origin "+origin), 0, ""
-	}
 
 	// Body: at most maxBytes; MaxBytesReader reads one byte past the limit
 	// to tell a file of exactly maxBytes from a larger one.
@@ -310,6 +307,13 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 		return code, 0, reason
 	}
 
+	// The origin's bucket is charged only now, for a file that proved to
+	// be the origin's: a token holder sending junk under another origin's
+	// name cannot use up that origin's PUTs (the address bucket above
+	// bounds the junk).
+	if ok, wait := s.byOrigin.allow(origin); !ok {
+		return tooMany(w, wait, "for origin "+origin), 0, ""
+	}
 	e, created, _, err := s.st.put(origin, body, len(lines))
 	if err != nil {
 		s.log.Error("commons storage failed", "origin", origin, "err", err)

@@ -391,7 +391,7 @@ func TestRateLimit(t *testing.T) {
 	ts := newTestServer(t, func(c *ServerConfig) {
 		c.Now = clock
 		c.RatePerOrigin = Rate{PerMinute: 1, Burst: 2}
-		c.RatePerClient = Rate{PerMinute: 60, Burst: 5}
+		c.RatePerClient = Rate{PerMinute: 60, Burst: 6}
 	})
 	a := identity(t, "alice")
 	body := join(lessonLines(t, "alice", 2, "v1"))
@@ -404,12 +404,17 @@ func TestRateLimit(t *testing.T) {
 			t.Errorf("Retry-After %q, want 60", hdr.Get("Retry-After"))
 		}
 	}
+	// Junk under alice's name does not use up her bucket: it is refused
+	// as junk (400), not rate-limited.
+	if code, _, _ := ts.put(t, a.Origin()+".jsonl", testToken, []byte("junk\n")); code != 400 {
+		t.Errorf("junk PUT: %d", code)
+	}
 	_, err := ts.client(testToken).Push(context.Background(), a.Origin(), lessonLines(t, "alice", 2, "v1"))
 	var se *StatusError
 	if !errors.As(err, &se) || se.Code != 429 || se.RetryAfter != time.Minute {
 		t.Errorf("client 429: %v", err)
 	}
-	// Per client address: 5 tokens, 4 used.
+	// Per client address: 6 tokens, 5 used.
 	b := identity(t, "bob")
 	if code, _, _ := ts.put(t, b.Origin()+".jsonl", testToken, join(lessonLines(t, "bob", 1, "v1"))); code != 201 {
 		t.Errorf("bob: %d", code)
