@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/remem/remem/node"
+	"github.com/remem/remem/node/web"
 )
 
 // nodeConfig is $REMEM_HOME/config.toml; flags override it.
@@ -121,6 +122,7 @@ func runNode(c *cli.Context) error {
 		Commons:   merge("commons", cfg.Commons),
 		API:       str("api", cfg.API),
 		Logger:    logger,
+		Web:       web.Handler(),
 	}
 	if !c.IsSet("mdns") && cfg.MDNS != nil {
 		dc.MDNS = *cfg.MDNS
