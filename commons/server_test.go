@@ -201,8 +201,10 @@ func TestRefusals(t *testing.T) {
 	if !errors.As(err, &se) || se.Code != 403 || se.Line != 4 || !strings.Contains(err.Error(), "line 4") {
 		t.Errorf("client 403 error: %v", err)
 	}
-	_, err = big.client(testToken).Push(context.Background(), a.Origin(), badSig)
-	if !errors.As(err, &se) || se.Code != 400 || se.Line != 501 || se.Reason != protocol.ReasonSignature {
+	smallBad := slices.Clone(lessonLines(t, "alice", 10, "v1"))
+	smallBad[4] = bad
+	_, err = std.client(testToken).Push(context.Background(), a.Origin(), smallBad)
+	if !errors.As(err, &se) || se.Code != 400 || se.Line != 5 || se.Reason != protocol.ReasonSignature {
 		t.Errorf("client 400 error: %v", err)
 	}
 	_, err = std.client(testToken).Push(context.Background(), a.Origin(), many)
@@ -278,7 +280,7 @@ func TestConcurrent(t *testing.T) {
 	for i := range n {
 		name := fmt.Sprintf("peer%d", i)
 		origins[i] = identity(t, name).Origin()
-		files[i] = join(lessonLines(t, name, 3, "v1"))
+		files[i] = join(confirmLines(t, name, 3, "v1"))
 	}
 	var wg sync.WaitGroup
 	for i := range n {

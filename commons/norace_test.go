@@ -1,0 +1,5 @@
+//go:build !race
+
+package commons
+
+const raceEnabled = false
