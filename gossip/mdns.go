@@ -1,5 +1,3 @@
-//go:build remem_mdns
-
 package gossip
 
 import (

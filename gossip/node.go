@@ -299,6 +299,11 @@ func New(cfg Config, h Holder) (*Node, error) {
 		pubsub.WithPeerScore(p.scoreParams(topics), p.scoreThresholds()),
 		pubsub.WithPeerScoreInspect(pubsub.PeerScoreInspectFn(n.inspectScores), p.ScoreInspect),
 		pubsub.WithPeerExchange(true),
+		// A publisher sends its own message to every topic peer in good
+		// standing, not only to its mesh: messages are rare (one per sleep),
+		// the team is small, and a node that just joined has an empty mesh
+		// for a heartbeat or two.
+		pubsub.WithFloodPublish(true),
 		pubsub.WithMessageIdFn(messageID),
 		pubsub.WithMessageSignaturePolicy(pubsub.StrictSign),
 		pubsub.WithMaxMessageSize(protocol.MaxGossipMsg+64<<10),

@@ -26,6 +26,11 @@ type Params struct {
 	HeartbeatInterval time.Duration
 	// PruneBackoff is how long a pruned peer waits before grafting again.
 	PruneBackoff time.Duration
+	// HistoryLength and HistoryGossip (in heartbeats) are how long a message
+	// is kept for IWANT and advertised in IHAVE gossip. Messages are rare,
+	// so the windows are longer than GossipSub's 5 and 3: a message a thin
+	// or still-forming mesh missed is still fetched by gossip.
+	HistoryLength, HistoryGossip int
 
 	// Peer scoring (see scoreParams): decay period of the counters (GossipSub
 	// wants at least 1s), how long
@@ -86,6 +91,8 @@ func DefaultParams() Params {
 		D: 4, Dlo: 3, Dhi: 8, Dout: 1, Dscore: 2, Dlazy: 6,
 		HeartbeatInterval: time.Second,
 		PruneBackoff:      time.Minute,
+		HistoryLength:     10,
+		HistoryGossip:     6,
 
 		ScoreDecayInterval:   time.Second,
 		ScoreRetain:          time.Hour,
@@ -121,6 +128,7 @@ func TestnetParams() Params {
 	p := DefaultParams()
 	p.HeartbeatInterval = 100 * time.Millisecond
 	p.PruneBackoff = 5 * time.Second
+	p.HistoryLength, p.HistoryGossip = 60, 30
 	p.ScoreRetain = time.Minute
 	p.ScoreInspect = 100 * time.Millisecond
 	p.InvalidMessageDecay = 5 * time.Minute
@@ -143,11 +151,12 @@ func (p Params) gossipSubParams() pubsub.GossipSubParams {
 		g.HeartbeatInitialDelay = p.HeartbeatInterval
 	}
 	g.PruneBackoff = p.PruneBackoff
+	if p.HistoryLength > 0 && p.HistoryGossip > 0 && p.HistoryGossip <= p.HistoryLength {
+		g.HistoryLength, g.HistoryGossip = p.HistoryLength, p.HistoryGossip
+	}
 	if g.UnsubscribeBackoff > p.PruneBackoff {
 		g.UnsubscribeBackoff = p.PruneBackoff
 	}
-	// Mesh peers may go quiet for a whole sleep; do not count IWANT
-	// follow-ups too eagerly.
 	return g
 }
 

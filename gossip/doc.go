@@ -1,0 +1,64 @@
+// Package gossip moves remem records between machines over libp2p
+// (SPEC.md §10 "Gossip"): one GossipSub topic per team, a validator that
+// verifies every line, discovery, a catch-up sync protocol and private-team
+// gating.
+//
+// # What it owns
+//
+//   - The libp2p host. Its identity is the memory's Ed25519 key, so a peer id
+//     maps to exactly one origin (OriginOf). It listens on TCP and QUIC
+//     (DefaultListen: port 4002 on all interfaces), secures connections
+//     with Noise or TLS and multiplexes with yamux (go-libp2p's defaults),
+//     runs a resource manager (libp2p's auto-scaled limits, the sync
+//     protocol bounded per peer and in all) and a connection manager that
+//     keeps Params.ConnLow..ConnHigh peers (mesh and bootstrap peers
+//     protected).
+//   - GossipSub with peer scoring on: topic "remem/1/team/<name>"
+//     (TopicName), message ids that are the SHA-256 of the data (the same
+//     batch is one message whoever sends it), messages signed by the host
+//     key (StrictSign), peer exchange on, a mesh degree tuned for small team
+//     networks (Params).
+//   - The validator (validate.go), DESIGN.md convention 4: a message over
+//     1 MiB, or with any line that protocol.Verify refuses, is rejected (the
+//     sender loses score: P4 weighs -100 per rejected message squared, below
+//     the graylist threshold of -80 after one). Lines of an unknown version
+//     are skipped. A message whose records are all held already, or whose
+//     author, forwarder or records are outside a private team, is ignored.
+//     Otherwise it is accepted and the parsed records ride along in
+//     Message.ValidatorData, so the subscription loop hands them to
+//     Holder.Deliver without verifying twice. Refusals are counted by reason.
+//   - Discovery (discovery.go, mdns.go): bootstrap multiaddrs kept connected
+//     with backoff, mDNS on the LAN, GossipSub peer exchange. Any one is
+//     enough.
+//   - Catch-up sync (sync.go, protocol /remem/sync/1.0.0, wire format there):
+//     on connect (by the dialing side), on SyncNow (every sleep) and every
+//     Params.SyncInterval, with a few random peers of each topic. It sends
+//     per-origin counts and digests, then ids only for origins that differ,
+//     then only missing lines, so the bytes grow with the difference.
+//   - Private teams: Config.Members (keys or origins). When every team of the
+//     node is private, a connection gater refuses every peer that is not a
+//     member of one of them; the validator and sync refuse non-members per
+//     team. Config.PSK makes a libp2p private network (TCP only).
+//   - Metrics: remem_gossip_messages_total{verdict},
+//     remem_gossip_rejected_lines_total{reason},
+//     remem_gossip_sync_bytes_total{direction}; the same counts in Stats.
+//
+// # How the node plugs in
+//
+// The memory is behind the Holder interface: Deliver (verified records that
+// arrived on a team scope), Held (the raw lines of a scope, for sync) and
+// Known (duplicate fast path). Records are only ever offered in the scope
+// Holder.Held returns them for, so nothing received in one scope is sent
+// into another. Publish sends the memory's new records of a team as one
+// message per call (split at 1 MiB).
+//
+// Lifecycle: New builds and starts the host (listening), GossipSub, the
+// topics and the sync handler; Run subscribes and starts discovery and
+// periodic sync until its context ends; Close (idempotent) stops everything
+// and closes the host, leaving no goroutine behind.
+//
+// # What it must not import
+//
+// gossip imports protocol and libp2p only: never node, store, folder or
+// commons. The node imports gossip and hands it a Holder.
+package gossip

@@ -1,0 +1,232 @@
+package gossip
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+
+	"github.com/remem/remem/protocol"
+)
+
+func snapshotOf(t *testing.T, recs []*protocol.Record) *snapshot {
+	t.Helper()
+	n := newNode(t)
+	n.holder.add(Scope("t"), recs...)
+	s, err := n.snapshot(n.teams["t"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSummaryAndDiffRoundTrip(t *testing.T) {
+	a, _ := protocol.GenerateIdentity()
+	b, _ := protocol.GenerateIdentity()
+	c, _ := protocol.GenerateIdentity()
+	ra, rb, rc := lessons(t, a, 0, 5), lessons(t, b, 10, 4), lessons(t, c, 20, 3)
+	// mine: a (all), b (3 of 4); theirs: a (all), b (all), c.
+	mine := snapshotOf(t, append(slices.Clone(ra), rb[:3]...))
+	theirs := snapshotOf(t, append(append(slices.Clone(ra), rb...), rc...))
+
+	body := encodeSummary("t", theirs)
+	team, entries, err := decodeSummary(body)
+	if err != nil || team != "t" || len(entries) != 3 {
+		t.Fatalf("decodeSummary: %q %d %v", team, len(entries), err)
+	}
+	diff := diffAgainst(mine, entries)
+	// a is equal and left out; b differs (my 3 ids); c I lack (0 ids).
+	if len(diff) != 2 {
+		t.Fatalf("diff has %d origins, want 2", len(diff))
+	}
+	got := map[string]int{}
+	for _, e := range diff {
+		got[e.origin.String()] = len(e.ids)
+	}
+	if got[b.Origin()] != 3 || got[c.Origin()] != 0 {
+		t.Errorf("diff %v", got)
+	}
+	status, back, err := decodeDiff(encodeDiff(diff))
+	if err != nil || status != statusOK || len(back) != 2 {
+		t.Fatalf("decodeDiff: %d %d %v", status, len(back), err)
+	}
+	for i := range diff {
+		if back[i].origin != diff[i].origin || !slices.Equal(back[i].ids, diff[i].ids) {
+			t.Errorf("entry %d changed in the round trip", i)
+		}
+	}
+	status, _, err = decodeDiff([]byte{statusBusy})
+	if err != nil || status != statusBusy {
+		t.Errorf("busy: %d %v", status, err)
+	}
+}
+
+func TestDecodeRefusesBadFrames(t *testing.T) {
+	var o1, o2 originID
+	o1[0], o2[0] = 2, 1
+	var id recID
+	unsorted := binary.AppendUvarint([]byte{statusOK}, 2)
+	unsorted = append(unsorted, o1[:]...)
+	unsorted = appendIDs(unsorted, []recID{id})
+	unsorted = append(unsorted, o2[:]...)
+	unsorted = appendIDs(unsorted, nil)
+
+	tooMany := binary.AppendUvarint([]byte{statusOK}, 1)
+	tooMany = append(tooMany, o1[:]...)
+	tooMany = binary.AppendUvarint(tooMany, maxOriginIDs+1)
+
+	cases := map[string][]byte{
+		"origins out of order":    unsorted,
+		"too many ids":            tooMany,
+		"truncated":               unsorted[:len(unsorted)-3],
+		"trailing bytes":          append(encodeDiff(nil), 0),
+		"huge count, short frame": binary.AppendUvarint([]byte{statusOK}, maxOrigins),
+	}
+	for name, body := range cases {
+		if _, _, err := decodeDiff(body); !errors.Is(err, errProtocol) {
+			t.Errorf("%s: err %v, want a protocol violation", name, err)
+		}
+	}
+	if _, _, err := decodeSummary(binary.AppendUvarint(nil, maxTeamLen+1)); !errors.Is(err, errProtocol) {
+		t.Errorf("long team name: %v", err)
+	}
+}
+
+// Sync both ways in one session, and only what each side lacks moves.
+func TestSyncBothWays(t *testing.T) {
+	off := withParams(func(p *Params) { p.SyncInterval = 0; p.SyncOnConnect = false })
+	a := startNode(t, off)
+	b := startNode(t, off, withBootstrap(a))
+	eventually(t, 10*time.Second, "connected", func() bool { return connectedTo(b, a) })
+	shared := lessons(t, a.id, 0, 20)
+	onlyA := lessons(t, a.id, 20, 3)
+	onlyB := lessons(t, b.id, 40, 4)
+	a.holder.add(Scope("t"), append(slices.Clone(shared), onlyA...)...)
+	b.holder.add(Scope("t"), append(slices.Clone(shared), onlyB...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.syncWith(ctx, b.teams["t"], a.PeerID()); err != nil {
+		t.Fatal(err)
+	}
+	if a.holder.count(Scope("t")) != 27 || b.holder.count(Scope("t")) != 27 {
+		t.Fatalf("a holds %d, b holds %d, want 27 each", a.holder.count(Scope("t")), b.holder.count(Scope("t")))
+	}
+	if a.holder.deliveredCount() != 4 || b.holder.deliveredCount() != 3 {
+		t.Errorf("a was handed %d, b %d records; want 4 and 3", a.holder.deliveredCount(), b.holder.deliveredCount())
+	}
+	// Equal now: a second session moves no record.
+	if err := a.syncWith(ctx, a.teams["t"], b.PeerID()); err != nil {
+		t.Fatal(err)
+	}
+	st := a.Stats()
+	if st.SyncRecordsIn != 4 || st.SyncRecordsOut != 3 {
+		t.Errorf("a: %d records in, %d out", st.SyncRecordsIn, st.SyncRecordsOut)
+	}
+	t.Logf("b: %d bytes in, %d out", b.Stats().SyncBytesIn, b.Stats().SyncBytesOut)
+
+	// Another team is never offered: b is not in team u.
+	c := startNode(t, off, withTeams("t", "u"), withBootstrap(a))
+	c.holder.add(Scope("u"), lesson(t, c.id, 99))
+	eventually(t, 10*time.Second, "connected", func() bool { return connectedTo(c, a) })
+	if err := c.syncWith(ctx, c.teams["u"], a.PeerID()); err == nil {
+		t.Error("a answered a sync of a team it is not in")
+	}
+	if a.holder.count(Scope("u")) != 0 {
+		t.Error("a was handed records of a team it is not in")
+	}
+}
+
+// A sync peer is never trusted: records it sends unasked end the session,
+// and records that fail verification are refused and counted.
+func TestSyncDistrustsPeer(t *testing.T) {
+	off := withParams(func(p *Params) { p.SyncInterval = 0; p.SyncOnConnect = false })
+	victim := startNode(t, off)
+	evil := startNode(t, off, withBootstrap(victim))
+	eventually(t, 10*time.Second, "connected", func() bool { return connectedTo(evil, victim) })
+	good := lesson(t, evil.id, 1)
+	forged := badSignature(lesson(t, evil.id, 2).Raw)
+	unasked := lesson(t, evil.id, 3).Raw
+	var origin originID
+	copy(origin[:], mustHex(t, evil.id.Origin()))
+
+	// The evil responder lists good and forged, then sends what it likes.
+	respond := func(send [][]byte) func(network.Stream) {
+		return func(s network.Stream) {
+			defer s.Close()
+			c := newConn(s)
+			if _, err := c.readFrame(maxSummaryFrame); err != nil {
+				return
+			}
+			ids := []recID{lineID(good.Raw), lineID(forged)}
+			slices.SortFunc(ids, cmpID)
+			_ = c.writeFrame(encodeDiff([]diffEntry{{origin: origin, ids: ids}}))
+			_ = c.flush()
+			if _, err := c.readFrame(maxRequestFrame); err != nil {
+				return
+			}
+			_ = c.writeFrame(appendIDs(nil, nil))
+			_ = c.flush()
+			for {
+				b, err := c.readFrame(protocol.MaxLineBytes)
+				if err != nil || len(b) == 0 {
+					break
+				}
+			}
+			for _, l := range send {
+				_ = c.writeFrame(l)
+			}
+			_ = c.writeFrame(nil)
+			_ = c.flush()
+			_, _ = c.br.ReadByte()
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	evil.host.SetStreamHandler(SyncProtocol, respond([][]byte{forged, good.Raw}))
+	if err := victim.syncWith(ctx, victim.teams["t"], evil.PeerID()); err != nil {
+		t.Fatal(err)
+	}
+	if !victim.holder.has(Scope("t"), good) || victim.holder.count(Scope("t")) != 1 {
+		t.Fatalf("victim holds %d records", victim.holder.count(Scope("t")))
+	}
+	if victim.Stats().Rejected[string(protocol.ReasonSignature)] != 1 {
+		t.Errorf("rejected %v, want one signature refusal", victim.Stats().Rejected)
+	}
+
+	evil.host.SetStreamHandler(SyncProtocol, respond([][]byte{unasked}))
+	err := victim.syncWith(ctx, victim.teams["t"], evil.PeerID())
+	if !errors.Is(err, errProtocol) {
+		t.Fatalf("unasked record: err %v, want a protocol violation", err)
+	}
+	if victim.holder.count(Scope("t")) != 1 {
+		t.Error("the unasked record was delivered")
+	}
+
+	// A frame over its limit is refused before it is read.
+	evil.host.SetStreamHandler(SyncProtocol, func(s network.Stream) {
+		defer s.Close()
+		c := newConn(s)
+		_, _ = c.readFrame(maxSummaryFrame)
+		_, _ = c.bw.Write(binary.AppendUvarint(nil, maxDiffFrame+1))
+		_ = c.flush()
+		_, _ = c.br.ReadByte()
+	})
+	if err := victim.syncWith(ctx, victim.teams["t"], evil.PeerID()); !errors.Is(err, errProtocol) {
+		t.Fatalf("huge frame: err %v, want a protocol violation", err)
+	}
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
