@@ -88,6 +88,7 @@
     let s = Math.round((Date.now() - d.getTime()) / 1000);
     const future = s < 0;
     s = Math.abs(s);
+    if (s < 3) return 'now';
     let out;
     if (s < 45) out = s + ' s';
     else if (s < 2700) out = Math.round(s / 60) + ' min';
@@ -391,14 +392,14 @@
       el('h3', null, 'Topics'),
       topics.length ? chips(topics, 'topic') : el('p', { class: 'muted' }, 'No team topic joined.'),
       el('h3', null, 'Peers (' + peers.length + ')'),
-      peers.length ? el('table', { class: 'small' },
+      peers.length ? el('div', { class: 'scroll' }, el('table', { class: 'small' },
         el('thead', null, el('tr', null, ['Peer', 'Origin', 'Score', 'Topics', 'Address'].map((h) => el('th', null, h)))),
         el('tbody', { id: 'peer-rows' }, peers.map((p) => el('tr', null,
           el('td', null, mono(p.id, 14)),
           el('td', null, mono(p.origin, 10)),
           el('td', { class: (Number(p.score) || 0) < 0 ? 'neg num' : 'num' }, (Number(p.score) || 0).toFixed(2)),
           el('td', null, chips(p.topics, 'topic')),
-          el('td', null, (p.addrs || []).length ? el('code', { title: p.addrs.join('\n') }, p.addrs[0]) : '')))))
+          el('td', null, (p.addrs || []).length ? el('code', { class: 'addr', title: p.addrs.join('\n') }, p.addrs[0]) : ''))))))
         : el('p', { class: 'muted' }, 'No peer connected.'));
 
     const refused = Object.entries(st.refused_by_reason || {}).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
