@@ -86,7 +86,7 @@ func mcpVersion(c *cli.Context) string {
 	if c.App.Version != "" {
 		return c.App.Version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
 	return "dev"
