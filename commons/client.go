@@ -140,11 +140,11 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body []byt
 
 // PushResult is the server's answer to a push.
 type PushResult struct {
-	Origin  string
-	Records int
-	Updated time.Time // when the server accepted the file (its clock)
-	ETag    string
-	Created bool // the commons had no file of this origin before
+	Origin  string    `json:"origin"`
+	Records int       `json:"records"`
+	Updated time.Time `json:"updated"` // when the server accepted the file (its clock)
+	ETag    string    `json:"etag"`
+	Created bool      `json:"created"` // the commons had no file of this origin before
 }
 
 // Push replaces this memory's file on the commons with lines (its current
@@ -187,24 +187,37 @@ func (c *Client) Push(ctx context.Context, origin string, lines [][]byte) (PushR
 // Refusal is one line of a pulled file that was not taken (Line 0: the
 // whole file).
 type Refusal struct {
-	Origin string
-	Line   int
-	Reason protocol.Reason
-	Detail string
+	Origin string          `json:"origin"`
+	Line   int             `json:"line"`
+	Reason protocol.Reason `json:"reason"`
+	Detail string          `json:"detail"`
 }
 
 // PullReport says what a pull did.
 type PullReport struct {
-	Listed      int                     // entries in the index answer (with ?since=, only changed ones)
-	Unchanged   int                     // files skipped: their ETag is the one remembered
-	Fetched     int                     // files downloaded (200)
-	NotModified int                     // conditional GETs answered 304
-	Accepted    int                     // records verified and delivered
-	Skipped     int                     // lines of an unknown version
-	Refused     map[protocol.Reason]int // lines refused, by reason
-	Refusals    []Refusal               // the first refusals, with line numbers
-	Bytes       int64                   // response body bytes received (index and files)
-	Errors      []error                 // files that could not be fetched or delivered
+	Listed      int                     `json:"listed"`       // entries in the index answer (with ?since=, only changed ones)
+	Unchanged   int                     `json:"unchanged"`    // files skipped: their ETag is the one remembered
+	Fetched     int                     `json:"fetched"`      // files downloaded (200)
+	NotModified int                     `json:"not_modified"` // conditional GETs answered 304
+	Accepted    int                     `json:"accepted"`     // records verified and delivered
+	Skipped     int                     `json:"skipped"`      // lines of an unknown version
+	Refused     map[protocol.Reason]int `json:"refused"`      // lines refused, by reason
+	Refusals    []Refusal               `json:"refusals"`     // the first refusals, with line numbers
+	Bytes       int64                   `json:"bytes"`        // response body bytes received (index and files)
+	Errors      []error                 `json:"errors"`       // files that could not be fetched or delivered (JSON: their messages)
+}
+
+// MarshalJSON writes the report with each error as its message.
+func (r PullReport) MarshalJSON() ([]byte, error) {
+	type plain PullReport
+	errs := make([]string, len(r.Errors))
+	for i, e := range r.Errors {
+		errs[i] = e.Error()
+	}
+	return json.Marshal(struct {
+		plain
+		Errors []string `json:"errors"`
+	}{plain(r), errs})
 }
 
 // fetched is one worker's result.

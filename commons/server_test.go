@@ -650,3 +650,14 @@ func TestChunkedOverLimit(t *testing.T) {
 		t.Error("a server without tokens was made")
 	}
 }
+
+func TestPullReportJSON(t *testing.T) {
+	r := PullReport{Fetched: 1, Refused: map[protocol.Reason]int{"hash": 1}, Errors: []error{errors.New("gone")}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"errors":["gone"]`) || !strings.Contains(string(b), `"refused":{"hash":1}`) || strings.Contains(string(b), `"Errors"`) {
+		t.Errorf("%s", b)
+	}
+}

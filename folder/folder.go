@@ -2,6 +2,7 @@ package folder
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,10 +37,10 @@ const (
 
 // Refusal is one line (or, with Line 0, a whole file) that was not taken.
 type Refusal struct {
-	File   string // base name, e.g. 0123456789abcdef.jsonl
-	Line   int    // 1-based line number; 0 for the file as a whole
-	Reason protocol.Reason
-	Detail string
+	File   string          `json:"file"` // base name, e.g. 0123456789abcdef.jsonl
+	Line   int             `json:"line"` // 1-based line number; 0 for the file as a whole
+	Reason protocol.Reason `json:"reason"`
+	Detail string          `json:"detail"`
 }
 
 func (r Refusal) String() string {
@@ -51,11 +52,28 @@ func (r Refusal) String() string {
 
 // Report says what Read did.
 type Report struct {
-	Files    int       // files of other origins read
-	Accepted int       // records verified and handed to Deliver
-	Skipped  int       // lines of an unknown version (not an error)
-	Refused  []Refusal // lines refused, in file then line order
-	Errors   []error   // files that could not be read, or Deliver errors
+	Files    int       `json:"files"`    // files of other origins read
+	Accepted int       `json:"accepted"` // records verified and handed to Deliver
+	Skipped  int       `json:"skipped"`  // lines of an unknown version (not an error)
+	Refused  []Refusal `json:"refused"`  // lines refused, in file then line order
+	Errors   []error   `json:"errors"`   // files that could not be read, or Deliver errors (JSON: their messages)
+}
+
+// MarshalJSON writes the report with each error as its message.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report
+	return json.Marshal(struct {
+		plain
+		Errors []string `json:"errors"`
+	}{plain(r), errorStrings(r.Errors)})
+}
+
+func errorStrings(errs []error) []string {
+	out := make([]string, len(errs))
+	for i, e := range errs {
+		out[i] = e.Error()
+	}
+	return out
 }
 
 // ByReason counts the refusals by reason, e.g. for metrics.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -461,5 +462,17 @@ func TestWatch(t *testing.T) {
 	}
 	if err := Watch(context.Background(), filepath.Join(dir, "missing"), time.Second, func() {}); err == nil {
 		t.Error("watching a missing folder")
+	}
+}
+
+func TestReportJSON(t *testing.T) {
+	r := Report{Files: 1, Refused: []Refusal{{File: "a.jsonl", Line: 2, Reason: ReasonOriginMismatch}}, Errors: []error{fmt.Errorf("disk gone")}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"files":1,"accepted":0,"skipped":0,"refused":[{"file":"a.jsonl","line":2,"reason":"origin mismatch","detail":""}],"errors":["disk gone"]}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
 	}
 }
