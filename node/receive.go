@@ -96,6 +96,9 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 		return rep, err
 	}
 	ctxt := &deliverContext{m: m}
+	if err := ctxt.preload(recs, m.Origin()); err != nil {
+		return rep, err
+	}
 	for i, rec := range recs {
 		switch outcomes[i] {
 		case store.Added, store.Replaced:
@@ -117,6 +120,9 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 			rep.Candidates++
 		}
 	}
+	if err := ctxt.flush(); err != nil {
+		return rep, err
+	}
 	m.mu.Lock()
 	m.stats.Received += len(recs)
 	m.stats.Accepted += rep.Accepted
@@ -127,26 +133,25 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 
 // noteLesson applies SPEC §7 to a lesson record of another origin: a hash
 // the memory does not hold becomes a candidate at strength 0.5; the same
-// hash or meaning as an own lesson corroborates it.
+// hash or meaning as an own lesson corroborates it. Changed lessons are
+// gathered in dc and written once per batch.
 func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protocol.Record, scope string, now time.Time) (bool, error) {
-	l, ok, err := m.store.GetLesson(rec.Hash)
+	l, ok, err := dc.lesson(rec.Hash)
 	if err != nil {
 		return false, err
 	}
 	if ok {
 		if !slices.Contains(l.Scopes, scope) {
 			l.Scopes = append(l.Scopes, scope)
-			slices.Sort(l.Scopes)
+			dc.changed(l)
 		}
 		if l.Own && !slices.Contains(l.Corroborators, rec.Origin) {
-			l.Corroborators = append(l.Corroborators, rec.Origin)
-			l.Strength = protocol.Rise(l.Strength)
-			l.Updated = now
-			l.Dirty = true
+			corroborate(l, rec.Origin, now)
+			dc.changed(l)
 		}
-		return false, m.store.PutLesson(l)
+		return false, nil
 	}
-	cand := store.Lesson{
+	cand := &store.Lesson{
 		Hash: rec.Hash, Kind: rec.Kind, Text: rec.Text, Seen: 0, Strength: protocol.CandidateStrength,
 		Updated: now, Arrived: now, Scopes: []string{scope}, Layer: layerOf(scope),
 	}
@@ -155,7 +160,7 @@ func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protoc
 	if err != nil {
 		return false, err
 	}
-	g := groupOf(cand)
+	g := groupOf(*cand)
 	for _, content := range events {
 		if m.similar(ctx, content, g) >= m.cfg.Params.Threshold {
 			cand.MetBefore = true
@@ -167,32 +172,93 @@ func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protoc
 	if err != nil {
 		return false, err
 	}
-	for i := range own {
-		o := &own[i]
+	for _, o := range own {
 		if o.Kind != rec.Kind || slices.Contains(o.Corroborators, rec.Origin) {
 			continue
 		}
 		if m.similar(ctx, rec.Text, groupOf(*o)) >= m.cfg.Params.Threshold {
-			o.Corroborators = append(o.Corroborators, rec.Origin)
-			o.Strength = protocol.Rise(o.Strength)
-			o.Updated = now
-			o.Dirty = true
-			if err := m.store.PutLesson(*o); err != nil {
-				return false, err
-			}
+			corroborate(o, rec.Origin, now)
+			dc.changed(o)
 		}
 	}
-	return true, m.store.PutLesson(cand)
+	dc.changed(cand)
+	return true, nil
+}
+
+// corroborate raises an own lesson once per other origin that holds it too.
+func corroborate(l *store.Lesson, origin string, now time.Time) {
+	l.Corroborators = append(l.Corroborators, origin)
+	l.Strength = protocol.Rise(l.Strength)
+	l.Updated = now
+	l.Dirty = true
 }
 
 // deliverContext loads, once per delivered batch, what the merge rule
-// compares new lessons with.
+// compares new lessons with, and gathers the lessons it changes.
 type deliverContext struct {
 	m       *Memory
 	evs     []string
 	evsDone bool
-	own     []store.Lesson
+	own     []*store.Lesson
 	ownDone bool
+	touched map[string]*store.Lesson
+	order   []string
+	held    map[string]store.Lesson // lessons held before the batch
+}
+
+// preload reads, in one go, the lessons the batch's lesson records are about.
+func (dc *deliverContext) preload(recs []*protocol.Record, self string) error {
+	var hashes []string
+	for _, r := range recs {
+		if r.Type == protocol.TypeLesson && r.Origin != self {
+			hashes = append(hashes, r.Hash)
+		}
+	}
+	if len(hashes) == 0 {
+		return nil
+	}
+	var err error
+	dc.held, err = dc.m.store.GetLessons(hashes)
+	return err
+}
+
+// lesson returns the lesson held for hash, as changed so far in the batch.
+func (dc *deliverContext) lesson(hash string) (*store.Lesson, bool, error) {
+	if l, ok := dc.touched[hash]; ok {
+		return l, true, nil
+	}
+	for _, o := range dc.own {
+		if o.Hash == hash {
+			return o, true, nil
+		}
+	}
+	l, ok := dc.held[hash]
+	if !ok {
+		return nil, false, nil
+	}
+	return &l, true, nil
+}
+
+func (dc *deliverContext) changed(l *store.Lesson) {
+	if dc.touched == nil {
+		dc.touched = map[string]*store.Lesson{}
+	}
+	if _, ok := dc.touched[l.Hash]; !ok {
+		dc.order = append(dc.order, l.Hash)
+	}
+	dc.touched[l.Hash] = l
+}
+
+// flush writes every changed lesson in one transaction.
+func (dc *deliverContext) flush() error {
+	if len(dc.order) == 0 {
+		return nil
+	}
+	ls := make([]store.Lesson, len(dc.order))
+	for i, h := range dc.order {
+		ls[i] = *dc.touched[h]
+	}
+	return dc.m.store.PutLessons(ls)
 }
 
 // events are the contents of every event this memory holds.
@@ -211,16 +277,18 @@ func (dc *deliverContext) events() ([]string, error) {
 }
 
 // ownLessons are this memory's own lessons, kept current within the batch.
-func (dc *deliverContext) ownLessons() ([]store.Lesson, error) {
+func (dc *deliverContext) ownLessons() ([]*store.Lesson, error) {
 	if !dc.ownDone {
-		all, err := dc.m.store.Lessons()
+		all, err := dc.m.store.OwnLessons()
 		if err != nil {
 			return nil, err
 		}
 		for _, l := range all {
-			if l.Own {
-				dc.own = append(dc.own, l)
+			if t, ok := dc.touched[l.Hash]; ok {
+				dc.own = append(dc.own, t)
+				continue
 			}
+			dc.own = append(dc.own, &l)
 		}
 		dc.ownDone = true
 	}

@@ -26,6 +26,7 @@
 //	a/<lesson hash>/<seq:8>               events absorbed into a lesson
 //	t/<received:8>/<seq:8>                events by time received
 //	l/<hash>                              lesson (JSON)
+//	w/<hash>                              the lesson is this memory's own (empty value)
 //	o/<seq:8>                             outbox: raw line of an own record
 //	c/<name>                              transport cursor (8 bytes)
 //	m/<key>                               meta (JSON)

@@ -68,28 +68,81 @@ func sortedSet(ss []string) []string {
 }
 
 // PutLesson stores l under its hash, replacing what was there.
-func (s *Store) PutLesson(l Lesson) error {
-	if l.Hash == "" {
-		return fmt.Errorf("storing a lesson: it has no hash")
+func (s *Store) PutLesson(l Lesson) error { return s.PutLessons([]Lesson{l}) }
+
+// PutLessons stores lessons in one transaction (the receive path writes a
+// whole delivered batch at once).
+func (s *Store) PutLessons(ls []Lesson) error {
+	vals := make([][]byte, len(ls))
+	for i := range ls {
+		l := &ls[i]
+		if l.Hash == "" {
+			return fmt.Errorf("storing a lesson: it has no hash")
+		}
+		l.Scopes = sortedSet(l.Scopes)
+		l.Projects = sortedSet(l.Projects)
+		if n := len(l.Episodes); n > MaxEpisodes {
+			l.Episodes = slices.Clone(l.Episodes[n-MaxEpisodes:])
+		}
+		l.Updated = l.Updated.UTC()
+		if !l.Arrived.IsZero() {
+			l.Arrived = l.Arrived.UTC()
+		}
+		v, err := json.Marshal(l)
+		if err != nil {
+			return fmt.Errorf("storing lesson %s: %w", l.Hash, err)
+		}
+		vals[i] = v
 	}
-	l.Scopes = sortedSet(l.Scopes)
-	l.Projects = sortedSet(l.Projects)
-	if n := len(l.Episodes); n > MaxEpisodes {
-		l.Episodes = slices.Clone(l.Episodes[n-MaxEpisodes:])
-	}
-	l.Updated = l.Updated.UTC()
-	if !l.Arrived.IsZero() {
-		l.Arrived = l.Arrived.UTC()
-	}
-	v, err := json.Marshal(l)
+	err := s.update(func(w *writer) error {
+		for i, l := range ls {
+			if err := w.set(lessonKey(l.Hash), vals[i]); err != nil {
+				return err
+			}
+			var err error
+			if l.Own {
+				err = w.set(ownKey(l.Hash), nil)
+			} else {
+				err = w.del(ownKey(l.Hash))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("storing lesson %s: %w", l.Hash, err)
-	}
-	err = s.update(func(w *writer) error { return w.set(lessonKey(l.Hash), v) })
-	if err != nil {
-		return fmt.Errorf("storing lesson %s: %w", l.Hash, err)
+		return fmt.Errorf("storing %d lessons: %w", len(ls), err)
 	}
 	return nil
+}
+
+// ownKey indexes the lessons this memory wrote itself, which the receive
+// path compares every new lesson with.
+func ownKey(hash string) []byte { return []byte("w/" + hash) }
+
+// OwnLessons returns this memory's own lessons, ordered by hash, without
+// reading the received candidates.
+func (s *Store) OwnLessons() ([]Lesson, error) {
+	var out []Lesson
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, []byte("w/"), false, func(k, _ []byte) error {
+			v, ok, err := getIn(txn, lessonKey(string(k[2:])))
+			if err != nil || !ok {
+				return err
+			}
+			var l Lesson
+			if err := json.Unmarshal(v, &l); err != nil {
+				return err
+			}
+			out = append(out, l)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading own lessons: %w", err)
+	}
+	return out, nil
 }
 
 // GetLesson returns the lesson with hash.
@@ -108,6 +161,33 @@ func (s *Store) GetLesson(hash string) (Lesson, bool, error) {
 		return Lesson{}, false, fmt.Errorf("reading lesson %s: %w", hash, err)
 	}
 	return l, ok, nil
+}
+
+// GetLessons returns the lessons held for hashes (missing ones are absent
+// from the map), in one read.
+func (s *Store) GetLessons(hashes []string) (map[string]Lesson, error) {
+	out := make(map[string]Lesson, len(hashes))
+	err := s.view(func(txn *badger.Txn) error {
+		for _, h := range hashes {
+			v, found, err := getIn(txn, lessonKey(h))
+			if err != nil {
+				return err
+			}
+			if !found {
+				continue
+			}
+			var l Lesson
+			if err := json.Unmarshal(v, &l); err != nil {
+				return err
+			}
+			out[h] = l
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading lessons: %w", err)
+	}
+	return out, nil
 }
 
 // Lessons returns every local lesson, ordered by hash.
@@ -132,7 +212,12 @@ func (s *Store) Lessons() ([]Lesson, error) {
 // DeleteLesson removes the local lesson hash (not its records, nor the
 // events absorbed into it). Deleting a missing lesson is not an error.
 func (s *Store) DeleteLesson(hash string) error {
-	err := s.update(func(w *writer) error { return w.del(lessonKey(hash)) })
+	err := s.update(func(w *writer) error {
+		if err := w.del(ownKey(hash)); err != nil {
+			return err
+		}
+		return w.del(lessonKey(hash))
+	})
 	if err != nil {
 		return fmt.Errorf("deleting lesson %s: %w", hash, err)
 	}
