@@ -424,10 +424,16 @@ func (h holder) Held(scope string) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	recs := make([]*protocol.Record, 0, len(in))
 	for _, r := range in {
 		if r.Record.Origin != h.d.m.Origin() {
-			own = append(own, r.Record.Raw)
+			recs = append(recs, r.Record)
 		}
+	}
+	// A lesson its origin withdrew is not sent on; the revocation is.
+	recs, _ = withoutRevoked(recs, nil)
+	for _, r := range recs {
+		own = append(own, r.Raw)
 	}
 	return own, nil
 }

@@ -63,11 +63,7 @@ func transfer(t *testing.T, from, to *Memory, scope string) ReceiveReport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var data []byte
-	for _, l := range lines {
-		data = append(append(data, l...), '\n')
-	}
-	rep, err := to.Receive(context.Background(), scope, protocol.SplitLines(data))
+	rep, err := to.Receive(context.Background(), scope, protocol.SplitLines(joinLines(lines)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,11 +252,7 @@ func TestRevocationRemovesAndNeverResurrects(t *testing.T) {
 		t.Fatalf("revoked lesson still in B's active view: %+v", views)
 	}
 	// The old lesson line arrives again: it must not come back.
-	var data []byte
-	for _, l := range old {
-		data = append(append(data, l...), '\n')
-	}
-	b.Receive(context.Background(), "folder:/x", protocol.SplitLines(data))
+	b.Receive(context.Background(), "folder:/x", protocol.SplitLines(joinLines(old)))
 	if views, _ := b.Lessons(Filter{}); len(views) != 0 {
 		t.Fatalf("an older record resurrected a revoked lesson: %+v", views)
 	}

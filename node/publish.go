@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
@@ -67,21 +68,91 @@ func (m *Memory) Revoke(hash, reason string) (*protocol.Record, error) {
 // goes only to the scopes its lesson arrived by; own lessons and
 // revocations go everywhere ("" = every scope).
 func (m *Memory) OwnLines(scope string) ([][]byte, error) {
+	recs, err := m.ownRecords(scope)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(recs))
+	for i, r := range recs {
+		out[i] = r.Raw
+	}
+	return out, nil
+}
+
+// ownRecords are the own records that belong in scope, without the lessons
+// this memory has itself withdrawn (their revocations go instead).
+func (m *Memory) ownRecords(scope string) ([]*protocol.Record, error) {
 	recs, err := m.store.OwnRecords()
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]byte, 0, len(recs))
+	return withoutRevoked(recs, func(r *protocol.Record) (bool, error) { return m.sendsTo(r, scope) })
+}
+
+// withoutRevoked keeps the records keep accepts, minus lesson records that
+// a revocation of the same origin in recs withdrew.
+func withoutRevoked(recs []*protocol.Record, keep func(*protocol.Record) (bool, error)) ([]*protocol.Record, error) {
+	revoked := map[[2]string]time.Time{}
 	for _, r := range recs {
-		ok, err := m.sendsTo(r, scope)
-		if err != nil {
-			return nil, err
+		if r.Type == protocol.TypeRevocation {
+			revoked[[2]string{r.Origin, r.Hash}] = r.Time
 		}
-		if ok {
+	}
+	out := make([]*protocol.Record, 0, len(recs))
+	for _, r := range recs {
+		if at, ok := revoked[[2]string{r.Origin, r.Hash}]; ok && r.Type == protocol.TypeLesson && !at.Before(r.Time) {
+			continue
+		}
+		if keep != nil {
+			ok, err := keep(r)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// FileLines are this memory's lines for a per-origin file (a folder or a
+// commons), within the limits every reader enforces (SPEC §12: 1,000
+// records, 256 KiB). When they do not all fit, revocations go first, then
+// the newest records; the rest wait until older ones are revoked.
+func (m *Memory) FileLines(scope string) ([][]byte, int, error) {
+	recs, err := m.ownRecords(scope)
+	if err != nil {
+		return nil, 0, err
+	}
+	byPriority := slices.Clone(recs)
+	slices.SortStableFunc(byPriority, func(a, b *protocol.Record) int {
+		ar, br := a.Type == protocol.TypeRevocation, b.Type == protocol.TypeRevocation
+		if ar != br {
+			if ar {
+				return -1
+			}
+			return 1
+		}
+		return b.Time.Compare(a.Time)
+	})
+	keep := map[*protocol.Record]bool{}
+	size := 0
+	for _, r := range byPriority {
+		if len(keep) == protocol.MaxOriginRecs || size+len(r.Raw)+1 > protocol.MaxOriginFile {
+			break
+		}
+		keep[r] = true
+		size += len(r.Raw) + 1
+	}
+	out := make([][]byte, 0, len(keep))
+	for _, r := range recs {
+		if keep[r] {
 			out = append(out, r.Raw)
 		}
 	}
-	return out, nil
+	return out, len(recs) - len(out), nil
 }
 
 // sendsTo reports whether own record r belongs in scope.

@@ -29,9 +29,12 @@ type FolderSync struct {
 // memory's file there through the one receive path.
 func (m *Memory) SyncFolder(ctx context.Context, dir string) (FolderSync, error) {
 	var out FolderSync
-	lines, err := m.OwnLines(FolderScope(dir))
+	lines, left, err := m.FileLines(FolderScope(dir))
 	if err != nil {
 		return out, err
+	}
+	if left > 0 {
+		m.log.Warn("own records over the per-origin file limits; the oldest wait", "scope", FolderScope(dir), "left_out", left)
 	}
 	if out.Wrote, err = folder.Write(dir, m.Origin(), lines); err != nil {
 		return out, fmt.Errorf("writing %s: %w", filepath.Join(dir, folder.FileName(m.Origin())), err)
@@ -58,9 +61,12 @@ func (m *Memory) deliverFunc(ctx context.Context) func(string, []*protocol.Recor
 
 // PushCommons replaces this memory's file on the commons.
 func (m *Memory) PushCommons(ctx context.Context, c *commons.Client) (commons.PushResult, error) {
-	lines, err := m.OwnLines(c.Scope())
+	lines, left, err := m.FileLines(c.Scope())
 	if err != nil {
 		return commons.PushResult{}, err
+	}
+	if left > 0 {
+		m.log.Warn("own records over the per-origin file limits; the oldest wait", "scope", c.Scope(), "left_out", left)
 	}
 	return c.Push(ctx, m.Origin(), lines)
 }
