@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"net"
 	"net/http"
+	"strings"
 	"strconv"
 	"time"
 
@@ -87,7 +90,33 @@ func NewAPI(m *Memory, opts APIOptions) http.Handler {
 			fmt.Fprintf(w, "remem node %s: GET /lessons, /status, /metrics\n", m.Origin())
 		})
 	}
-	return mux
+	return guard(mux)
+}
+
+// guard keeps web pages the user visits away from the local API: a request
+// must name the node by an IP address or "localhost" (a DNS-rebinding page
+// names it by its own domain), and a POST must carry a JSON content type,
+// which a cross-site form cannot send without a CORS preflight the API never
+// answers.
+func guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if host != "localhost" && net.ParseIP(strings.Trim(host, "[]")) == nil {
+			fail(w, http.StatusForbidden, fmt.Errorf("the local API answers requests addressed to an IP address or localhost, not %q", r.Host))
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if ct != "application/json" && ct != "application/x-ndjson" {
+				fail(w, http.StatusUnsupportedMediaType, fmt.Errorf("send the body as application/json (or application/x-ndjson for several events)"))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 type api struct {
