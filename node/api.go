@@ -10,8 +10,8 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"strings"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
