@@ -83,6 +83,9 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		switch {
 		case t != "" && happened != "" && expected != "":
 			s = t + " returned " + happened + " where " + expected + " was expected"
+		case t != "" && happened != "" && strings.HasPrefix(strings.ToLower(happened), strings.ToLower(title)):
+			// "npm ci fails with EUSAGE" already names the call.
+			s = describe(happened)
 		case t != "" && happened != "":
 			s = t + " fails: " + happened
 		case t != "" && expected != "":

@@ -253,3 +253,15 @@ func TestDefaultWriterSkipsEmptyEpisodes(t *testing.T) {
 		t.Fatalf("Write = %q, %v", got, err)
 	}
 }
+
+func TestDefaultWriterDoesNotRepeatTheTitle(t *testing.T) {
+	c := Cluster{Kind: "error", Episodes: []Episode{{Kind: "error", Title: "npm ci",
+		Happened: "npm ci fails with EUSAGE because the lock file is out of sync"}}}
+	got, err := DefaultWriter{}.Write(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(strings.ToLower(got), "npm ci") != 1 {
+		t.Fatalf("the title is repeated: %q", got)
+	}
+}
