@@ -36,6 +36,10 @@ Each tool call opens the memory at $REMEM_HOME and closes it after, so a node
 or another command can use the home between calls; while a node holds the
 home, calls go through its local API.
 
+Examples:
+  remem mcp
+  REMEM_HOME=~/.remem-work remem mcp --writer "llm -m small"
+
 An MCP client's configuration:
   { "mcpServers": { "remem": { "command": "remem", "args": ["mcp"] } } }`,
 		Flags: []cli.Flag{writerFlag, embedFlag},
