@@ -37,8 +37,12 @@ type Event struct {
 }
 
 // LessonKind maps an event kind to the kind of lesson it feeds.
-func (e Event) LessonKind() string {
-	switch e.Kind {
+func (e Event) LessonKind() string { return LessonKindOf(e.Kind) }
+
+// LessonKindOf maps an event kind to a lesson kind: error→error,
+// correction→correction, everything else→surprise.
+func LessonKindOf(eventKind string) string {
+	switch eventKind {
 	case EventError:
 		return KindError
 	case EventCorrection:
