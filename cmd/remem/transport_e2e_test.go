@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func lessonTexts(t *testing.T, home string) []string {
+	t.Helper()
+	var views []struct{ Text string }
+	if err := json.Unmarshal([]byte(must(t, home, nil, "lessons", "--json")), &views); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, v := range views {
+		out = append(out, v.Text)
+	}
+	return out
+}
+
+// TestFolderSyncTwoHomes: two homes sharing one directory converge.
+func TestFolderSyncTwoHomes(t *testing.T) {
+	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
+	must(t, b, nil, "publish", "--kind", "surprise", "The staging database is reset every night at midnight")
+	os.WriteFile(filepath.Join(dir, "0123456789abcdef.jsonl"), []byte("garbage\n"), 0o644)
+	must(t, a, nil, "folder", "sync", dir)
+	out, errOut, code := run(t, b, nil, "folder", "sync", dir)
+	if code != 0 || !strings.Contains(errOut, "refused") {
+		t.Fatalf("sync of b: %d %s %s", code, out, errOut)
+	}
+	must(t, a, nil, "folder", "sync", dir)
+	if la, lb := lessonTexts(t, a), lessonTexts(t, b); len(la) != 2 || len(lb) != 2 {
+		t.Fatalf("not converged: a %v, b %v", la, lb)
+	}
+}
+
+// TestCommonsRoundTripThroughBinary: serve, push from A, pull into B.
+func TestCommonsRoundTripThroughBinary(t *testing.T) {
+	a, b, data := t.TempDir(), t.TempDir(), t.TempDir()
+	token := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(token, []byte("s3cret-token\n"), 0o600)
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	srv := exec.Command(remem(t), "commons", "serve", "--listen", addr, "--data", data, "--token-file", token)
+	var srvErr bytes.Buffer
+	srv.Stderr = &srvErr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		srv.Process.Signal(syscall.SIGTERM)
+		if err := srv.Wait(); err != nil {
+			t.Errorf("commons did not stop cleanly: %v\n%s", err, srvErr.String())
+		}
+	}()
+	url := "http://" + addr
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if resp, err := http.Get(url + "/.well-known/remem"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("commons did not start:\n%s", srvErr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
+	if _, errOut, code := run(t, a, nil, "commons", "push", url); code == 0 || !strings.Contains(errOut, "token") {
+		t.Fatalf("a push without a token: %d %s", code, errOut)
+	}
+	must(t, a, nil, "commons", "push", "--token-file", token, url)
+	out := must(t, b, nil, "commons", "pull", url)
+	if !strings.Contains(out, "accepted 1") {
+		t.Fatalf("pull: %s", out)
+	}
+	if texts := lessonTexts(t, b); len(texts) != 1 || !strings.Contains(texts[0], "VPN") {
+		t.Fatalf("B holds %v", texts)
+	}
+	if out := must(t, b, nil, "commons", "pull", url); !strings.Contains(out, "fetched 0") {
+		t.Fatalf("second pull fetched again: %s", out)
+	}
+}
