@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -50,20 +51,11 @@ func bareOf(b *testing.B, lines [][]byte) []bareLine {
 		pub, _ := hex.DecodeString(rec.Key)
 		s := string(l)
 		at := len(`,"sig":"`)
-		i0 := indexOf(s, `,"sig":"`)
+		i0 := strings.Index(s, `,"sig":"`)
 		sig, _ := hex.DecodeString(s[i0+at : i0+at+128])
 		out[i] = bareLine{pub: pub, msg: []byte(s[:i0] + s[i0+at+129:]), sig: sig}
 	}
 	return out
-}
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
 }
 
 // BenchmarkReceivePath measures records per second through the receive path
