@@ -78,9 +78,11 @@ func TestEightNodesSparse(t *testing.T) {
 	for _, n := range nodes {
 		n.run(t)
 	}
+	// Gossip alone (sync is off here): publish once the mesh has formed,
+	// since a peer grafted after a message went by is not sent it again.
 	for _, n := range nodes {
 		eventually(t, 20*time.Second, "mesh peers on every node", func() bool {
-			return len(n.ps.ListPeers(TopicName("t"))) >= 2
+			return len(n.MeshPeers("t")) >= 2
 		})
 	}
 	rec := lesson(t, nodes[0].id, 1)
@@ -90,17 +92,24 @@ func TestEightNodesSparse(t *testing.T) {
 	if err := nodes[0].Publish(ctx, "t", [][]byte{rec.Raw}); err != nil {
 		t.Fatal(err)
 	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !allHave(nodes, rec) {
+		if time.Now().After(deadline) {
+			for i, n := range nodes {
+				t.Logf("node %d (%s): has %v, topic peers %v, mesh %v, stats %+v", i, n.PeerID().ShortString(), n.holder.has(Scope("t"), rec), n.ps.ListPeers(TopicName("t")), n.MeshPeers("t"), n.Stats())
+			}
+			t.Fatal("timed out waiting for the lesson on every node")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	for i, n := range nodes {
-		eventually(t, 20*time.Second, "the lesson on every node", func() bool {
-			return n.holder.has(Scope("t"), rec)
-		})
 		if i > 0 && n.Stats().Received == 0 {
 			t.Errorf("node %d got the lesson without a gossip message", i)
 		}
 	}
 	for i, n := range nodes {
 		conns := len(n.host.Network().Peers())
-		t.Logf("node %d: %d connections, %d topic peers", i, conns, len(n.ps.ListPeers(TopicName("t"))))
+		t.Logf("node %d: %d connections, %d topic peers, %d mesh peers", i, conns, len(n.ps.ListPeers(TopicName("t"))), len(n.MeshPeers("t")))
 	}
 }
 
@@ -113,7 +122,7 @@ func TestLateJoinerCatchUp(t *testing.T) {
 	b := startNode(t, noPeriodic, withBootstrap(a))
 	c := startNode(t, noPeriodic, withBootstrap(a, b))
 	for _, n := range []*tnode{a, b, c} {
-		eventually(t, 20*time.Second, "topic peers", func() bool { return len(n.ps.ListPeers(TopicName("t"))) >= 2 })
+		eventually(t, 20*time.Second, "mesh peers", func() bool { return len(n.MeshPeers("t")) >= 2 })
 	}
 	var all []*protocol.Record
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -228,7 +237,9 @@ func TestPrivateTeam(t *testing.T) {
 	// A member's lesson still flows, and comes after the outsider's.
 	good := lesson(t, idA, 8)
 	a.holder.add(Scope("priv"), good)
-	eventually(t, 20*time.Second, "a has mesh peers", func() bool { return len(a.ps.ListPeers(TopicName("priv"))) >= 2 })
+	for _, n := range []*tnode{a, b, x} {
+		eventually(t, 20*time.Second, "members' mesh", func() bool { return len(n.MeshPeers("priv")) >= 1 })
+	}
 	if err := a.Publish(ctx, "priv", [][]byte{good.Raw}); err != nil {
 		t.Fatal(err)
 	}
@@ -304,6 +315,14 @@ func TestForgedAndImperativeRejected(t *testing.T) {
 		if s := n.Score(forger.PeerID()); s >= n.p.GraylistThreshold {
 			t.Errorf("node %d: forger score %.1f is not below the graylist threshold", i, s)
 		}
+		for _, p := range n.Peers() {
+			if p.ID != forger.PeerID() {
+				continue
+			}
+			if p.Origin != forger.id.Origin() || p.Score >= 0 || !slices.Contains(p.Topics, TopicName("t")) || len(p.Addrs) == 0 {
+				t.Errorf("node %d: Peers() shows the forger as %+v", i, p)
+			}
+		}
 		if n.holder.deliveredCount() != 0 {
 			t.Errorf("node %d was handed %d records before any honest publication", i, n.holder.deliveredCount())
 		}
@@ -348,4 +367,13 @@ func TestPSKMismatch(t *testing.T) {
 	if err := none.host.Connect(ctx, addrInfo(t, a)); err == nil {
 		t.Error("a node without a PSK connected to a private network")
 	}
+}
+
+func allHave(nodes []*tnode, rec *protocol.Record) bool {
+	for _, n := range nodes {
+		if !n.holder.has(Scope("t"), rec) {
+			return false
+		}
+	}
+	return true
 }

@@ -23,6 +23,7 @@ type Stats struct {
 	Rejected         map[string]int // refused record lines by reason (gossip and sync)
 	Skipped          int            // lines skipped as an unknown version
 	Published        int            // messages this node published
+	Dropped          int            // accepted messages dropped before delivery (the holder fell behind; sync brings them)
 
 	SyncSessions   int // sync sessions completed (either side)
 	SyncFailures   int // sync sessions that failed

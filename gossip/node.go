@@ -19,6 +19,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/connmgr"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/pnet"
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
@@ -107,6 +108,7 @@ type PeerInfo struct {
 	Origin string
 	Addrs  []ma.Multiaddr
 	Topics []string // topics of this node the peer is subscribed to
+	Mesh   []string // topics in whose mesh this node keeps the peer
 	Score  float64  // GossipSub peer score, as last sampled
 }
 
@@ -135,6 +137,7 @@ type Node struct {
 	order   []*team
 	boot    []peer.AddrInfo
 	metrics *metrics
+	tracer  *meshTracer
 
 	scoreMu sync.Mutex
 	scores  map[peer.ID]float64
@@ -289,6 +292,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 
 	// GossipSub.
+	n.tracer = newMeshTracer(n.metrics)
 	topics := make([]string, 0, len(n.order))
 	for _, t := range n.order {
 		topics = append(topics, t.topic)
@@ -308,6 +312,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 		pubsub.WithMessageSignaturePolicy(pubsub.StrictSign),
 		pubsub.WithMaxMessageSize(protocol.MaxGossipMsg+64<<10),
 		pubsub.WithLogger(n.log),
+		pubsub.WithRawTracer(n.tracer),
 	)
 	if err != nil {
 		n.cancel()
@@ -545,9 +550,13 @@ func (n *Node) Peers() []PeerInfo {
 	scores := n.scores
 	n.scoreMu.Unlock()
 	topicPeers := map[peer.ID][]string{}
+	meshPeers := map[peer.ID][]string{}
 	for _, t := range n.order {
 		for _, p := range t.t.ListPeers() {
 			topicPeers[p] = append(topicPeers[p], t.topic)
+		}
+		for _, p := range n.MeshPeers(t.name) {
+			meshPeers[p] = append(meshPeers[p], t.topic)
 		}
 	}
 	var out []PeerInfo
@@ -557,10 +566,17 @@ func (n *Node) Peers() []PeerInfo {
 		for _, c := range n.host.Network().ConnsToPeer(p) {
 			addrs = append(addrs, c.RemoteMultiaddr())
 		}
-		out = append(out, PeerInfo{ID: p, Origin: origin, Addrs: addrs, Topics: topicPeers[p], Score: scores[p]})
+		out = append(out, PeerInfo{ID: p, Origin: origin, Addrs: addrs, Topics: topicPeers[p], Mesh: meshPeers[p], Score: scores[p]})
 	}
 	slices.SortFunc(out, func(a, b PeerInfo) int { return strings.Compare(string(a.ID), string(b.ID)) })
 	return out
+}
+
+// MeshPeers returns the connected peers in this node's GossipSub mesh of
+// team's topic.
+func (n *Node) MeshPeers(team string) []peer.ID {
+	net := n.host.Network()
+	return n.tracer.peers(TopicName(team), func(p peer.ID) bool { return net.Connectedness(p) == network.Connected })
 }
 
 // Score returns the last sampled GossipSub score of p (0 when unknown).

@@ -23,7 +23,8 @@ package gossip
 //	2. R→I DIFF     status:byte, then for status 0 only:
 //	                n:uvarint n×( origin k:uvarint k×id )
 //	                status 0 ok, 1 R is not in the team, 2 refused (I is not a member of
-//	                this private team), 3 busy (try another peer). The list holds every
+//	                this private team), 3 busy (try another peer), 4 R failed to read
+//	                what it holds. The list holds every
 //	                origin whose (count, digest) differs between the two sides, whichever
 //	                side holds it, with R's ids for it (k = 0 when R holds none).
 //	                Origins strictly increasing, ids strictly increasing within an
