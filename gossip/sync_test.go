@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/remem/remem/protocol"
 )
@@ -229,4 +231,74 @@ func mustHex(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// partition refuses peers of the other side while closed.
+type partition struct {
+	allowAll
+	closed atomic.Bool
+	other  map[peer.ID]bool
+}
+
+func (p *partition) InterceptPeerDial(id peer.ID) bool { return !p.closed.Load() || !p.other[id] }
+func (p *partition) InterceptSecured(_ network.Direction, id peer.ID, _ network.ConnMultiaddrs) bool {
+	return !p.closed.Load() || !p.other[id]
+}
+
+// Two halves of a team publish while cut apart; once the cut heals, every
+// node converges through sync, without any publisher sending again.
+func TestPartitionHeals(t *testing.T) {
+	ids := make([]protocol.Identity, 4)
+	gaters := make([]*partition, 4)
+	pids := make([]peer.ID, 4)
+	for i := range ids {
+		ids[i], _ = protocol.GenerateIdentity()
+		gaters[i] = &partition{other: map[peer.ID]bool{}}
+		gaters[i].closed.Store(true)
+		var err error
+		if pids[i], err = PeerIDOf(ids[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range gaters {
+		for j := range pids {
+			if i/2 != j/2 {
+				gaters[i].other[pids[j]] = true
+			}
+		}
+	}
+	opt := func(i int) nodeOpt {
+		return func(c *Config) { c.Identity = ids[i]; c.ConnGater = gaters[i] }
+	}
+	a := startNode(t, opt(0))
+	b := startNode(t, opt(1), withBootstrap(a))
+	c := startNode(t, opt(2), withBootstrap(a)) // refused until the cut heals
+	d := startNode(t, opt(3), withBootstrap(c))
+	nodes := []*tnode{a, b, c, d}
+	eventually(t, 10*time.Second, "each half connected", func() bool { return connectedTo(b, a) && connectedTo(d, c) })
+	for _, n := range nodes {
+		eventually(t, 10*time.Second, "mesh in each half", func() bool { return len(n.MeshPeers("t")) >= 1 })
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for k, n := range []*tnode{a, d} {
+		recs := lessons(t, n.id, 10*k, 10)
+		n.holder.add(Scope("t"), recs...)
+		if err := n.Publish(ctx, "t", raws(recs)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 10*time.Second, "each half to hold its 10", func() bool {
+		return b.holder.count(Scope("t")) == 10 && c.holder.count(Scope("t")) == 10
+	})
+	if connectedTo(c, a) {
+		t.Fatal("the cut is not cut")
+	}
+	for _, g := range gaters {
+		g.closed.Store(false)
+	}
+	for i, n := range nodes {
+		eventually(t, 20*time.Second, "every node to hold all 20", func() bool { return n.holder.count(Scope("t")) == 20 })
+		t.Logf("node %d: sync in %d bytes, %d records", i, n.Stats().SyncBytesIn, n.Stats().SyncRecordsIn)
+	}
 }
