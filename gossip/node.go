@@ -216,6 +216,9 @@ func New(cfg Config, h Holder) (*Node, error) {
 		for o := range ms {
 			union[o] = struct{}{}
 		}
+		if !ms.open() && !ms.hasOrigin(cfg.Identity.Origin()) {
+			n.log.Warn("this memory is not in the members list of its team: members will ignore what it publishes", "scope", Scope(name), "origin", cfg.Identity.Origin())
+		}
 		t := &team{name: name, topic: TopicName(name), scope: Scope(name), members: ms, sync: newSyncState()}
 		n.teams[name] = t
 		n.order = append(n.order, t)
@@ -243,6 +246,11 @@ func New(cfg Config, h Holder) (*Node, error) {
 	listen := cfg.Listen
 	if len(listen) == 0 {
 		listen = DefaultListen
+	}
+	for _, l := range listen {
+		if _, err := ma.NewMultiaddr(l); err != nil {
+			return nil, fmt.Errorf("gossip: listen address %q: %w", l, err)
+		}
 	}
 	opts := []libp2p.Option{
 		libp2p.Identity(priv),
@@ -287,6 +295,9 @@ func New(cfg Config, h Holder) (*Node, error) {
 	}
 	n.host, err = libp2p.New(opts...)
 	if err != nil {
+		// libp2p closes them on some failures, not all; closing twice is safe.
+		cm.Close()
+		rm.Close()
 		return nil, fmt.Errorf("gossip: starting libp2p host on %v: %w", listen, err)
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
