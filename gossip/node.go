@@ -115,6 +115,11 @@ type PeerInfo struct {
 // ErrClosed is returned by operations on a closed node.
 var ErrClosed = errors.New("gossip: node closed")
 
+type busyKey struct {
+	p    peer.ID
+	team string
+}
+
 type team struct {
 	name    string
 	topic   string
@@ -147,6 +152,8 @@ type Node struct {
 	tasks  tracker // handlers and Run's goroutines
 
 	inbound chan struct{} // sync sessions answered at once
+	busyMu  sync.Mutex
+	busy    map[busyKey]bool // (peer, team) sessions being answered
 
 	running   atomic.Bool
 	runDone   chan struct{}
@@ -177,6 +184,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 		teams:   map[string]*team{},
 		scores:  map[peer.ID]float64{},
 		inbound: make(chan struct{}, max(1, p.SyncMaxInbound)),
+		busy:    map[busyKey]bool{},
 		runDone: make(chan struct{}),
 	}
 	if n.log == nil {

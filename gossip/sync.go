@@ -23,7 +23,8 @@ package gossip
 //	2. R→I DIFF     status:byte, then for status 0 only:
 //	                n:uvarint n×( origin k:uvarint k×id )
 //	                status 0 ok, 1 R is not in the team, 2 refused (I is not a member of
-//	                this private team), 3 busy (try another peer), 4 R failed to read
+//	                this private team), 3 busy (R answers one session per peer and
+//	                team, Params.SyncMaxInbound in all: try later or another peer), 4 R failed to read
 //	                what it holds. The list holds every
 //	                origin whose (count, digest) differs between the two sides, whichever
 //	                side holds it, with R's ids for it (k = 0 when R holds none).
@@ -33,7 +34,7 @@ package gossip
 //	                want: ids of the DIFF that I lacks (less those another session of
 //	                I is already fetching); offer: ids I holds under the DIFF's origins
 //	                that the DIFF does not list. w, o ≤ 65536, every wanted id was in
-//	                the DIFF; frame ≤ 2 MiB.
+//	                the DIFF, none twice; frame ≤ 2 MiB.
 //	4. R→I ACCEPT   a:uvarint a×id    the offered ids R lacks (less those R is already
 //	                fetching), a subset of the offer; frame ≤ 1 MiB.
 //	5. I→R RECORDS  one frame per accepted id, in any order, body = the raw record line
@@ -776,6 +777,20 @@ func (n *Node) answerSync(s network.Stream, p peer.ID) (err error) {
 	case !t.members.hasPeer(p):
 		return refuse(statusRefused)
 	}
+	// One session per peer and team at a time, SyncMaxInbound in all.
+	key := busyKey{p, t.name}
+	n.busyMu.Lock()
+	if n.busy[key] {
+		n.busyMu.Unlock()
+		return refuse(statusBusy)
+	}
+	n.busy[key] = true
+	n.busyMu.Unlock()
+	defer func() {
+		n.busyMu.Lock()
+		delete(n.busy, key)
+		n.busyMu.Unlock()
+	}()
 	select {
 	case n.inbound <- struct{}{}:
 		defer func() { <-n.inbound }()
@@ -818,6 +833,7 @@ func (n *Node) answerSync(s network.Stream, p peer.ID) (err error) {
 		if _, ok := listed[id]; !ok {
 			return violation("peer wants id %x that was not listed", id[:])
 		}
+		delete(listed, id) // each at most once
 	}
 	// 4. ACCEPT
 	var lack []recID
