@@ -16,8 +16,8 @@
 //   - GossipSub with peer scoring on: topic "remem/1/team/<name>"
 //     (TopicName), message ids that are the SHA-256 of the data (the same
 //     batch is one message whoever sends it), messages signed by the host
-//     key (StrictSign), peer exchange on, a mesh degree tuned for small team
-//     networks (Params).
+//     key (StrictSign), peer exchange on, flood publishing of own messages,
+//     a mesh degree tuned for small team networks (Params).
 //   - The validator (validate.go), DESIGN.md convention 4: a message over
 //     1 MiB, or with any line that protocol.Verify refuses, is rejected (the
 //     sender loses score: P4 weighs -100 per rejected message squared, below
