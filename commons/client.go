@@ -150,7 +150,7 @@ type PushResult struct {
 // Push replaces this memory's file on the commons with lines (its current
 // records, each one signed line without the newline).
 func (c *Client) Push(ctx context.Context, origin string, lines [][]byte) (PushResult, error) {
-	if !ValidOrigin(origin) {
+	if !protocol.ValidOrigin(origin) {
 		return PushResult{}, fmt.Errorf("pushing to %s: origin %q is not 16 lowercase hex characters", c.base(), origin)
 	}
 	if len(lines) == 0 {
@@ -270,7 +270,7 @@ func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver D
 			since = e.Updated
 		}
 		switch {
-		case !ValidOrigin(e.Origin):
+		case !protocol.ValidOrigin(e.Origin):
 			rep.Errors = append(rep.Errors, fmt.Errorf("the commons at %s lists %q, which is not an origin", base, e.Origin))
 		case e.Origin == self:
 		case e.ETag != "" && ss.ETags[e.Origin] == e.ETag:
@@ -438,7 +438,7 @@ func (c *Client) fetch(ctx context.Context, origin, etag string, now time.Time) 
 	}
 	r.etag = resp.Header.Get("ETag")
 	if len(data) > clientMaxFile {
-		r.refusals = append(r.refusals, Refusal{Origin: origin, Reason: ReasonFileTooLarge,
+		r.refusals = append(r.refusals, Refusal{Origin: origin, Reason: protocol.ReasonFileTooLarge,
 			Detail: fmt.Sprintf("the file is over %d bytes; nothing of it was taken", clientMaxFile)})
 		return r
 	}
@@ -454,7 +454,7 @@ func verifyPulled(origin string, data []byte, now time.Time) (recs []*protocol.R
 			var oe *originError
 			switch {
 			case errors.As(err, &oe):
-				refusals = append(refusals, Refusal{Origin: origin, Line: l.N, Reason: ReasonOriginMismatch, Detail: err.Error()})
+				refusals = append(refusals, Refusal{Origin: origin, Line: l.N, Reason: protocol.ReasonOriginMismatch, Detail: err.Error()})
 			case protocol.VerdictOf(err) == protocol.Skip:
 				skipped++
 			default:
@@ -463,7 +463,7 @@ func verifyPulled(origin string, data []byte, now time.Time) (recs []*protocol.R
 			continue
 		}
 		if len(recs) >= protocol.MaxOriginRecs {
-			refusals = append(refusals, Refusal{Origin: origin, Line: l.N, Reason: ReasonTooManyRecords,
+			refusals = append(refusals, Refusal{Origin: origin, Line: l.N, Reason: protocol.ReasonTooManyRecords,
 				Detail: fmt.Sprintf("a file holds at most %d records", protocol.MaxOriginRecs)})
 			continue
 		}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/remem/remem/protocol"
 )
 
 // childEnv makes the test binary run a commons server (see TestMain)
@@ -174,7 +176,7 @@ func TestKillMidPut(t *testing.T) {
 		}
 		seen, temps := 0, 0
 		for _, e := range ents {
-			origin, ok := originOf(e.Name())
+			origin, ok := protocol.OriginOfFileName(e.Name())
 			if !ok {
 				if !strings.HasPrefix(e.Name(), dataTemp) {
 					t.Errorf("unexpected file %s", e.Name())

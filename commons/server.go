@@ -233,7 +233,7 @@ func (s *Server) handlePut(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	remote := clientIP(r)
 	name := r.PathValue("name")
-	origin, _ := originOf(name)
+	origin, _ := protocol.OriginOfFileName(name)
 	code, records, reason := s.put(w, r, origin, remote)
 	s.m.puts.WithLabelValues(strconv.Itoa(code)).Inc()
 	d := time.Since(start)
@@ -269,13 +269,13 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 	// Body: at most maxBytes; MaxBytesReader reads one byte past the limit
 	// to tell a file of exactly maxBytes from a larger one.
 	if r.ContentLength > int64(s.maxBytes) {
-		return s.tooLarge(w), 0, ReasonFileTooLarge
+		return s.tooLarge(w), 0, protocol.ReasonFileTooLarge
 	}
 	body, err := readBody(http.MaxBytesReader(w, r.Body, int64(s.maxBytes)), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return s.tooLarge(w), 0, ReasonFileTooLarge
+			return s.tooLarge(w), 0, protocol.ReasonFileTooLarge
 		}
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: "reading the body: " + err.Error()})
 		return http.StatusBadRequest, 0, ""
@@ -283,10 +283,10 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 
 	lines := protocol.SplitLines(body)
 	if len(lines) > s.maxRecs {
-		s.m.refused.WithLabelValues(string(ReasonTooManyRecords)).Inc()
-		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Reason: ReasonTooManyRecords,
+		s.m.refused.WithLabelValues(string(protocol.ReasonTooManyRecords)).Inc()
+		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Reason: protocol.ReasonTooManyRecords,
 			Error: fmt.Sprintf("the file holds %d records, the limit is %d", len(lines), s.maxRecs)})
-		return http.StatusRequestEntityTooLarge, 0, ReasonTooManyRecords
+		return http.StatusRequestEntityTooLarge, 0, protocol.ReasonTooManyRecords
 	}
 	if len(lines) == 0 {
 		s.m.refused.WithLabelValues(string(ReasonEmpty)).Inc()
@@ -300,7 +300,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 		var ol *originError
 		code := http.StatusBadRequest
 		if errors.As(err, &ol) {
-			reason, code = ReasonOriginMismatch, http.StatusForbidden
+			reason, code = protocol.ReasonOriginMismatch, http.StatusForbidden
 		}
 		s.m.refused.WithLabelValues(string(reason)).Inc()
 		writeJSON(w, code, errorBody{Error: fmt.Sprintf("line %d: %v", lines[i].N, err), Line: lines[i].N, Reason: reason})
@@ -330,8 +330,8 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 }
 
 func (s *Server) tooLarge(w http.ResponseWriter) int {
-	s.m.refused.WithLabelValues(string(ReasonFileTooLarge)).Inc()
-	writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Reason: ReasonFileTooLarge,
+	s.m.refused.WithLabelValues(string(protocol.ReasonFileTooLarge)).Inc()
+	writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Reason: protocol.ReasonFileTooLarge,
 		Error: fmt.Sprintf("the file is over %d bytes", s.maxBytes)})
 	return http.StatusRequestEntityTooLarge
 }
@@ -363,7 +363,7 @@ func readBody(r io.Reader, n int64) ([]byte, error) {
 type originError struct{ line, file string }
 
 func (e *originError) Error() string {
-	return fmt.Sprintf("%s: the line is signed by origin %s, the file belongs to %s", ReasonOriginMismatch, e.line, e.file)
+	return fmt.Sprintf("%s: the line is signed by origin %s, the file belongs to %s", protocol.ReasonOriginMismatch, e.line, e.file)
 }
 
 // checkLine verifies one line of origin's file: protocol.Verify, then the
@@ -449,7 +449,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, name string) int {
 	if s.cfg.ReadNeedsToken && !s.authorized(r) {
 		return unauthorized(w, "this commons needs a bearer token to read")
 	}
-	origin, ok := originOf(name)
+	origin, ok := protocol.OriginOfFileName(name)
 	if !ok {
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: "the file name must be <16 lowercase hex>.jsonl (the origin)"})
 		return http.StatusBadRequest

@@ -145,11 +145,11 @@ func TestRefusals(t *testing.T) {
 		{"no token", std, name, "", prev, 401, 0, ""},
 		{"wrong token", std, name, "not-the-token", prev, 401, 0, ""},
 		{"wrong token same length", std, name, strings.Repeat("x", len(testToken)), prev, 401, 0, ""},
-		{"line of another origin", std, name, testToken, join(mixed), 403, 4, ReasonOriginMismatch},
+		{"line of another origin", std, name, testToken, join(mixed), 403, 4, protocol.ReasonOriginMismatch},
 		{"one bad signature among 999 good lines", big, name, testToken, join(badSig), 400, 501, protocol.ReasonSignature},
-		{"1001 records", big, name, testToken, join(many), 413, 0, ReasonTooManyRecords},
-		{"1001 records, SPEC byte limit", std, name, testToken, join(many), 413, 0, ReasonFileTooLarge},
-		{"257 KiB", std, name, testToken, over, 413, 0, ReasonFileTooLarge},
+		{"1001 records", big, name, testToken, join(many), 413, 0, protocol.ReasonTooManyRecords},
+		{"1001 records, SPEC byte limit", std, name, testToken, join(many), 413, 0, protocol.ReasonFileTooLarge},
+		{"257 KiB", std, name, testToken, over, 413, 0, protocol.ReasonFileTooLarge},
 		{"garbage", std, name, testToken, []byte("hello\n"), 400, 1, protocol.ReasonJSON},
 		{"truncated line", std, name, testToken, append(join(lessonLines(t, "alice", 3, "v1")), prev[:100]...), 400, 4, protocol.ReasonJSON},
 		{"empty", std, name, testToken, nil, 400, 0, ReasonEmpty},
@@ -610,7 +610,7 @@ func TestPullRefusesWhatServerSends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != 3 || rep.Accepted != 3 || rep.Refused[ReasonOriginMismatch] != 1 || rep.Refused[protocol.ReasonUTF8] != 1 || len(rep.Errors) != 2 {
+	if got != 3 || rep.Accepted != 3 || rep.Refused[protocol.ReasonOriginMismatch] != 1 || rep.Refused[protocol.ReasonUTF8] != 1 || len(rep.Errors) != 2 {
 		t.Errorf("report %+v", rep)
 	}
 	// b's fetch failed, so `since` did not move: the next pull lists all

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/remem/remem/internal/atomicfile"
 )
 
 // PullState is what a client remembers between pulls, per commons URL.
@@ -63,7 +65,7 @@ func (f FileState) Save(s PullState) error {
 	if err := os.MkdirAll(filepath.Dir(f.Path), 0o700); err != nil {
 		return fmt.Errorf("writing pull state: %w", err)
 	}
-	if err := writeAtomic(f.Path, "."+filepath.Base(f.Path)+".tmp-", data, 0o600); err != nil {
+	if err := atomicfile.Write(f.Path, "."+filepath.Base(f.Path)+".tmp-", data, 0o600); err != nil {
 		return fmt.Errorf("writing pull state %s: %w", f.Path, err)
 	}
 	return nil

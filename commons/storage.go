@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/remem/remem/internal/atomicfile"
 	"github.com/remem/remem/protocol"
 )
 
@@ -92,7 +93,7 @@ func openStorage(dataDir string, now func() time.Time, log *slog.Logger) (*stora
 			log.Warn("commons index is damaged; rebuilding it from the files", "path", st.indexPath, "err", err)
 		} else {
 			for _, e := range idx.Entries {
-				if ValidOrigin(e.Origin) {
+				if protocol.ValidOrigin(e.Origin) {
 					old[e.Origin] = e
 				}
 			}
@@ -107,7 +108,7 @@ func openStorage(dataDir string, now func() time.Time, log *slog.Logger) (*stora
 	}
 	var stale []entry // files the index does not describe
 	for _, de := range ents {
-		origin, ok := originOf(de.Name())
+		origin, ok := protocol.OriginOfFileName(de.Name())
 		if !ok || !de.Type().IsRegular() {
 			continue
 		}
@@ -206,7 +207,7 @@ func (st *storage) put(origin string, body []byte, records int) (e entry, create
 		return old, false, false, nil
 	}
 	path := st.path(origin)
-	if err := writeAtomic(path, dataTemp+origin+"-", body, 0o644); err != nil {
+	if err := atomicfile.Write(path, dataTemp+origin+"-", body, 0o644); err != nil {
 		return entry{}, false, false, fmt.Errorf("storing %s: %w", filepath.Base(path), err)
 	}
 	e = entry{Origin: origin, Records: records, ETag: etag, Size: int64(len(body))}
@@ -243,7 +244,7 @@ func (st *storage) persist(v uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(st.indexPath, indexTemp, data, 0o644); err != nil {
+	if err := atomicfile.Write(st.indexPath, indexTemp, data, 0o644); err != nil {
 		return err
 	}
 	st.persisted = cur

@@ -3,7 +3,6 @@ package folder
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/remem/remem/internal/atomicfile"
 	"github.com/remem/remem/protocol"
 )
 
@@ -21,19 +21,6 @@ import (
 // "folder:" + the absolute directory. The records are parsed and verified;
 // their Raw bytes are owned by the callee (they are not reused).
 type Deliver func(scope string, recs []*protocol.Record) error
-
-// Reasons this package adds to the protocol's refusal reasons.
-const (
-	// ReasonOriginMismatch: a line that verifies but was signed by another
-	// origin than the one the file is named after.
-	ReasonOriginMismatch protocol.Reason = "origin mismatch"
-	// ReasonTooManyRecords: lines past protocol.MaxOriginRecs accepted
-	// records in one file.
-	ReasonTooManyRecords protocol.Reason = "too many records"
-	// ReasonFileTooLarge: the file is larger than protocol.MaxOriginFile;
-	// only the complete lines within the limit are read.
-	ReasonFileTooLarge protocol.Reason = "file too large"
-)
 
 // Refusal is one line (or, with Line 0, a whole file) that was not taken.
 type Refusal struct {
@@ -85,33 +72,6 @@ func (r Report) ByReason() map[protocol.Reason]int {
 	return m
 }
 
-// FileName is the name of origin's file in a folder.
-func FileName(origin string) string { return origin + ".jsonl" }
-
-// OriginOf returns the origin a file name stands for, and false for any
-// name that is not <16 lowercase hex>.jsonl.
-func OriginOf(name string) (string, bool) {
-	origin, ok := strings.CutSuffix(name, ".jsonl")
-	if !ok || !ValidOrigin(origin) {
-		return "", false
-	}
-	return origin, true
-}
-
-// ValidOrigin reports whether s is 16 lowercase hex characters.
-func ValidOrigin(s string) bool {
-	if len(s) != 16 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // tempPrefix names the temp files of an origin. It starts with a dot and
 // never ends in ".jsonl", so no reader ever takes a temp file for data.
 func tempPrefix(origin string) string { return "." + origin + ".tmp-" }
@@ -130,11 +90,11 @@ const staleTemp = 10 * time.Minute
 // Write refuses a file that readers would cut: more than
 // protocol.MaxOriginRecs lines or more than protocol.MaxOriginFile bytes.
 func Write(dir, origin string, lines [][]byte) (changed bool, err error) {
-	if !ValidOrigin(origin) {
+	if !protocol.ValidOrigin(origin) {
 		return false, fmt.Errorf("writing folder file: origin %q is not 16 lowercase hex characters", origin)
 	}
 	if len(lines) > protocol.MaxOriginRecs {
-		return false, fmt.Errorf("writing %s: %d records, a folder file holds at most %d", filepath.Join(dir, FileName(origin)), len(lines), protocol.MaxOriginRecs)
+		return false, fmt.Errorf("writing %s: %d records, a folder file holds at most %d", filepath.Join(dir, protocol.OriginFileName(origin)), len(lines), protocol.MaxOriginRecs)
 	}
 	size := 0
 	for i, l := range lines {
@@ -144,68 +104,22 @@ func Write(dir, origin string, lines [][]byte) (changed bool, err error) {
 		size += len(l) + 1
 	}
 	if size > protocol.MaxOriginFile {
-		return false, fmt.Errorf("writing %s: %d bytes, a folder file holds at most %d (publish fewer records)", filepath.Join(dir, FileName(origin)), size, protocol.MaxOriginFile)
+		return false, fmt.Errorf("writing %s: %d bytes, a folder file holds at most %d (publish fewer records)", filepath.Join(dir, protocol.OriginFileName(origin)), size, protocol.MaxOriginFile)
 	}
 	data := make([]byte, 0, size)
 	for _, l := range lines {
 		data = append(data, l...)
 		data = append(data, '\n')
 	}
-	path := filepath.Join(dir, FileName(origin))
+	path := filepath.Join(dir, protocol.OriginFileName(origin))
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
 		return false, nil
 	}
 	removeStaleTemps(dir, origin)
-	if err := writeAtomic(dir, tempPrefix(origin), path, data, 0o644); err != nil {
+	if err := atomicfile.Write(path, tempPrefix(origin), data, 0o644); err != nil {
 		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
 	return true, nil
-}
-
-// writeAtomic writes data to a temp file in dir, syncs it, renames it to
-// path and syncs dir.
-func writeAtomic(dir, prefix, path string, data []byte, perm os.FileMode) (err error) {
-	f, err := os.CreateTemp(dir, prefix+"*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Chmod(perm); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable. File systems that cannot sync a
-// directory (EINVAL, ENOTSUP) are accepted as they are.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
-		return err
-	}
-	return nil
 }
 
 func removeStaleTemps(dir, origin string) {
@@ -250,7 +164,7 @@ func Read(dir, self string, now time.Time, deliver Deliver) (Report, error) {
 		return rep, fmt.Errorf("reading folder %s: %w", dir, err)
 	}
 	for _, e := range ents { // ReadDir sorts by name
-		origin, ok := OriginOf(e.Name())
+		origin, ok := protocol.OriginOfFileName(e.Name())
 		if !ok || origin == self {
 			continue
 		}
@@ -261,7 +175,7 @@ func Read(dir, self string, now time.Time, deliver Deliver) (Report, error) {
 			continue
 		}
 		if tooLarge {
-			rep.Refused = append(rep.Refused, Refusal{File: e.Name(), Reason: ReasonFileTooLarge,
+			rep.Refused = append(rep.Refused, Refusal{File: e.Name(), Reason: protocol.ReasonFileTooLarge,
 				Detail: fmt.Sprintf("the file is over %d bytes; only the complete lines within that limit are read", protocol.MaxOriginFile)})
 		}
 		recs := verifyFile(e.Name(), origin, data, now, &rep)
@@ -325,12 +239,12 @@ func verifyFile(name, origin string, data []byte, now time.Time, rep *Report) []
 			continue
 		}
 		if rec.Origin != origin {
-			rep.Refused = append(rep.Refused, Refusal{File: name, Line: l.N, Reason: ReasonOriginMismatch,
+			rep.Refused = append(rep.Refused, Refusal{File: name, Line: l.N, Reason: protocol.ReasonOriginMismatch,
 				Detail: fmt.Sprintf("the line is signed by origin %s, the file belongs to %s", rec.Origin, origin)})
 			continue
 		}
 		if len(recs) >= protocol.MaxOriginRecs {
-			rep.Refused = append(rep.Refused, Refusal{File: name, Line: l.N, Reason: ReasonTooManyRecords,
+			rep.Refused = append(rep.Refused, Refusal{File: name, Line: l.N, Reason: protocol.ReasonTooManyRecords,
 				Detail: fmt.Sprintf("a file holds at most %d records", protocol.MaxOriginRecs)})
 			continue
 		}

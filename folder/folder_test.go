@@ -144,7 +144,7 @@ func TestTwoHomesConverge(t *testing.T) {
 	}
 	// Each file holds only its origin's records.
 	for _, h := range []*home{a, b} {
-		data, err := os.ReadFile(filepath.Join(dir, FileName(h.id.Origin())))
+		data, err := os.ReadFile(filepath.Join(dir, protocol.OriginFileName(h.id.Origin())))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,14 +182,14 @@ func TestDamagedFiles(t *testing.T) {
 	o1 := lesson(t, other, "the test runner hides panics in parallel subtests", t0, 0.5)
 
 	files := map[string][]byte{
-		FileName(good.Origin()):  join(g1.Raw, g2.Raw),
-		FileName(trunc.Origin()): append(join(t1.Raw), t2.Raw[:len(t2.Raw)/2]...),
-		FileName(garb.Origin()):  []byte("\x00\x01\xff\xfebinary garbage\n{not json}\n"),
+		protocol.OriginFileName(good.Origin()):  join(g1.Raw, g2.Raw),
+		protocol.OriginFileName(trunc.Origin()): append(join(t1.Raw), t2.Raw[:len(t2.Raw)/2]...),
+		protocol.OriginFileName(garb.Origin()):  []byte("\x00\x01\xff\xfebinary garbage\n{not json}\n"),
 		// A line of another origin in wrong's file, between two of its own.
-		FileName(wrong.Origin()):        join(w1.Raw, o1.Raw),
-		"notes.txt":                     []byte("not records"),
-		"ABCDEF0123456789.jsonl":        join(o1.Raw), // upper case: not a record file name
-		".0123456789abcdef.jsonl.tmp-1": join(o1.Raw),
+		protocol.OriginFileName(wrong.Origin()): join(w1.Raw, o1.Raw),
+		"notes.txt":                             []byte("not records"),
+		"ABCDEF0123456789.jsonl":                join(o1.Raw), // upper case: not a record file name
+		".0123456789abcdef.jsonl.tmp-1":         join(o1.Raw),
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -217,10 +217,10 @@ func TestDamagedFiles(t *testing.T) {
 		t.Errorf("delivered %v", got)
 	}
 	want := []string{
-		FileName(garb.Origin()) + ":1:utf-8",
-		FileName(garb.Origin()) + ":2:json",
-		FileName(trunc.Origin()) + ":2:json",
-		FileName(wrong.Origin()) + ":2:origin mismatch",
+		protocol.OriginFileName(garb.Origin()) + ":1:utf-8",
+		protocol.OriginFileName(garb.Origin()) + ":2:json",
+		protocol.OriginFileName(trunc.Origin()) + ":2:json",
+		protocol.OriginFileName(wrong.Origin()) + ":2:origin mismatch",
 	}
 	slices.Sort(want)
 	var refused []string
@@ -231,7 +231,7 @@ func TestDamagedFiles(t *testing.T) {
 	if !slices.Equal(refused, want) {
 		t.Errorf("refused\n got %v\nwant %v", refused, want)
 	}
-	if n := rep.ByReason()[ReasonOriginMismatch]; n != 1 {
+	if n := rep.ByReason()[protocol.ReasonOriginMismatch]; n != 1 {
 		t.Errorf("ByReason: %v", rep.ByReason())
 	}
 	// Reading touched nothing.
@@ -256,7 +256,7 @@ func TestWriteAtomic(t *testing.T) {
 	dir := t.TempDir()
 	a, b := identity(t, "alice"), identity(t, "bob")
 	other := join(lesson(t, b, "the proxy strips the trace header on retries", t0, 0.5).Raw)
-	os.WriteFile(filepath.Join(dir, FileName(b.Origin())), other, 0o644)
+	os.WriteFile(filepath.Join(dir, protocol.OriginFileName(b.Origin())), other, 0o644)
 	os.WriteFile(filepath.Join(dir, "README"), []byte("shared folder"), 0o644)
 	before := snapshotBytes(t, dir)
 
@@ -266,7 +266,7 @@ func TestWriteAtomic(t *testing.T) {
 	if err != nil || !changed {
 		t.Fatal(changed, err)
 	}
-	path := filepath.Join(dir, FileName(a.Origin()))
+	path := filepath.Join(dir, protocol.OriginFileName(a.Origin()))
 	info1, _ := os.Stat(path)
 	if changed, err := Write(dir, a.Origin(), v1); err != nil || changed {
 		t.Errorf("identical write: changed=%v err=%v", changed, err)
@@ -379,11 +379,11 @@ func TestHostileInput(t *testing.T) {
 	dir := t.TempDir()
 	good := identity(t, "good")
 	g := lesson(t, good, "the cache server returns stale entries after a deploy", t0, 0.5)
-	os.WriteFile(filepath.Join(dir, FileName(good.Origin())), join(g.Raw), 0o644)
+	os.WriteFile(filepath.Join(dir, protocol.OriginFileName(good.Origin())), join(g.Raw), 0o644)
 
 	names := make([]string, 6)
 	for i := range names {
-		names[i] = FileName(identity(t, fmt.Sprint("hostile", i)).Origin())
+		names[i] = protocol.OriginFileName(identity(t, fmt.Sprint("hostile", i)).Origin())
 	}
 	long := bytes.Repeat([]byte("x"), 9000)
 	huge := make([]byte, 10<<20)
@@ -421,12 +421,12 @@ func TestHostileInput(t *testing.T) {
 		t.Errorf("accepted %d, want only the good line", rep.Accepted)
 	}
 	reasons := rep.ByReason()
-	if reasons[protocol.ReasonTooLarge] < 1 || reasons[ReasonFileTooLarge] != 1 {
+	if reasons[protocol.ReasonTooLarge] < 1 || reasons[protocol.ReasonFileTooLarge] != 1 {
 		t.Errorf("reasons %v", reasons)
 	}
 	// The line of good's origin in hostile0's file is refused, not taken.
-	if reasons[ReasonOriginMismatch] != 1 {
-		t.Errorf("origin mismatches %d", reasons[ReasonOriginMismatch])
+	if reasons[protocol.ReasonOriginMismatch] != 1 {
+		t.Errorf("origin mismatches %d", reasons[protocol.ReasonOriginMismatch])
 	}
 	if len(rep.Errors) < 2 { // the directory and the symlink (and the FIFO)
 		t.Errorf("errors %v", rep.Errors)
@@ -466,7 +466,7 @@ func TestWatch(t *testing.T) {
 }
 
 func TestReportJSON(t *testing.T) {
-	r := Report{Files: 1, Refused: []Refusal{{File: "a.jsonl", Line: 2, Reason: ReasonOriginMismatch}}, Errors: []error{fmt.Errorf("disk gone")}}
+	r := Report{Files: 1, Refused: []Refusal{{File: "a.jsonl", Line: 2, Reason: protocol.ReasonOriginMismatch}}, Errors: []error{fmt.Errorf("disk gone")}}
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)

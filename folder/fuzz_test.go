@@ -19,7 +19,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("\xff\x00\n\r\n{}\n"))
 	f.Add(join(lesson(f, identity(f, "bob"), "the proxy strips the trace header on retries", t0, 0.5).Raw))
 	dir := f.TempDir()
-	path := filepath.Join(dir, FileName(id.Origin()))
+	path := filepath.Join(dir, protocol.OriginFileName(id.Origin()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/remem/remem/internal/atomicfile"
 	"github.com/remem/remem/protocol"
 )
 
@@ -37,7 +38,7 @@ type NodeInfo struct {
 // WriteNodeInfo records the running node's API address in home.
 func WriteNodeInfo(home string, info NodeInfo) error {
 	data, _ := json.Marshal(info)
-	return writeFileAtomic(filepath.Join(home, NodeFile), data, 0o600)
+	return atomicfile.Write(filepath.Join(home, NodeFile), "", data, 0o600)
 }
 
 // RemoveNodeInfo forgets the running node's address (on exit).

@@ -37,7 +37,7 @@ func (m *Memory) SyncFolder(ctx context.Context, dir string) (FolderSync, error)
 		m.log.Warn("own records over the per-origin file limits; the oldest wait", "scope", FolderScope(dir), "left_out", left)
 	}
 	if out.Wrote, err = folder.Write(dir, m.Origin(), lines); err != nil {
-		return out, fmt.Errorf("writing %s: %w", filepath.Join(dir, folder.FileName(m.Origin())), err)
+		return out, fmt.Errorf("writing %s: %w", filepath.Join(dir, protocol.OriginFileName(m.Origin())), err)
 	}
 	return out, m.ReadFolder(ctx, dir, &out.Report)
 }

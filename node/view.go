@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/remem/remem/internal/atomicfile"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
 )
@@ -361,7 +362,7 @@ func (m *Memory) writeLessonsFile(_ context.Context) error {
 			Updated: protocol.FormatTime(l.Updated), Hash: l.Hash, State: v.State, Origins: v.Origins})
 		buf.Write(append(line, '\n'))
 	}
-	return writeFileAtomic(filepath.Join(m.cfg.Home, LessonsFile), buf.Bytes(), 0o644)
+	return atomicfile.Write(filepath.Join(m.cfg.Home, LessonsFile), "", buf.Bytes(), 0o644)
 }
 
 // readLayer reads a lessons.jsonl given as a layer.
