@@ -147,19 +147,11 @@ func (s *Store) OwnLessons() ([]Lesson, error) {
 
 // GetLesson returns the lesson with hash.
 func (s *Store) GetLesson(hash string) (Lesson, bool, error) {
-	var l Lesson
-	var ok bool
-	err := s.view(func(txn *badger.Txn) error {
-		v, found, err := getIn(txn, lessonKey(hash))
-		if err != nil || !found {
-			return err
-		}
-		ok = true
-		return json.Unmarshal(v, &l)
-	})
+	m, err := s.GetLessons([]string{hash})
 	if err != nil {
-		return Lesson{}, false, fmt.Errorf("reading lesson %s: %w", hash, err)
+		return Lesson{}, false, err
 	}
+	l, ok := m[hash]
 	return l, ok, nil
 }
 

@@ -97,6 +97,15 @@ func encodeStored(s stored) ([]byte, error) {
 var errCorrupt = errors.New("a stored record is corrupt")
 
 // decodeStored reads a value written by encodeStored; Raw aliases v.
+// heldOf decodes a stored record value into what callers read.
+func heldOf(v []byte) (Held, error) {
+	st, err := decodeStored(v)
+	if err != nil {
+		return Held{}, err
+	}
+	return st.held()
+}
+
 func decodeStored(v []byte) (stored, error) {
 	var s stored
 	if len(v) == 0 || v[0] != storedFormat {
@@ -374,11 +383,7 @@ func (s *Store) ForHash(hash string) ([]Held, error) {
 	var out []Held
 	err := s.view(func(txn *badger.Txn) error {
 		return scanPrefix(txn, []byte("r/"+hash+"/"), true, func(_, v []byte) error {
-			st, err := decodeStored(v)
-			if err != nil {
-				return err
-			}
-			h, err := st.held()
+			h, err := heldOf(v)
 			if err != nil {
 				return err
 			}
@@ -431,11 +436,7 @@ func (s *Store) Each(fn func(Held) error) error {
 				if err != nil {
 					return err
 				}
-				st, err := decodeStored(v)
-				if err != nil {
-					return err
-				}
-				h, err := st.held()
+				h, err := heldOf(v)
 				if err != nil {
 					return err
 				}
@@ -480,11 +481,7 @@ func (s *Store) InScope(scope string) ([]Held, error) {
 			if !ok {
 				continue
 			}
-			st, err := decodeStored(v)
-			if err != nil {
-				return err
-			}
-			h, err := st.held()
+			h, err := heldOf(v)
 			if err != nil {
 				return err
 			}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,13 +16,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remem/remem/node"
-)
-
-var (
-	mcpBuildOnce sync.Once
-	mcpBinPath   string
-	mcpBuildErr  error
-	mcpBuildOut  []byte
 )
 
 // syncBuffer is a bytes.Buffer safe to read while a process writes to it.
@@ -42,24 +34,6 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// buildMCPBinary builds the remem binary once per test run.
-func buildMCPBinary(t *testing.T) string {
-	t.Helper()
-	mcpBuildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "remem-mcp-bin")
-		if err != nil {
-			mcpBuildErr = err
-			return
-		}
-		mcpBinPath = filepath.Join(dir, "remem")
-		mcpBuildOut, mcpBuildErr = exec.Command("go", "build", "-o", mcpBinPath, ".").CombinedOutput()
-	})
-	if mcpBuildErr != nil {
-		t.Fatalf("building remem: %v\n%s", mcpBuildErr, mcpBuildOut)
-	}
-	return mcpBinPath
 }
 
 // TestMCPHelperProcess is not a test: TestMCPOverStdio runs the test binary
@@ -84,7 +58,7 @@ func TestMCPHelperProcess(t *testing.T) {
 type mcpCommandLine func(home string) *exec.Cmd
 
 func binaryMCP(t *testing.T) mcpCommandLine {
-	bin := buildMCPBinary(t)
+	bin := remem(t)
 	if out, err := exec.Command(bin, "mcp", "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "Model Context Protocol") {
 		t.Skipf("the built remem has no `mcp` command yet (mcpCommand() is not registered in main.go's commands()); "+
 			"the helper-process subtest drives the same command over stdio. `remem mcp --help`: %v\n%s", err, out)
