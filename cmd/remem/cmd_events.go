@@ -31,16 +31,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			m, err := openService(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			rep, err := m.Ingest(c.Context, name, data)
-			if err != nil {
-				return err
-			}
-			return printIngest(c, rep)
+			return withService(c, func(svc node.Service) (node.IngestReport, error) {
+				return svc.Ingest(c.Context, name, data)
+			}, func(rep node.IngestReport) error { return printIngest(c, rep) })
 		},
 	}
 }
@@ -57,9 +50,6 @@ func readNamed(c *cli.Context, src string) (string, []byte, error) {
 }
 
 func printIngest(c *cli.Context, rep node.IngestReport) error {
-	if c.Bool("json") {
-		return printJSON(c.App.Writer, rep)
-	}
 	for _, r := range rep.Rejected {
 		fmt.Fprintf(c.App.ErrWriter, "%s\n", r)
 	}
@@ -99,16 +89,9 @@ Examples:
 			if err := ev.Validate(); err != nil {
 				return cli.Exit(err.Error(), 2)
 			}
-			m, err := openService(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			rep, err := m.Remember(c.Context, []protocol.Event{ev})
-			if err != nil {
-				return err
-			}
-			return printIngest(c, rep)
+			return withService(c, func(svc node.Service) (node.IngestReport, error) {
+				return svc.Remember(c.Context, []protocol.Event{ev})
+			}, func(rep node.IngestReport) error { return printIngest(c, rep) })
 		},
 	}
 }
@@ -124,23 +107,15 @@ Examples:
   remem sleep --writer "llm -m small 'one observation sentence:'" --json`,
 		Flags: []cli.Flag{jsonFlag, writerFlag},
 		Action: func(c *cli.Context) error {
-			m, err := openService(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			rep, err := m.Sleep(c.Context)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				return printJSON(c.App.Writer, rep)
-			}
-			fmt.Fprintln(c.App.Writer, rep)
-			for _, d := range rep.Dropped {
-				fmt.Fprintln(c.App.ErrWriter, "dropped:", d)
-			}
-			return nil
+			return withService(c, func(svc node.Service) (node.SleepReport, error) {
+				return svc.Sleep(c.Context)
+			}, func(rep node.SleepReport) error {
+				fmt.Fprintln(c.App.Writer, rep)
+				for _, d := range rep.Dropped {
+					fmt.Fprintln(c.App.ErrWriter, "dropped:", d)
+				}
+				return nil
+			})
 		},
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/node"
 	"github.com/remem/remem/protocol"
 )
 
@@ -29,39 +30,34 @@ Examples:
 			if err != nil {
 				return err
 			}
-			m, err := openService(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			rep, err := m.Import(c.Context, c.String("scope"), data)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				return printJSON(c.App.Writer, rep)
-			}
-			for _, r := range rep.Refused {
-				fmt.Fprintf(c.App.Writer, "%s:%d: refused: %s\n", name, r.Line, r.Detail)
-			}
-			fmt.Fprintf(c.App.Writer, "accepted %d, duplicate %d, skipped %d, refused %d", rep.Accepted, rep.Duplicate, rep.Skipped, len(rep.Refused))
-			reasons := make([]string, 0, len(rep.ByReason))
-			for r := range rep.ByReason {
-				reasons = append(reasons, string(r))
-			}
-			sort.Strings(reasons)
-			for i, r := range reasons {
-				sep := ", "
-				if i == 0 {
-					sep = " ("
-				}
-				fmt.Fprintf(c.App.Writer, "%s%s: %d", sep, r, rep.ByReason[protocol.Reason(r)])
-			}
-			if len(reasons) > 0 {
-				fmt.Fprint(c.App.Writer, ")")
-			}
-			fmt.Fprintln(c.App.Writer)
-			return nil
+			return withService(c, func(svc node.Service) (node.ReceiveReport, error) {
+				return svc.Import(c.Context, c.String("scope"), data)
+			}, func(rep node.ReceiveReport) error { return printImport(c, name, rep) })
 		},
 	}
+}
+
+// printImport names every refused line and sums up by reason.
+func printImport(c *cli.Context, name string, rep node.ReceiveReport) error {
+	for _, r := range rep.Refused {
+		fmt.Fprintf(c.App.Writer, "%s:%d: refused: %s\n", name, r.Line, r.Detail)
+	}
+	fmt.Fprintf(c.App.Writer, "accepted %d, duplicate %d, skipped %d, refused %d", rep.Accepted, rep.Duplicate, rep.Skipped, len(rep.Refused))
+	reasons := make([]string, 0, len(rep.ByReason))
+	for r := range rep.ByReason {
+		reasons = append(reasons, string(r))
+	}
+	sort.Strings(reasons)
+	for i, r := range reasons {
+		sep := ", "
+		if i == 0 {
+			sep = " ("
+		}
+		fmt.Fprintf(c.App.Writer, "%s%s: %d", sep, r, rep.ByReason[protocol.Reason(r)])
+	}
+	if len(reasons) > 0 {
+		fmt.Fprint(c.App.Writer, ")")
+	}
+	fmt.Fprintln(c.App.Writer)
+	return nil
 }

@@ -34,33 +34,28 @@ Examples:
 			if err != nil {
 				return err
 			}
-			m, err := openService(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			views, err := m.Lessons(c.Context, f)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
+			return withService(c, func(svc node.Service) ([]node.LessonView, error) {
+				views, err := svc.Lessons(c.Context, f)
 				if views == nil {
 					views = []node.LessonView{}
 				}
-				return printJSON(c.App.Writer, views)
-			}
-			if len(views) == 0 {
-				fmt.Fprintln(c.App.Writer, "no lessons yet: agents report events with `remem remember` or the inbox, and `remem sleep` turns them into lessons")
-				return nil
-			}
-			w := table(c.App.Writer)
-			fmt.Fprintln(w, "HASH\tSTATE\tSTRENGTH\tKIND\tORIGINS\tCONFIRMERS\tTEXT")
-			for _, v := range views {
-				fmt.Fprintf(w, "%s\t%s\t%.2f\t%s\t%d\t%d\t%s\n", v.Hash, v.State, v.Strength, v.Kind, len(v.Origins), len(v.Confirmers), short(v.Text, 70))
-			}
-			return w.Flush()
+				return views, err
+			}, func(views []node.LessonView) error { return printLessons(c, views) })
 		},
 	}
+}
+
+func printLessons(c *cli.Context, views []node.LessonView) error {
+	if len(views) == 0 {
+		fmt.Fprintln(c.App.Writer, "no lessons yet: agents report events with `remem remember` or the inbox, and `remem sleep` turns them into lessons")
+		return nil
+	}
+	w := table(c.App.Writer)
+	fmt.Fprintln(w, "HASH\tSTATE\tSTRENGTH\tKIND\tORIGINS\tCONFIRMERS\tTEXT")
+	for _, v := range views {
+		fmt.Fprintf(w, "%s\t%s\t%.2f\t%s\t%d\t%d\t%s\n", v.Hash, v.State, v.Strength, v.Kind, len(v.Origins), len(v.Confirmers), short(v.Text, 70))
+	}
+	return w.Flush()
 }
 
 func lessonFilter(c *cli.Context) (node.Filter, error) {
@@ -100,20 +95,12 @@ Examples:
 			if err != nil {
 				return err
 			}
-			m, err := openService(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			p, err := m.Show(c.Context, hash)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				return printJSON(c.App.Writer, p)
-			}
-			printProvenance(c, p)
-			return nil
+			return withService(c, func(svc node.Service) (node.Provenance, error) {
+				return svc.Show(c.Context, hash)
+			}, func(p node.Provenance) error {
+				printProvenance(c, p)
+				return nil
+			})
 		},
 	}
 }

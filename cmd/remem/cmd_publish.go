@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/remem/remem/node"
 )
 
 func publishCommand() *cli.Command {
@@ -24,20 +25,16 @@ Examples:
 			if c.NArg() == 0 {
 				return cli.Exit("publish needs the lesson TEXT; see `remem publish --help`", 2)
 			}
-			m, err := openService(c)
-			if err != nil {
+			return withService(c, func(svc node.Service) (node.Signed, error) {
+				rec, err := svc.Publish(c.Context, c.String("kind"), joinArgs(c))
+				if err != nil {
+					return rec, fmt.Errorf("not published: %w", err)
+				}
+				return rec, nil
+			}, func(rec node.Signed) error {
+				_, err := fmt.Fprintf(c.App.Writer, "published %s\n", rec.Hash)
 				return err
-			}
-			defer m.Close()
-			rec, err := m.Publish(c.Context, c.String("kind"), strings.Join(c.Args().Slice(), " "))
-			if err != nil {
-				return fmt.Errorf("not published: %w", err)
-			}
-			if c.Bool("json") {
-				return printJSON(c.App.Writer, rec)
-			}
-			fmt.Fprintf(c.App.Writer, "published %s\n", rec.Hash)
-			return nil
+			})
 		},
 	}
 }
@@ -57,20 +54,12 @@ Examples:
 			if err != nil {
 				return err
 			}
-			m, err := openService(c)
-			if err != nil {
+			return withService(c, func(svc node.Service) (node.Signed, error) {
+				return svc.Revoke(c.Context, hash, c.String("reason"))
+			}, func(rec node.Signed) error {
+				_, err := fmt.Fprintf(c.App.Writer, "revoked %s\n", rec.Hash)
 				return err
-			}
-			defer m.Close()
-			rec, err := m.Revoke(c.Context, hash, c.String("reason"))
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				return printJSON(c.App.Writer, rec)
-			}
-			fmt.Fprintf(c.App.Writer, "revoked %s\n", rec.Hash)
-			return nil
+			})
 		},
 	}
 }

@@ -36,34 +36,29 @@ Examples:
 			if project == "" && !c.Bool("list") {
 				return cli.Exit("share needs --project DIR (or --list); see `remem share --help`", 2)
 			}
-			m, err := openService(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			s, err := m.Share(c.Context, node.ShareRequest{List: c.Bool("list"), Off: c.Bool("off"),
-				Set: node.ProjectShare{Project: project, Corrections: c.Bool("corrections"), Surprises: c.Bool("surprises")}})
-			if err != nil {
-				return err
-			}
-			if s.Projects == nil {
-				s.Projects = []node.ProjectShare{}
-			}
-			if c.Bool("json") {
-				return printJSON(c.App.Writer, s)
-			}
-			if len(s.Projects) == 0 {
-				fmt.Fprintln(c.App.Writer, "no project is shared: nothing is published (`remem share --project DIR` opts one in)")
-				return nil
-			}
-			w := table(c.App.Writer)
-			fmt.Fprintln(w, "PROJECT\tERRORS\tCORRECTIONS\tSURPRISES")
-			for _, p := range s.Projects {
-				fmt.Fprintf(w, "%s\tyes\t%s\t%s\n", p.Project, yes(p.Corrections), yes(p.Surprises))
-			}
-			return w.Flush()
+			return withService(c, func(svc node.Service) (node.ShareSettings, error) {
+				s, err := svc.Share(c.Context, node.ShareRequest{List: c.Bool("list"), Off: c.Bool("off"),
+					Set: node.ProjectShare{Project: project, Corrections: c.Bool("corrections"), Surprises: c.Bool("surprises")}})
+				if s.Projects == nil {
+					s.Projects = []node.ProjectShare{}
+				}
+				return s, err
+			}, func(s node.ShareSettings) error { return printShares(c, s) })
 		},
 	}
+}
+
+func printShares(c *cli.Context, s node.ShareSettings) error {
+	if len(s.Projects) == 0 {
+		fmt.Fprintln(c.App.Writer, "no project is shared: nothing is published (`remem share --project DIR` opts one in)")
+		return nil
+	}
+	w := table(c.App.Writer)
+	fmt.Fprintln(w, "PROJECT\tERRORS\tCORRECTIONS\tSURPRISES")
+	for _, p := range s.Projects {
+		fmt.Fprintf(w, "%s\tyes\t%s\t%s\n", p.Project, yes(p.Corrections), yes(p.Surprises))
+	}
+	return w.Flush()
 }
 
 func yes(b bool) string {
@@ -90,29 +85,24 @@ Examples:
 			if c.NArg() == 0 {
 				return cli.Exit("recall needs a QUERY describing the task; see `remem recall --help`", 2)
 			}
-			m, err := openService(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			views, err := m.Recall(c.Context, joinArgs(c), c.Int("limit"))
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
+			return withService(c, func(svc node.Service) ([]node.LessonView, error) {
+				views, err := svc.Recall(c.Context, joinArgs(c), c.Int("limit"))
 				if views == nil {
 					views = []node.LessonView{}
 				}
-				return printJSON(c.App.Writer, views)
-			}
-			if len(views) == 0 {
-				fmt.Fprintln(c.App.Writer, "no lesson held here relates to that task")
-				return nil
-			}
-			for _, v := range views {
-				fmt.Fprintf(c.App.Writer, "- %s (%s, strength %.2f, %d confirmers) [%s]\n", v.Text, v.State, v.Strength, len(v.Confirmers), v.Hash)
-			}
-			return nil
+				return views, err
+			}, func(views []node.LessonView) error { return printRecall(c, views) })
 		},
 	}
+}
+
+func printRecall(c *cli.Context, views []node.LessonView) error {
+	if len(views) == 0 {
+		fmt.Fprintln(c.App.Writer, "no lesson held here relates to that task")
+		return nil
+	}
+	for _, v := range views {
+		fmt.Fprintf(c.App.Writer, "- %s (%s, strength %.2f, %d confirmers) [%s]\n", v.Text, v.State, v.Strength, len(v.Confirmers), v.Hash)
+	}
+	return nil
 }

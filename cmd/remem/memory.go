@@ -57,3 +57,21 @@ func absDir(dir string) string {
 func commandWriter(cmd string) consolidate.Writer {
 	return &consolidate.CommandWriter{Command: cmd, Timeout: time.Minute}
 }
+
+// withService opens the memory (or the running node's API), runs do and
+// prints its result: as JSON with --json, else with human.
+func withService[T any](c *cli.Context, do func(node.Service) (T, error), human func(T) error) error {
+	svc, err := openService(c)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	out, err := do(svc)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return printJSON(c.App.Writer, out)
+	}
+	return human(out)
+}
