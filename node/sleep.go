@@ -28,8 +28,12 @@ type SleepReport struct {
 }
 
 func (r SleepReport) String() string {
-	return fmt.Sprintf("took %d events (%d from the inbox); %d new lessons, %d raised; %d confirmations; %d records signed; %d kept local",
+	s := fmt.Sprintf("took %d events (%d from the inbox); %d new lessons, %d raised; %d confirmations; %d records signed; %d kept local",
 		r.Events, r.InboxTaken, r.NewLessons, r.Raised, r.Confirmations, r.Signed, r.KeptLocal)
+	if r.KeptLocal > 0 {
+		s += " (only lessons of projects opted in with `remem share --project DIR` are published)"
+	}
+	return s
 }
 
 // pending is an event waiting to be absorbed, with its content.

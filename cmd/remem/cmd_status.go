@@ -86,7 +86,7 @@ func showStatus(c *cli.Context, peersOnly bool) error {
 	for _, t := range st.Topics {
 		fmt.Fprintf(w, "topic      %s\n", t)
 	}
-	fmt.Fprintf(w, "peers      %d\nscopes     %v\n", len(st.Peers), st.Scopes)
+	fmt.Fprintf(w, "peers      %d\nscopes     %s\n", len(st.Peers), list(st.Scopes))
 	if st.LastSleep.IsZero() {
 		fmt.Fprintln(w, "last sleep never")
 	} else {

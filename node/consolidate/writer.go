@@ -86,6 +86,9 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		case t != "" && happened != "" && strings.HasPrefix(strings.ToLower(happened), strings.ToLower(title)):
 			// "npm ci fails with EUSAGE" already names the call.
 			s = describe(happened)
+		case t != "" && happened != "" && failureVerb(happened):
+			// "fails with missing libssl": the call is the subject.
+			s = t + " " + happened
 		case t != "" && happened != "":
 			s = t + " fails: " + happened
 		case t != "" && expected != "":
@@ -289,4 +292,16 @@ func finish(s string) string {
 		}
 	}
 	return s
+}
+
+// failureVerb reports whether a description opens with the failure itself
+// ("fails with", "failed:", "crashes", "hangs"...).
+func failureVerb(s string) bool {
+	first, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s)), " ")
+	first = strings.TrimRight(first, ":,.")
+	switch first {
+	case "fails", "failed", "failing", "fail", "crashes", "crashed", "hangs", "hung", "errors", "errored", "panics", "panicked", "times", "timed", "exits", "exited", "returns", "returned", "breaks", "broke":
+		return true
+	}
+	return false
 }

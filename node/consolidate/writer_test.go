@@ -209,7 +209,7 @@ func TestDefaultWriterRepresentative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "yarn install fails: hangs at Resolving packages behind the corporate proxy."; got != want {
+	if want := "yarn install hangs at Resolving packages behind the corporate proxy."; got != want {
 		t.Fatalf("Write = %q, want %q", got, want)
 	}
 }
@@ -263,5 +263,16 @@ func TestDefaultWriterDoesNotRepeatTheTitle(t *testing.T) {
 	}
 	if strings.Count(strings.ToLower(got), "npm ci") != 1 {
 		t.Fatalf("the title is repeated: %q", got)
+	}
+}
+
+func TestDefaultWriterFailureVerbAfterTitle(t *testing.T) {
+	c := Cluster{Kind: "error", Episodes: []Episode{{Kind: "error", Title: "make test", Happened: "fails with missing libssl"}}}
+	got, err := DefaultWriter{}.Write(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(got, "fail") != 1 {
+		t.Fatalf("the failure is said twice: %q", got)
 	}
 }
