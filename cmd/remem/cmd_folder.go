@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/folder"
 	"github.com/remem/remem/node"
 )
 
@@ -65,16 +66,10 @@ func folderSync(c *cli.Context) error {
 	if err := once(); err != nil || !c.Bool("watch") {
 		return err
 	}
-	ticker := time.NewTicker(c.Duration("interval"))
-	defer ticker.Stop()
-	for {
-		select {
-		case <-c.Context.Done():
-			return nil
-		case <-ticker.C:
-			if err := once(); err != nil {
-				fmt.Fprintln(c.App.ErrWriter, "sync failed (will retry):", err)
-			}
+	fmt.Fprintf(c.App.ErrWriter, "watching %s (Ctrl-C stops)\n", dir)
+	return folder.Watch(c.Context, dir, c.Duration("interval"), func() {
+		if err := once(); err != nil {
+			fmt.Fprintln(c.App.ErrWriter, "sync failed (will retry on the next change):", err)
 		}
-	}
+	})
 }

@@ -89,3 +89,43 @@ func TestCommonsRoundTripThroughBinary(t *testing.T) {
 		t.Fatalf("second pull fetched again: %s", out)
 	}
 }
+
+// TestFolderWatch: a watching sync takes a file another memory writes.
+func TestFolderWatch(t *testing.T) {
+	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	must(t, b, nil, "init")
+	watch := exec.Command(remem(t), "folder", "sync", "--watch", "--interval", "100ms", dir)
+	watch.Env = append(os.Environ(), "REMEM_HOME="+b)
+	var errOut bytes.Buffer
+	watch.Stderr = &errOut
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			watch.Process.Signal(syscall.SIGTERM)
+			watch.Wait()
+		}
+	}
+	defer stop()
+	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
+	must(t, a, nil, "folder", "sync", dir)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		entries, _ := os.ReadDir(dir)
+		if len(entries) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b never wrote its file:\n%s", errOut.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	stop()
+	if texts := lessonTexts(t, b); len(texts) != 1 {
+		t.Fatalf("the watching memory holds %v\n%s", texts, errOut.String())
+	}
+}
