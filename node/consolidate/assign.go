@@ -375,15 +375,15 @@ func (s *scorer) score(ctx context.Context, a, b int) (float64, error) {
 }
 
 // lexIndex is an inverted index over prepared texts: for each unigram,
-// bigram and specific-word hash, the texts that hold it.
+// bigram, character trigram and specific-word hash, the texts that hold it.
 type lexIndex struct {
-	uni, bi map[uint64][]posting
-	marks   map[uint64][]int
+	uni, bi, tri map[uint64][]posting
+	marks        map[uint64][]int
 	// per-text accumulators, reset after each query
-	uniShared, biShared []float64
-	markShared          []int
-	touched             []int
-	seen                []bool
+	uniShared, biShared, triShared []float64
+	markShared                     []int
+	touched                        []int
+	seen                           []bool
 }
 
 type posting struct {
@@ -396,9 +396,11 @@ func newLexIndex(profs []*profile, ms []int) *lexIndex {
 	x := &lexIndex{
 		uni:        make(map[uint64][]posting),
 		bi:         make(map[uint64][]posting),
+		tri:        make(map[uint64][]posting),
 		marks:      make(map[uint64][]int),
 		uniShared:  make([]float64, len(profs)),
 		biShared:   make([]float64, len(profs)),
+		triShared:  make([]float64, len(profs)),
 		markShared: make([]int, len(profs)),
 		seen:       make([]bool, len(profs)),
 	}
@@ -415,6 +417,9 @@ func newLexIndex(profs []*profile, ms []int) *lexIndex {
 		for _, t := range p.bi {
 			x.bi[t.h] = append(x.bi[t.h], posting{m, t.w})
 		}
+		for _, t := range p.tri {
+			x.tri[t.h] = append(x.tri[t.h], posting{m, t.w})
+		}
 		for _, h := range p.marks {
 			x.marks[h] = append(x.marks[h], m)
 		}
@@ -428,7 +433,7 @@ func newLexIndex(profs []*profile, ms []int) *lexIndex {
 func (x *lexIndex) scores(t *lexTables, profs []*profile, q int, out []float64) {
 	for _, m := range x.touched {
 		out[m] = 0
-		x.uniShared[m], x.biShared[m], x.markShared[m], x.seen[m] = 0, 0, 0, false
+		x.uniShared[m], x.biShared[m], x.triShared[m], x.markShared[m], x.seen[m] = 0, 0, 0, 0, false
 	}
 	x.touched = x.touched[:0]
 	p := profs[q]
@@ -446,14 +451,25 @@ func (x *lexIndex) scores(t *lexTables, profs []*profile, q int, out []float64) 
 			x.biShared[ps.text] += qt.w + ps.w
 		}
 	}
+	// A text may share a trigram and no word ("lockfile", "lock file").
+	for _, qt := range p.tri {
+		for _, ps := range x.tri[qt.h] {
+			if !x.seen[ps.text] {
+				x.seen[ps.text] = true
+				x.touched = append(x.touched, ps.text)
+			}
+			x.triShared[ps.text] += qt.w + ps.w
+		}
+	}
 	for _, h := range p.marks {
 		for _, m := range x.marks[h] {
 			x.markShared[m]++
 		}
 	}
 	for _, m := range x.touched {
-		out[m] = t.combine(p, profs[m], x.uniShared[m], x.biShared[m], x.markShared[m])
+		out[m] = t.combine(p, profs[m], x.uniShared[m], x.biShared[m], x.triShared[m], x.markShared[m])
 	}
-	// A text that shares no unigram shares no bigram or mark either (a mark
-	// is also a unigram), so the untouched ones rightly keep 0.
+	// A text that shares no unigram and no trigram shares no bigram either,
+	// and scores 0 (combine gives 0 to texts sharing no term, whatever
+	// marks they share), so the untouched ones rightly keep 0.
 }
