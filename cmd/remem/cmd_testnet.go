@@ -1,0 +1,196 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/remem/remem/testnet"
+)
+
+func testnetCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "testnet",
+		Usage: "run many real nodes in this process on 127.0.0.1 and measure the network",
+		UsageText: `remem testnet [--nodes 50] [--degree 3] [--lessons 100] [--seed 1]
+               [--scenario all|propagate|confirm|revoke|churn|partition|latejoin|byzantine]
+               [--sleep 200ms] [--out DIR] [--json]
+
+Every node is a full remem node with its own libp2p host on 127.0.0.1 and
+its own store in a temporary home. The nodes form a random sparse graph
+drawn from --seed (each dials --degree others). The scenarios run as phases:
+propagate, confirm, revoke, churn (a fifth of the nodes stop and come back),
+partition (the graph is cut in two and healed), latejoin (a new node joins)
+and byzantine (a tenth as many hostile hosts publish forged, imperative and
+oversized records). After each phase every node's records and states are
+compared.
+
+The table goes to stdout and a progress bar to stderr; report.json and
+propagation.svg (the CDF of arrival times per phase) go to --out. The exit
+status is 1 when a phase missed a delivery or did not converge.
+
+Examples:
+  remem testnet --nodes 20
+  remem testnet --nodes 100 --out /tmp/tn100 --json > report.json
+  remem testnet --scenario partition --nodes 30 --seed 7
+  remem testnet --nodes 50 --mesh 3,2,6,4      # try another GossipSub mesh`,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "nodes", Value: 50, Usage: "honest nodes at the start"},
+			&cli.IntFlag{Name: "degree", Value: 3, Usage: "how many others each node dials"},
+			&cli.IntFlag{Name: "lessons", Value: 100, Usage: "lessons published in the propagate phase (other phases publish a share of it)"},
+			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of the topology and every random choice"},
+			&cli.StringFlag{Name: "scenario", Value: "all", Usage: "all, or one of " + phaseNames()},
+			&cli.DurationFlag{Name: "sleep", Value: 200 * time.Millisecond, Usage: "how often every node sleeps (and syncs) by itself"},
+			&cli.StringFlag{Name: "out", Value: "remem-testnet", Usage: "directory for report.json and propagation.svg"},
+			&cli.StringFlag{Name: "mesh", Usage: "GossipSub mesh as D,Dlo,Dhi,Dlazy (default: the gossip package's testnet parameters)"},
+			&cli.StringFlag{Name: "homes", Usage: "keep the nodes' homes in this directory instead of a temporary one"},
+			&cli.DurationFlag{Name: "publish-every", Usage: "spacing of publications within a phase (default: 1ms per node, at least 20ms)"},
+			&cli.DurationFlag{Name: "phase-timeout", Usage: "bound on each wait for deliveries (default: 30s + 300ms per node)"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			cfg := testnet.DefaultConfig()
+			cfg.Nodes, cfg.Degree, cfg.Lessons, cfg.Seed = c.Int("nodes"), c.Int("degree"), c.Int("lessons"), c.Int64("seed")
+			cfg.Sleep = c.Duration("sleep")
+			cfg.Dir = c.String("homes")
+			cfg.Params.PhaseTimeout = c.Duration("phase-timeout")
+			cfg.Params.PublishEvery = c.Duration("publish-every")
+			phases, err := testnet.ParseScenario(c.String("scenario"))
+			if err != nil {
+				return cli.Exit(err.Error(), 2)
+			}
+			cfg.Phases = phases
+			if m := c.String("mesh"); m != "" {
+				if err := parseMesh(m, &cfg); err != nil {
+					return cli.Exit(err.Error(), 2)
+				}
+			}
+			bar := newProgressBar(c.App.ErrWriter)
+			rep, runErr := testnet.Run(c.Context, cfg, bar.update)
+			bar.finish()
+			if len(rep.Phases) == 0 && runErr != nil {
+				return runErr
+			}
+			out := c.String("out")
+			if err := rep.WriteFiles(out); err != nil {
+				return errors.Join(runErr, err)
+			}
+			if c.Bool("json") {
+				if err := rep.WriteJSON(c.App.Writer); err != nil {
+					return err
+				}
+			} else {
+				if err := rep.WriteTable(c.App.Writer); err != nil {
+					return err
+				}
+				abs, _ := filepath.Abs(out)
+				fmt.Fprintf(c.App.Writer, "wrote %s and %s\n", filepath.Join(abs, "report.json"), filepath.Join(abs, "propagation.svg"))
+			}
+			if runErr != nil {
+				return cli.Exit(runErr.Error(), 1)
+			}
+			return nil
+		},
+	}
+}
+
+func phaseNames() string {
+	names := make([]string, len(testnet.Phases))
+	for i, p := range testnet.Phases {
+		names[i] = string(p)
+	}
+	return strings.Join(names, ", ")
+}
+
+// parseMesh reads D,Dlo,Dhi,Dlazy.
+func parseMesh(s string, cfg *testnet.Config) error {
+	parts := strings.Split(s, ",")
+	if len(parts) != 4 {
+		return fmt.Errorf("--mesh %q: want four numbers D,Dlo,Dhi,Dlazy, e.g. 4,3,8,6", s)
+	}
+	var v [4]int
+	for i, p := range parts {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 0 {
+			return fmt.Errorf("--mesh %q: %q is not a count", s, p)
+		}
+		v[i] = n
+	}
+	d, lo, hi, lazy := v[0], v[1], v[2], v[3]
+	if !(lo <= d && d <= hi) || d < 1 {
+		return fmt.Errorf("--mesh %q: want 1 ≤ D and Dlo ≤ D ≤ Dhi", s)
+	}
+	g := &cfg.Params.Gossip
+	g.D, g.Dlo, g.Dhi, g.Dlazy = d, lo, hi, lazy
+	// GossipSub wants Dout < Dlo and Dout < D/2, and Dscore ≤ D.
+	g.Dout = max(0, min(g.Dout, lo-1, d/2-1))
+	g.Dscore = min(g.Dscore, d)
+	return nil
+}
+
+// progressBar draws the current phase's progress on a terminal, and one
+// line per phase elsewhere.
+type progressBar struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	phase testnet.Phase
+	last  time.Time
+	shown bool
+}
+
+func newProgressBar(w io.Writer) *progressBar {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
+	return &progressBar{w: w, tty: tty}
+}
+
+func (b *progressBar) update(phase testnet.Phase, done, total int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if phase != b.phase {
+		if b.tty && b.shown {
+			fmt.Fprintln(b.w)
+		}
+		if !b.tty {
+			fmt.Fprintf(b.w, "testnet: %s…\n", phase)
+		}
+		b.phase = phase
+		b.last = time.Time{}
+	}
+	if !b.tty {
+		return
+	}
+	if time.Since(b.last) < 50*time.Millisecond && done < total {
+		return
+	}
+	b.last = time.Now()
+	const width = 30
+	frac := 0.0
+	if total > 0 {
+		frac = min(1, float64(done)/float64(total))
+	}
+	full := int(frac * width)
+	fmt.Fprintf(b.w, "\r%-10s [%s%s] %3.0f%% %d/%d ", phase, strings.Repeat("█", full), strings.Repeat("·", width-full), frac*100, done, total)
+	b.shown = true
+}
+
+func (b *progressBar) finish() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.tty && b.shown {
+		fmt.Fprintln(b.w)
+	}
+}

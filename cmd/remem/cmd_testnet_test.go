@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/remem/remem/testnet"
+)
+
+// runTestnet runs `remem testnet` in this process (testnetCommand is added
+// when main.go does not register it yet).
+func runTestnet(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	app := newApp()
+	if app.Command("testnet") == nil {
+		app.Commands = append(app.Commands, testnetCommand())
+	}
+	var out, errOut bytes.Buffer
+	app.Writer, app.ErrWriter = &out, &errOut
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err := app.RunContext(ctx, append([]string{"remem", "testnet"}, args...))
+	return out.String(), errOut.String(), err
+}
+
+func TestTestnetCommandJSON(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, err := runTestnet(t, "--nodes", "4", "--degree", "2", "--lessons", "3", "--seed", "3",
+		"--scenario", "propagate", "--sleep", "300ms", "--out", out, "--json")
+	if err != nil {
+		t.Fatalf("testnet: %v\nstderr: %s", err, stderr)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not the report: %v\n%s", err, stdout)
+	}
+	if rep["nodes"].(float64) != 4 || rep["seed"].(float64) != 3 || rep["ok"] != true {
+		t.Fatalf("report: %v", rep)
+	}
+	phases := rep["phases"].([]any)
+	if len(phases) != 1 || phases[0].(map[string]any)["name"] != "propagate" {
+		t.Fatalf("phases: %v", phases)
+	}
+	if p := phases[0].(map[string]any); p["delivery_ratio"].(float64) != 1 || p["converged"] != true {
+		t.Fatalf("propagate: %v", p)
+	}
+	// The same object is in report.json, and the plot is XML.
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file map[string]any
+	if err := json.Unmarshal(data, &file); err != nil || file["seed"].(float64) != 3 {
+		t.Fatalf("report.json: %v %v", err, file)
+	}
+	svg, err := os.ReadFile(filepath.Join(out, "propagation.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := xml.Unmarshal(svg, new(struct{})); err != nil {
+		t.Fatalf("propagation.svg: %v", err)
+	}
+	if !strings.Contains(stderr, "propagate") {
+		t.Errorf("no progress on stderr: %q", stderr)
+	}
+}
+
+func TestTestnetCommandTable(t *testing.T) {
+	out := t.TempDir()
+	stdout, _, err := runTestnet(t, "--nodes", "3", "--degree", "1", "--lessons", "2", "--scenario", "revoke", "--out", out)
+	if err != nil {
+		t.Fatalf("testnet: %v", err)
+	}
+	for _, want := range []string{"phase", "revoke", "p99 ms", "report.json"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestTestnetCommandUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"--scenario", "flood"},
+		{"--mesh", "4,3"},
+		{"--mesh", "2,3,8,6"},
+		{"--nodes", "1", "--scenario", "propagate"},
+	} {
+		_, _, err := runTestnet(t, append(args, "--out", t.TempDir())...)
+		if err == nil {
+			t.Errorf("%v: accepted", args)
+			continue
+		}
+		var coder cli.ExitCoder
+		if errors.As(err, &coder) && coder.ExitCode() == 0 {
+			t.Errorf("%v: exit code 0", args)
+		}
+	}
+}
+
+func TestParseMesh(t *testing.T) {
+	cfg := testnet.DefaultConfig()
+	if err := parseMesh("3,2,6,4", &cfg); err != nil {
+		t.Fatal(err)
+	}
+	g := cfg.Params.Gossip
+	if g.D != 3 || g.Dlo != 2 || g.Dhi != 6 || g.Dlazy != 4 || g.Dout >= g.Dlo || g.Dout >= g.D/2 || g.Dscore > g.D {
+		t.Fatalf("mesh: %+v", g)
+	}
+}

@@ -1,0 +1,40 @@
+// Package testnet runs a whole remem network on one machine and measures it.
+//
+// Run starts many real nodes in one process: each is a node.Daemon with its
+// own libp2p host on 127.0.0.1 and its own Badger home (store.Options.Small)
+// in a directory of its own. The nodes form a random sparse graph drawn from
+// a seed (NewTopology: a ring through a random permutation for
+// connectivity, plus random edges until every node dials Degree others), so
+// a run is reproducible up to the timing of the machine.
+//
+// The scenarios are phases of one run, in this order: propagate (random
+// nodes publish lessons), confirm (other nodes meet the surprises and sign
+// confirmations until every node computes "common"), revoke (origins
+// withdraw lessons), churn (a fifth of the nodes stop, lessons are
+// published, they come back on the same homes), partition (a connection
+// gater cuts the graph in two, both sides publish, the cut heals), latejoin
+// (a new node joins) and byzantine (a tenth as many raw libp2p hosts publish
+// forged, imperative and oversized records on the team topic). After every
+// phase the run checks, never assumes, that every live node holds the same
+// record set and computes the same state for every hash.
+//
+// What is measured, and how:
+//
+//   - Arrival times come from node.Config.OnAccept; states are recomputed
+//     with protocol.ComputeState from the records each node accepted, so the
+//     time a node first computes "common" or "revoked" is exact.
+//   - duplicates_per_record counts every copy of a gossip message the
+//     GossipSub router received, per message, at a few probe hosts that join
+//     the topic with the same router parameters (pubsub's RawTracer). The
+//     nodes' own gossip.Stats only see first copies, because pubsub drops
+//     duplicates before the validator; their count is reported beside it as
+//     validated_per_record.
+//   - bytes_per_node are the TCP bytes sent and received by each node's
+//     sockets (Linux TCP_INFO on the process's own sockets, told apart by
+//     local port); the catch-up protocol's own bytes come from gossip.Stats.
+//   - rss_bytes is the process's peak VmRSS while the nodes run.
+//
+// The package imports node, gossip, store and protocol, and libp2p directly
+// only for the probe and byzantine hosts and the partition gater. Nothing in
+// the project imports it but cmd/remem.
+package testnet

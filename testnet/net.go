@@ -1,0 +1,368 @@
+package testnet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/node"
+	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
+)
+
+// tnode is one honest node of the testnet.
+type tnode struct {
+	idx    int
+	home   string
+	id     protocol.Identity
+	pid    peer.ID
+	port   int
+	gater  *gater
+	boot   []int // the nodes it dials
+	d      *node.Daemon
+	cancel context.CancelFunc
+	done   chan error
+	live   bool
+	start  time.Time // when it was last started
+}
+
+func (n *tnode) addr() string {
+	return fmt.Sprintf("/ip4/127.0.0.1/tcp/%d/p2p/%s", n.port, n.pid)
+}
+
+func (n *tnode) name() string {
+	return fmt.Sprintf("node %d (%s)", n.idx, n.id.Origin())
+}
+
+// cluster is a running testnet.
+type cluster struct {
+	cfg   Config
+	p     Params
+	dir   string
+	temp  bool
+	topo  Topology
+	nodes []*tnode
+	reg   *prometheus.Registry
+	trk   *tracker
+	wire  *wireCounter
+	part  *partition
+	texts *textGen
+
+	probes  []*rawHost
+	byz     []*rawHost
+	lessons []*lesson // every lesson published in the run
+}
+
+// reservePorts finds n free TCP ports on 127.0.0.1, each distinct.
+func reservePorts(n int) ([]int, error) {
+	ls := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("reserving a port on 127.0.0.1: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// newCluster makes the homes and keys of cfg.Nodes nodes and draws the
+// topology; start starts them.
+func newCluster(cfg Config) (*cluster, error) {
+	topo, err := NewTopology(cfg.Nodes, cfg.Degree, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	nw := &cluster{cfg: cfg, p: cfg.Params, topo: topo, reg: prometheus.NewRegistry(),
+		trk: newTracker(cfg.Params.Memory.State), wire: newWireCounter(), part: newPartition(), texts: newTextGen(cfg.Seed)}
+	if cfg.Dir != "" {
+		nw.dir = cfg.Dir
+		if err := os.MkdirAll(nw.dir, 0o700); err != nil {
+			return nil, fmt.Errorf("creating the testnet directory: %w", err)
+		}
+	} else {
+		if nw.dir, err = os.MkdirTemp("", "remem-testnet-"); err != nil {
+			return nil, fmt.Errorf("creating the testnet directory: %w", err)
+		}
+		nw.temp = true
+	}
+	ports, err := reservePorts(cfg.Nodes)
+	if err != nil {
+		nw.removeDir()
+		return nil, err
+	}
+	for i := range cfg.Nodes {
+		if _, err := nw.addNode(ports[i], topo.Out[i]); err != nil {
+			nw.removeDir()
+			return nil, err
+		}
+	}
+	return nw, nil
+}
+
+// addNode makes the home and key of a new node.
+func (nw *cluster) addNode(port int, boot []int) (*tnode, error) {
+	i := len(nw.nodes)
+	home := filepath.Join(nw.dir, fmt.Sprintf("node-%03d", i))
+	id, _, err := node.InitHome(home)
+	if err != nil {
+		return nil, fmt.Errorf("node %d: %w", i, err)
+	}
+	pid, err := gossip.PeerIDOf(id)
+	if err != nil {
+		return nil, fmt.Errorf("node %d: %w", i, err)
+	}
+	n := &tnode{idx: i, home: home, id: id, pid: pid, port: port, boot: boot}
+	n.gater = newGater(pid, nw.part)
+	nw.nodes = append(nw.nodes, n)
+	nw.wire.own(port, i)
+	return n, nil
+}
+
+func (nw *cluster) removeDir() {
+	if nw.temp {
+		os.RemoveAll(nw.dir)
+	}
+}
+
+// startNode starts n's daemon and waits until it serves. When its port was
+// taken meanwhile it listens on another one and dials all its neighbours,
+// since those that dial it know the old port only.
+func (nw *cluster) startNode(ctx context.Context, n *tnode) error {
+	if n.live {
+		return nil
+	}
+	boot := n.boot
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		if err = nw.tryStart(ctx, n, boot); err == nil {
+			return nil
+		}
+		if !strings.Contains(err.Error(), "address already in use") {
+			return err
+		}
+		ports, perr := reservePorts(1)
+		if perr != nil {
+			return perr
+		}
+		n.port = ports[0]
+		nw.wire.own(n.port, n.idx)
+		if n.idx < nw.topo.N {
+			boot = nw.topo.Neighbours(n.idx)
+		}
+	}
+	return err
+}
+
+func (nw *cluster) tryStart(ctx context.Context, n *tnode, boot []int) error {
+	var addrs []string
+	for _, j := range boot {
+		addrs = append(addrs, nw.nodes[j].addr())
+	}
+	gp := nw.p.Gossip
+	ready := make(chan struct{})
+	idx := n.idx
+	d, err := node.NewDaemon(node.DaemonConfig{
+		Memory: node.Config{Home: n.home, Params: nw.p.Memory, Store: store.Options{Small: true},
+			OnAccept: func(_ string, rec *protocol.Record, _ time.Time) { nw.trk.accept(idx, rec, time.Now()) }},
+		Teams:      []string{nw.p.Team},
+		Listen:     []string{fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", n.port)},
+		Bootstrap:  addrs,
+		Gossip:     &gp,
+		ConnGater:  n.gater,
+		SleepEvery: nw.cfg.Sleep,
+		Registry:   nw.reg,
+		Logger:     nw.cfg.Logger.With("node", n.idx),
+		Ready:      func(*node.Daemon) { close(ready) },
+	})
+	if err != nil {
+		return fmt.Errorf("starting %s: %w", n.name(), err)
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	n.d, n.cancel, n.done = d, cancel, make(chan error, 1)
+	n.start = time.Now()
+	go func() { n.done <- d.Run(rctx) }()
+	select {
+	case <-ready:
+		n.live = true
+		return nil
+	case err := <-n.done:
+		cancel()
+		return fmt.Errorf("%s stopped while starting: %v", n.name(), err)
+	case <-ctx.Done():
+		cancel()
+		<-n.done
+		return fmt.Errorf("starting %s: %w", n.name(), ctx.Err())
+	}
+}
+
+// stopNode stops n and waits for its daemon to close its store.
+func (nw *cluster) stopNode(n *tnode, timeout time.Duration) error {
+	if !n.live {
+		return nil
+	}
+	n.live = false
+	n.cancel()
+	select {
+	case err := <-n.done:
+		if err != nil {
+			return fmt.Errorf("stopping %s: %w", n.name(), err)
+		}
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("%s did not stop within %v", n.name(), timeout)
+	}
+}
+
+// startAll starts the given nodes, a few at a time.
+func (nw *cluster) startAll(ctx context.Context, nodes []*tnode, progress func(done int)) error {
+	sem := make(chan struct{}, 8)
+	var (
+		mu   sync.Mutex
+		errs []error
+		done int
+		wg   sync.WaitGroup
+	)
+	for _, n := range nodes {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			err := nw.startNode(ctx, n)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			done++
+			if progress != nil {
+				progress(done)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// stopAll stops every live node in parallel.
+func (nw *cluster) stopAll(nodes []*tnode) error {
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for _, n := range nodes {
+		if !n.live {
+			continue
+		}
+		wg.Go(func() {
+			if err := nw.stopNode(n, time.Minute); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// live returns the live nodes.
+func (nw *cluster) live() []*tnode {
+	var out []*tnode
+	for _, n := range nw.nodes {
+		if n.live {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// close stops everything and removes a temporary directory.
+func (nw *cluster) close() error {
+	var errs []error
+	for _, h := range append(nw.byz, nw.probes...) {
+		h.close()
+	}
+	nw.byz, nw.probes = nil, nil
+	errs = append(errs, nw.stopAll(nw.nodes))
+	nw.removeDir()
+	return errors.Join(errs...)
+}
+
+// ---- what a node holds ----
+
+// holding is one node's record set and states, as its store says. The
+// records compared are those in circulation: a lesson record whose origin
+// has revoked it is kept by those who hold it but never sent on again
+// (SPEC §8), so a node that joins later never gets it; those are counted
+// in withdrawn and left out of ids and the digest. The revocation itself,
+// and the state of every hash, are compared.
+type holding struct {
+	digest    [32]byte
+	ids       map[recID]*protocol.Record
+	states    map[string]protocol.State
+	withdrawn int
+}
+
+// hold reads n's store: every record, and the state of every hash at now.
+func hold(n *tnode, now time.Time, p protocol.StateParams) (holding, error) {
+	h := holding{ids: map[recID]*protocol.Record{}, states: map[string]protocol.State{}}
+	sum := newDigest()
+	var cur string
+	var recs []*protocol.Record
+	flush := func() {
+		if cur == "" {
+			return
+		}
+		revokedAt := map[string]time.Time{}
+		for _, r := range recs {
+			if r.Type == protocol.TypeRevocation {
+				revokedAt[r.Origin] = r.Time
+			}
+		}
+		for _, r := range recs {
+			if at, ok := revokedAt[r.Origin]; ok && r.Type == protocol.TypeLesson && !at.Before(r.Time) {
+				h.withdrawn++
+				continue
+			}
+			h.ids[idOf(r.Raw)] = r
+			sum.line(r.Raw)
+		}
+		st := protocol.ComputeState(cur, recs, now, p).State
+		h.states[cur] = st
+		sum.state(cur, st)
+		recs = recs[:0]
+	}
+	err := n.d.Memory().Store().Each(func(held store.Held) error {
+		r := held.Record
+		if r.Hash != cur {
+			flush()
+			cur = r.Hash
+		}
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return h, fmt.Errorf("reading the records of %s: %w", n.name(), err)
+	}
+	flush()
+	h.digest = sum.sum()
+	return h, nil
+}

@@ -1,0 +1,167 @@
+package testnet
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/node"
+)
+
+// Phase names one scenario of a run.
+type Phase string
+
+// The phases, in the order "all" runs them. PhaseSetup is reported to the
+// progress callback while the nodes start.
+const (
+	PhaseSetup     Phase = "setup"
+	PhasePropagate Phase = "propagate"
+	PhaseConfirm   Phase = "confirm"
+	PhaseRevoke    Phase = "revoke"
+	PhaseChurn     Phase = "churn"
+	PhasePartition Phase = "partition"
+	PhaseLateJoin  Phase = "latejoin"
+	PhaseByzantine Phase = "byzantine"
+)
+
+// Phases lists the scenarios in the order of a full run.
+var Phases = []Phase{PhasePropagate, PhaseConfirm, PhaseRevoke, PhaseChurn, PhasePartition, PhaseLateJoin, PhaseByzantine}
+
+// ParseScenario reads "all" or one phase name.
+func ParseScenario(s string) ([]Phase, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" || s == "all" {
+		return slices.Clone(Phases), nil
+	}
+	for _, p := range Phases {
+		if string(p) == s {
+			return []Phase{p}, nil
+		}
+	}
+	names := make([]string, len(Phases))
+	for i, p := range Phases {
+		names[i] = string(p)
+	}
+	return nil, fmt.Errorf("unknown scenario %q: want all or one of %s", s, strings.Join(names, ", "))
+}
+
+// Params are the tunables of a run beyond its size.
+type Params struct {
+	// Gossip are the nodes' gossip parameters (default gossip.TestnetParams).
+	Gossip gossip.Params
+	// Memory are the memories' parameters (default node.TestnetParams: N = 3,
+	// W = 30 s, so fading shows within a run).
+	Memory node.Params
+	// Team is the one team every node is in.
+	Team string
+
+	// ChurnFraction of the live nodes stop in the churn phase; a
+	// ByzantineFraction as many byzantine hosts join the byzantine phase.
+	ChurnFraction     float64
+	ByzantineFraction float64
+	// Probes is how many probe hosts count GossipSub duplicates (-1: one per
+	// 25 nodes, at least 2; 0: none).
+	Probes int
+
+	// PublishEvery spaces the publications of one phase: a team publishes
+	// now and then, not all at once (0: 1ms per node, at least 20ms, so
+	// the whole process handles about a thousand deliveries a second
+	// whatever the size of the network).
+	PublishEvery time.Duration
+	// PhaseTimeout bounds the wait for deliveries in one step of a phase and
+	// ConvergeTimeout the wait for convergence after it (0: from the number
+	// of nodes).
+	PhaseTimeout    time.Duration
+	ConvergeTimeout time.Duration
+	// StartTimeout bounds starting the network (0: from the number of nodes).
+	StartTimeout time.Duration
+}
+
+// DefaultParams are the parameters `remem testnet` runs with.
+func DefaultParams() Params {
+	return Params{
+		Gossip:            gossip.TestnetParams(),
+		Memory:            node.TestnetParams(),
+		Team:              "testnet",
+		ChurnFraction:     0.2,
+		ByzantineFraction: 0.1,
+		Probes:            -1,
+	}
+}
+
+// Config is one run.
+type Config struct {
+	Nodes   int   // honest nodes at the start (a late joiner adds one)
+	Degree  int   // how many others each node dials (bootstraps to)
+	Lessons int   // lessons published in the propagate phase; other phases publish a share of it
+	Seed    int64 // topology, publishers, texts and choices
+	// Phases to run, in order (nil: all).
+	Phases []Phase
+	// Sleep is how often every node sleeps (and so syncs) by itself.
+	Sleep time.Duration
+	// Dir holds the nodes' homes; "" makes a temporary directory that is
+	// removed at the end.
+	Dir    string
+	Params Params
+	Logger *slog.Logger // the nodes' logs (default: discarded)
+}
+
+// DefaultConfig is `remem testnet` without flags.
+func DefaultConfig() Config {
+	return Config{Nodes: 50, Degree: 3, Lessons: 100, Seed: 1, Sleep: 200 * time.Millisecond, Params: DefaultParams()}
+}
+
+func (c *Config) check() error {
+	switch {
+	case c.Nodes < 2:
+		return fmt.Errorf("a testnet needs at least 2 nodes, got %d", c.Nodes)
+	case c.Nodes > 2000:
+		return fmt.Errorf("%d nodes is more than one process should run (at most 2000)", c.Nodes)
+	case c.Degree < 1:
+		return fmt.Errorf("degree %d: every node must dial at least one other", c.Degree)
+	case c.Lessons < 1:
+		return fmt.Errorf("lessons %d: publish at least one", c.Lessons)
+	case c.Sleep <= 0:
+		return fmt.Errorf("sleep %v: want a positive interval", c.Sleep)
+	}
+	if len(c.Phases) == 0 {
+		c.Phases = slices.Clone(Phases)
+	}
+	if c.Params.Team == "" {
+		c.Params.Team = "testnet"
+	}
+	if c.Params.Gossip == (gossip.Params{}) {
+		c.Params.Gossip = gossip.TestnetParams()
+	}
+	if c.Params.Memory == (node.Params{}) {
+		c.Params.Memory = node.TestnetParams()
+	}
+	if c.Params.PublishEvery <= 0 {
+		c.Params.PublishEvery = max(20*time.Millisecond, time.Duration(c.Nodes)*time.Millisecond)
+	}
+	if c.Params.PhaseTimeout <= 0 {
+		c.Params.PhaseTimeout = 30*time.Second + time.Duration(c.Nodes)*300*time.Millisecond
+	}
+	if c.Params.ConvergeTimeout <= 0 {
+		c.Params.ConvergeTimeout = 15*time.Second + time.Duration(c.Nodes)*150*time.Millisecond
+	}
+	if c.Params.StartTimeout <= 0 {
+		c.Params.StartTimeout = 30*time.Second + time.Duration(c.Nodes)*500*time.Millisecond
+	}
+	if c.Params.Probes < 0 {
+		c.Params.Probes = max(2, c.Nodes/25)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// share is the number of lessons a phase other than propagate publishes: a
+// fraction of Lessons, at least lo.
+func (c *Config) share(frac float64, lo int) int {
+	return max(lo, int(float64(c.Lessons)*frac+0.5))
+}

@@ -1,0 +1,290 @@
+package testnet
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is what a run measured. It is report.json, and what `remem
+// testnet --json` prints.
+type Report struct {
+	Nodes           int     `json:"nodes"`
+	Degree          int     `json:"degree"`
+	Lessons         int     `json:"lessons"`
+	Seed            int64   `json:"seed"`
+	Scenario        []Phase `json:"scenario"`
+	SleepMs         float64 `json:"sleep_ms"`
+	Edges           int     `json:"edges"`
+	Probes          int     `json:"probes"`
+	RSSBytes        int64   `json:"rss_bytes"`          // peak VmRSS of the process while the nodes ran
+	RSSPerNodeBytes int64   `json:"rss_per_node_bytes"` // rss_bytes / nodes (everything in the process counted)
+	RSSBaseBytes    int64   `json:"rss_baseline_bytes"` // VmRSS before the first node started
+	// BytesSource says what bytes_per_node counts: "tcp" (every byte of the
+	// nodes' sockets) or "sync" (the catch-up protocol only, where sockets
+	// cannot be read).
+	BytesSource string       `json:"bytes_source"`
+	Gossip      GossipReport `json:"gossip"`
+	Started     time.Time    `json:"started"`
+	TookMs      float64      `json:"took_ms"`
+	// OK is true when every phase delivered everything and converged.
+	OK     bool          `json:"ok"`
+	Phases []PhaseReport `json:"phases"`
+}
+
+// GossipReport are the mesh settings the run used.
+type GossipReport struct {
+	D           int     `json:"D"`
+	Dlo         int     `json:"Dlo"`
+	Dhi         int     `json:"Dhi"`
+	Dlazy       int     `json:"Dlazy"`
+	HeartbeatMs float64 `json:"heartbeat_ms"`
+	SyncPeers   int     `json:"sync_peers"`
+}
+
+// PhaseReport is one phase.
+type PhaseReport struct {
+	Name Phase `json:"name"`
+	// Nodes that took part (live honest nodes at the end of the phase).
+	Nodes int `json:"nodes"`
+	// Records signed in the phase (lessons, confirmations, revocations).
+	Records int `json:"records"`
+	// Expected arrivals (a record or a state at a node), and those met
+	// before the phase's timeout.
+	Expected      int     `json:"expected"`
+	Delivered     int     `json:"delivered"`
+	DeliveryRatio float64 `json:"delivery_ratio"`
+	// Converged: every live node held the same records and computed the same
+	// state for every hash, checked after the deliveries; ConvergeMs is how
+	// long that check took to succeed.
+	Converged  bool    `json:"converged"`
+	ConvergeMs float64 `json:"converge_ms"`
+	// Latency from when an arrival became possible (publication, restart,
+	// healing) to the arrival, over every expected arrival met.
+	P50Ms float64 `json:"p50_ms"`
+	P95Ms float64 `json:"p95_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	MaxMs float64 `json:"max_ms"`
+	// DuplicatesPerRecord: gossip messages the router of a node received per
+	// message it needed, every copy counted (probe hosts). ValidatedPerRecord:
+	// the same from the nodes' gossip.Stats, which see first copies only,
+	// plus the records catch-up sync brought, per record a node needed.
+	DuplicatesPerRecord float64 `json:"duplicates_per_record"`
+	ValidatedPerRecord  float64 `json:"validated_per_record"`
+	// BytesPerNode: bytes sent plus received per live node during the phase
+	// (see Report.BytesSource); SyncBytesPerNode: the catch-up protocol's
+	// share of it.
+	// GossipP50Ms and GossipP99Ms: the time from publication to the first
+	// copy of a lesson's message at the probe hosts, i.e. GossipSub alone,
+	// without a node's validation queue, store and delivery loop.
+	GossipP50Ms float64 `json:"gossip_p50_ms"`
+	GossipP99Ms float64 `json:"gossip_p99_ms"`
+	// SyncShare: the share of the records nodes needed that came by
+	// catch-up sync rather than gossip; Dropped: gossip messages the nodes
+	// accepted but dropped because their subscription loop fell behind.
+	SyncShare        float64 `json:"sync_share"`
+	Dropped          int     `json:"dropped"`
+	BytesPerNode     float64 `json:"bytes_per_node"`
+	SyncBytesPerNode float64 `json:"sync_bytes_per_node"`
+	TookMs           float64 `json:"took_ms"`
+	Error            string  `json:"error,omitempty"`
+
+	CatchUp   []CatchUp        `json:"catch_up,omitempty"`
+	Partition *PartitionReport `json:"partition,omitempty"`
+	Byzantine *ByzantineReport `json:"byzantine,omitempty"`
+
+	// Latencies are the arrival times in ms behind the percentiles, for
+	// the plot.
+	Latencies []float64 `json:"-"`
+}
+
+// CatchUp is one churned or late node catching up.
+type CatchUp struct {
+	Node          int     `json:"node"`
+	Origin        string  `json:"origin"`
+	LackedRecords int     `json:"lacked_records"`
+	LackedBytes   int64   `json:"lacked_bytes"` // the record lines it lacked
+	CaughtUpMs    float64 `json:"caught_up_ms"` // from its start to its last missing record
+	// SyncBytes moved by catch-up sync (both directions) until it caught
+	// up, and WireBytes on its sockets meanwhile (connection set-up,
+	// identify and GossipSub control included).
+	SyncBytes int64   `json:"sync_bytes"`
+	SyncRatio float64 `json:"sync_ratio"` // sync_bytes / lacked_bytes
+	WireBytes int64   `json:"wire_bytes,omitempty"`
+	WireRatio float64 `json:"wire_ratio,omitempty"`
+}
+
+// PartitionReport says how the cut went.
+type PartitionReport struct {
+	Sides         [2]int  `json:"sides"`          // nodes on each side
+	ClosedConns   int     `json:"closed_conns"`   // connections cut when it started
+	Leaked        int     `json:"leaked"`         // arrivals across the cut before it healed (want 0)
+	HealToAllMs   float64 `json:"heal_to_all_ms"` // from healing to the last cross-side arrival
+	CrossExpected int     `json:"cross_expected"`
+}
+
+// ByzantineReport says what the offenders did and what it cost.
+type ByzantineReport struct {
+	Offenders int `json:"offenders"`
+	// Messages they published, by kind.
+	Sent map[string]int `json:"sent"`
+	// RejectedMessages: messages the honest nodes' validators rejected;
+	// RejectedLines by reason.
+	RejectedMessages int            `json:"rejected_messages"`
+	RejectedLines    map[string]int `json:"rejected_lines"`
+	// HeldForged: records of an offender held by any honest node (want 0).
+	HeldForged int `json:"held_forged"`
+	// Scores: the GossipSub scores honest nodes gave the offenders they met.
+	Observers int     `json:"observers"`
+	ScoreMin  float64 `json:"score_min"`
+	ScoreMean float64 `json:"score_mean"`
+	ScoreMax  float64 `json:"score_max"`
+	// The clean run (propagate) for comparison, when it ran.
+	CleanP50Ms float64 `json:"clean_p50_ms,omitempty"`
+	CleanP99Ms float64 `json:"clean_p99_ms,omitempty"`
+	// PublishNote says how the offenders got their records out.
+	PublishNote string `json:"publish_note"`
+}
+
+// Percentile returns the p-th percentile (0 < p ≤ 100) of xs by the
+// nearest-rank method: the smallest value with at least p% of the values at
+// or below it. It returns 0 for no values.
+func Percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return percentileSorted(s, p)
+}
+
+func percentileSorted(s []float64, p float64) float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	if p <= 0 {
+		return s[0]
+	}
+	rank := int(math.Ceil(p / 100 * float64(len(s))))
+	rank = min(max(rank, 1), len(s))
+	return s[rank-1]
+}
+
+// setLatencies fills the percentiles from ms.
+func (p *PhaseReport) setLatencies(ms []float64) {
+	s := slices.Clone(ms)
+	slices.Sort(s)
+	p.Latencies = s
+	p.P50Ms = round2(percentileSorted(s, 50))
+	p.P95Ms = round2(percentileSorted(s, 95))
+	p.P99Ms = round2(percentileSorted(s, 99))
+	if len(s) > 0 {
+		p.MaxMs = round2(s[len(s)-1])
+	}
+}
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
+
+func ms(d time.Duration) float64 { return round2(float64(d) / float64(time.Millisecond)) }
+
+// ok reports whether the phase delivered everything and converged.
+func (p PhaseReport) ok() bool { return p.DeliveryRatio == 1 && p.Converged && p.Error == "" }
+
+// WriteJSON writes the report as indented JSON.
+func (r Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteFiles writes report.json and propagation.svg into dir.
+func (r Report) WriteFiles(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	write := func(name string, fn func(io.Writer) error) error {
+		path := filepath.Join(dir, name)
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := fn(f); err != nil {
+			f.Close()
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		return f.Close()
+	}
+	if err := write("report.json", r.WriteJSON); err != nil {
+		return err
+	}
+	return write("propagation.svg", r.WriteSVG)
+}
+
+// WriteTable writes the report as a table for a terminal.
+func (r Report) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "remem testnet: %d nodes, degree %d (%d links), %d lessons, seed %d, sleep %gms, mesh D=%d Dlo=%d Dhi=%d Dlazy=%d\n",
+		r.Nodes, r.Degree, r.Edges, r.Lessons, r.Seed, r.SleepMs, r.Gossip.D, r.Gossip.Dlo, r.Gossip.Dhi, r.Gossip.Dlazy)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase\tnodes\trecords\tdelivered\tconverged\tp50 ms\tp95 ms\tp99 ms\tmax ms\tdup/rec\tKiB/node\ttook s\t")
+	for _, p := range r.Phases {
+		conv := "no"
+		if p.Converged {
+			conv = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d/%d\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%.1f\t%.1f\t\n",
+			p.Name, p.Nodes, p.Records, p.Delivered, p.Expected, conv, p.P50Ms, p.P95Ms, p.P99Ms, p.MaxMs,
+			p.DuplicatesPerRecord, p.BytesPerNode/1024, p.TookMs/1000)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range r.Phases {
+		for _, c := range p.CatchUp {
+			fmt.Fprintf(w, "%s: node %d caught up in %.0f ms: lacked %d records (%d B), sync moved %d B (%.2fx)",
+				p.Name, c.Node, c.CaughtUpMs, c.LackedRecords, c.LackedBytes, c.SyncBytes, c.SyncRatio)
+			if c.WireBytes > 0 {
+				fmt.Fprintf(w, ", sockets %d B (%.2fx)", c.WireBytes, c.WireRatio)
+			}
+			fmt.Fprintln(w)
+		}
+		if b := p.Byzantine; b != nil {
+			fmt.Fprintf(w, "byzantine: %d offenders sent %s; honest validators rejected %d messages; forged records held: %d; offender scores %.1f..%.1f (mean %.1f, %d observers)",
+				b.Offenders, kv(b.Sent), b.RejectedMessages, b.HeldForged, b.ScoreMin, b.ScoreMax, b.ScoreMean, b.Observers)
+			if b.CleanP50Ms > 0 {
+				fmt.Fprintf(w, "; honest p50/p99 %.0f/%.0f ms vs clean %.0f/%.0f ms", p.P50Ms, p.P99Ms, b.CleanP50Ms, b.CleanP99Ms)
+			}
+			fmt.Fprintln(w)
+		}
+		if pr := p.Partition; pr != nil {
+			fmt.Fprintf(w, "partition: sides %d/%d, %d connections cut, %d leaked, all across %.0f ms after healing\n",
+				pr.Sides[0], pr.Sides[1], pr.ClosedConns, pr.Leaked, pr.HealToAllMs)
+		}
+		if p.Error != "" {
+			fmt.Fprintf(w, "%s: %s\n", p.Name, p.Error)
+		}
+	}
+	fmt.Fprintf(w, "RSS %.1f MiB (%.2f MiB per node, baseline %.1f MiB); took %.1f s; bytes counted from %s\n",
+		float64(r.RSSBytes)/(1<<20), float64(r.RSSPerNodeBytes)/(1<<20), float64(r.RSSBaseBytes)/(1<<20), r.TookMs/1000, r.BytesSource)
+	return nil
+}
+
+func kv(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", m[k], k)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package testnet
+
+func sockets() ([]sockStat, bool) { return nil, false }
