@@ -374,16 +374,16 @@ func (s *scorer) score(ctx context.Context, a, b int) (float64, error) {
 	return v, nil
 }
 
-// lexIndex is an inverted index over prepared texts: for each unigram,
-// bigram, character trigram and specific-word hash, the texts that hold it.
+// lexIndex is an inverted index over prepared texts: for each word,
+// character trigram and specific-word hash, the texts that hold it.
 type lexIndex struct {
-	uni, bi, tri map[uint64][]posting
-	marks        map[uint64][]int
+	uni, tri map[uint64][]posting
+	marks    map[uint64][]int
 	// per-text accumulators, reset after each query
-	uniShared, biShared, triShared []float64
-	markShared                     []int
-	touched                        []int
-	seen                           []bool
+	uniShared, triShared []float64
+	markShared           []int
+	touched              []int
+	seen                 []bool
 }
 
 type posting struct {
@@ -395,11 +395,9 @@ type posting struct {
 func newLexIndex(profs []*profile, ms []int) *lexIndex {
 	x := &lexIndex{
 		uni:        make(map[uint64][]posting),
-		bi:         make(map[uint64][]posting),
 		tri:        make(map[uint64][]posting),
 		marks:      make(map[uint64][]int),
 		uniShared:  make([]float64, len(profs)),
-		biShared:   make([]float64, len(profs)),
 		triShared:  make([]float64, len(profs)),
 		markShared: make([]int, len(profs)),
 		seen:       make([]bool, len(profs)),
@@ -413,9 +411,6 @@ func newLexIndex(profs []*profile, ms []int) *lexIndex {
 		p := profs[m]
 		for _, t := range p.uni {
 			x.uni[t.h] = append(x.uni[t.h], posting{m, t.w})
-		}
-		for _, t := range p.bi {
-			x.bi[t.h] = append(x.bi[t.h], posting{m, t.w})
 		}
 		for _, t := range p.tri {
 			x.tri[t.h] = append(x.tri[t.h], posting{m, t.w})
@@ -433,7 +428,7 @@ func newLexIndex(profs []*profile, ms []int) *lexIndex {
 func (x *lexIndex) scores(t *lexTables, profs []*profile, q int, out []float64) {
 	for _, m := range x.touched {
 		out[m] = 0
-		x.uniShared[m], x.biShared[m], x.triShared[m], x.markShared[m], x.seen[m] = 0, 0, 0, 0, false
+		x.uniShared[m], x.triShared[m], x.markShared[m], x.seen[m] = 0, 0, 0, false
 	}
 	x.touched = x.touched[:0]
 	p := profs[q]
@@ -444,11 +439,6 @@ func (x *lexIndex) scores(t *lexTables, profs []*profile, q int, out []float64) 
 				x.touched = append(x.touched, ps.text)
 			}
 			x.uniShared[ps.text] += qt.w + ps.w
-		}
-	}
-	for _, qt := range p.bi {
-		for _, ps := range x.bi[qt.h] {
-			x.biShared[ps.text] += qt.w + ps.w
 		}
 	}
 	// A text may share a trigram and no word ("lockfile", "lock file").
@@ -467,9 +457,9 @@ func (x *lexIndex) scores(t *lexTables, profs []*profile, q int, out []float64) 
 		}
 	}
 	for _, m := range x.touched {
-		out[m] = t.combine(p, profs[m], x.uniShared[m], x.biShared[m], x.triShared[m], x.markShared[m])
+		out[m] = t.combine(p, profs[m], x.uniShared[m], x.triShared[m], x.markShared[m])
 	}
-	// A text that shares no unigram and no trigram shares no bigram either,
-	// and scores 0 (combine gives 0 to texts sharing no term, whatever
-	// marks they share), so the untouched ones rightly keep 0.
+	// A text that shares no word and no trigram with q scores 0 (shared
+	// marks alone only scale a score of 0), so the untouched ones rightly
+	// keep 0.
 }

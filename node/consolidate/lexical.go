@@ -2,7 +2,6 @@ package consolidate
 
 import (
 	"context"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -19,13 +18,69 @@ type Similarity interface {
 }
 
 // DefaultThreshold is the Lexical similarity at or above which two event
-// texts are taken for the same surprise. It was chosen on
-// testdata/pairs.jsonl (TestLexicalQuality logs precision and recall per
-// part of that set). It is calibrated for Lexical only: an embedding model
-// needs its own threshold.
+// texts are taken for the same surprise. It is what the threshold rule of
+// TestLexicalQuality (the highest recall at a precision of at least 0.93)
+// picks on testdata/pairs.jsonl, rounded; the test logs precision and
+// recall per part of that set and cross-validated. It is calibrated for
+// Lexical only: an embedding model needs its own threshold.
 const DefaultThreshold = 0.48
 
-// Lexical is the default Similarity.
+// Lexical is the default Similarity: weighted overlap of words and of their
+// character trigrams, after mapping the many ways failure reports say one
+// thing to one word.
+//
+// A text is split on anything that is not a letter or a digit (an apostrophe
+// inside a word is dropped: "can't" is "cant"). A run that changes case or
+// switches between letters and digits is split into its parts
+// (DuplicateColumn → Duplicate Column, HTTPServer → HTTP Server, arm64 → arm
+// 64); names joined by . _ / and the like already fall apart at those. Words
+// are lowercased, number words become digits ("three" → "3") and numbers
+// lose their leading zeros ("02:00" → "2", "0").
+//
+// Then, in order of the words:
+//
+//   - a phrase or word from the synonym table becomes its canonical form:
+//     "timed out", "hangs", "stuck" → hang; "no such", "not found", "lacks"
+//     → missing; "permission denied", "EACCES", "forbidden" → denied; "db" →
+//     database; "pull request" → pr (see synonymTable);
+//   - a negator (not, no, never, cannot, doesn't, unable, without...) is
+//     dropped, and the first word after it (within three words) that says
+//     something is there or allowed becomes the canonical opposite: "cannot
+//     find", "does not exist", "is not installed" → missing; "not defined" →
+//     undefined; "could not connect" → unreachable (see negatedTable);
+//   - English stop words and one-letter words other than digits are dropped;
+//   - the rest pass through a light stemmer (-s, -es, -ies, -ing, -ed, a
+//     final -e, a doubled final consonant).
+//
+// Each kept word gets a weight:
+//
+//   - words found in almost every failure report ("fail", "error", "tried",
+//     "the person said") weigh little, and common software words ("test",
+//     "build", "file", "server") weigh half;
+//   - words that name something specific weigh more: error codes in capitals
+//     (EACCES), CamelCase names (DuplicateColumn), anything with a digit
+//     (404, arm64), parts of dotted, slashed, underscored or key=value names
+//     (foo.Bar, ./store, TZ=UTC) and quoted words ('app');
+//   - the words of a leading subject weigh less: in "npm install fails with
+//     EACCES" the words before "fails" (or before a "subject: message"
+//     colon) say what was run, and near-misses share exactly those.
+//
+// The score is (1−triWeight)·D(words) + triWeight·D(trigrams), where D is the
+// share of both texts' weight that the other text matches,
+// Σshared(wa+wb)/(ΣA+ΣB). The trigrams of a text are the three-byte pieces of
+// its kept words of four bytes or more, each weighing as its word: they
+// match near spellings and compounds ("lockfile" and "lock file", "healthz"
+// and "health") and, as a long word has more of them, they lean on long
+// words, which tend to be the rare ones. When each text names a specific
+// word the other lacks ("EACCES" against "ETIMEDOUT", "429" against "401"),
+// the score is multiplied by a conflict factor. A text with no kept word
+// scores 0 against everything, itself included; otherwise identical texts
+// score 1.
+//
+// Only the first 16 KiB of a text are read. Lexical is deterministic,
+// symmetric and safe for concurrent use. It keeps a bounded cache of
+// prepared texts, so repeated texts are tokenised once. The
+// zero value is ready to use; do not copy a Lexical after first use.
 type Lexical struct {
 	mu    sync.Mutex
 	cache map[string]*profile
@@ -41,42 +96,32 @@ func NewLexical() *Lexical {
 // them) so that every memory scores alike; they live in one struct so that
 // tests can show what each one does.
 type lexParams struct {
-	uniWeight    float64 // share of the word score
-	biWeight     float64 // share of the word-pair score; the rest is the trigram score
+	triWeight    float64 // share of the trigram score; the rest is the word score
 	weakWeight   float64 // weight of a generic failure word
 	commonWeight float64 // weight of a common software word
 	markWeight   float64 // weight of a word that names something specific
-	partWeight   float64 // factor for the parts of a split name
-	wholeWeight  float64 // weight of a whole split or joined name beside its parts
 	subjWeight   float64 // factor for the words of a leading subject
 	subjMax      int     // a leading part longer than this many kept words is no subject
 	conflict     float64 // factor when each text names a specific the other lacks
-	negWeight    float64 // weight of the negated form of a word ("not X"); 0 keeps none
-	triMin       int     // shortest word (bytes) whose character trigrams count
-	triNorm      int     // trigram weight: 0 the word's, 1 shared among its trigrams, 2 by the square root of their number
-	triConcept   bool    // words mapped through the synonym tables give trigrams too
-	synonyms     bool    // map variant words and phrases to one form
+	triMin       int     // shortest kept word (in bytes) whose trigrams count
+	synonyms     bool    // apply synonymTable and negatedTable
 	cacheMax     int     // prepared texts kept before the cache is cleared
 }
 
-// defaultLexParams were chosen on testdata/pairs.jsonl; see TestLexicalQuality
-// and the package documentation for how.
+// defaultLexParams were chosen on testdata/pairs.jsonl by cross-validation;
+// see TestLexicalQuality and the package documentation. Scores change
+// little around them (each moved alone by a step changes the
+// cross-validated recall by at most about 0.03).
 func defaultLexParams() lexParams {
 	return lexParams{
-		uniWeight:    0.6,
-		biWeight:     0,
+		triWeight:    0.4,
 		weakWeight:   0.1,
 		commonWeight: 0.5,
 		markWeight:   1.5,
-		partWeight:   1,
-		wholeWeight:  0,
 		subjWeight:   0.2,
 		subjMax:      6,
 		conflict:     0.7,
-		negWeight:    0,
 		triMin:       4,
-		triNorm:      0,
-		triConcept:   true,
 		synonyms:     true,
 		cacheMax:     1 << 14,
 	}
@@ -87,12 +132,12 @@ type lexTables struct {
 	p                                 lexParams
 	stop, weak, common, failed, negat map[string]bool
 	syn                               map[string]string   // stem → canonical form
-	negCanon                          map[string]string   // negated stem → canonical form
-	phrases                           map[string][]phrase // by the stem of the first word
+	negCanon                          map[string]string   // canonical form negated → canonical form
+	phrases                           map[string][]phrase // by the stem of their first word
 	numbers                           map[string]string   // number word → digits
 }
 
-// phrase is a run of stemmed words that stands for one canonical term.
+// phrase is a run of stemmed words that stands for one canonical form.
 type phrase struct {
 	words []string
 	canon string
@@ -111,24 +156,24 @@ func newLexTables(p lexParams) *lexTables {
 	for _, w := range strings.Fields(negatorList) {
 		t.negat[w] = true
 	}
-	for i, w := range strings.Fields(numberWordList) {
-		t.numbers[w] = itoa(i)
+	for _, line := range strings.Split(numberWordList, "\n") {
+		digits, words, _ := strings.Cut(line, ":")
+		for _, w := range strings.Fields(words) {
+			t.numbers[w] = strings.TrimSpace(digits)
+		}
 	}
-	t.numbers["twenty"], t.numbers["thirty"], t.numbers["forty"], t.numbers["fifty"], t.numbers["sixty"] = "20", "30", "40", "50", "60"
-	t.numbers["hundred"], t.numbers["thousand"] = "100", "1000"
 	if p.synonyms {
 		for _, line := range strings.Split(synonymTable, "\n") {
-			canon, rest, ok := strings.Cut(line, ":")
+			canon, variants, ok := strings.Cut(line, ":")
 			if !ok {
 				continue
 			}
 			canon = strings.TrimSpace(canon)
 			t.syn[stem(canon)] = canon
-			for _, v := range strings.Split(rest, ",") {
-				ws := strings.Fields(v)
-				switch {
-				case len(ws) == 0:
-				case len(ws) == 1:
+			for _, v := range strings.Split(variants, ",") {
+				switch ws := strings.Fields(v); len(ws) {
+				case 0:
+				case 1:
 					t.syn[stem(ws[0])] = canon
 				default:
 					ph := phrase{canon: canon}
@@ -140,20 +185,20 @@ func newLexTables(p lexParams) *lexTables {
 			}
 		}
 		for _, line := range strings.Split(negatedTable, "\n") {
-			canon, rest, ok := strings.Cut(line, ":")
+			canon, words, ok := strings.Cut(line, ":")
 			if !ok {
 				continue
 			}
-			for _, w := range strings.Fields(rest) {
+			for _, w := range strings.Fields(words) {
 				t.negCanon[t.canon(stem(w))] = strings.TrimSpace(canon)
 			}
 		}
-		// longer phrases first, so "heap out of memory" wins over "out of memory"
+		// the longest phrase first: "heap out of memory" before "out of memory"
 		for k := range t.phrases {
 			slices.SortStableFunc(t.phrases[k], func(a, b phrase) int { return len(b.words) - len(a.words) })
 		}
 	}
-	// Weak, common and failure words are compared with stemmed, canonical words.
+	// Weak, common and failure words are compared with canonical stems.
 	for _, w := range strings.Fields(weakWordList) {
 		t.weak[t.canon(stem(w))] = true
 	}
@@ -174,27 +219,19 @@ func (t *lexTables) canon(st string) string {
 	return st
 }
 
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return itoa(i/10) + string(rune('0'+i%10))
-}
-
-// term is one unigram, bigram or character trigram of a text: a 64-bit
-// FNV-1a hash of its form, and its weight.
+// term is one word or character trigram of a text: a 64-bit FNV-1a hash of
+// its form, and its weight.
 type term struct {
 	h uint64
 	w float64
 }
 
-// profile is a text prepared for scoring: its unigrams, bigrams and
-// character trigrams sorted by hash with their weight sums, and the sorted
-// hashes of its specific words.
+// profile is a text prepared for scoring: its words and trigrams sorted by
+// hash with their weight sums, and the sorted hashes of its specific words.
 type profile struct {
-	uni, bi, tri          []term
-	uniSum, biSum, triSum float64
-	marks                 []uint64
+	uni, tri       []term
+	uniSum, triSum float64
+	marks          []uint64
 }
 
 // Similarity implements Similarity. It never fails; ctx is not consulted.
@@ -248,31 +285,25 @@ func (l *Lexical) profile(t *lexTables, s string) *profile {
 	return p
 }
 
-// score blends the unigram, bigram and trigram overlap of two prepared
-// texts; the result is in [0, 1].
+// score blends the word and trigram overlap of two prepared texts; the
+// result is in [0, 1].
 func (t *lexTables) score(a, b *profile) float64 {
-	return t.combine(a, b, sharedWeight(a.uni, b.uni), sharedWeight(a.bi, b.bi), sharedWeight(a.tri, b.tri), sharedCount(a.marks, b.marks))
+	return t.combine(a, b, sharedWeight(a.uni, b.uni), sharedWeight(a.tri, b.tri), sharedCount(a.marks, b.marks))
 }
 
 // combine is the score of a and b given what they share: the summed weights
-// (wa + wb) of their shared unigrams, bigrams and trigrams, and the number
-// of specific words both name. It is the one place the formula lives: the
-// pairwise path and Assign's index path both end here.
-func (t *lexTables) combine(a, b *profile, uni, bi, tri float64, marks int) float64 {
+// (wa + wb) of their shared words and trigrams, and the number of specific
+// words both name. It is the one place the formula lives: the pairwise path
+// and Assign's index path both end here.
+func (t *lexTables) combine(a, b *profile, uni, tri float64, marks int) float64 {
 	if len(a.uni) == 0 || len(b.uni) == 0 {
 		return 0
 	}
 	p := t.p
-	s, total := p.uniWeight*ratio(uni, a.uniSum+b.uniSum), p.uniWeight
-	if len(a.bi) > 0 && len(b.bi) > 0 && p.biWeight > 0 {
-		s += p.biWeight * ratio(bi, a.biSum+b.biSum)
-		total += p.biWeight
+	s := ratio(uni, a.uniSum+b.uniSum)
+	if len(a.tri) > 0 && len(b.tri) > 0 { // texts of short words only have none
+		s += p.triWeight * (ratio(tri, a.triSum+b.triSum) - s) // (1−triWeight)·words + triWeight·trigrams, exactly 1 for equal texts
 	}
-	if triWeight := 1 - p.uniWeight - p.biWeight; len(a.tri) > 0 && len(b.tri) > 0 && triWeight > 1e-9 {
-		s += triWeight * ratio(tri, a.triSum+b.triSum)
-		total += triWeight
-	}
-	s /= total
 	// Each names a specific word the other does not: "EACCES" against
 	// "ETIMEDOUT", "429" against "401", "'app'" against "'distutils'". A text
 	// naming none, or only ones the other names too, only adds detail.
@@ -330,18 +361,16 @@ func sharedCount(x, y []uint64) int {
 
 // word is one word of a text on its way to becoming terms.
 type word struct {
-	low   string // lowercased
-	part  bool   // one part of a name split at case or digit changes
-	spec  bool   // the whole token names something specific
-	colon bool   // followed by "subject:" colon
+	low   string // lowercased, number words as digits
+	st    string // stem(low)
+	spec  bool   // a whole token that names something specific
+	colon bool   // followed by a "subject:" colon
 }
 
-// kept is a word that survived filtering, with its stem and weight.
+// kept is a word that survived filtering: its canonical stem and weight.
 type kept struct {
-	st      string
-	w       float64
-	neg     bool // negated ("not X", "never X")
-	concept bool // mapped through the synonym tables
+	st string
+	w  float64
 }
 
 // build tokenises, filters, stems and weighs the first maxLexText bytes of s.
@@ -351,47 +380,30 @@ func (t *lexTables) build(s string) *profile {
 	toks := tokenize(s)
 	pr := &profile{}
 
-	// Words: each token, or the parts of a token split at case and digit
-	// changes. Whole split and joined names are kept aside as extra terms.
-	words := make([]word, 0, len(toks)+4)
-	type extra struct {
-		low string
-		at  int // index of its first word, to place it in or out of the subject
-	}
-	var extras []extra
-	compStart, compWord := -1, 0
-	for i, tk := range toks {
-		first := len(words)
+	// The words: each token, or the parts of a token split at changes of
+	// case or between letters and digits.
+	words := make([]word, 0, len(toks)+len(toks)/4)
+	for _, tk := range toks {
 		low := t.normWord(strings.ToLower(tk.raw))
+		st := stem(low)
 		spec := tk.specific()
-		if spec && len(low) > 1 && !t.stop[low] {
-			if st := stem(low); !t.weak[t.canon(st)] {
-				pr.marks = append(pr.marks, hashTerm(st, ""))
-			}
+		if spec && len(low) > 1 && !t.stop[low] && !t.stop[st] && !t.weak[t.canon(st)] {
+			// A lone digit weighs as specific but is no ground for a
+			// conflict: versions are written "8.0", "net8.0", "v8".
+			pr.marks = append(pr.marks, hashTerm(st, ""))
 		}
-		if parts := splitName(tk.raw); len(parts) > 1 {
-			if p.wholeWeight > 0 {
-				extras = append(extras, extra{low, first})
-			}
-			for k, part := range parts {
-				words = append(words, word{low: t.normWord(strings.ToLower(part)), part: true, colon: tk.colon && k == len(parts)-1})
-			}
-		} else {
-			words = append(words, word{low: low, spec: spec, colon: tk.colon})
+		parts := splitName(tk.raw)
+		if parts == nil {
+			words = append(words, word{low: low, st: st, spec: spec, colon: tk.colon})
+			continue
 		}
-		// a joined name: foo.Bar, /usr/lib/node_modules, localhost:5432
-		if tk.link && compStart < 0 {
-			compStart, compWord = i, first
-		}
-		if !tk.link && compStart >= 0 {
-			if p.wholeWeight > 0 {
-				extras = append(extras, extra{strings.ToLower(s[toks[compStart].start:tk.end]), compWord})
-			}
-			compStart = -1
+		for k, part := range parts {
+			low := t.normWord(strings.ToLower(part))
+			words = append(words, word{low: low, st: stem(low), colon: tk.colon && k == len(parts)-1})
 		}
 	}
 
-	// Phrases, negation, stop words, stems, canonical forms and weights.
+	// Phrases, negation, stop words, canonical forms, subject and weights.
 	ks := make([]kept, 0, len(words))
 	subj := -1 // kept words in the leading subject; -1 while none is found
 	closeSubject := func(n int) {
@@ -399,125 +411,90 @@ func (t *lexTables) build(s string) *profile {
 			subj = n
 		}
 	}
-	negLeft := 0 // words left in the scope of a negator
-	keptBefore := make([]int, len(words)+1)
+	negated := 0 // words left in the scope of a negator
 	for i := 0; i < len(words); i++ {
-		keptBefore[i] = len(ks)
 		wd := words[i]
-		low := wd.low
-		st := stem(low)
 		colon := wd.colon
-		canonical := ""
-		concept := false
-		if p.synonyms {
-			if phs, ok := t.phrases[st]; ok {
-				for _, ph := range phs {
-					if n := len(ph.words); i+n <= len(words) && t.matches(ph.words, words[i:i+n]) {
-						canonical, concept = ph.canon, true
-						colon = words[i+n-1].colon
-						for j := i + 1; j < i+n; j++ {
-							keptBefore[j] = len(ks)
-						}
-						i += n - 1
-						break
-					}
-				}
+		canon := ""
+		for _, ph := range t.phrases[wd.st] {
+			if n := len(ph.words); i+n <= len(words) && matches(ph.words, words[i:i+n]) {
+				canon, colon = ph.canon, words[i+n-1].colon
+				i += n - 1
+				break
 			}
 		}
-		if canonical == "" {
-			if t.negat[low] {
-				negLeft = 3
+		if canon == "" {
+			drop := t.negat[wd.low]
+			if drop {
+				negated = 3
+			} else if len(wd.low) < 2 && (wd.low == "" || wd.low[0] < '0' || wd.low[0] > '9') || t.stop[wd.low] || t.stop[wd.st] {
+				drop = true
+				negated = max(negated-1, 0)
+			}
+			if drop {
 				if colon {
 					closeSubject(len(ks))
 				}
 				continue
 			}
-			short := len(low) < 2 && (len(low) == 0 || low[0] < '0' || low[0] > '9')
-			if short || t.stop[low] || t.stop[st] {
-				if negLeft > 0 {
-					negLeft--
-				}
-				if colon {
-					closeSubject(len(ks))
-				}
-				continue
+			canon = t.canon(wd.st)
+			if c, ok := t.negCanon[canon]; ok && negated > 0 {
+				canon = c
 			}
-			canonical = t.canon(st)
-			_, concept = t.syn[st]
-			if negLeft > 0 && p.synonyms {
-				if c, ok := t.negCanon[canonical]; ok {
-					canonical, negLeft, concept = c, 0, true
-				}
-			}
+			negated = 0
 		}
-		neg := negLeft > 0
-		negLeft = 0
-		if t.failed[canonical] || t.failed[st] {
+		if t.failed[canon] || t.failed[wd.st] {
 			closeSubject(len(ks)) // the failure word itself is no subject
 		}
 		w := 1.0
 		switch {
-		case t.weak[canonical]:
+		case t.weak[canon]:
 			w = p.weakWeight
 		case wd.spec:
 			w = p.markWeight
-		case t.common[canonical]:
+		case t.common[canon]:
 			w = p.commonWeight
 		}
-		if wd.part {
-			w *= p.partWeight
-		}
-		ks = append(ks, kept{canonical, w, neg, concept})
+		ks = append(ks, kept{canon, w})
 		if colon {
 			closeSubject(len(ks))
 		}
 	}
-	inSubject := func(i int) bool { return subj > 0 && subj < len(ks) && i < subj } // a subject needs a message after it
-	for i := range ks {
-		if inSubject(i) {
+	if subj > 0 && subj < len(ks) { // a subject needs a message after it
+		for i := range subj {
 			ks[i].w *= p.subjWeight
 		}
 	}
-	for i, k := range ks {
-		pr.uni = append(pr.uni, term{hashTerm(k.st, ""), k.w})
-		if k.neg && p.negWeight > 0 {
-			pr.uni = append(pr.uni, term{hashTerm("!", k.st), p.negWeight * k.w})
-		}
-		if i > 0 && ks[i-1].st != k.st {
-			pr.bi = append(pr.bi, term{hashTerm(ks[i-1].st, k.st), (ks[i-1].w + k.w) / 2})
-		}
-		if n := len(k.st); n >= p.triMin && p.uniWeight+p.biWeight < 1 && (p.triConcept || !k.concept) {
-			tw := k.w
-			switch p.triNorm {
-			case 1:
-				tw /= float64(n - 2)
-			case 2:
-				tw /= math.Sqrt(float64(n - 2))
-			}
-			for j := 0; j+3 <= n; j++ {
-				pr.tri = append(pr.tri, term{hashTerm(k.st[j:j+3], ""), tw})
+
+	pr.uni = make([]term, 0, len(ks))
+	if n := 0; p.triWeight > 0 {
+		for _, k := range ks {
+			if len(k.st) >= p.triMin {
+				n += len(k.st) - 2
 			}
 		}
+		pr.tri = make([]term, 0, n)
 	}
-	for _, e := range extras {
-		w := p.wholeWeight
-		if inSubject(keptBefore[e.at]) {
-			w *= p.subjWeight
+	for _, k := range ks {
+		pr.uni = append(pr.uni, term{hashTerm(k.st, ""), k.w})
+		if n := len(k.st); n >= p.triMin && p.triWeight > 0 {
+			for j := 0; j+3 <= n; j++ {
+				pr.tri = append(pr.tri, term{hashTerm(k.st[j:j+3], ""), k.w})
+			}
 		}
-		pr.uni = append(pr.uni, term{hashTerm("=", e.low), w})
 	}
 	pr.uni, pr.uniSum = dedupe(pr.uni)
-	pr.bi, pr.biSum = dedupe(pr.bi)
 	pr.tri, pr.triSum = dedupe(pr.tri)
 	slices.Sort(pr.marks)
 	pr.marks = slices.Clip(slices.Compact(pr.marks))
 	return pr
 }
 
-// matches reports whether the words ws spell the stemmed phrase ph.
-func (t *lexTables) matches(ph []string, ws []word) bool {
-	for k, w := range ph {
-		if k > 0 && stem(ws[k].low) != w {
+// matches reports whether the words ws spell the stemmed phrase ph (whose
+// first word is known to match).
+func matches(ph []string, ws []word) bool {
+	for k := 1; k < len(ph); k++ {
+		if ws[k].st != ph[k] {
 			return false
 		}
 	}
@@ -530,47 +507,47 @@ func (t *lexTables) normWord(low string) string {
 	if d, ok := t.numbers[low]; ok {
 		return d
 	}
-	if len(low) > 1 && low[0] == '0' {
-		i := 0
-		for i < len(low)-1 && low[i] == '0' {
-			i++
-		}
-		digits := true
-		for j := i; j < len(low); j++ {
-			if low[j] < '0' || low[j] > '9' {
-				digits = false
-				break
-			}
-		}
-		if digits {
-			return low[i:]
+	if len(low) < 2 || low[0] != '0' {
+		return low
+	}
+	for i := 0; i < len(low); i++ {
+		if low[i] < '0' || low[i] > '9' {
+			return low
 		}
 	}
-	return low
+	return strings.TrimLeft(low[:len(low)-1], "0") + low[len(low)-1:]
 }
 
-// splitName splits a token at changes of case (DuplicateColumn →
-// Duplicate, Column; HTTPServer → HTTP, Server) and between letters and
-// digits (arm64 → arm, 64). It returns nil when there is nothing to split.
+// splitName splits a token at changes of case (DuplicateColumn → Duplicate,
+// Column; HTTPServer → HTTP, Server) and between letters and digits (arm64
+// → arm, 64). A plural acronym stays whole (IDs, URLs). It returns nil when
+// there is nothing to split.
 func splitName(s string) []string {
-	rs := []rune(s)
 	var out []string
-	start := 0
-	for i := 1; i < len(rs); i++ {
-		a, b := rs[i-1], rs[i]
-		cut := unicode.IsLower(a) && unicode.IsUpper(b) ||
-			unicode.IsDigit(a) != unicode.IsDigit(b) ||
-			// HTTPServer: the cut goes before the S; IDs and URLs stay whole
-			unicode.IsUpper(a) && unicode.IsUpper(b) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) && !(i+2 == len(rs) && rs[i+1] == 's')
-		if cut {
-			out = append(out, string(rs[start:i]))
-			start = i
+	start, prev, prevSize := 0, rune(-1), 0
+	for i, r := range s {
+		if prev >= 0 {
+			cut := -1
+			switch {
+			case unicode.IsLower(prev) && unicode.IsUpper(r), unicode.IsDigit(prev) != unicode.IsDigit(r):
+				cut = i
+			case unicode.IsUpper(prev) && unicode.IsLower(r) && i-prevSize > start && s[i:] != "s":
+				// HTTPServer: the cut goes before the S
+				if q, _ := utf8.DecodeLastRuneInString(s[:i-prevSize]); unicode.IsUpper(q) {
+					cut = i - prevSize
+				}
+			}
+			if cut > start {
+				out = append(out, s[start:cut])
+				start = cut
+			}
 		}
+		prev, prevSize = r, utf8.RuneLen(r)
 	}
-	if start == 0 {
+	if out == nil {
 		return nil
 	}
-	return append(out, string(rs[start:]))
+	return append(out, s[start:])
 }
 
 // dedupe sorts terms by hash, keeps each hash once with its largest weight,
@@ -629,11 +606,6 @@ type token struct {
 	// colon: the token is followed by ':' and then white space or the end
 	// ("go test: ..."), not by "::" or ":5432".
 	colon bool
-	// link: the token is joined to the next one by one or two of
-	// . _ / : @ = - and no space, so the two are parts of one name.
-	link bool
-	// start and end are the byte offsets of the token in the text.
-	start, end int
 }
 
 // specific reports whether the token names something specific: it holds a
@@ -670,18 +642,8 @@ func (t token) specific() bool {
 // two letters is dropped ("don't" → "dont").
 func tokenize(s string) []token {
 	rs := []rune(s)
-	off := make([]int, len(rs)+1) // byte offset of each rune
-	{
-		i := 0
-		for k := range s {
-			off[i] = k
-			i++
-		}
-		off[len(rs)] = len(s)
-	}
 	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 	isJoin := func(r rune) bool { return r == '.' || r == '_' || r == '/' || r == ':' || r == '@' || r == '=' }
-	isLink := func(r rune) bool { return isJoin(r) || r == '-' }
 	quoted := quotedSpans(rs, isWord)
 	var out []token
 	var b strings.Builder
@@ -690,7 +652,7 @@ func tokenize(s string) []token {
 		if start < 0 {
 			return
 		}
-		t := token{raw: b.String(), quoted: quoted[start], start: off[start], end: off[end]}
+		t := token{raw: b.String(), quoted: quoted[start]}
 		switch {
 		case start >= 2 && isJoin(rs[start-1]) && isWord(rs[start-2]):
 			t.joined = true
@@ -700,12 +662,6 @@ func tokenize(s string) []token {
 			t.joined = true
 		}
 		t.colon = end < len(rs) && rs[end] == ':' && (end+1 == len(rs) || unicode.IsSpace(rs[end+1]))
-		switch {
-		case end+1 < len(rs) && isLink(rs[end]) && isWord(rs[end+1]):
-			t.link = true
-		case end+2 < len(rs) && isLink(rs[end]) && isLink(rs[end+1]) && isWord(rs[end+2]):
-			t.link = true // PG::DuplicateColumn
-		}
 		out = append(out, t)
 		b.Reset()
 		start = -1
@@ -812,8 +768,28 @@ will with within without won wont would wouldn wouldnt yet you youre your yours 
 const negatorList = `not no never cannot cant dont doesnt didnt isnt arent wasnt werent wont couldnt
 shouldnt wouldnt hasnt havent hadnt unable without nor`
 
-// numberWordList holds the number words from zero, in order.
-const numberWordList = `zero one two three four five six seven eight nine ten eleven twelve`
+// numberWordList maps number words to digits, so "three times" meets "3x"
+// and "five minutes" meets "5 minutes".
+const numberWordList = `0: zero
+1: one once
+2: two twice
+3: three thrice
+4: four
+5: five
+6: six
+7: seven
+8: eight
+9: nine
+10: ten
+11: eleven
+12: twelve
+20: twenty
+30: thirty
+40: forty
+50: fifty
+60: sixty
+100: hundred
+1000: thousand`
 
 // weakWordList holds words so common in failure reports and corrections
 // that sharing them says little about sharing a surprise.
@@ -878,7 +854,29 @@ week: weekly
 hour: hourly
 go: golang
 ratelimit: rate limit, rate limited, rate limits, too many requests, throttled
-unreachable: unreachable`
+unreachable: unreachable
+stale: outdated, out of date, not up to date, obsolete
+flaky: flake, flakes, flakey, intermittent, intermittently, sporadic, sporadically, nondeterministic
+corrupt: corrupted, corruption, garbled, mangled
+duplicate: duplicated, duplicates, twice, doubled
+invalid: incorrect, malformed
+empty: blank
+restart: reboot, rebooted, reboots, restarts, restarted
+start: launch, launches, launched, startup, boot, boots
+kill: killed, terminate, terminated, sigkill
+upgrade: upgraded, upgrades, bump, bumped
+macos: mac, osx, darwin
+arm64: aarch64, apple silicon
+amd64: x64
+javascript: js
+typescript: ts
+login: log in, logs in, sign in, signin, logon
+logout: log out, sign out, signout
+exception: throws, thrown, raises, raised
+leak: leaks, leaking, leaked
+race: data race, race condition, racy
+password: passwd
+permission: permissions, perms`
 
 // negatedTable maps a negated word to a canonical form: "cannot find",
 // "does not exist" and "not installed" all say something is missing.

@@ -48,6 +48,14 @@ func TestLexical(t *testing.T) {
 		{"near-miss: other quoted module", "pytest fails with ModuleNotFoundError: No module named 'app'",
 			"python 3.12: ModuleNotFoundError: No module named 'distutils'", 0, DefaultThreshold - 0.05},
 		{"unicode", "Die Datenbank ist gesperrt: SQLITE_BUSY", "SQLITE_BUSY: die Datenbank ist gesperrt", DefaultThreshold, 1},
+		{"not found, not installed and missing are one thing", "make fails: protoc: command not found",
+			"protoc is not installed, so make stops", DefaultThreshold, 1},
+		{"timed out and hang, e2e and end to end, db and database", "the e2e suite times out waiting for the db",
+			"end to end tests hang while waiting for the database", DefaultThreshold, 1},
+		{"a CamelCase name meets its words", "rails migrate fails with PG::DuplicateColumn",
+			"the migration crashes: duplicate column in users", DefaultThreshold, 1},
+		{"number words and a compound", "CI fails: ERR_PNPM_OUTDATED_LOCKFILE, three times in a row",
+			"pnpm refuses to install 3 times because the lock file is out of date", DefaultThreshold, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -135,6 +143,33 @@ func TestStem(t *testing.T) {
 	for _, w := range []string{"status", "install", "pass", "is", "go"} {
 		if s := stem(w); len(s) < len(w)-1 {
 			t.Errorf("stem(%q) = %q cuts too much", w, s)
+		}
+	}
+}
+
+func TestSplitName(t *testing.T) {
+	for in, want := range map[string][]string{
+		"DuplicateColumn": {"Duplicate", "Column"},
+		"HTTPServer":      {"HTTP", "Server"},
+		"arm64":           {"arm", "64"},
+		"NETSDK1045":      {"NETSDK", "1045"},
+		"macOS":           {"mac", "OS"},
+		"IDs":             nil,
+		"EACCES":          nil,
+		"plain":           nil,
+		"Straße":          nil,
+	} {
+		if got := splitName(in); !slices.Equal(got, want) {
+			t.Errorf("splitName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestNormWord(t *testing.T) {
+	tab := newLexTables(defaultLexParams())
+	for in, want := range map[string]string{"three": "3", "twice": "2", "02": "2", "00": "0", "0": "0", "0x1f": "0x1f", "007a": "007a", "word": "word"} {
+		if got := tab.normWord(in); got != want {
+			t.Errorf("normWord(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -277,22 +312,23 @@ func pickThreshold(scores []float64, same []bool, idx []int) float64 {
 }
 
 // cvResult is the outcome of a repeated k-fold cross-validation: the
-// precision and recall of every held-out fold at the threshold chosen on
-// the other folds.
+// precision and recall of every held-out fold at the weights and threshold
+// chosen on the other folds, and how often each weight variant was chosen.
 type cvResult struct {
 	precision, recall, threshold []float64
+	picks                        []int
 }
 
 // crossValidate runs `repeats` rounds of stratified k-fold cross-validation
-// over scored pairs: in each round the pairs are shuffled (a fixed seed per
-// round) and dealt into k folds with the same share of "same" pairs; each
-// fold in turn is held out, a threshold is chosen on the others by
-// pickThreshold and measured on it. Lexical has no other parameter chosen
-// per fold: its weights are fixed, so this measures the threshold rule on
-// unseen pairs, not the choice of the weights (see the package
-// documentation for how those were checked).
-func crossValidate(scores []float64, same []bool, k, repeats int) cvResult {
-	var res cvResult
+// over labelled pairs scored by one or more weight variants (scores[v][i]
+// is the score of pair i under variant v). In each round the pairs are
+// shuffled (a fixed seed per round) and dealt into k folds with the same
+// share of "same" pairs; each fold in turn is held out, and on the other
+// folds every variant gets its threshold by pickThreshold; the variant with
+// the highest recall there at a precision of at least cvTargetPrecision (the
+// first one on ties) is measured, with its threshold, on the held-out fold.
+func crossValidate(scores [][]float64, same []bool, k, repeats int) cvResult {
+	res := cvResult{picks: make([]int, len(scores))}
 	for rep := range repeats {
 		r := rand.New(rand.NewPCG(uint64(rep), 0x5eed))
 		var pos, neg []int
@@ -321,14 +357,55 @@ func crossValidate(scores []float64, same []bool, k, repeats int) cvResult {
 					train = append(train, i)
 				}
 			}
-			th := pickThreshold(scores, same, train)
-			q := measure(scores, same, test, th)
+			best, bestTh, bestObj := 0, 0.0, math.Inf(-1)
+			for v, sc := range scores {
+				th := pickThreshold(sc, same, train)
+				q := measure(sc, same, train, th)
+				obj := q.recall()
+				if q.precision() < cvTargetPrecision {
+					obj = q.precision() - 1 // below target: closest to it
+				}
+				if obj > bestObj {
+					best, bestTh, bestObj = v, th, obj
+				}
+			}
+			q := measure(scores[best], same, test, bestTh)
 			res.precision = append(res.precision, q.precision())
 			res.recall = append(res.recall, q.recall())
-			res.threshold = append(res.threshold, th)
+			res.threshold = append(res.threshold, bestTh)
+			res.picks[best]++
 		}
 	}
 	return res
+}
+
+// lexNeighbours returns the default weights and, for each tunable, the
+// defaults with that one moved a step down and a step up: the candidates
+// among which TestLexicalQuality's cross-validation chooses on every fold.
+func lexNeighbours() (names []string, ps []lexParams) {
+	d := defaultLexParams()
+	add := func(name string, f func(p *lexParams)) {
+		p := d
+		f(&p)
+		names, ps = append(names, name), append(ps, p)
+	}
+	add("defaults", func(p *lexParams) {})
+	add("triWeight−", func(p *lexParams) { p.triWeight -= 0.1 })
+	add("triWeight+", func(p *lexParams) { p.triWeight += 0.1 })
+	add("weakWeight−", func(p *lexParams) { p.weakWeight /= 2 })
+	add("weakWeight+", func(p *lexParams) { p.weakWeight *= 2 })
+	add("commonWeight−", func(p *lexParams) { p.commonWeight -= 0.2 })
+	add("commonWeight+", func(p *lexParams) { p.commonWeight += 0.2 })
+	add("markWeight−", func(p *lexParams) { p.markWeight -= 0.25 })
+	add("markWeight+", func(p *lexParams) { p.markWeight += 0.5 })
+	add("subjWeight−", func(p *lexParams) { p.subjWeight -= 0.1 })
+	add("subjWeight+", func(p *lexParams) { p.subjWeight += 0.1 })
+	add("conflict−", func(p *lexParams) { p.conflict -= 0.1 })
+	add("conflict+", func(p *lexParams) { p.conflict += 0.1 })
+	add("triMin−", func(p *lexParams) { p.triMin-- })
+	add("triMin+", func(p *lexParams) { p.triMin++ })
+	add("no synonyms", func(p *lexParams) { p.synonyms = false })
+	return names, ps
 }
 
 // meanSD returns the mean, standard deviation, minimum and maximum of xs.
@@ -359,17 +436,15 @@ const (
 // TestLexicalQuality measures how well Lexical at DefaultThreshold tells
 // "same surprise" pairs from different ones on testdata/pairs.jsonl.
 //
-// The parts of the set, in the order they were written:
-//   - tune, check, fresh: the first design's weights were chosen on them;
-//   - final: written after that design and not tuned on by it.
-//
-// The current design (split names, canonical failure words, character
-// trigrams) was developed on all 260 pairs, so per-part numbers are all
-// optimistic. The honest estimate for new text is the cross-validated one
-// (the threshold chosen on 4/5 of the pairs, measured on the other 1/5),
-// and still optimistic about the weights and word lists, which were chosen
-// looking at all the pairs. Its mean is asserted; testdata/holdout.jsonl,
-// when present, is the real test.
+// The parts of the set, in the order they were written, are tune, check,
+// fresh and final; an earlier design was tuned on the first three and
+// measured on final. The current design was developed on all of them, so
+// the numbers per part (and for all pairs) are optimistic. The estimate for
+// new text is the cross-validated one: weights and threshold chosen on 4/5
+// of the pairs, measured on the other 1/5. Its mean is asserted. It is
+// still optimistic about the word lists and the kinds of signal, which were
+// chosen looking at all the pairs; testdata/holdout.jsonl, when present, is
+// the real test (set REMEM_SKIP_HOLDOUT to leave it out while developing).
 func TestLexicalQuality(t *testing.T) {
 	pairs := loadPairs(t)
 	if len(pairs) < 80 {
@@ -403,13 +478,39 @@ func TestLexicalQuality(t *testing.T) {
 		total.n, total.same, total.precision(), total.recall(), DefaultThreshold, pickThreshold(scores, same, all))
 
 	const folds, repeats = 5, 20
-	cv := crossValidate(scores, same, folds, repeats)
+	cv := crossValidate([][]float64{scores}, same, folds, repeats)
 	pm, psd, plo, phi := meanSD(cv.precision)
 	rm, rsd, rlo, rhi := meanSD(cv.recall)
 	tm, tsd, _, _ := meanSD(cv.threshold)
-	t.Logf("cross-validated (%d×%d-fold, threshold for precision ≥ %.2f on the training folds): precision %.3f ± %.3f (%.3f–%.3f), recall %.3f ± %.3f (%.3f–%.3f), threshold %.3f ± %.3f",
+	t.Logf("cross-validated threshold (%d×%d-fold; weights fixed, threshold for precision ≥ %.2f on the training folds): precision %.3f ± %.3f (%.3f–%.3f), recall %.3f ± %.3f (%.3f–%.3f), threshold %.3f ± %.3f",
 		repeats, folds, cvTargetPrecision, pm, psd, plo, phi, rm, rsd, rlo, rhi, tm, tsd)
-	// Floors a little under the measured means (0.926 and 0.829).
+
+	// The weights and the threshold chosen together on every fold, among
+	// the defaults and their neighbours.
+	names, variants := lexNeighbours()
+	vscores := [][]float64{scores}
+	for _, vp := range variants[1:] {
+		vl := &Lexical{tab: newLexTables(vp)}
+		sc := make([]float64, len(pairs))
+		for i, p := range pairs {
+			sc[i] = lexSim(t, vl, p.A, p.B)
+		}
+		vscores = append(vscores, sc)
+	}
+	cv = crossValidate(vscores, same, folds, repeats)
+	pm, psd, plo, phi = meanSD(cv.precision)
+	rm, rsd, rlo, rhi = meanSD(cv.recall)
+	tm, tsd, _, _ = meanSD(cv.threshold)
+	var picks []string
+	for v, n := range cv.picks {
+		if n > 0 {
+			picks = append(picks, fmt.Sprintf("%s %d", names[v], n))
+		}
+	}
+	t.Logf("cross-validated weights and threshold (%d×%d-fold, chosen among %d variants): precision %.3f ± %.3f (%.3f–%.3f), recall %.3f ± %.3f (%.3f–%.3f), threshold %.3f ± %.3f; chosen: %s",
+		repeats, folds, len(variants), pm, psd, plo, phi, rm, rsd, rlo, rhi, tm, tsd, strings.Join(picks, ", "))
+	// Floors a little under the measured means (0.92 and 0.82); ± is the
+	// spread over held-out folds of 52 pairs.
 	if pm < 0.88 || rm < 0.77 {
 		t.Errorf("cross-validated precision %.3f recall %.3f, want ≥ 0.88 and ≥ 0.77", pm, rm)
 	}
