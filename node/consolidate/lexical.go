@@ -771,7 +771,7 @@ shouldnt wouldnt hasnt havent hadnt unable without nor`
 // numberWordList maps number words to digits, so "three times" meets "3x"
 // and "five minutes" meets "5 minutes".
 const numberWordList = `0: zero
-1: one once
+1: one
 2: two twice
 3: three thrice
 4: four
@@ -858,7 +858,7 @@ unreachable: unreachable
 stale: outdated, out of date, not up to date, obsolete
 flaky: flake, flakes, flakey, intermittent, intermittently, sporadic, sporadically, nondeterministic
 corrupt: corrupted, corruption, garbled, mangled
-duplicate: duplicated, duplicates, twice, doubled
+duplicate: duplicated, duplicates, doubled
 invalid: incorrect, malformed
 empty: blank
 restart: reboot, rebooted, reboots, restarts, restarted
