@@ -94,6 +94,8 @@ func (s *Store) PutLessons(ls []Lesson) error {
 		}
 		vals[i] = v
 	}
+	s.ownMu.Lock()
+	defer s.ownMu.Unlock()
 	err := s.update(func(w *writer) error {
 		for i, l := range ls {
 			if err := w.set(lessonKey(l.Hash), vals[i]); err != nil {
@@ -114,7 +116,26 @@ func (s *Store) PutLessons(ls []Lesson) error {
 	if err != nil {
 		return fmt.Errorf("storing %d lessons: %w", len(ls), err)
 	}
+	for _, l := range ls {
+		if l.Own {
+			s.own[l.Hash] = true
+		} else {
+			delete(s.own, l.Hash)
+		}
+	}
 	return nil
+}
+
+// loadOwn reads the w/ index once at open; from then on the store, the
+// only writer, keeps the set current, so the receive path never scans.
+func (s *Store) loadOwn() error {
+	s.own = map[string]bool{}
+	return s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, []byte("w/"), false, func(k, _ []byte) error {
+			s.own[string(k[2:])] = true
+			return nil
+		})
+	})
 }
 
 // ownKey indexes the lessons this memory wrote itself, which the receive
@@ -124,23 +145,25 @@ func ownKey(hash string) []byte { return []byte("w/" + hash) }
 // OwnLessons returns this memory's own lessons, ordered by hash, without
 // reading the received candidates.
 func (s *Store) OwnLessons() ([]Lesson, error) {
-	var out []Lesson
-	err := s.view(func(txn *badger.Txn) error {
-		return scanPrefix(txn, []byte("w/"), false, func(k, _ []byte) error {
-			v, ok, err := getIn(txn, lessonKey(string(k[2:])))
-			if err != nil || !ok {
-				return err
-			}
-			var l Lesson
-			if err := json.Unmarshal(v, &l); err != nil {
-				return err
-			}
-			out = append(out, l)
-			return nil
-		})
-	})
+	s.ownMu.Lock()
+	hashes := make([]string, 0, len(s.own))
+	for h := range s.own {
+		hashes = append(hashes, h)
+	}
+	s.ownMu.Unlock()
+	if len(hashes) == 0 {
+		return nil, nil
+	}
+	slices.Sort(hashes)
+	byHash, err := s.GetLessons(hashes)
 	if err != nil {
 		return nil, fmt.Errorf("reading own lessons: %w", err)
+	}
+	out := make([]Lesson, 0, len(hashes))
+	for _, h := range hashes {
+		if l, ok := byHash[h]; ok {
+			out = append(out, l)
+		}
 	}
 	return out, nil
 }
@@ -204,12 +227,17 @@ func (s *Store) Lessons() ([]Lesson, error) {
 // DeleteLesson removes the local lesson hash (not its records, nor the
 // events absorbed into it). Deleting a missing lesson is not an error.
 func (s *Store) DeleteLesson(hash string) error {
+	s.ownMu.Lock()
+	defer s.ownMu.Unlock()
 	err := s.update(func(w *writer) error {
 		if err := w.del(ownKey(hash)); err != nil {
 			return err
 		}
 		return w.del(lessonKey(hash))
 	})
+	if err == nil {
+		delete(s.own, hash)
+	}
 	if err != nil {
 		return fmt.Errorf("deleting lesson %s: %w", hash, err)
 	}

@@ -93,3 +93,31 @@ func TestLessonsCRUD(t *testing.T) {
 		t.Fatalf("after delete: %+v", all)
 	}
 }
+
+func TestOwnLessonsSurviveReopen(t *testing.T) {
+	s, home := openTest(t)
+	if err := s.PutLessons([]Lesson{
+		{Hash: "aa", Kind: "error", Text: "one", Own: true},
+		{Hash: "bb", Kind: "error", Text: "two"},
+		{Hash: "cc", Kind: "error", Text: "three", Own: true},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutLesson(Lesson{Hash: "cc", Kind: "error", Text: "three"}); err != nil { // no longer own
+		t.Fatal(err)
+	}
+	if err := s.DeleteLesson("aa"); err != nil {
+		t.Fatal(err)
+	}
+	s.PutLesson(Lesson{Hash: "dd", Kind: "error", Text: "four", Own: true})
+	s.Close()
+	s2, err := Open(home, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	own, err := s2.OwnLessons()
+	if err != nil || len(own) != 1 || own[0].Hash != "dd" {
+		t.Fatalf("own lessons after reopen: %+v %v", own, err)
+	}
+}

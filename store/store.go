@@ -56,6 +56,9 @@ type Store struct {
 	db   *badger.DB
 	lock *os.File
 	home string
+
+	ownMu sync.Mutex
+	own   map[string]bool // hashes of own lessons: the w/ index, kept in memory
 }
 
 // Open opens (creating if needed) the store under home. It never waits for
@@ -89,6 +92,11 @@ func Open(home string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("opening the store at %s: %w", filepath.Join(home, "db"), err)
 	}
 	s.db = db
+	if err := s.loadOwn(); err != nil {
+		db.Close()
+		s.releaseLock()
+		return nil, err
+	}
 	return s, nil
 }
 
