@@ -62,6 +62,6 @@ func commands() []*cli.Command {
 		publishCommand(), revokeCommand(), exportCommand(), lessonsCommand(), showCommand(),
 		ingestCommand(), rememberCommand(), sleepCommand(), shareCommand(), recallCommand(),
 		nodeCommand(), statusCommand(), peersCommand(), folderCommand(), commonsCommand(),
-		mcpCommand(), contextCommand(),
+		mcpCommand(), contextCommand(), testnetCommand(),
 	}
 }
