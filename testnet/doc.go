@@ -16,7 +16,12 @@
 // (a new node joins) and byzantine (a tenth as many raw libp2p hosts publish
 // forged, imperative and oversized records on the team topic). After every
 // phase the run checks, never assumes, that every live node holds the same
-// record set and computes the same state for every hash.
+// record set and computes the same state for every hash: it reads every
+// node's store and compares SHA-256 digests over the records in key order
+// and each hash's state at one common instant. The records compared are
+// those in circulation: a lesson record its origin has revoked stays with
+// the nodes that hold it but is never sent on (SPEC §8), so a node that
+// joins later never gets it; the revocation is compared instead.
 //
 // What is measured, and how:
 //

@@ -157,7 +157,7 @@ func (c *cluster) confirm(ctx context.Context, pr *phaseRun, r *rand.Rand, progr
 		errs := make(chan error, len(confirmers))
 		for _, idx := range confirmers {
 			go func() {
-				_, err := c.nodes[idx].d.SleepNow(ctx)
+				_, err := c.sleepNow(ctx, c.nodes[idx])
 				if err != nil {
 					err = fmt.Errorf("%s: sleep: %w", c.nodes[idx].name(), err)
 				}
@@ -263,7 +263,7 @@ func (c *cluster) revoke(ctx context.Context, pr *phaseRun, r *rand.Rand, progre
 		pr.countRecord()
 		l.revoked = true
 		wg.Go(func() error {
-			_, err := n.d.SleepNow(ctx)
+			_, err := c.sleepNow(ctx, n)
 			return err
 		})
 		for _, m := range live {
@@ -504,7 +504,8 @@ func (c *cluster) partition(ctx context.Context, pr *phaseRun, r *rand.Rand, pro
 		sides[s] = append(sides[s], n)
 	}
 	for k, h := range c.probes {
-		// A probe stays on the side of the first node it dialled.
+		// Probes are dealt to the sides in turn; their links to the other
+		// side are cut like the nodes'.
 		c.part.set(h.peerID(), k%2)
 	}
 	if len(sides[0]) == 0 || len(sides[1]) == 0 {
@@ -598,6 +599,12 @@ func (c *cluster) partition(ctx context.Context, pr *phaseRun, r *rand.Rand, pro
 // ---- latejoin ----
 
 func (c *cluster) lateJoin(ctx context.Context, pr *phaseRun, r *rand.Rand, progress func(Phase, int, int)) error {
+	if len(c.lessons) == 0 {
+		// Run alone: give the late node something to catch up on.
+		if _, err := c.ensureLessons(ctx, pr, r, c.cfg.Lessons, func(*lesson) bool { return true }, progress); err != nil {
+			return err
+		}
+	}
 	conv, err := c.awaitConverged(ctx, c.p.ConvergeTimeout)
 	if err != nil {
 		return err

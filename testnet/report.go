@@ -30,10 +30,12 @@ type Report struct {
 	// BytesSource says what bytes_per_node counts: "tcp" (every byte of the
 	// nodes' sockets) or "sync" (the catch-up protocol only, where sockets
 	// cannot be read).
-	BytesSource string       `json:"bytes_source"`
-	Gossip      GossipReport `json:"gossip"`
-	Started     time.Time    `json:"started"`
-	TookMs      float64      `json:"took_ms"`
+	BytesSource string `json:"bytes_source"`
+	// CPUs the Go runtime runs on (GOMAXPROCS).
+	CPUs    int          `json:"cpus"`
+	Gossip  GossipReport `json:"gossip"`
+	Started time.Time    `json:"started"`
+	TookMs  float64      `json:"took_ms"`
 	// OK is true when every phase delivered everything and converged.
 	OK     bool          `json:"ok"`
 	Phases []PhaseReport `json:"phases"`
@@ -84,8 +86,8 @@ type PhaseReport struct {
 	// GossipP50Ms and GossipP99Ms: the time from publication to the first
 	// copy of a lesson's message at the probe hosts, i.e. GossipSub alone,
 	// without a node's validation queue, store and delivery loop.
-	GossipP50Ms float64 `json:"gossip_p50_ms"`
-	GossipP99Ms float64 `json:"gossip_p99_ms"`
+	GossipP50Ms float64 `json:"gossip_p50_ms,omitempty"`
+	GossipP99Ms float64 `json:"gossip_p99_ms,omitempty"`
 	// SyncShare: the share of the records nodes needed that came by
 	// catch-up sync rather than gossip; Dropped: gossip messages the nodes
 	// accepted but dropped because their subscription loop fell behind.
@@ -94,7 +96,11 @@ type PhaseReport struct {
 	BytesPerNode     float64 `json:"bytes_per_node"`
 	SyncBytesPerNode float64 `json:"sync_bytes_per_node"`
 	TookMs           float64 `json:"took_ms"`
-	Error            string  `json:"error,omitempty"`
+	// CPUCores: the cores the whole process kept busy during the phase, on
+	// average (of Report.CPUs): near CPUs, the machine was the bottleneck
+	// and the latencies measure its queues more than the protocol.
+	CPUCores float64 `json:"cpu_cores"`
+	Error    string  `json:"error,omitempty"`
 
 	CatchUp   []CatchUp        `json:"catch_up,omitempty"`
 	Partition *PartitionReport `json:"partition,omitempty"`
@@ -233,15 +239,15 @@ func (r Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "remem testnet: %d nodes, degree %d (%d links), %d lessons, seed %d, sleep %gms, mesh D=%d Dlo=%d Dhi=%d Dlazy=%d\n",
 		r.Nodes, r.Degree, r.Edges, r.Lessons, r.Seed, r.SleepMs, r.Gossip.D, r.Gossip.Dlo, r.Gossip.Dhi, r.Gossip.Dlazy)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tnodes\trecords\tdelivered\tconverged\tp50 ms\tp95 ms\tp99 ms\tmax ms\tdup/rec\tKiB/node\ttook s\t")
+	fmt.Fprintln(tw, "phase\tnodes\trecords\tdelivered\tconverged\tp50 ms\tp95 ms\tp99 ms\tmax ms\tdup/rec\tKiB/node\tcores\ttook s\t")
 	for _, p := range r.Phases {
 		conv := "no"
 		if p.Converged {
 			conv = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d/%d\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%.1f\t%.1f\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d/%d\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%.1f\t%.1f\t%.1f\t\n",
 			p.Name, p.Nodes, p.Records, p.Delivered, p.Expected, conv, p.P50Ms, p.P95Ms, p.P99Ms, p.MaxMs,
-			p.DuplicatesPerRecord, p.BytesPerNode/1024, p.TookMs/1000)
+			p.DuplicatesPerRecord, p.BytesPerNode/1024, p.CPUCores, p.TookMs/1000)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"runtime/metrics"
 	"slices"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/node"
 	"github.com/remem/remem/protocol"
 )
 
@@ -41,6 +43,7 @@ func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total
 		Gossip: GossipReport{D: g.D, Dlo: g.Dlo, Dhi: g.Dhi, Dlazy: g.Dlazy, HeartbeatMs: ms(g.HeartbeatInterval), SyncPeers: g.SyncPeers}}
 	start := time.Now()
 	rep.RSSBaseBytes = rss()
+	rep.CPUs = runtime.GOMAXPROCS(0)
 
 	c, err := newCluster(cfg)
 	if err != nil {
@@ -65,7 +68,7 @@ func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total
 			select {
 			case <-sampleCtx.Done():
 				return
-			case <-time.After(250 * time.Millisecond):
+			case <-time.After(500 * time.Millisecond):
 			}
 		}
 	})
@@ -233,6 +236,7 @@ type phaseRun struct {
 	wire0  map[int]uint64
 	probe0 []routerSnapshot
 	seen   map[int]bool // nodes live at some point in the phase
+	cpu0   float64      // busy CPU seconds of the process at the start
 	recs   int          // records signed in the phase
 	// recordDeliveries: records the nodes needed in the phase (for
 	// validated_per_record).
@@ -252,6 +256,7 @@ func (c *cluster) beginPhase(name Phase) *phaseRun {
 		pr.seen[n.idx] = true
 	}
 	pr.wire0 = c.wire.totals()
+	pr.cpu0 = busyCPU()
 	for _, h := range c.probes {
 		pr.probe0 = append(pr.probe0, h.trace.snapshot())
 	}
@@ -366,7 +371,11 @@ func (pr *phaseRun) finish(ctx context.Context, delivered, expected int, latenci
 	slices.Sort(gossipLat)
 	rep.GossipP50Ms = round2(percentileSorted(gossipLat, 50))
 	rep.GossipP99Ms = round2(percentileSorted(gossipLat, 99))
-	rep.TookMs = ms(time.Since(pr.start))
+	took := time.Since(pr.start)
+	rep.TookMs = ms(took)
+	if took > 0 {
+		rep.CPUCores = round2((busyCPU() - pr.cpu0) / took.Seconds())
+	}
 	pr.mu.Lock()
 	if len(pr.errs) > 0 {
 		rep.Error = strings.Join(pr.errs, "; ")
@@ -565,7 +574,7 @@ func (c *cluster) publish(ctx context.Context, pr *phaseRun, count int, choose f
 		pr.published = append(pr.published, l)
 		pr.countRecord()
 		wg.Go(func() {
-			if _, err := n.d.SleepNow(ctx); err != nil && ctx.Err() == nil {
+			if _, err := c.sleepNow(ctx, n); err != nil && ctx.Err() == nil {
 				pr.fail("%s: sleep after publishing: %v", n.name(), err)
 			}
 		})
@@ -615,4 +624,22 @@ func (g *errGroup) Go(f func() error) {
 func (g *errGroup) Wait() error {
 	g.wg.Wait()
 	return g.first
+}
+
+// sleepNow has n sleep and share now, within the phase timeout.
+func (c *cluster) sleepNow(ctx context.Context, n *tnode) (node.SleepReport, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.p.PhaseTimeout)
+	defer cancel()
+	return n.d.SleepNow(ctx)
+}
+
+// busyCPU is the CPU time the Go runtime has kept its processors busy, in
+// seconds (available minus idle, as runtime/metrics estimates them).
+func busyCPU() float64 {
+	s := []metrics.Sample{{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/idle:cpu-seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64 || s[1].Value.Kind() != metrics.KindFloat64 {
+		return 0
+	}
+	return s[0].Value.Float64() - s[1].Value.Float64()
 }
