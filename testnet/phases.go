@@ -513,6 +513,7 @@ func (c *cluster) partition(ctx context.Context, pr *phaseRun, r *rand.Rand, pro
 	}
 	rep := &PartitionReport{Sides: [2]int{len(sides[0]), len(sides[1])}}
 	pr.rep.Partition = rep
+	pr.noGossipLatency = true
 	c.part.activate(true)
 	healed := false
 	defer func() {

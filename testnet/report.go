@@ -31,11 +31,13 @@ type Report struct {
 	// nodes' sockets) or "sync" (the catch-up protocol only, where sockets
 	// cannot be read).
 	BytesSource string `json:"bytes_source"`
-	// CPUs the Go runtime runs on (GOMAXPROCS).
-	CPUs    int          `json:"cpus"`
-	Gossip  GossipReport `json:"gossip"`
-	Started time.Time    `json:"started"`
-	TookMs  float64      `json:"took_ms"`
+	// CPUs the Go runtime runs on (GOMAXPROCS), and the machine's 1-minute
+	// load average at the end: other work on the machine slows the nodes.
+	CPUs        int          `json:"cpus"`
+	LoadAverage float64      `json:"load_average"`
+	Gossip      GossipReport `json:"gossip"`
+	Started     time.Time    `json:"started"`
+	TookMs      float64      `json:"took_ms"`
 	// OK is true when every phase delivered everything and converged.
 	OK     bool          `json:"ok"`
 	Phases []PhaseReport `json:"phases"`
@@ -96,9 +98,10 @@ type PhaseReport struct {
 	BytesPerNode     float64 `json:"bytes_per_node"`
 	SyncBytesPerNode float64 `json:"sync_bytes_per_node"`
 	TookMs           float64 `json:"took_ms"`
-	// CPUCores: the cores the whole process kept busy during the phase, on
-	// average (of Report.CPUs): near CPUs, the machine was the bottleneck
-	// and the latencies measure its queues more than the protocol.
+	// CPUCores: the CPU time the whole process used during the phase per
+	// second, i.e. cores kept busy on average (of Report.CPUs): near CPUs,
+	// the machine was the bottleneck and the latencies measure its queues
+	// more than the protocol.
 	CPUCores float64 `json:"cpu_cores"`
 	Error    string  `json:"error,omitempty"`
 
@@ -277,8 +280,8 @@ func (r Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "%s: %s\n", p.Name, p.Error)
 		}
 	}
-	fmt.Fprintf(w, "RSS %.1f MiB (%.2f MiB per node, baseline %.1f MiB); took %.1f s; bytes counted from %s\n",
-		float64(r.RSSBytes)/(1<<20), float64(r.RSSPerNodeBytes)/(1<<20), float64(r.RSSBaseBytes)/(1<<20), r.TookMs/1000, r.BytesSource)
+	fmt.Fprintf(w, "RSS %.1f MiB (%.2f MiB per node, baseline %.1f MiB); took %.1f s on %d CPUs (load average %.2f); bytes counted from %s\n",
+		float64(r.RSSBytes)/(1<<20), float64(r.RSSPerNodeBytes)/(1<<20), float64(r.RSSBaseBytes)/(1<<20), r.TookMs/1000, r.CPUs, r.LoadAverage, r.BytesSource)
 	return nil
 }
 

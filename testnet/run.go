@@ -107,6 +107,7 @@ func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total
 	rep.RSSBytes = peak.Load()
 	rep.RSSPerNodeBytes = rep.RSSBytes / int64(cfg.Nodes)
 	rep.TookMs = ms(time.Since(start))
+	rep.LoadAverage = loadAverage()
 	rep.OK = len(failed) == 0 && len(rep.Phases) == len(cfg.Phases)
 	switch {
 	case ctx.Err() != nil:
@@ -243,6 +244,9 @@ type phaseRun struct {
 	recordDeliveries int
 	res              results
 	published        []*lesson
+	// noGossipLatency: the phase's lessons could not reach every probe at
+	// once (a partition), so their probe arrivals say nothing about GossipSub.
+	noGossipLatency bool
 
 	mu   sync.Mutex // guards errs and recs against publishing goroutines
 	errs []string
@@ -361,6 +365,9 @@ func (pr *phaseRun) finish(ctx context.Context, delivered, expected int, latenci
 	}
 	var gossipLat []float64
 	for _, l := range pr.published {
+		if pr.noGossipLatency {
+			break
+		}
 		id := messageIDOf(l.rec.Raw)
 		for _, h := range c.probes {
 			if at, ok := h.trace.arrived(id); ok {
@@ -633,13 +640,31 @@ func (c *cluster) sleepNow(ctx context.Context, n *tnode) (node.SleepReport, err
 	return n.d.SleepNow(ctx)
 }
 
-// busyCPU is the CPU time the Go runtime has kept its processors busy, in
-// seconds (available minus idle, as runtime/metrics estimates them).
+// busyCPU is the CPU time this process has used, in seconds (user and
+// system, from getrusage where there is one; else the Go runtime's own
+// estimate of its busy time).
 func busyCPU() float64 {
+	if t, ok := processCPU(); ok {
+		return t
+	}
 	s := []metrics.Sample{{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/idle:cpu-seconds"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindFloat64 || s[1].Value.Kind() != metrics.KindFloat64 {
 		return 0
 	}
 	return s[0].Value.Float64() - s[1].Value.Float64()
+}
+
+// loadAverage is the machine's 1-minute load average, or 0 where unknown.
+func loadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(fields[0], 64)
+	return v
 }
