@@ -266,9 +266,6 @@ func TestRevocationRemovesAndNeverResurrects(t *testing.T) {
 func TestInboxConcurrentAppends(t *testing.T) {
 	m, _ := openTest(t, nil)
 	writers, each := 8, 2000
-	if testing.Short() {
-		each = 500
-	}
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
 		wg.Add(1)

@@ -29,9 +29,6 @@ func TestOwnLinesLeaveOutRevokedLessons(t *testing.T) {
 }
 
 func TestFileLinesFitTheLimits(t *testing.T) {
-	if testing.Short() {
-		t.Skip("signs 1,100 lessons")
-	}
 	m, _ := openTest(t, nil)
 	var first string
 	for i := 0; i < 1100; i++ {
