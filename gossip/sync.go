@@ -919,7 +919,7 @@ func (n *Node) pickSyncPeers(t *team) []peer.ID {
 	var topic, other []peer.ID
 	inTopic := map[peer.ID]bool{}
 	for _, p := range t.t.ListPeers() {
-		if t.members.hasPeer(p) {
+		if t.members.hasPeer(p) && n.speaksSync(p) {
 			topic = append(topic, p)
 			inTopic[p] = true
 		}
@@ -930,13 +930,20 @@ func (n *Node) pickSyncPeers(t *team) []peer.ID {
 			if inTopic[p] || !t.members.hasPeer(p) {
 				continue
 			}
-			if ok, _ := n.host.Peerstore().SupportsProtocols(p, SyncProtocol); len(ok) > 0 {
+			if n.speaksSync(p) {
 				other = append(other, p)
 			}
 		}
 		rand.Shuffle(len(other), func(i, j int) { other[i], other[j] = other[j], other[i] })
 	}
 	return append(topic, other...)[:min(n.p.SyncPeers, len(topic)+len(other))]
+}
+
+// speaksSync reports whether identify said p serves the sync protocol (a
+// plain GossipSub peer in the topic does not).
+func (n *Node) speaksSync(p peer.ID) bool {
+	ok, _ := n.host.Peerstore().SupportsProtocols(p, SyncProtocol)
+	return len(ok) > 0
 }
 
 // syncLoop runs a round every Params.SyncInterval (±10%).

@@ -68,6 +68,15 @@ type Daemon struct {
 	commons  []*commons.Client
 	sleepNow chan chan sleepResult
 	news     chan struct{} // records new to this memory arrived by gossip or sync
+
+	heldMu sync.Mutex
+	held   map[string]heldLines // what sync offers per scope, by memory version
+}
+
+// heldLines are the lines sync offers in one scope at one memory version.
+type heldLines struct {
+	version uint64
+	lines   [][]byte
 }
 
 type sleepResult struct {
@@ -414,8 +423,28 @@ func (h holder) Deliver(scope string, from peer.ID, recs []*protocol.Record) {
 }
 
 // Held is what sync offers in scope: own records that belong there and
-// records received by it, never records of another scope.
+// records received by it, never records of another scope. Every sync
+// session asks, so the lines are kept until the memory changes.
 func (h holder) Held(scope string) ([][]byte, error) {
+	d := h.d
+	v := d.m.Version()
+	d.heldMu.Lock()
+	defer d.heldMu.Unlock()
+	if c, ok := d.held[scope]; ok && c.version == v {
+		return c.lines, nil
+	}
+	lines, err := h.collect(scope)
+	if err != nil {
+		return nil, err
+	}
+	if d.held == nil {
+		d.held = map[string]heldLines{}
+	}
+	d.held[scope] = heldLines{version: v, lines: lines}
+	return lines, nil
+}
+
+func (h holder) collect(scope string) ([][]byte, error) {
 	own, err := h.d.m.OwnLines(scope)
 	if err != nil {
 		return nil, err

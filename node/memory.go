@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/remem/remem/node/consolidate"
@@ -66,7 +67,19 @@ type Memory struct {
 	refused map[protocol.Reason]int
 	stats   Stats
 	closed  bool
+
+	// changes counts changes to records and lessons; lessons.jsonl and the
+	// lines sync offers are rebuilt only when it moved.
+	changes     atomic.Uint64
+	fileVersion atomic.Uint64
+	fileWritten atomic.Int64 // unix nanoseconds of the last lessons.jsonl
 }
+
+// changed notes that records or lessons changed.
+func (m *Memory) changed() { m.changes.Add(1) }
+
+// Version moves whenever the records or lessons held change.
+func (m *Memory) Version() uint64 { return m.changes.Load() }
 
 // Stats are the counters a running memory reports.
 type Stats struct {

@@ -34,6 +34,7 @@ func (m *Memory) Publish(kind, text string) (*protocol.Record, error) {
 	if _, err := m.store.AppendOutbox([]*protocol.Record{rec}); err != nil {
 		return nil, err
 	}
+	m.changed()
 	return rec, nil
 }
 
@@ -60,6 +61,7 @@ func (m *Memory) Revoke(hash, reason string) (*protocol.Record, error) {
 	if _, err := m.store.AppendOutbox([]*protocol.Record{rec}); err != nil {
 		return nil, err
 	}
+	m.changed()
 	return rec, nil
 }
 

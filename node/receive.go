@@ -123,6 +123,9 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	if err := ctxt.flush(); err != nil {
 		return rep, err
 	}
+	if rep.Accepted > 0 || len(ctxt.order) > 0 {
+		m.changed()
+	}
 	m.mu.Lock()
 	m.stats.Received += len(recs)
 	m.stats.Accepted += rep.Accepted

@@ -54,53 +54,19 @@ func (m *Memory) Sleep(ctx context.Context) (SleepReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	m.sleepMu.Lock()
-	defer m.sleepMu.Unlock()
 	now := m.Now()
-
-	stored, err := m.store.PendingEvents()
-	if err != nil {
+	if err := m.sleepLocked(ctx, now, &rep); err != nil {
 		return rep, err
 	}
-	rep.Events = len(stored)
-	events := make([]pending, len(stored))
-	for i, ev := range stored {
-		events[i] = pending{ev: ev, content: episodeOf(ev.Event).Content(), at: eventTime(ev)}
-	}
-	lessons, err := m.store.Lessons()
-	if err != nil {
-		return rep, err
-	}
-	var out []*protocol.Record
-
-	// Verify pass (SPEC §7): confirm candidates that came true here.
-	events, confirms, err := m.verifyPass(ctx, lessons, events, now, &rep)
-	if err != nil {
-		return rep, err
-	}
-	out = append(out, confirms...)
-
-	// Consolidate the rest into own lessons, one lesson kind at a time.
-	for _, kind := range []string{protocol.KindError, protocol.KindCorrection, protocol.KindSurprise} {
-		if err := m.consolidate(ctx, kind, events, now, &rep); err != nil {
+	// lessons.jsonl is rewritten when something changed, and at least
+	// hourly so that decayed strengths and states show; a quiet sleep
+	// writes nothing.
+	if v := m.changes.Load(); v != m.fileVersion.Load() || now.Sub(time.Unix(0, m.fileWritten.Load())) > time.Hour {
+		if err := m.writeLessonsFile(ctx); err != nil {
 			return rep, err
 		}
-	}
-
-	// Sign what changed and may be shared.
-	signed, err := m.signDirty(now, &rep)
-	if err != nil {
-		return rep, err
-	}
-	out = append(out, signed...)
-	if len(out) > 0 {
-		if _, err := m.store.AppendOutbox(out); err != nil {
-			return rep, err
-		}
-	}
-	rep.Signed = len(out)
-	if err := m.writeLessonsFile(ctx); err != nil {
-		return rep, err
+		m.fileVersion.Store(v)
+		m.fileWritten.Store(now.UnixNano())
 	}
 	m.mu.Lock()
 	m.stats.LastSleep = now
@@ -109,8 +75,61 @@ func (m *Memory) Sleep(ctx context.Context) (SleepReport, error) {
 		return rep, err
 	}
 	rep.Took = time.Since(start)
-	m.log.Info("slept", "events", rep.Events, "new", rep.NewLessons, "raised", rep.Raised, "confirmations", rep.Confirmations, "signed", rep.Signed)
+	if rep.Events+rep.Signed > 0 {
+		m.log.Info("slept", "events", rep.Events, "new", rep.NewLessons, "raised", rep.Raised, "confirmations", rep.Confirmations, "signed", rep.Signed)
+	}
 	return rep, nil
+}
+
+// sleepLocked is the part of sleep that changes lessons, under sleepMu.
+func (m *Memory) sleepLocked(ctx context.Context, now time.Time, rep *SleepReport) error {
+	m.sleepMu.Lock()
+	defer m.sleepMu.Unlock()
+	stored, err := m.store.PendingEvents()
+	if err != nil {
+		return err
+	}
+	rep.Events = len(stored)
+	var out []*protocol.Record
+	if len(stored) > 0 {
+		events := make([]pending, len(stored))
+		for i, ev := range stored {
+			events[i] = pending{ev: ev, content: episodeOf(ev.Event).Content(), at: eventTime(ev)}
+		}
+		lessons, err := m.store.Lessons()
+		if err != nil {
+			return err
+		}
+		// Verify pass (SPEC §7): confirm candidates that came true here.
+		events, confirms, err := m.verifyPass(ctx, lessons, events, now, rep)
+		if err != nil {
+			return err
+		}
+		out = append(out, confirms...)
+		// Consolidate the rest into own lessons, one lesson kind at a time.
+		for _, kind := range []string{protocol.KindError, protocol.KindCorrection, protocol.KindSurprise} {
+			if err := m.consolidate(ctx, kind, events, now, rep); err != nil {
+				return err
+			}
+		}
+		m.changed()
+	}
+
+	// Sign what changed and may be shared (corroboration may have raised
+	// own lessons since the last sleep even without events).
+	signed, err := m.signDirty(now, rep)
+	if err != nil {
+		return err
+	}
+	out = append(out, signed...)
+	if len(out) > 0 {
+		if _, err := m.store.AppendOutbox(out); err != nil {
+			return err
+		}
+		m.changed()
+	}
+	rep.Signed = len(out)
+	return nil
 }
 
 func eventTime(ev store.StoredEvent) time.Time {
