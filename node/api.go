@@ -213,7 +213,7 @@ func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, l := range q["layer"] {
-		name, path, _ := bytesCut(l)
+		name, path, _ := strings.Cut(l, "=")
 		f.Layers = append(f.Layers, Layer{Name: name, Path: path})
 	}
 	views, err := a.svc.Lessons(r.Context(), f)
@@ -340,11 +340,3 @@ func (m *Memory) Status() (Status, error) {
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
-
-func bytesCut(s string) (string, string, bool) {
-	i := bytes.IndexByte([]byte(s), '=')
-	if i < 0 {
-		return s, s, false
-	}
-	return s[:i], s[i+1:], true
-}
