@@ -63,8 +63,24 @@ func bareOf(b *testing.B, lines [][]byte) []bareLine {
 // into Badger and the merge rule) against bare ed25519.Verify of the same
 // lines, alternating both in one loop on one core. Target: at least 0.8x.
 func BenchmarkReceivePath(b *testing.B) {
+	b.Run("deliver", func(b *testing.B) {
+		receivePath(b, func(m *Memory, recs []*protocol.Record) error {
+			_, err := m.Deliver(context.Background(), "team:bench", recs)
+			return err
+		})
+	})
+	// The set merge alone, without the merge rule's candidate lessons.
+	b.Run("records-only", func(b *testing.B) {
+		receivePath(b, func(m *Memory, recs []*protocol.Record) error {
+			_, err := m.store.PutRecords(recs, "team:bench", time.Now())
+			return err
+		})
+	})
+}
+
+func receivePath(b *testing.B, merge func(*Memory, []*protocol.Record) error) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	m, err := Open(Config{Home: b.TempDir(), Create: true, Store: store.Options{Small: true}})
+	m, err := Open(Config{Home: b.TempDir(), Create: true, Store: store.Options{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,7 +108,7 @@ func BenchmarkReceivePath(b *testing.B) {
 			}
 			recs = append(recs, rec)
 		}
-		if _, err := m.Deliver(context.Background(), "team:bench", recs); err != nil {
+		if err := merge(m, recs); err != nil {
 			b.Fatal(err)
 		}
 		c1, t1 := cpuTime(), time.Now()

@@ -91,12 +91,26 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	now := m.Now()
 	m.sleepMu.Lock() // lessons change here and in sleep
 	defer m.sleepMu.Unlock()
-	outcomes, err := m.store.PutRecords(recs, scope, now)
-	if err != nil {
-		return rep, err
-	}
+	// The merge rule decides from the lessons held before the batch; then
+	// the records and the lessons they changed are written in one go.
 	ctxt := &deliverContext{m: m}
 	if err := ctxt.preload(recs, m.Origin()); err != nil {
+		return rep, err
+	}
+	for _, rec := range recs {
+		if rec.Type != protocol.TypeLesson || rec.Origin == m.Origin() {
+			continue
+		}
+		added, err := m.noteLesson(ctx, ctxt, rec, scope, now)
+		if err != nil {
+			return rep, err
+		}
+		if added {
+			rep.Candidates++
+		}
+	}
+	outcomes, err := m.store.Merge(recs, scope, now, ctxt.lessons())
+	if err != nil {
 		return rep, err
 	}
 	for i, rec := range recs {
@@ -109,19 +123,6 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 		default:
 			rep.Duplicate++
 		}
-		if rec.Type != protocol.TypeLesson || rec.Origin == m.Origin() {
-			continue
-		}
-		added, err := m.noteLesson(ctx, ctxt, rec, scope, now)
-		if err != nil {
-			return rep, err
-		}
-		if added {
-			rep.Candidates++
-		}
-	}
-	if err := ctxt.flush(); err != nil {
-		return rep, err
 	}
 	if rep.Accepted > 0 || len(ctxt.order) > 0 {
 		m.changed()
@@ -252,16 +253,13 @@ func (dc *deliverContext) changed(l *store.Lesson) {
 	dc.touched[l.Hash] = l
 }
 
-// flush writes every changed lesson in one transaction.
-func (dc *deliverContext) flush() error {
-	if len(dc.order) == 0 {
-		return nil
-	}
+// lessons are the lessons the batch changed, in the order first changed.
+func (dc *deliverContext) lessons() []store.Lesson {
 	ls := make([]store.Lesson, len(dc.order))
 	for i, h := range dc.order {
 		ls[i] = *dc.touched[h]
 	}
-	return dc.m.store.PutLessons(ls)
+	return ls
 }
 
 // events are the contents of every event this memory holds.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/remem/remem/protocol"
 )
 
 // MaxEpisodes caps the episode texts kept per lesson; the most recent are
@@ -73,11 +75,75 @@ func (s *Store) PutLesson(l Lesson) error { return s.PutLessons([]Lesson{l}) }
 // PutLessons stores lessons in one transaction (the receive path writes a
 // whole delivered batch at once).
 func (s *Store) PutLessons(ls []Lesson) error {
+	_, err := s.Merge(nil, "", time.Time{}, ls)
+	return err
+}
+
+// Merge stores records that arrived by scope, merged as PutRecords does,
+// and lessons, as PutLessons does, in one transaction: the receive path
+// writes a delivered batch and the lessons it changed at once.
+func (s *Store) Merge(recs []*protocol.Record, scope string, arrived time.Time, ls []Lesson) ([]Outcome, error) {
+	if len(recs) > 0 {
+		if err := checkScope(scope); err != nil {
+			return nil, fmt.Errorf("storing records: %w", err)
+		}
+		for i, r := range recs {
+			if err := checkRecord(r); err != nil {
+				return nil, fmt.Errorf("storing records: record %d: %w", i+1, err)
+			}
+		}
+	}
+	vals, err := encodeLessons(ls)
+	if err != nil {
+		return nil, err
+	}
+	s.ownMu.Lock()
+	defer s.ownMu.Unlock()
+	var out []Outcome
+	err = s.update(func(w *writer) error {
+		if len(recs) > 0 {
+			var err error
+			if out, err = putRecords(w, recs, scope, arrived); err != nil {
+				return err
+			}
+		}
+		for i, l := range ls {
+			if err := w.set(lessonKey(l.Hash), vals[i]); err != nil {
+				return err
+			}
+			var err error
+			switch {
+			case l.Own:
+				err = w.set(ownKey(l.Hash), nil)
+			case s.own[l.Hash]:
+				err = w.del(ownKey(l.Hash))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storing %d records and %d lessons: %w", len(recs), len(ls), err)
+	}
+	for _, l := range ls {
+		if l.Own {
+			s.own[l.Hash] = true
+		} else {
+			delete(s.own, l.Hash)
+		}
+	}
+	return out, nil
+}
+
+// encodeLessons normalises lessons in place and encodes them.
+func encodeLessons(ls []Lesson) ([][]byte, error) {
 	vals := make([][]byte, len(ls))
 	for i := range ls {
 		l := &ls[i]
 		if l.Hash == "" {
-			return fmt.Errorf("storing a lesson: it has no hash")
+			return nil, fmt.Errorf("storing a lesson: it has no hash")
 		}
 		l.Scopes = sortedSet(l.Scopes)
 		l.Projects = sortedSet(l.Projects)
@@ -90,40 +156,11 @@ func (s *Store) PutLessons(ls []Lesson) error {
 		}
 		v, err := json.Marshal(l)
 		if err != nil {
-			return fmt.Errorf("storing lesson %s: %w", l.Hash, err)
+			return nil, fmt.Errorf("storing lesson %s: %w", l.Hash, err)
 		}
 		vals[i] = v
 	}
-	s.ownMu.Lock()
-	defer s.ownMu.Unlock()
-	err := s.update(func(w *writer) error {
-		for i, l := range ls {
-			if err := w.set(lessonKey(l.Hash), vals[i]); err != nil {
-				return err
-			}
-			var err error
-			if l.Own {
-				err = w.set(ownKey(l.Hash), nil)
-			} else {
-				err = w.del(ownKey(l.Hash))
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("storing %d lessons: %w", len(ls), err)
-	}
-	for _, l := range ls {
-		if l.Own {
-			s.own[l.Hash] = true
-		} else {
-			delete(s.own, l.Hash)
-		}
-	}
-	return nil
+	return vals, nil
 }
 
 // loadOwn reads the w/ index once at open; from then on the store, the

@@ -227,21 +227,7 @@ func (s *Store) PutRecords(recs []*protocol.Record, scope string, arrived time.T
 	if err := checkScope(scope); err != nil {
 		return nil, fmt.Errorf("storing records: %w", err)
 	}
-	for i, r := range recs {
-		if err := checkRecord(r); err != nil {
-			return nil, fmt.Errorf("storing records: record %d: %w", i+1, err)
-		}
-	}
-	var out []Outcome
-	err := s.update(func(w *writer) error {
-		var err error
-		out, err = putRecords(w, recs, scope, arrived)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("storing records: %w", err)
-	}
-	return out, nil
+	return s.Merge(recs, scope, arrived, nil)
 }
 
 func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.Time) ([]Outcome, error) {
