@@ -50,6 +50,13 @@ type Holder interface {
 	Known(rec *protocol.Record) bool
 }
 
+// Versioned is an optional extension of Holder: HeldVersion moves whenever
+// what Held returns may have changed, so sync reuses its snapshot (the
+// parsed and hashed held lines) until then. Snapshots are never modified.
+type Versioned interface {
+	HeldVersion() uint64
+}
+
 // DefaultListen is where a node listens when Config.Listen is empty: port
 // 4002 on every interface, over TCP and QUIC.
 var DefaultListen = []string{"/ip4/0.0.0.0/tcp/4002", "/ip4/0.0.0.0/udp/4002/quic-v1"}

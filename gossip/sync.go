@@ -124,6 +124,10 @@ type syncState struct {
 
 	cacheMu sync.Mutex
 	cache   map[recID]originID // origin of each held line, so Held lines are parsed once
+
+	snapMu      sync.Mutex
+	snap        *snapshot // the last snapshot, reused while the holder's version stays
+	snapVersion uint64
 }
 
 func newSyncState() *syncState {
@@ -192,7 +196,29 @@ func (s *snapshot) summary(o originID) originSummary {
 	return sum
 }
 
+// snapshot returns what this node holds in the team's scope. With a
+// Versioned holder the snapshot is built once per version: every session
+// needs it, and most find nothing changed since the last.
 func (n *Node) snapshot(t *team) (*snapshot, error) {
+	vh, versioned := n.holder.(Versioned)
+	if !versioned {
+		return n.buildSnapshot(t)
+	}
+	v := vh.HeldVersion()
+	t.sync.snapMu.Lock()
+	defer t.sync.snapMu.Unlock()
+	if t.sync.snap != nil && t.sync.snapVersion == v {
+		return t.sync.snap, nil
+	}
+	s, err := n.buildSnapshot(t)
+	if err != nil {
+		return nil, err
+	}
+	t.sync.snap, t.sync.snapVersion = s, v
+	return s, nil
+}
+
+func (n *Node) buildSnapshot(t *team) (*snapshot, error) {
 	held, err := n.holder.Held(t.scope)
 	if err != nil {
 		return nil, fmt.Errorf("reading records held in %s: %w", t.scope, err)

@@ -467,6 +467,9 @@ func (h holder) collect(scope string) ([][]byte, error) {
 	return own, nil
 }
 
+// HeldVersion lets sync reuse its snapshot until the memory changes.
+func (h holder) HeldVersion() uint64 { return h.d.m.Version() }
+
 func (h holder) Known(rec *protocol.Record) bool {
 	held, ok, err := h.d.m.store.Get(rec.SetKey())
 	return err == nil && ok && !protocol.Supersedes(rec, held.Record)

@@ -73,6 +73,7 @@ type Memory struct {
 	changes     atomic.Uint64
 	fileVersion atomic.Uint64
 	fileWritten atomic.Int64 // unix nanoseconds of the last lessons.jsonl
+	sleepSaved  atomic.Int64 // unix nanoseconds of the last persisted last_sleep
 }
 
 // changed notes that records or lessons changed.

@@ -124,9 +124,9 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 			rep.Duplicate++
 		}
 	}
-	if rep.Accepted > 0 || len(ctxt.order) > 0 {
-		m.changed()
-	}
+	// Even a duplicate may have added its scope, which changes what sync
+	// offers there.
+	m.changed()
 	m.mu.Lock()
 	m.stats.Received += len(recs)
 	m.stats.Accepted += rep.Accepted

@@ -71,8 +71,12 @@ func (m *Memory) Sleep(ctx context.Context) (SleepReport, error) {
 	m.mu.Lock()
 	m.stats.LastSleep = now
 	m.mu.Unlock()
-	if err := m.store.SetMeta("last_sleep", now); err != nil {
-		return rep, err
+	// Kept for `remem status` at rest; a busy node writes it once a minute.
+	if saved := time.Unix(0, m.sleepSaved.Load()); rep.Events+rep.Signed > 0 || now.Sub(saved) > time.Minute {
+		if err := m.store.SetMeta("last_sleep", now); err != nil {
+			return rep, err
+		}
+		m.sleepSaved.Store(now.UnixNano())
 	}
 	rep.Took = time.Since(start)
 	if rep.Events+rep.Signed > 0 {
@@ -362,9 +366,13 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster) (string
 
 // signDirty signs the own lessons that changed and may be shared.
 func (m *Memory) signDirty(now time.Time, rep *SleepReport) ([]*protocol.Record, error) {
-	lessons, err := m.store.Lessons()
+	lessons, err := m.store.OwnLessons()
 	if err != nil {
 		return nil, err
+	}
+	dirty := slices.IndexFunc(lessons, func(l store.Lesson) bool { return l.Dirty }) >= 0
+	if !dirty {
+		return nil, nil
 	}
 	share, err := m.ShareSettings()
 	if err != nil {
@@ -372,7 +380,7 @@ func (m *Memory) signDirty(now time.Time, rep *SleepReport) ([]*protocol.Record,
 	}
 	var out []*protocol.Record
 	for _, l := range lessons {
-		if !l.Own || !l.Dirty {
+		if !l.Dirty {
 			continue
 		}
 		l.Dirty = false
