@@ -116,7 +116,8 @@ func openLocal(c *cli.Context) (*node.Memory, error) {
 	return m, nil
 }
 
-func commonsPush(c *cli.Context) error {
+// withCommons opens the memory and a client for the URL argument.
+func withCommons(c *cli.Context, do func(*node.Memory, *commons.Client) error) error {
 	m, err := openLocal(c)
 	if err != nil {
 		return err
@@ -126,6 +127,14 @@ func commonsPush(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	return do(m, client)
+}
+
+func commonsPush(c *cli.Context) error {
+	return withCommons(c, func(m *node.Memory, client *commons.Client) error { return push(c, m, client) })
+}
+
+func push(c *cli.Context, m *node.Memory, client *commons.Client) error {
 	res, err := m.PushCommons(c.Context, client)
 	if err != nil {
 		return err
@@ -138,15 +147,10 @@ func commonsPush(c *cli.Context) error {
 }
 
 func commonsPull(c *cli.Context) error {
-	m, err := openLocal(c)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	client, err := commonsClient(c, m)
-	if err != nil {
-		return err
-	}
+	return withCommons(c, func(m *node.Memory, client *commons.Client) error { return pull(c, m, client) })
+}
+
+func pull(c *cli.Context, m *node.Memory, client *commons.Client) error {
 	if !c.Bool("json") {
 		client.Progress = func(done, total int) {
 			if total >= 20 && (done%50 == 0 || done == total) {
