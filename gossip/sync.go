@@ -18,14 +18,24 @@ package gossip
 //	origin = the 8 bytes of an origin (its 16 hex digits decoded)
 //	digest = the first 12 bytes of SHA-256(id_1 || ... || id_k), the origin's ids sorted bytewise
 //
-//	1. I→R SUMMARY  tlen:uvarint team:tlen n:uvarint n×( origin count:uvarint digest )
+//	whole  = the first 12 bytes of SHA-256 over every ( origin count:uvarint digest ) of the
+//	         scope, origins increasing: equal wholes mean equal record sets
+//
+//	1. I→R SUMMARY  tlen:uvarint team:tlen mode:byte whole, then for mode 1 only:
+//	                n:uvarint n×( origin count:uvarint digest )
 //	                tlen ≤ 128, n ≤ 16384, origins strictly increasing; frame ≤ 512 KiB.
+//	                I sends mode 0 (the whole digest alone) first. When R's whole
+//	                digest is the same, R answers a DIFF with status 0 and no origin:
+//	                the two sides are in sync and the session costs a few dozen
+//	                bytes. Otherwise R answers status 5 and I sends the SUMMARY
+//	                again in mode 1.
 //	2. R→I DIFF     status:byte, then for status 0 only:
 //	                n:uvarint n×( origin k:uvarint k×id )
 //	                status 0 ok, 1 R is not in the team, 2 refused (I is not a member of
 //	                this private team), 3 busy (R answers one session per peer and
 //	                team, Params.SyncMaxInbound in all: try later or another peer), 4 R failed to read
-//	                what it holds. The list holds every
+//	                what it holds, 5 the whole digests differ: send the full summary.
+//	                The list holds every
 //	                origin whose (count, digest) differs between the two sides, whichever
 //	                side holds it, with R's ids for it (k = 0 when R holds none).
 //	                Origins strictly increasing, ids strictly increasing within an
@@ -102,6 +112,13 @@ const (
 	statusRefused  = 2
 	statusBusy     = 3
 	statusInternal = 4
+	statusNeedFull = 5
+)
+
+// SUMMARY modes.
+const (
+	summaryWhole = 0 // the whole-scope digest alone
+	summaryFull  = 1 // the digest and every origin's count and digest
 )
 
 type recID [idLen]byte
@@ -177,6 +194,7 @@ type snapshot struct {
 	lines   map[recID][]byte
 	byOrig  map[originID][]recID // sorted ids
 	origins []originID           // sorted
+	whole   [idLen]byte          // digest of every origin's summary: equal wholes, equal sets
 }
 
 type originSummary struct {
@@ -256,7 +274,26 @@ func (n *Node) buildSnapshot(t *team) (*snapshot, error) {
 		s.origins = append(s.origins, o)
 	}
 	slices.SortFunc(s.origins, cmpOrigin)
+	h := sha256.New()
+	for _, o := range summarized(s.origins) {
+		h.Write(appendOriginSummary(nil, o, s.summary(o)))
+	}
+	copy(s.whole[:], h.Sum(nil))
 	return s, nil
+}
+
+// summarized are the origins a summary lists (at most maxOrigins).
+func summarized(origins []originID) []originID {
+	if len(origins) > maxOrigins {
+		return origins[:maxOrigins]
+	}
+	return origins
+}
+
+func appendOriginSummary(b []byte, o originID, s originSummary) []byte {
+	b = append(b, o[:]...)
+	b = binary.AppendUvarint(b, uint64(s.count))
+	return append(b, s.digest[:]...)
 }
 
 // ---- framing ----
@@ -426,27 +463,47 @@ type summaryEntry struct {
 	originSummary
 }
 
-func encodeSummary(teamName string, snap *snapshot) []byte {
-	origins := snap.origins
-	if len(origins) > maxOrigins {
-		origins = origins[:maxOrigins]
-	}
+func encodeSummary(teamName string, snap *snapshot, full bool) []byte {
 	b := binary.AppendUvarint(nil, uint64(len(teamName)))
 	b = append(b, teamName...)
+	if !full {
+		b = append(b, summaryWhole)
+		return append(b, snap.whole[:]...)
+	}
+	b = append(b, summaryFull)
+	b = append(b, snap.whole[:]...)
+	origins := summarized(snap.origins)
 	b = binary.AppendUvarint(b, uint64(len(origins)))
 	for _, o := range origins {
-		s := snap.summary(o)
-		b = append(b, o[:]...)
-		b = binary.AppendUvarint(b, uint64(s.count))
-		b = append(b, s.digest[:]...)
+		b = appendOriginSummary(b, o, snap.summary(o))
 	}
 	return b
 }
 
-func decodeSummary(body []byte) (string, []summaryEntry, error) {
+// summaryMsg is a decoded SUMMARY.
+type summaryMsg struct {
+	team    string
+	full    bool
+	whole   [idLen]byte
+	entries []summaryEntry
+}
+
+func decodeSummary(body []byte) (summaryMsg, error) {
+	var m summaryMsg
 	d := &dec{b: body}
 	tl := d.uvarint(maxTeamLen)
-	teamName := string(d.take(tl))
+	m.team = string(d.take(tl))
+	switch mode := d.byte1(); {
+	case d.err != nil:
+	case mode == summaryWhole || mode == summaryFull:
+		m.full = mode == summaryFull
+	default:
+		d.err = violation("unknown summary mode %d", mode)
+	}
+	copy(m.whole[:], d.take(idLen))
+	if !m.full || d.err != nil {
+		return m, d.end()
+	}
 	k := d.uvarint(maxOrigins)
 	if d.err == nil && len(d.b) < k*(originLen+1+idLen) {
 		d.err = violation("summary ends early")
@@ -465,7 +522,8 @@ func decodeSummary(body []byte) (string, []summaryEntry, error) {
 		}
 		out = append(out, e)
 	}
-	return teamName, out, d.end()
+	m.entries = out
+	return m, d.end()
 }
 
 type diffEntry struct {
@@ -641,6 +699,27 @@ func (n *Node) recvRecords(c *conn, t *team, from peer.ID, expect map[recID]orig
 	}
 }
 
+// summarize sends a SUMMARY (the whole digest alone, or full) and reads the
+// DIFF that answers it.
+func (c *conn) summarize(teamName string, snap *snapshot, full bool) (byte, []diffEntry, error) {
+	err := c.writeFrame(encodeSummary(teamName, snap, full))
+	if err == nil {
+		err = c.flush()
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("sending summary: %w", err)
+	}
+	body, err := c.readFrame(maxDiffFrame)
+	if err != nil {
+		return 0, nil, fmt.Errorf("reading diff: %w", err)
+	}
+	status, diff, err := decodeDiff(body)
+	if err != nil {
+		return 0, nil, fmt.Errorf("reading diff: %w", err)
+	}
+	return status, diff, nil
+}
+
 // syncWith runs one session as initiator with p for team t.
 func (n *Node) syncWith(ctx context.Context, t *team, p peer.ID) (err error) {
 	if !t.members.hasPeer(p) {
@@ -663,21 +742,13 @@ func (n *Node) syncWith(ctx context.Context, t *team, p peer.ID) (err error) {
 	if err != nil {
 		return err
 	}
-	// 1. SUMMARY
-	if err = c.writeFrame(encodeSummary(t.name, snap)); err == nil {
-		err = c.flush()
+	// 1. SUMMARY, the whole digest first; 2. DIFF
+	status, diff, err := c.summarize(t.name, snap, false)
+	if err == nil && status == statusNeedFull {
+		status, diff, err = c.summarize(t.name, snap, true)
 	}
 	if err != nil {
-		return fmt.Errorf("sending summary: %w", err)
-	}
-	// 2. DIFF
-	body, err := c.readFrame(maxDiffFrame)
-	if err != nil {
-		return fmt.Errorf("reading diff: %w", err)
-	}
-	status, diff, err := decodeDiff(body)
-	if err != nil {
-		return fmt.Errorf("reading diff: %w", err)
+		return err
 	}
 	switch status {
 	case statusOK:
@@ -724,7 +795,7 @@ func (n *Node) syncWith(ctx context.Context, t *team, p peer.ID) (err error) {
 		return fmt.Errorf("sending request: %w", err)
 	}
 	// 4. ACCEPT
-	body, err = c.readFrame(maxAcceptFrame)
+	body, err := c.readFrame(maxAcceptFrame)
 	if err != nil {
 		return fmt.Errorf("reading accept: %w", err)
 	}
@@ -786,10 +857,11 @@ func (n *Node) answerSync(s network.Stream, p peer.ID) (err error) {
 	if err != nil {
 		return fmt.Errorf("reading summary: %w", err)
 	}
-	teamName, theirs, err := decodeSummary(body)
+	sum, err := decodeSummary(body)
 	if err != nil {
 		return fmt.Errorf("reading summary: %w", err)
 	}
+	teamName := sum.team
 	refuse := func(status byte) error {
 		if err := c.writeFrame([]byte{status}); err != nil {
 			return err
@@ -828,8 +900,26 @@ func (n *Node) answerSync(s network.Stream, p peer.ID) (err error) {
 		_ = refuse(statusInternal)
 		return err
 	}
+	// The whole digest alone: in sync, or ask for the full summary.
+	if !sum.full && sum.whole != snap.whole {
+		if err := refuse(statusNeedFull); err != nil {
+			return err
+		}
+		if body, err = c.readFrame(maxSummaryFrame); err == nil {
+			sum, err = decodeSummary(body)
+		}
+		if err != nil {
+			return fmt.Errorf("reading the full summary: %w", err)
+		}
+		if !sum.full || sum.team != teamName {
+			return violation("the second summary is not the full summary of team %q", teamName)
+		}
+	}
 	// 2. DIFF
-	diff := diffAgainst(snap, theirs)
+	var diff []diffEntry
+	if sum.full {
+		diff = diffAgainst(snap, sum.entries)
+	}
 	listed := map[recID]struct{}{}
 	diffOrigins := map[originID]struct{}{}
 	for _, e := range diff {

@@ -36,12 +36,20 @@ func TestSummaryAndDiffRoundTrip(t *testing.T) {
 	mine := snapshotOf(t, append(slices.Clone(ra), rb[:3]...))
 	theirs := snapshotOf(t, append(append(slices.Clone(ra), rb...), rc...))
 
-	body := encodeSummary("t", theirs)
-	team, entries, err := decodeSummary(body)
-	if err != nil || team != "t" || len(entries) != 3 {
-		t.Fatalf("decodeSummary: %q %d %v", team, len(entries), err)
+	body := encodeSummary("t", theirs, true)
+	sum, err := decodeSummary(body)
+	if err != nil || sum.team != "t" || !sum.full || len(sum.entries) != 3 || sum.whole != theirs.whole {
+		t.Fatalf("decodeSummary: %+v %v", sum, err)
 	}
-	diff := diffAgainst(mine, entries)
+	// The whole digest alone: different sets, different digests; equal sets, equal.
+	lite, err := decodeSummary(encodeSummary("t", theirs, false))
+	if err != nil || lite.full || lite.entries != nil || lite.whole != theirs.whole || lite.whole == mine.whole {
+		t.Fatalf("whole-digest summary: %+v %v", lite, err)
+	}
+	if again := snapshotOf(t, append(append(slices.Clone(ra), rb...), rc...)); again.whole != theirs.whole {
+		t.Fatal("equal record sets gave different whole digests")
+	}
+	diff := diffAgainst(mine, sum.entries)
 	// a is equal and left out; b differs (my 3 ids); c I lack (0 ids).
 	if len(diff) != 2 {
 		t.Fatalf("diff has %d origins, want 2", len(diff))
@@ -94,8 +102,14 @@ func TestDecodeRefusesBadFrames(t *testing.T) {
 			t.Errorf("%s: err %v, want a protocol violation", name, err)
 		}
 	}
-	if _, _, err := decodeSummary(binary.AppendUvarint(nil, maxTeamLen+1)); !errors.Is(err, errProtocol) {
+	if _, err := decodeSummary(binary.AppendUvarint(nil, maxTeamLen+1)); !errors.Is(err, errProtocol) {
 		t.Errorf("long team name: %v", err)
+	}
+	if _, err := decodeSummary(append(binary.AppendUvarint(nil, 1), 't', 7)); !errors.Is(err, errProtocol) {
+		t.Errorf("unknown summary mode: %v", err)
+	}
+	if _, err := decodeSummary(append(binary.AppendUvarint(nil, 1), 't', summaryWhole, 1, 2)); !errors.Is(err, errProtocol) {
+		t.Errorf("short whole digest: %v", err)
 	}
 }
 
@@ -300,5 +314,30 @@ func TestPartitionHeals(t *testing.T) {
 	for i, n := range nodes {
 		eventually(t, 20*time.Second, "every node to hold all 20", func() bool { return n.holder.count(Scope("t")) == 20 })
 		t.Logf("node %d: sync in %d bytes, %d records", i, n.Stats().SyncBytesIn, n.Stats().SyncRecordsIn)
+	}
+}
+
+// TestInSyncSessionIsCheap: two nodes that hold the same records settle a
+// session with the whole-scope digest alone.
+func TestInSyncSessionIsCheap(t *testing.T) {
+	noAuto := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
+	a := startNode(t, noAuto)
+	b := startNode(t, noAuto, withBootstrap(a))
+	id, _ := protocol.GenerateIdentity()
+	recs := lessons(t, id, 0, 50)
+	a.holder.add(Scope("t"), recs...)
+	b.holder.add(Scope("t"), recs...)
+	eventually(t, 10*time.Second, "a connection", func() bool { return len(b.host.Network().Peers()) > 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b.SyncNow(ctx)
+	eventually(t, 10*time.Second, "the session to end", func() bool {
+		s := b.Stats()
+		return s.SyncSessions+s.SyncFailures >= 1
+	})
+	s := b.Stats()
+	t.Logf("in sync: %d bytes out, %d bytes in, %d sessions", s.SyncBytesOut, s.SyncBytesIn, s.SyncSessions)
+	if s.SyncFailures > 0 || s.SyncBytesOut+s.SyncBytesIn > 200 {
+		t.Fatalf("an in-sync session moved %d+%d bytes (failures %d)", s.SyncBytesOut, s.SyncBytesIn, s.SyncFailures)
 	}
 }
