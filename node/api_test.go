@@ -1,10 +1,17 @@
 package node
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/remem/remem/protocol"
 )
 
 func TestAPIGuard(t *testing.T) {
@@ -47,6 +54,34 @@ func TestAPIGuard(t *testing.T) {
 	for _, c := range cases {
 		if got := do(c.method, c.host, c.ctype, c.body); got != c.want {
 			t.Errorf("%s: status %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestMetricsCountRecordsAndRefusals(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := Open(Config{Home: t.TempDir(), Create: true, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	id, _ := protocol.GenerateIdentity()
+	rec, _ := protocol.SignLesson(id, protocol.LessonDraft{Kind: "error", Text: "The nightly export times out above ten thousand rows", Seen: 1, Strength: 0.5, Updated: time.Now().Add(-time.Minute)})
+	data := append(append([]byte("garbage\n"), rec.Raw...), '\n')
+	if _, err := m.Receive(context.Background(), "import", protocol.SplitLines(data)); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewAPI(m, APIOptions{Gatherer: reg}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`remem_node_records_total{outcome="accepted"} 1`, `remem_node_refused_lines_total{reason="json"} 1`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
 		}
 	}
 }

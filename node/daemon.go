@@ -100,6 +100,7 @@ func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
 		cfg.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	cfg.Memory.Logger = cfg.Logger
+	cfg.Memory.Registry = cfg.Registry
 	m, err := Open(cfg.Memory)
 	if err != nil {
 		return nil, err
@@ -362,6 +363,11 @@ func (d *Daemon) network(st *Status) {
 	}
 	if d.gossip == nil {
 		return
+	}
+	// Lines the gossip validator refused never reach the memory; count them
+	// with the others.
+	for reason, n := range d.gossip.Stats().Rejected {
+		st.Refused[protocol.Reason(reason)] += n
 	}
 	st.PeerID = d.gossip.PeerID().String()
 	for _, a := range d.gossip.Addrs() {

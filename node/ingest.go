@@ -48,6 +48,7 @@ func (m *Memory) Remember(evs []protocol.Event) (IngestReport, error) {
 	}
 	added, dups, err := m.store.AddEvents(good, m.Now())
 	rep.Taken, rep.Duplicates = added, dups
+	m.metrics.ingested(rep)
 	return rep, err
 }
 
@@ -88,6 +89,7 @@ func (m *Memory) Ingest(source string, r io.Reader) (IngestReport, error) {
 	}
 	added, dups, err := m.store.AddEvents(evs, m.Now())
 	rep.Taken, rep.Duplicates = added, dups
+	m.metrics.ingested(rep)
 	return rep, err
 }
 

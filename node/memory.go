@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
@@ -45,6 +47,8 @@ type Config struct {
 	Store      store.Options
 	// Create makes the home and its key when missing.
 	Create bool
+	// Registry receives the remem_node_* metrics (nil: none are registered).
+	Registry prometheus.Registerer
 	// OnAccept, when set, is told of every record that was new to this
 	// memory (added or replacing an older version), with the scope it came
 	// by; the testnet measures arrival times with it.
@@ -67,6 +71,7 @@ type Memory struct {
 	refused map[protocol.Reason]int
 	stats   Stats
 	closed  bool
+	metrics *metrics
 
 	// changes counts changes to records and lessons; lessons.jsonl and the
 	// lines sync offers are rebuilt only when it moved.
@@ -114,12 +119,16 @@ func Open(cfg Config) (*Memory, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	met, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("registering metrics: %w", err)
+	}
 	st, err := store.Open(cfg.Home, cfg.Store)
 	if err != nil {
 		return nil, err
 	}
 	m := &Memory{cfg: cfg, id: id, store: st, log: cfg.Logger.With("origin", id.Origin()), now: cfg.Now,
-		sim: cfg.Similarity, write: cfg.Writer, refused: map[protocol.Reason]int{}}
+		sim: cfg.Similarity, write: cfg.Writer, refused: map[protocol.Reason]int{}, metrics: met}
 	if m.now == nil {
 		m.now = time.Now
 	}
@@ -188,4 +197,3 @@ func groupOf(l store.Lesson) consolidate.Group {
 	return consolidate.Group{ID: l.Hash, Text: l.Text, Episodes: l.Episodes}
 }
 
-func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }

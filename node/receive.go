@@ -46,37 +46,33 @@ func (m *Memory) Receive(ctx context.Context, scope string, lines []protocol.Lin
 		rec.Raw = slices.Clone(rec.Raw)
 		recs = append(recs, rec)
 	}
-	m.countRefused(rep.Refused, rep.Skipped)
-	d, err := m.Deliver(ctx, scope, recs)
-	rep.Accepted, rep.Duplicate, rep.Candidates = d.Accepted, d.Duplicate, d.Candidates
 	if len(rep.Refused) > 0 {
 		rep.ByReason = map[protocol.Reason]int{}
 		for _, r := range rep.Refused {
 			rep.ByReason[r.Reason]++
 		}
 	}
+	m.countRefused(rep.ByReason, rep.Skipped)
+	d, err := m.Deliver(ctx, scope, recs)
+	rep.Accepted, rep.Duplicate, rep.Candidates = d.Accepted, d.Duplicate, d.Candidates
 	return rep, err
 }
 
 // CountRefused lets a transport that verified lines itself report what it
 // refused, so refusals by reason cover every scope.
-func (m *Memory) CountRefused(reasons map[protocol.Reason]int) {
+func (m *Memory) CountRefused(reasons map[protocol.Reason]int) { m.countRefused(reasons, 0) }
+
+func (m *Memory) countRefused(reasons map[protocol.Reason]int, skipped int) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	for r, n := range reasons {
 		m.refused[r] += n
 		m.stats.Received += n
 	}
-}
-
-func (m *Memory) countRefused(refused []Refused, skipped int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, r := range refused {
-		m.refused[r.Reason]++
-	}
-	m.stats.Received += len(refused) + skipped
+	m.stats.Received += skipped
 	m.stats.Skipped += skipped
+	m.mu.Unlock()
+	m.metrics.refusedLines(reasons)
+	m.metrics.received(0, 0, skipped)
 }
 
 // Deliver is the one path in: every transport hands it records it verified
@@ -132,6 +128,7 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	m.stats.Accepted += rep.Accepted
 	m.stats.Duplicate += rep.Duplicate
 	m.mu.Unlock()
+	m.metrics.received(rep.Accepted, rep.Duplicate, 0)
 	return rep, nil
 }
 

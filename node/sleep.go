@@ -79,6 +79,7 @@ func (m *Memory) Sleep(ctx context.Context) (SleepReport, error) {
 		m.sleepSaved.Store(now.UnixNano())
 	}
 	rep.Took = time.Since(start)
+	m.metrics.slept(rep)
 	if rep.Events+rep.Signed > 0 {
 		m.log.Info("slept", "events", rep.Events, "new", rep.NewLessons, "raised", rep.Raised, "confirmations", rep.Confirmations, "signed", rep.Signed)
 	}
