@@ -196,4 +196,3 @@ func (m *Memory) similar(ctx context.Context, text string, g consolidate.Group) 
 func groupOf(l store.Lesson) consolidate.Group {
 	return consolidate.Group{ID: l.Hash, Text: l.Text, Episodes: l.Episodes}
 }
-

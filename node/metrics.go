@@ -1,6 +1,8 @@
 package node
 
 import (
+	"errors"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/remem/remem/protocol"
@@ -32,12 +34,32 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.records, m.refused, m.events, m.sleeps, m.signed, m.confirms} {
-		if err := reg.Register(c); err != nil {
+	for _, c := range []**prometheus.CounterVec{&m.records, &m.refused, &m.events} {
+		if err := register(reg, c); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range []*prometheus.Counter{&m.sleeps, &m.signed, &m.confirms} {
+		if err := register(reg, c); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// register registers *c, or points *c at the collector already registered
+// under its name: several memories in one process (the testnet) share the
+// counters then.
+func register[C prometheus.Collector](reg prometheus.Registerer, c *C) error {
+	err := reg.Register(*c)
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if old, ok := are.ExistingCollector.(C); ok {
+			*c = old
+			return nil
+		}
+	}
+	return err
 }
 
 func (m *metrics) received(accepted, duplicate, skipped int) {
