@@ -89,15 +89,15 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	defer m.sleepMu.Unlock()
 	// The merge rule decides from the lessons held before the batch; then
 	// the records and the lessons they changed are written in one go.
-	ctxt := &deliverContext{m: m}
-	if err := ctxt.preload(recs, m.Origin()); err != nil {
+	dc := &deliverContext{m: m}
+	if err := dc.preload(recs, m.Origin()); err != nil {
 		return rep, err
 	}
 	for _, rec := range recs {
 		if rec.Type != protocol.TypeLesson || rec.Origin == m.Origin() {
 			continue
 		}
-		added, err := m.noteLesson(ctx, ctxt, rec, scope, now)
+		added, err := m.noteLesson(ctx, dc, rec, scope, now)
 		if err != nil {
 			return rep, err
 		}
@@ -105,7 +105,7 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 			rep.Candidates++
 		}
 	}
-	outcomes, err := m.store.Merge(recs, scope, now, ctxt.lessons())
+	outcomes, err := m.store.Merge(recs, scope, now, dc.lessons())
 	if err != nil {
 		return rep, err
 	}
