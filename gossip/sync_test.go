@@ -327,11 +327,12 @@ func TestInSyncSessionIsCheap(t *testing.T) {
 	recs := lessons(t, id, 0, 50)
 	a.holder.add(Scope("t"), recs...)
 	b.holder.add(Scope("t"), recs...)
-	eventually(t, 10*time.Second, "a connection", func() bool { return len(b.host.Network().Peers()) > 0 })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Identify must have told b that a speaks sync before b picks it.
+	eventually(t, 20*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	b.SyncNow(ctx)
-	eventually(t, 10*time.Second, "the session to end", func() bool {
+	eventually(t, 20*time.Second, "the session to end", func() bool {
 		s := b.Stats()
 		return s.SyncSessions+s.SyncFailures >= 1
 	})
