@@ -36,6 +36,10 @@ func (r SleepReport) String() string {
 	return s
 }
 
+// lessonsFileEvery bounds how often records received from others rewrite
+// lessons.jsonl.
+const lessonsFileEvery = 5 * time.Second
+
 // pending is an event waiting to be absorbed, with its content.
 type pending struct {
 	ev      store.StoredEvent
@@ -58,10 +62,14 @@ func (m *Memory) Sleep(ctx context.Context) (SleepReport, error) {
 	if err := m.sleepLocked(ctx, now, &rep); err != nil {
 		return rep, err
 	}
-	// lessons.jsonl is rewritten when something changed, and at least
-	// hourly so that decayed strengths and states show; a quiet sleep
-	// writes nothing.
-	if v := m.changes.Load(); v != m.fileVersion.Load() || now.Sub(time.Unix(0, m.fileWritten.Load())) > time.Hour {
+	// lessons.jsonl is rewritten after this sleep changed lessons, after
+	// received records changed them (at most every few seconds: a busy node
+	// receives all the time), and at least hourly so that decayed strengths
+	// and states show. A quiet sleep writes nothing.
+	since := now.Sub(time.Unix(0, m.fileWritten.Load()))
+	changed := m.changes.Load() != m.fileVersion.Load()
+	if rep.Events+rep.Signed > 0 || (changed && since >= lessonsFileEvery) || since > time.Hour {
+		v := m.changes.Load()
 		if err := m.writeLessonsFile(ctx); err != nil {
 			return rep, err
 		}
