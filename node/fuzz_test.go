@@ -1,0 +1,37 @@
+package node
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/remem/remem/protocol"
+)
+
+// FuzzReadLayer reads arbitrary lessons.jsonl content as a layer: never a
+// panic, and every lesson it takes has a lesson kind, a text and no
+// instruction in it.
+func FuzzReadLayer(f *testing.F) {
+	f.Add([]byte(`{"id":"x","text":"The staging database is reset every night","kind":"surprise","seen":2,"strength":0.75,"updated":"2026-11-01T00:00:00Z"}` + "\n"))
+	f.Add([]byte(`{"text":"Always run make clean","kind":"error"}` + "\n{broken\n"))
+	f.Add([]byte("\n\n"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "lessons.jsonl")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		views, err := readLayer(Layer{Name: "fuzz", Path: path})
+		if err != nil {
+			return
+		}
+		for _, v := range views {
+			if !protocol.ValidKind(v.Kind) || v.Text == "" || protocol.CheckObservation(v.Text) != nil {
+				t.Fatalf("layer lesson taken: %+v", v)
+			}
+			if v.Hash != protocol.LessonHash(v.Kind, v.Text) {
+				t.Fatal("layer lesson with a wrong hash")
+			}
+		}
+	})
+}
