@@ -100,12 +100,12 @@ func sleepCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "sleep",
 		Usage: "turn events into lessons now: drain the inbox, verify, consolidate, sign",
-		UsageText: `remem sleep [--json] [--writer CMD]
+		UsageText: `remem sleep [--json] [--writer CMD] [--embed-url URL]
 
 Examples:
   remem sleep
   remem sleep --writer "llm -m small 'one observation sentence:'" --json`,
-		Flags: []cli.Flag{jsonFlag, writerFlag},
+		Flags: []cli.Flag{jsonFlag, writerFlag, embedFlag},
 		Action: func(c *cli.Context) error {
 			return withService(c, func(svc node.Service) (node.SleepReport, error) {
 				return svc.Sleep(c.Context)

@@ -33,6 +33,7 @@ type nodeConfig struct {
 	Pull         string   `toml:"pull"`
 	API          string   `toml:"api"`
 	Writer       string   `toml:"writer"`
+	EmbedURL     string   `toml:"embed_url"`
 	LogLevel     string   `toml:"log_level"`
 }
 
@@ -69,7 +70,7 @@ Examples:
 			&cli.DurationFlag{Name: "pull", Value: 10 * time.Minute, Usage: "time between commons pulls"},
 			&cli.StringFlag{Name: "api", Value: "127.0.0.1:7878", Usage: "address of the local HTTP API and web page"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
-			writerFlag,
+			writerFlag, embedFlag,
 		},
 		Action: runNode,
 	}
@@ -135,6 +136,11 @@ func runNode(c *cli.Context) error {
 	}
 	if w := str("writer", cfg.Writer); w != "" {
 		dc.Memory.Writer = commandWriter(w)
+	}
+	if u := str("embed-url", cfg.EmbedURL); u != "" {
+		if err := useEmbeddings(&dc.Memory, u); err != nil {
+			return err
+		}
 	}
 	if f := str("members", cfg.Members); f != "" {
 		if dc.Members, err = readMembers(f); err != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/remem/remem/node"
 )
 
 func TestNodeConfig(t *testing.T) {
@@ -71,5 +73,20 @@ func TestEveryCommandHasHelpWithExamples(t *testing.T) {
 				t.Errorf("remem %s: --help has no examples", sub.Name)
 			}
 		}
+	}
+}
+
+func TestUseEmbeddings(t *testing.T) {
+	var cfg node.Config
+	if err := useEmbeddings(&cfg, "http://127.0.0.1:1/v1"); err != nil || cfg.Params.Threshold != embedThreshold || cfg.Similarity == nil {
+		t.Fatalf("%+v %v", cfg.Params, err)
+	}
+	t.Setenv("REMEM_SIMILARITY_THRESHOLD", "0.7")
+	if err := useEmbeddings(&cfg, "http://127.0.0.1:1/v1"); err != nil || cfg.Params.Threshold != 0.7 {
+		t.Fatalf("override: %+v %v", cfg.Params, err)
+	}
+	t.Setenv("REMEM_SIMILARITY_THRESHOLD", "high")
+	if err := useEmbeddings(&cfg, "http://127.0.0.1:1/v1"); err == nil {
+		t.Fatal("a bad threshold was accepted")
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -27,7 +29,9 @@ func openService(c *cli.Context) (node.Service, error) {
 		cfg.Writer = commandWriter(cmd)
 	}
 	if url := c.String("embed-url"); url != "" {
-		cfg.Similarity = &consolidate.Embedding{URL: url}
+		if err := useEmbeddings(&cfg, url); err != nil {
+			return nil, err
+		}
 	}
 	m, err := node.Open(cfg)
 	if err == nil {
@@ -74,4 +78,28 @@ func withService[T any](c *cli.Context, do func(node.Service) (T, error), human 
 		return printJSON(c.App.Writer, out)
 	}
 	return human(out)
+}
+
+// embedThreshold is the similarity at which events join lessons with an
+// embeddings backend; DefaultThreshold is calibrated for the lexical one
+// only, and this one is a common cosine cut, not measured here.
+const embedThreshold = 0.8
+
+// useEmbeddings sets the embeddings backend at url: the model from
+// REMEM_EMBED_MODEL, the key from REMEM_EMBED_KEY, the threshold from
+// REMEM_SIMILARITY_THRESHOLD (default 0.8).
+func useEmbeddings(cfg *node.Config, url string) error {
+	cfg.Similarity = &consolidate.Embedding{URL: url, Model: os.Getenv("REMEM_EMBED_MODEL"), APIKey: os.Getenv("REMEM_EMBED_KEY")}
+	if cfg.Params == (node.Params{}) {
+		cfg.Params = node.DefaultParams()
+	}
+	cfg.Params.Threshold = embedThreshold
+	if s := os.Getenv("REMEM_SIMILARITY_THRESHOLD"); s != "" {
+		t, err := strconv.ParseFloat(s, 64)
+		if err != nil || t <= 0 || t > 1 {
+			return fmt.Errorf("REMEM_SIMILARITY_THRESHOLD=%q must be a number in (0, 1]", s)
+		}
+		cfg.Params.Threshold = t
+	}
+	return nil
 }
