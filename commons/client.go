@@ -285,21 +285,28 @@ func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver D
 		workers = 8
 	}
 	workers = min(workers, len(todo))
-	jobs := make(chan IndexEntry)
+	// The remembered ETags are read here, before the workers start: the
+	// loop below updates the map while they run.
+	type job struct{ origin, etag string }
+	queue := make([]job, len(todo))
+	for i, e := range todo {
+		queue[i] = job{e.Origin, ss.ETags[e.Origin]}
+	}
+	jobs := make(chan job)
 	results := make(chan fetched)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for e := range jobs {
-				results <- c.fetch(ctx, e.Origin, ss.ETags[e.Origin], now)
+			for j := range jobs {
+				results <- c.fetch(ctx, j.origin, j.etag, now)
 			}
 		})
 	}
 	go func() {
 		defer close(jobs)
-		for _, e := range todo {
+		for _, j := range queue {
 			select {
-			case jobs <- e:
+			case jobs <- j:
 			case <-ctx.Done():
 				return
 			}
