@@ -45,7 +45,21 @@ var (
 // (name, variant) are the first n of one growing list.
 func lessonLines(t testing.TB, name string, n int, variant string) [][]byte {
 	t.Helper()
-	key := name + "/" + variant
+	return signedLines(t, name+"/"+variant, name, n, func(id protocol.Identity, i int) (*protocol.Record, error) {
+		return protocol.SignLesson(id, protocol.LessonDraft{
+			Kind:     protocol.KindError,
+			Text:     fmt.Sprintf("the %s build of module %d times out when the shared cache is cold", variant, i),
+			Seen:     int64(i%7 + 1),
+			Strength: 0.5,
+			Updated:  recTime,
+		})
+	})
+}
+
+// signedLines returns the first n lines of the cached list key, signing the
+// missing ones with sign on a few goroutines.
+func signedLines(t testing.TB, key, name string, n int, sign func(protocol.Identity, int) (*protocol.Record, error)) [][]byte {
+	t.Helper()
 	linesMu.Lock()
 	defer linesMu.Unlock()
 	have := linesCache[key]
@@ -62,13 +76,7 @@ func lessonLines(t testing.TB, name string, n int, variant string) [][]byte {
 	for w := range workers {
 		wg.Go(func() {
 			for i := from + w; i < n; i += workers {
-				rec, err := protocol.SignLesson(id, protocol.LessonDraft{
-					Kind:     protocol.KindError,
-					Text:     fmt.Sprintf("the %s build of module %d times out when the shared cache is cold", variant, i),
-					Seen:     int64(i%7 + 1),
-					Strength: 0.5,
-					Updated:  recTime,
-				})
+				rec, err := sign(id, i)
 				if err != nil {
 					errs[i] = err
 					continue
@@ -207,39 +215,7 @@ func verifyFileBytes(t testing.TB, origin string, data []byte) int {
 // sign than lessons (no text checks), cached the same way.
 func confirmLines(t testing.TB, name string, n int, variant string) [][]byte {
 	t.Helper()
-	key := name + "/confirm/" + variant
-	linesMu.Lock()
-	defer linesMu.Unlock()
-	have := linesCache[key]
-	if len(have) >= n {
-		return have[:n:n]
-	}
-	id := identity(t, name)
-	from := len(have)
-	out := make([][]byte, n)
-	copy(out, have)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	const workers = 4
-	for w := range workers {
-		wg.Go(func() {
-			for i := from + w; i < n; i += workers {
-				hash := protocol.LessonHash(protocol.KindError, fmt.Sprintf("%s lesson %d", variant, i))
-				rec, err := protocol.SignConfirmation(id, hash, recTime)
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				out[i] = rec.Raw
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	linesCache[key] = out
-	return out[:n:n]
+	return signedLines(t, name+"/confirm/"+variant, name, n, func(id protocol.Identity, i int) (*protocol.Record, error) {
+		return protocol.SignConfirmation(id, protocol.LessonHash(protocol.KindError, fmt.Sprintf("%s lesson %d", variant, i)), recTime)
+	})
 }
