@@ -175,16 +175,13 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		}()
 	}
 	if d.gossip != nil {
-		wg.Add(1)
+		wg.Add(2)
 		go func() {
 			defer wg.Done()
 			if err := d.gossip.Run(ctx); err != nil && ctx.Err() == nil {
 				errc <- fmt.Errorf("gossip: %w", err)
 			}
 		}()
-	}
-	if d.gossip != nil {
-		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			d.relayNews(ctx)
