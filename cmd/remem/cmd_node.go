@@ -48,8 +48,9 @@ func nodeCommand() *cli.Command {
 With no flags the node starts at once: it sleeps every 10 minutes, serves the
 local API and web page on 127.0.0.1:7878 and finds LAN peers with mDNS. It
 listens on TCP and QUIC port 4002 on every interface by default.
-Settings may live in $REMEM_HOME/config.toml (the same names as the flags);
-flags override it. SIGINT or SIGTERM finishes the current step and exits 0.
+Settings may live in $REMEM_HOME/config.toml: teams, listen, bootstrap, mdns,
+members, psk, folders, commons, commons_token_file, sleep, pull, api, writer,
+embed_url, log_level; flags override it. SIGINT or SIGTERM finishes the current step and exits 0.
 
 Examples:
   remem node
