@@ -447,40 +447,8 @@ func (c *cluster) connectedWithout(out []*tnode) bool {
 	for _, n := range out {
 		gone[n.idx] = true
 	}
-	adj := map[int][]int{}
-	var start = -1
-	count := 0
-	for _, n := range c.nodes {
-		if !n.live || gone[n.idx] {
-			continue
-		}
-		count++
-		if start < 0 {
-			start = n.idx
-		}
-		for _, j := range n.boot {
-			if c.nodes[j].live && !gone[j] {
-				adj[n.idx] = append(adj[n.idx], j)
-				adj[j] = append(adj[j], n.idx)
-			}
-		}
-	}
-	if count == 0 {
-		return true
-	}
-	seen := map[int]bool{start: true}
-	stack := []int{start}
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, j := range adj[i] {
-			if !seen[j] {
-				seen[j] = true
-				stack = append(stack, j)
-			}
-		}
-	}
-	return len(seen) == count
+	return connected(len(c.nodes), func(i int) []int { return c.nodes[i].boot },
+		func(i int) bool { return c.nodes[i].live && !gone[i] })
 }
 
 // ---- partition ----

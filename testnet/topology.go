@@ -104,19 +104,26 @@ func (t Topology) Connected() bool {
 // connectedWithin reports whether the nodes keep(i) selects are connected
 // among themselves.
 func (t Topology) connectedWithin(keep func(int) bool) bool {
-	adj := make([][]int, t.N)
-	for i, o := range t.Out {
-		for _, j := range o {
-			adj[i] = append(adj[i], j)
-			adj[j] = append(adj[j], i)
-		}
-	}
+	return connected(t.N, func(i int) []int { return t.Out[i] }, keep)
+}
+
+// connected reports whether the nodes keep selects among n reach each other
+// over the links out(i) lists (a link counts both ways).
+func connected(n int, out func(int) []int, keep func(int) bool) bool {
+	adj := make([][]int, n)
 	start, total := -1, 0
-	for i := range t.N {
-		if keep(i) {
-			total++
-			if start < 0 {
-				start = i
+	for i := range n {
+		if !keep(i) {
+			continue
+		}
+		total++
+		if start < 0 {
+			start = i
+		}
+		for _, j := range out(i) {
+			if keep(j) {
+				adj[i] = append(adj[i], j)
+				adj[j] = append(adj[j], i)
 			}
 		}
 	}
@@ -129,7 +136,7 @@ func (t Topology) connectedWithin(keep func(int) bool) bool {
 		i := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		for _, j := range adj[i] {
-			if keep(j) && !seen[j] {
+			if !seen[j] {
 				seen[j] = true
 				stack = append(stack, j)
 			}
