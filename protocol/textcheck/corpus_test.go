@@ -1,0 +1,136 @@
+package textcheck
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// labelled is one sentence of a labelled set.
+type labelled struct {
+	Text       string `json:"text"`
+	Imperative bool   `json:"imperative"`
+	Category   string `json:"category"`
+}
+
+func readLabelled(t testing.TB, path string) []labelled {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []labelled
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var l labelled
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("%s:%d: %v", path, n, err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// score is a confusion count for one category or a whole set.
+type score struct{ tp, fp, tn, fn int }
+
+func (s *score) add(want, got bool) {
+	switch {
+	case want && got:
+		s.tp++
+	case want:
+		s.fn++
+	case got:
+		s.fp++
+	default:
+		s.tn++
+	}
+}
+
+func (s score) n() int { return s.tp + s.fp + s.tn + s.fn }
+func (s score) accuracy() float64 {
+	return float64(s.tp+s.tn) / float64(max(s.n(), 1))
+}
+func ratio(a, b int) string {
+	if b == 0 {
+		return "  -  "
+	}
+	return fmt.Sprintf("%.3f", float64(a)/float64(b))
+}
+func (s score) String() string {
+	return fmt.Sprintf("n=%3d accuracy %.3f precision %s recall %s", s.n(), s.accuracy(),
+		ratio(s.tp, s.tp+s.fp), ratio(s.tp, s.tp+s.fn))
+}
+
+// evaluate classifies every sentence and returns the scores per category
+// and overall, logging the mistakes.
+func evaluate(t testing.TB, set []labelled, logMistakes bool) (map[string]*score, score) {
+	per := map[string]*score{}
+	var all score
+	for _, l := range set {
+		err := CheckObservation(l.Text)
+		got := err != nil
+		if per[l.Category] == nil {
+			per[l.Category] = &score{}
+		}
+		per[l.Category].add(l.Imperative, got)
+		all.add(l.Imperative, got)
+		if logMistakes && got != l.Imperative {
+			why := "passed"
+			if err != nil {
+				why = err.(*InstructionError).Rule + ": " + err.(*InstructionError).Phrase
+			}
+			t.Logf("MISS [%s] want imperative=%v (%s): %q", l.Category, l.Imperative, why, l.Text)
+		}
+	}
+	return per, all
+}
+
+func report(t testing.TB, name string, per map[string]*score, all score) {
+	cats := make([]string, 0, len(per))
+	for c := range per {
+		cats = append(cats, c)
+	}
+	sort.Strings(cats)
+	t.Logf("%s: %v", name, all)
+	for _, c := range cats {
+		t.Logf("  %-18s %v", c, *per[c])
+	}
+}
+
+func TestCorpus(t *testing.T) {
+	set := readLabelled(t, filepath.Join("testdata", "corpus.jsonl"))
+	per, all := evaluate(t, set, true)
+	report(t, "corpus", per, all)
+	if all.accuracy() < 0.97 {
+		t.Errorf("corpus accuracy %.3f, the target is 0.97", all.accuracy())
+	}
+}
+
+func TestConformanceImperative(t *testing.T) {
+	set := readLabelled(t, filepath.Join("..", "testdata", "conformance", "imperative.jsonl"))
+	for _, l := range set {
+		if got := CheckObservation(l.Text) != nil; got != l.Imperative {
+			t.Errorf("imperative=%v, want %v: %q (%v)", got, l.Imperative, l.Text, CheckObservation(l.Text))
+		}
+	}
+}
+
+// TestHoldout measures the check on sentences written by a session that saw
+// neither this code nor corpus.jsonl. It logs the numbers; the closing note
+// of the issue reports them.
+func TestHoldout(t *testing.T) {
+	set := readLabelled(t, filepath.Join("testdata", "holdout.jsonl"))
+	per, all := evaluate(t, set, testing.Verbose())
+	report(t, "holdout", per, all)
+}

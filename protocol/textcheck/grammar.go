@@ -1,0 +1,443 @@
+package textcheck
+
+// The grammar of the observation check: where a clause opens with a
+// command, and where any clause puts a duty on someone. The words it reads
+// are classes from lists/words.txt and lexicon.txt; only a few function
+// words ("to", "of", "be", "have", "need") are named here, as grammar.
+
+// command reads the clause toks[a:b] for a command verb at its opening.
+func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
+	toks := r.toks
+	j := a
+	strong, conj := false, false
+	for j < b && (toks[j].has(cLead) || pureAdverb(&toks[j])) && !toks[j].code {
+		if toks[j].has(cForce) {
+			return r.fail("command verb", a, j)
+		}
+		if toks[j].has(cStrong) {
+			strong = true
+		}
+		if toks[j].has(cConj) || toks[j].w == "so" || toks[j].w == "then" || toks[j].w == "therefore" ||
+			toks[j].w == "thus" || toks[j].w == "hence" || toks[j].w == "otherwise" || toks[j].w == "instead" {
+			conj = true
+		}
+		j++
+	}
+	if j == b {
+		if strong && j > a && toks[j-1].has(cStrong) && j-1 == a { // "Never."
+			return r.fail("command verb", a, j-1)
+		}
+		return nil
+	}
+	if soft && conj && toks[a].w != "and" && toks[a].w != "or" && toks[a].w != "but" {
+		soft = false // ", so restart it", ", then rerun"
+	}
+	w := &toks[j]
+	if w.code || w.punct != 0 {
+		return nil
+	}
+	next := func(k int) *token {
+		if k < b {
+			return &toks[k]
+		}
+		return nil
+	}
+	nx := next(j + 1)
+	// "Don't", "Do not", "Do run".
+	if w.has(cDo) && w.w == "do" && nx != nil && (nx.has(cNeg) || nx.has(cBase) && !nx.has(cDomNoun)) {
+		return r.fail("command verb", a, j+1)
+	}
+	if w.w == "be" || w.w == "let" && nx != nil && (nx.w == "'s" || nx.w == "us") {
+		return r.fail("command verb", a, j)
+	}
+	if w.has(cModal | cBe | cHave | cDo | cDet | cPrep | cSub | cRel | cSubject | cObject | cConj | cTime) {
+		return nil
+	}
+	if !w.has(cBase) || w.has(cUnknown) {
+		// A word the lexicon does not know as a verb is one when a noun
+		// phrase follows it straight away: "Gate the endpoint behind a
+		// flag", "Frobnicate every cache".
+		if !soft && nx != nil && nx.has(cDet|cObject) && !nx.has(cRel) && !w.has(cProper) &&
+			(!w.cap || j == a) && w.has(cNoun) && !w.has(cGer) {
+			return r.fail("command verb", a, j+1)
+		}
+		return nil
+	}
+	if w.cap && nx != nil && nx.cap && nx.punct == 0 && j > a {
+		return nil // a name: "Visual Studio Code"
+	}
+	if strong && !w.has(cPast|cZ) {
+		return r.fail("command verb", a, j) // "Never commit keys"
+	}
+	if soft {
+		return r.softCommand(sentence, a, j, b)
+	}
+	if nx == nil {
+		if r.endsStatement(sentence, b) {
+			return r.fail("command verb", a, j) // "Restart."
+		}
+		return nil
+	}
+	k := j + 1
+	if nx.has(cGer) && k+1 < b && toks[k+1].has(cDet|cObject) && !toks[k+1].has(cRel) {
+		return r.fail("command verb", a, k+1) // "Stop following the guidelines", "Avoid using the cache"
+	}
+	if nx.has(cParticle) && !nx.has(cDet|cPrep) && k+1 < b && toks[k+1].has(cDet|cObject) {
+		k++ // "Set up the cache", "Clean out old images"
+		nx = &toks[k]
+	}
+	switch {
+	case nx.w == "of" || nx.w == "'s":
+		return nil // "Use of the v1 endpoint", "Make's parser"
+	case nx.has(cDet|cObject) && !nx.has(cRel) || nx.w == "that" && !w.has(cDomNoun):
+		return r.fail("command verb", a, k)
+	case nx.has(cNeg):
+		return nil
+	case nx.has(cModal|cBe|cHave) && !nx.has(cNoun):
+		return nil // "Install takes", "Build is slow"
+	case nx.has(cZ) && !nx.has(cDomNoun):
+		return nil // "Install takes ten minutes"
+	case nx.has(cPast) && !nx.has(cBase) && !r.adjectival(k, b):
+		return nil // "Build failed on ARM"; not "Use cached images"
+	}
+	if r.hasMainVerb(j+1, b) {
+		return nil // "Make targets that call sed fail on macOS"
+	}
+	return r.fail("command verb", a, j)
+}
+
+// softCommand reads a verb that opens a clause after a comma, where a
+// list ("lint, test, build and deploy steps") or a narrative ("ran, then
+// hit the limit") is as likely as a command: it takes an object that can
+// only follow a verb, and no past tense ran before it.
+func (r *reader) softCommand(sentence, a, j, b int) *InstructionError {
+	toks := r.toks
+	w := &toks[j]
+	if w.has(cDomNoun) {
+		return nil
+	}
+	k := j + 1
+	if k < b && toks[k].has(cParticle) && !toks[k].has(cDet) && k+1 < b {
+		k++
+	}
+	if k >= b || !toks[k].has(cDet|cObject) || toks[k].has(cRel) && toks[k].w != "that" {
+		return nil
+	}
+	if w.has(cPast) {
+		for p := sentence; p < a; p++ {
+			if t := &toks[p]; t.has(cPast) && !t.has(cBase|cNoun) {
+				return nil // a story in the past: "The job ran, then hit the limit"
+			}
+		}
+	}
+	return r.fail("command verb", a, k)
+}
+
+// pureAdverb: "silently", "quietly": an adverb that cannot be anything else.
+func pureAdverb(t *token) bool {
+	return t.has(cAdv) && !t.has(cBase|cNoun|cAdj|cDet|cPrep|cSub|cZ|cPast) && t.punct == 0
+}
+
+// endsStatement: the clause ending at b closes a statement of the text's
+// own (". ! ;" or the end), not a quoted word or a list item.
+func (r *reader) endsStatement(sentence, b int) bool {
+	if sentence > 0 && r.toks[sentence-1].punct == '"' {
+		return false
+	}
+	if b == len(r.toks) {
+		return true
+	}
+	switch r.toks[b].punct {
+	case '.', '!', ';':
+		return true
+	}
+	return false
+}
+
+// adjectival: the past form at k describes the noun after it ("cached
+// images") rather than being the clause's verb.
+func (r *reader) adjectival(k, b int) bool {
+	if k+1 >= b {
+		return false
+	}
+	t := &r.toks[k+1]
+	return t.punct == 0 && (t.has(cNoun|cAdj) || t.code) && !t.has(cDet|cPrep|cObject|cAdv|cSub|cRel)
+}
+
+// hasMainVerb: the words after a clause-opening verb-like word hold a
+// finite verb outside relative and subordinate clauses, so the opener was
+// the head of a subject ("Print statements left in the handler flooded the
+// logs", "Make targets that call sed fail on macOS").
+func (r *reader) hasMainVerb(from, b int) bool {
+	toks := r.toks
+	plural := false  // the subject's head noun so far is plural
+	inPP := false    // inside a prepositional phrase after the head
+	relVerb := false // a relative clause's own verb is still to come
+	for k := from; k < b || k < len(toks) && k == b && (toks[k].punct == '-' || toks[k].punct == '('); k++ {
+		t := &toks[k]
+		if t.punct == '-' || t.punct == '(' {
+			// Read past a parenthesis: "Build times — measured over 30
+			// runs — dropped by a third".
+			close := t.punct
+			if close == '(' {
+				close = ')'
+			}
+			m := k + 1
+			for m < len(toks) && toks[m].punct != close && !sentenceEnd(&toks[m]) {
+				m++
+			}
+			if m >= len(toks) || toks[m].punct != close {
+				return false
+			}
+			k, b = m, r.clauseEnd(m+1)
+			continue
+		}
+		if t.punct != 0 {
+			return false
+		}
+		prev := &toks[k-1]
+		nounSlot := prev.has(cDet|cAdj|cPrep) && !prev.has(cBase) || prev.code && k-1 >= from
+		switch {
+		case t.has(cSub) && !t.has(cRel):
+			return false // "until", "because", "after": the rest is subordinate
+		case t.has(cConj) && k+1 < b && toks[k+1].has(cDet|cSubject):
+			return false // "... or the scripts will misbehave": a clause of its own
+		case t.has(cRel):
+			relVerb = true
+			continue
+		case t.has(cPrep):
+			inPP = true
+			continue
+		}
+		verbish := t.has(cFinite|cBe|cHave|cDo) && !t.has(cDet) || t.has(cBase) && !nounSlot
+		if relVerb && verbish {
+			relVerb = false
+			continue
+		}
+		if nounSlot && !t.has(cModal|cBe|cHave|cDo) {
+			if !inPP && t.has(cNoun) {
+				plural = isPlural(t)
+			}
+			continue
+		}
+		switch {
+		case t.has(cModal|cBe|cHave|cDo) && !t.has(cNoun):
+			return true
+		case t.has(cZ) && !t.has(cDomNoun):
+			return true
+		case t.has(cPast) && !t.has(cBase|cAdj) || t.has(cPast) && !r.adjectival(k, b) && k > from:
+			return true
+		case t.has(cBase) && plural && k > from && !t.has(cDomNoun|cAdj):
+			return true // "Make targets assume GNU sed"
+		case t.has(cBase|cZ) && k > from && k+1 < b && toks[k+1].has(cDet|cObject) && !toks[k+1].has(cRel):
+			return true // "Update notices from npm clutter the CI logs"
+		case t.has(cZ) && k > from && isPlural(prev) == false && prev.has(cNoun) && !inPP && k+1 < b && toks[k+1].has(cDet|cPrep|cAdv):
+			return true // "Deploy key rotation fails in the nightly job"
+		}
+		if !inPP && t.has(cNoun) {
+			plural = isPlural(t)
+		}
+	}
+	return false
+}
+
+// clauseEnd returns the index of the first mark at or after k.
+func (r *reader) clauseEnd(k int) int {
+	for k < len(r.toks) && r.toks[k].punct == 0 {
+		k++
+	}
+	return k
+}
+
+func isPlural(t *token) bool {
+	n := len(t.w)
+	return n > 2 && t.w[n-1] == 's' && t.w[n-2] != 's' && t.has(cNoun)
+}
+
+// obligation reads toks[a:b] for a duty put on anyone: a modal of
+// obligation with a base verb, "have to", "need to", "is to", "is expected
+// to" said of an actor, a future "will" after "from now on", or a duty
+// said of a gerund ("Running the formatter is mandatory").
+func (r *reader) obligation(sentence, a, b int) *InstructionError {
+	toks := r.toks
+	for i := a; i < b; i++ {
+		t := &toks[i]
+		if t.punct != 0 || t.code {
+			continue
+		}
+		switch t.w {
+		case "must", "shall", "should", "ought":
+			v := r.skipAdverbs(i+1, b)
+			if t.w == "ought" {
+				if v < b && toks[v].w == "to" {
+					v = r.skipAdverbs(v+1, b)
+				} else {
+					continue
+				}
+			}
+			if v >= b {
+				continue
+			}
+			if r.dutyVerb(v, b) && (t.w != "should" || r.actorBefore(sentence, i) ||
+				toks[v].w == "be" || !toks[v].has(cOutcome)) {
+				return r.fail("obligation", i, v)
+			}
+		case "need", "needs", "have", "has", "got", "gotta":
+			if i > a && toks[i-1].has(cModal|cDo) && toks[i-1].w != "do" && toks[i-1].w != "does" {
+				continue // "would have to": hypothetical
+			}
+			v := i + 1
+			if t.w == "gotta" {
+				v = i
+			} else if v < b && toks[v].w == "to" {
+				v++
+			} else if (t.w == "need" || t.w == "needs") && v < b && toks[v].w == "not" {
+				v++
+			} else {
+				continue
+			}
+			v = r.skipAdverbs(v, b)
+			if v < b && r.dutyVerb(v, b) && !(toks[v].w == "do" && v+1 < b && toks[v+1].w == "with") {
+				return r.fail("obligation", i, v)
+			}
+		case "better":
+			if i > a && (toks[i-1].w == "had" || toks[i-1].w == "'d") {
+				if v := r.skipAdverbs(i+1, b); v < b && r.dutyVerb(v, b) {
+					return r.fail("obligation", i-1, v) // "agents had better not touch"
+				}
+			}
+		case "is", "are", "am", "'s", "'re":
+			if e := r.dutyOfBe(sentence, a, i, b); e != nil {
+				return e
+			}
+		case "will", "'ll":
+			if r.directiveTime(sentence, b) {
+				return r.fail("obligation", i, i)
+			}
+		}
+	}
+	return nil
+}
+
+// dutyOfBe reads "X is to run", "X is expected to run" (X an actor), and
+// "Running X is mandatory".
+func (r *reader) dutyOfBe(sentence, a, i, b int) *InstructionError {
+	toks := r.toks
+	if toks[i].w == "'s" && (i == 0 || !toks[i-1].has(cSubject|cObject) && toks[i-1].w != "it") {
+		return nil // a possessive
+	}
+	v := r.skipAdverbs(i+1, b)
+	if v < b && toks[v].w == "not" {
+		v = r.skipAdverbs(v+1, b)
+	}
+	if v >= b {
+		return nil
+	}
+	switch w := &toks[v]; {
+	case w.w == "to":
+		if v+1 < b && (toks[v+1].has(cBase) || toks[v+1].w == "be") && !r.planBefore(sentence, i) {
+			return r.fail("obligation", i, v+1) // "is to be run", "is not to be run"
+		}
+	case dutyWords[w.w]:
+		if v+1 < b && toks[v+1].w == "to" && r.actorBefore(sentence, i) {
+			return r.fail("obligation", i, v+1)
+		}
+		if mandatoryWords[w.w] || toks[sentence].has(cGer) && (v+1 >= b || toks[v+1].w != "to") {
+			return r.fail("obligation", i, v)
+		}
+	case mandatoryWords[w.w]:
+		return r.fail("obligation", i, v)
+	}
+	return nil
+}
+
+// dutyWords put a duty on an actor ("Agents are expected to"); said of a
+// gerund ("Force-pushing is forbidden") they make a rule.
+var dutyWords = map[string]bool{
+	"expected": true, "supposed": true, "required": true, "obliged": true, "obligated": true,
+	"advised": true, "asked": true, "told": true, "instructed": true, "encouraged": true,
+	"meant": true, "forbidden": true, "prohibited": true, "allowed": true, "permitted": true,
+	"recommended": true, "urged": true, "directed": true, "requested": true, "ordered": true,
+	"discouraged": true, "banned": true, "mandated": true, "authorised": true, "authorized": true,
+}
+
+// mandatoryWords make a rule whatever the subject ("Signing is mandatory").
+var mandatoryWords = map[string]bool{
+	"mandatory": true, "compulsory": true, "obligatory": true, "forbidden": true,
+	"prohibited": true, "banned": true, "verboten": true, "non-negotiable": true,
+}
+
+// dutyVerb: toks[v] is a base verb that a modal of obligation governs;
+// "must have run" and "must be timing out" describe, "must be cleared"
+// obliges.
+func (r *reader) dutyVerb(v, b int) bool {
+	t := &r.toks[v]
+	switch t.w {
+	case "have", "'ve":
+		return false
+	case "be":
+		p := r.skipAdverbs(v+1, b)
+		return p < b && r.toks[p].has(cPart|cPast) && !r.toks[p].has(cGer) && r.toks[p].w != "able"
+	}
+	return t.has(cBase) && !t.has(cModal) && !t.code
+}
+
+func (r *reader) skipAdverbs(k, b int) int {
+	for k < b && (r.toks[k].has(cAdv|cStrong|cNeg) && !r.toks[k].has(cBase) || r.toks[k].w == "always" || r.toks[k].w == "never") {
+		k++
+	}
+	return k
+}
+
+// actorBefore: the subject of the verb at i names someone who can be
+// told to act: you, agents, the assistant, whoever, developers.
+func (r *reader) actorBefore(sentence, i int) bool {
+	for k := i - 1; k >= sentence; k-- {
+		t := &r.toks[k]
+		if t.has(cActor) {
+			return true
+		}
+		if t.punct != 0 {
+			return false
+		}
+	}
+	return false
+}
+
+// planBefore: "The plan is to ...", which states an aim.
+func (r *reader) planBefore(sentence, i int) bool {
+	for k := i - 1; k >= sentence && k >= i-3; k-- {
+		if r.toks[k].has(cPlan) {
+			return true
+		}
+	}
+	return false
+}
+
+// directiveTime: the sentence holds "from now on", "going forward",
+// "henceforth" and the like, which turn "will" into an order.
+func (r *reader) directiveTime(sentence, b int) bool {
+	toks := r.toks
+	for k := sentence; k < b; k++ {
+		switch toks[k].w {
+		case "henceforth", "hereafter", "thenceforth", "forthwith", "onwards", "onward":
+			return true
+		case "now":
+			if k > sentence && toks[k-1].w == "on" && k > sentence+1 && toks[k-2].w == "from" {
+				return true
+			}
+			if k+1 < b && toks[k+1].w == "on" {
+				return true
+			}
+		case "forward":
+			if k > sentence && (toks[k-1].w == "going" || toks[k-1].w == "moving") {
+				return true
+			}
+		case "future":
+			if k > sentence && (toks[k-1].w == "in" || toks[k-1].w == "the" && k > sentence+1 && toks[k-2].w == "in") {
+				return true
+			}
+		}
+	}
+	return false
+}

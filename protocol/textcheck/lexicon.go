@@ -1,0 +1,125 @@
+package textcheck
+
+import (
+	"bufio"
+	_ "embed"
+	"strings"
+)
+
+// Word classes, as bits. The open classes come from lexicon.txt, the closed
+// ones and additions from lists/words.txt.
+const (
+	cBase      uint64 = 1 << iota // base verb: "run", "restart"
+	cZ                            // 3rd person singular present: "runs"
+	cPast                         // past tense: "ran"
+	cPart                         // past participle: "run", "taken"
+	cGer                          // gerund: "running"
+	cNoun                         // common noun
+	cProper                       // proper noun
+	cAdj                          // adjective
+	cAdv                          // adverb
+	cDet                          // [det]
+	cObject                       // [object]
+	cSubject                      // [subject]
+	cPrep                         // [prep]
+	cConj                         // [conj]
+	cSub                          // [sub]
+	cRel                          // [rel]
+	cBe                           // [be]
+	cBePresent                    // [bepresent]
+	cHave                         // [have]
+	cDo                           // [do]
+	cNeg                          // [neg]
+	cParticle                     // [particle]
+	cModal                        // [modal]
+	cLead                         // [lead]
+	cStrong                       // [strong]
+	cForce                        // [force]
+	cActor                        // [actor]
+	cPlan                         // [plan]
+	cKnown                        // any entry at all
+	cDomNoun                      // the lexicon's strongest reading is a noun or adjective
+	cOutcome                      // [outcome]
+	cTime                         // [time]
+	cUnknown                      // not in the lexicon: read by its shape
+)
+
+const cFinite = cZ | cPast | cModal // a verb form that carries tense
+
+//go:embed lexicon.txt
+var lexiconTxt string
+
+//go:embed lists/words.txt
+var wordsTxt string
+
+var lexicon = buildLexicon()
+
+var lexiconLetter = map[byte]uint64{
+	'V': cBase, 'Z': cZ, 'D': cPast, 'P': cPart, 'G': cGer,
+	'n': cNoun, 'p': cProper, 'j': cAdj, 'r': cAdv,
+}
+
+var listClass = map[string]uint64{
+	"det": cDet, "object": cObject, "subject": cSubject, "prep": cPrep, "conj": cConj,
+	"sub": cSub, "rel": cRel, "be": cBe, "bepresent": cBePresent, "have": cHave,
+	"do": cDo, "neg": cNeg, "particle": cParticle, "modal": cModal, "lead": cLead,
+	"strong": cStrong, "force": cForce, "actor": cActor, "plan": cPlan, "verb": cBase,
+	"outcome": cOutcome, "time": cTime,
+}
+
+func buildLexicon() map[string]uint64 {
+	m := make(map[string]uint64, 14000)
+	sc := bufio.NewScanner(strings.NewReader(lexiconTxt))
+	for sc.Scan() {
+		w, cls, ok := strings.Cut(sc.Text(), "\t")
+		if !ok || strings.HasPrefix(w, "#") || cls == "" {
+			continue
+		}
+		var bits uint64
+		for i := 0; i < len(cls); i++ {
+			bits |= lexiconLetter[cls[i]]
+		}
+		if c := cls[0]; c == 'n' || c == 'j' || c == 'p' {
+			bits |= cDomNoun
+		}
+		m[w] = bits | cKnown
+	}
+	for class, words := range parseSections(wordsTxt) {
+		bit, ok := listClass[class]
+		if !ok {
+			panic("textcheck: lists/words.txt has an unknown class [" + class + "]")
+		}
+		for _, w := range words {
+			if bit == cBase {
+				m[w] &^= cDomNoun // the list says it is a verb first
+			}
+			m[w] |= bit | cKnown
+		}
+	}
+	return m
+}
+
+// parseSections reads "[name]" headers and the white-space separated words
+// under each; "#" starts a comment.
+func parseSections(txt string) map[string][]string {
+	out := map[string][]string{}
+	cur := ""
+	for _, line := range strings.Split(txt, "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+			cur = line[1 : len(line)-1]
+			continue
+		}
+		if cur == "" {
+			panic("textcheck: a word list line before any [class] header: " + line)
+		}
+		out[cur] = append(out[cur], strings.Fields(line)...)
+	}
+	return out
+}

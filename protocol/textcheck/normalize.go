@@ -1,0 +1,144 @@
+package textcheck
+
+import (
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mtibben/confusables"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Normalize returns the copy of text the checks read: Unicode NFKC, format
+// and other default-ignorable characters removed (zero-width spaces, joiners,
+// soft hyphens, BOMs, variation selectors), combining marks dropped, and
+// every letter that TR39 lists as confusable with Latin folded to its Latin
+// skeleton, keeping its case ("І" Cyrillic → "I", "о" Cyrillic → "o").
+// Typographic apostrophes become "'". Plain ASCII text comes back as is,
+// without allocating.
+func Normalize(text string) string {
+	if isPlainASCII(text) {
+		return text
+	}
+	s := norm.NFKC.String(text)
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case r == '\u2019' || r == '\u2018' || r == '\u02bc':
+			b.WriteByte('\'')
+		case ignorable(r):
+		case unicode.IsSpace(r):
+			b.WriteByte(' ')
+		default:
+			b.WriteString(foldRune(r))
+		}
+	}
+	if out := b.String(); !norm.NFKC.IsNormalString(out) {
+		return norm.NFKC.String(out)
+	} else {
+		return out
+	}
+}
+
+// isPlainASCII: printable ASCII and ordinary white space only, which every
+// later step would leave unchanged.
+func isPlainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || (c < ' ' && c != '\t' && c != '\n' && c != '\r') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// ignorable: characters that render as nothing, which an attacker puts
+// inside a word so that no list matches it.
+func ignorable(r rune) bool {
+	return unicode.In(r, unicode.Cf, unicode.Mn, unicode.Me, unicode.Cc, unicode.Co,
+		unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) ||
+		r == '\u3164' || r == '\uffa0' || r == '\u115f' || r == '\u1160' // Hangul fillers render blank
+}
+
+// The Latin reading of every confusable rune of the Basic Multilingual
+// Plane, worked out once (about 30 ms) on the first text that needs it, so
+// hostile texts cannot grow a cache; the rarer runes beyond it are folded
+// on each use.
+var (
+	bmpOnce sync.Once
+	bmpFold map[rune]string
+)
+
+func initBMPFold() {
+	upperFor, lowerFor := map[string]byte{}, map[string]byte{}
+	for c := byte('A'); c <= 'Z'; c++ {
+		upperFor[confusables.Skeleton(string(rune(c)))] = c
+	}
+	for c := byte('a'); c <= 'z'; c++ {
+		lowerFor[confusables.Skeleton(string(rune(c)))] = c
+	}
+	bmpFold = map[rune]string{}
+	for r := rune(utf8.RuneSelf); r <= 0xffff; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue
+		}
+		if out, ok := latinReading(r, upperFor, lowerFor); ok {
+			bmpFold[r] = out
+		}
+	}
+}
+
+// latinReading returns the Latin letters or digits TR39 says r is
+// confusable with, keeping r's case where one ASCII letter of that case has
+// the same skeleton ("І" Cyrillic, skeleton "l", reads "I").
+func latinReading(r rune, upperFor, lowerFor map[string]byte) (string, bool) {
+	s := string(r)
+	sk := confusables.Skeleton(s)
+	if sk == s || !isASCIIAlnum(sk) {
+		return "", false
+	}
+	if len(sk) == 1 {
+		if unicode.IsUpper(r) {
+			if c, ok := upperFor[sk]; ok {
+				return string(rune(c)), true
+			}
+		} else if unicode.IsLower(r) {
+			if c, ok := lowerFor[sk]; ok {
+				return string(rune(c)), true
+			}
+		}
+	}
+	return sk, true
+}
+
+// foldRune returns the Latin reading of a non-ASCII rune, or the rune.
+func foldRune(r rune) string {
+	bmpOnce.Do(initBMPFold)
+	if r <= 0xffff {
+		if out, ok := bmpFold[r]; ok {
+			return out
+		}
+		return string(r)
+	}
+	if out, ok := latinReading(r, nil, nil); ok {
+		return out
+	}
+	return string(r)
+}
+
+func isASCIIAlnum(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}

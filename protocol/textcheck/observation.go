@@ -1,0 +1,161 @@
+package textcheck
+
+import "strconv"
+
+// InstructionError says why a text reads as an instruction to the reader.
+type InstructionError struct {
+	// Rule is "command verb", "obligation", "impersonal directive",
+	// "directive header" or "injection".
+	Rule   string
+	Phrase string // the words that triggered it, from the normalised text
+}
+
+func (e *InstructionError) Error() string {
+	return "reads as an instruction (" + e.Rule + " " + strconv.Quote(e.Phrase) +
+		`); write what happened instead, e.g. "X fails when Y"`
+}
+
+// CheckObservation returns nil when text reads as an observation, else an
+// *InstructionError naming the rule and the words.
+func CheckObservation(text string) error {
+	if e := checkObservation(text); e != nil {
+		return e
+	}
+	return nil
+}
+
+func checkObservation(text string) *InstructionError {
+	norm := Normalize(text)
+	low := lowerASCII(norm)
+	var arr [64]token
+	toks := tokenize(norm, low, arr[:0])
+	r := reader{text: norm, toks: toks}
+	return r.read()
+}
+
+// lowerASCII lowers ASCII letters only, so byte offsets stay the same.
+func lowerASCII(s string) string {
+	i := 0
+	for ; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			break
+		}
+	}
+	if i == len(s) {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if c := b[i]; 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// reader walks the tokens clause by clause.
+type reader struct {
+	text string
+	toks []token
+}
+
+func (r *reader) fail(rule string, from, to int) *InstructionError {
+	if to >= len(r.toks) {
+		to = len(r.toks) - 1
+	}
+	if to < from {
+		to = from
+	}
+	return &InstructionError{Rule: rule, Phrase: r.text[r.toks[from].s:r.toks[to].e]}
+}
+
+// hardBreak: marks after which a new clause starts whatever follows.
+func hardBreak(t *token) bool {
+	switch t.punct {
+	case '.', '!', '?', ';', ':', '(', ')', '"', '-':
+		return true
+	}
+	return false
+}
+
+func (r *reader) read() *InstructionError {
+	toks := r.toks
+	n := len(toks)
+	if e := r.phrases(); e != nil {
+		return e
+	}
+	sentence := 0 // first token of the current sentence part
+	start := 0    // first token of the current clause
+	soft := false // the clause follows a comma
+	for i := 0; i <= n; i++ {
+		if i < n && toks[i].punct == 0 {
+			continue
+		}
+		if start < i {
+			if e := r.clause(sentence, start, i, soft); e != nil {
+				return e
+			}
+		}
+		if i < n {
+			soft = toks[i].punct == ','
+			if !soft {
+				sentence = i + 1
+			}
+		}
+		start = i + 1
+	}
+	return nil
+}
+
+// phrases matches lists/phrases.txt over the whole text.
+func (r *reader) phrases() *InstructionError {
+	toks := r.toks
+	for i := range toks {
+		ps := phrasesByFirst[toks[i].w]
+		if ps == nil {
+			continue
+		}
+		for _, p := range ps {
+			if p.anchored && !r.clauseOpensAt(i) {
+				continue
+			}
+			if end, ok := p.match(toks, i); ok {
+				return r.fail(p.rule, i, end-1)
+			}
+		}
+	}
+	return nil
+}
+
+// clauseOpensAt: token i is the first word of a clause, or follows only
+// lead adverbs ("Always make sure", "Then note that").
+func (r *reader) clauseOpensAt(i int) bool {
+	for k := i - 1; k >= 0; k-- {
+		t := &r.toks[k]
+		if t.punct != 0 {
+			return hardBreak(t) || t.punct == ','
+		}
+		if !t.has(cLead) {
+			return false
+		}
+	}
+	return true
+}
+
+// clause reads toks[a:b]; sentence is where the current sentence (or part
+// after ; : — and quotes) began, soft that a comma opened this clause.
+func (r *reader) clause(sentence, a, b int, soft bool) *InstructionError {
+	if e := r.obligation(sentence, a, b); e != nil {
+		return e
+	}
+	// After a comma, a fronted clause ("If it is stale, restart it",
+	// "On macOS, install coreutils") makes this the main clause.
+	if soft && sentence < a {
+		if f := &r.toks[sentence]; f.has(cSub|cPrep) || f.w == "to" || f.has(cGer) && f.cap {
+			soft = false
+		} else if f.has(cActor) && a == sentence+2 {
+			soft = false // "Assistant, add this node"
+		}
+	}
+	return r.command(sentence, a, b, soft)
+}

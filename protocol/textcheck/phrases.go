@@ -1,0 +1,134 @@
+package textcheck
+
+import (
+	_ "embed"
+	"strings"
+)
+
+//go:embed lists/phrases.txt
+var phrasesTxt string
+
+// A phrase is one line of lists/phrases.txt, compiled.
+type phrase struct {
+	rule     string     // "injection", "impersonal directive", "directive header"
+	anchored bool       // "^": only at the start of a clause
+	steps    []phraseAt // in order
+}
+
+// phraseAt is one position of a phrase: a set of words, a number, or a gap
+// of up to three words.
+type phraseAt struct {
+	words  map[string]bool
+	number bool
+	gap    bool
+}
+
+var ruleNames = map[string]string{
+	"injection":  "injection",
+	"impersonal": "impersonal directive",
+	"header":     "directive header",
+}
+
+// phrasesByFirst indexes the phrases by each word their first step allows,
+// so matching costs one map look-up per token.
+var phrasesByFirst = compilePhrases(phrasesTxt)
+
+func compilePhrases(txt string) map[string][]*phrase {
+	idx := map[string][]*phrase{}
+	cur := ""
+	for _, line := range strings.Split(txt, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "# ") || line == "#" { // a comment
+			continue
+		}
+		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+			cur = line[1 : len(line)-1]
+			if ruleNames[cur] == "" {
+				panic("textcheck: lists/phrases.txt has an unknown rule [" + cur + "]")
+			}
+			continue
+		}
+		if cur == "" {
+			panic("textcheck: a phrase before any [rule] header: " + line)
+		}
+		p := &phrase{rule: ruleNames[cur]}
+		fields := strings.Fields(line)
+		if fields[0] == "^" {
+			p.anchored = true
+			fields = fields[1:]
+		}
+		for _, f := range fields {
+			switch f {
+			case "*":
+				p.steps = append(p.steps, phraseAt{gap: true})
+			case "#":
+				p.steps = append(p.steps, phraseAt{number: true})
+			default:
+				set := map[string]bool{}
+				for _, w := range strings.Split(f, "|") {
+					set[w] = true
+				}
+				p.steps = append(p.steps, phraseAt{words: set})
+			}
+		}
+		if len(p.steps) == 0 || p.steps[0].words == nil {
+			panic("textcheck: a phrase must start with words: " + line)
+		}
+		for w := range p.steps[0].words {
+			idx[w] = append(idx[w], p)
+		}
+	}
+	return idx
+}
+
+// match reports the end (exclusive token index) of p matched at toks[i:],
+// never crossing a sentence end.
+func (p *phrase) match(toks []token, i int) (int, bool) {
+	return matchSteps(p.steps, toks, i)
+}
+
+func matchSteps(steps []phraseAt, toks []token, i int) (int, bool) {
+	if len(steps) == 0 {
+		return i, true
+	}
+	st := steps[0]
+	if st.gap {
+		for k := 0; k <= 3; k++ {
+			if end, ok := matchSteps(steps[1:], toks, i+k); ok {
+				return end, true
+			}
+			if i+k >= len(toks) || sentenceEnd(&toks[i+k]) {
+				break
+			}
+		}
+		return 0, false
+	}
+	if i >= len(toks) {
+		return 0, false
+	}
+	t := &toks[i]
+	if st.number {
+		if !isNumber(t.w) {
+			return 0, false
+		}
+	} else if !st.words[t.w] {
+		return 0, false
+	}
+	return matchSteps(steps[1:], toks, i+1)
+}
+
+func sentenceEnd(t *token) bool {
+	return t.punct == '.' || t.punct == '!' || t.punct == '?' || t.punct == ';'
+}
+
+func isNumber(w string) bool {
+	if w == "" {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,200 @@
+package textcheck
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A token is a word or one punctuation mark of the normalised text.
+type token struct {
+	s, e  int    // byte offsets in the normalised text
+	w     string // the word in lower case; the mark itself for punctuation
+	cls   uint64 // word classes (lexicon.go)
+	punct byte   // 0 for a word; ',' ';' ':' '.' '!' '?' '(' ')' '"' '-' for a mark
+	cap   bool   // written with a capital first letter
+	code  bool   // a `code` span, a number, or a word with digits or symbols
+}
+
+func (t *token) has(c uint64) bool { return t.cls&c != 0 }
+
+// contractions split off a word, so "don't" reads as "do" "n't" and "it's"
+// as "it" "'s".
+var contractions = []string{"n't", "'s", "'re", "'ll", "'ve", "'d", "'m"}
+
+// tokenize cuts s into tokens. low is s in lower case (same length: the
+// normalised text's letters are ASCII or keep their length when lowered;
+// other words get a lexicon miss and read as unknown nouns).
+func tokenize(s, low string, buf []token) []token {
+	toks := buf
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '`':
+			j := strings.IndexByte(s[i+1:], '`')
+			if j < 0 {
+				i++
+				continue
+			}
+			toks = append(toks, token{s: i, e: i + j + 2, w: "`", code: true, cls: cNoun | cKnown})
+			i += j + 2
+		case isWordStart(s, i):
+			j := wordEnd(s, i)
+			toks = appendWord(toks, s, low, i, j)
+			i = j
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == '\'' && len(toks) > 0 && toks[len(toks)-1].e == i && strings.HasSuffix(toks[len(toks)-1].w, "s") &&
+				(i+1 == len(s) || s[i+1] == ' ') {
+				toks = append(toks, token{s: i, e: i + 1, w: "'s", cls: lexicon["'s"]}) // "runners' logs"
+				i++
+				continue
+			}
+			p := punctOf(r)
+			if p == 0 && r >= utf8.RuneSelf && unicode.IsSymbol(r) {
+				p = ',' // "build → test → deploy"
+			}
+			if p != 0 {
+				// A spaced hyphen is a dash; "-race" is a flag, kept as code.
+				if p == '-' && r == '-' && i+1 < len(s) && s[i+1] != ' ' && s[i+1] != '-' {
+					j := wordEnd(s, i+1)
+					if j > i+1 {
+						toks = append(toks, token{s: i, e: j, w: low[i:j], code: true, cls: cNoun | cKnown})
+						i = j
+						continue
+					}
+				}
+				toks = append(toks, token{s: i, e: i + n, w: s[i : i+n], punct: p})
+			}
+			i += n
+		}
+	}
+	return toks
+}
+
+func punctOf(r rune) byte {
+	switch r {
+	case ',', ';', ':', '.', '!', '?', '(', ')', '"':
+		return byte(r)
+	case '[', '{', '<':
+		return '('
+	case ']', '}', '>':
+		return ')'
+	case '\u201c', '\u201d', '\u201e', '\u00ab', '\u00bb', '\u300c', '\u300d':
+		return '"'
+	case '-', '\u2013', '\u2014', '\u2015', '\u2212':
+		return '-'
+	case '\u2026':
+		return '.'
+	case '\'':
+		return '"'
+	}
+	return 0
+}
+
+func isWordRune(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+func isWordStart(s string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return isWordRune(r)
+}
+
+// wordEnd: letters, digits and "_", joined by single inner ' - . / @ + #
+// when a letter or digit follows ("re-run", "v1.2", "CI/CD", "don't").
+func wordEnd(s string, i int) int {
+	j := i
+	for j < len(s) {
+		r, n := utf8.DecodeRuneInString(s[j:])
+		if isWordRune(r) {
+			j += n
+			continue
+		}
+		if strings.ContainsRune("'-./@+#", r) && j+n < len(s) {
+			r2, _ := utf8.DecodeRuneInString(s[j+n:])
+			if isWordRune(r2) {
+				j += n
+				continue
+			}
+		}
+		break
+	}
+	return j
+}
+
+func appendWord(toks []token, s, low string, i, j int) []token {
+	w := low[i:j]
+	// Split a contraction off the end: "don't" → "do" + "n't".
+	for _, c := range contractions {
+		if len(w) > len(c) && strings.HasSuffix(w, c) {
+			k := j - len(c)
+			toks = append(toks, classify(s, low, i, k))
+			return append(toks, classify(s, low, k, j))
+		}
+	}
+	return append(toks, classify(s, low, i, j))
+}
+
+// verbPrefix: first parts that make a hyphenated verb.
+var verbPrefix = map[string]bool{
+	"re": true, "pre": true, "un": true, "de": true, "co": true, "dis": true, "mis": true,
+	"double": true, "triple": true, "cross": true, "over": true, "under": true, "auto": true,
+	"dry": true, "force": true, "hard": true, "soft": true, "self": true, "back": true,
+	"post": true, "sub": true, "super": true, "multi": true, "hot": true, "cold": true,
+}
+
+// classify tags one word: the lexicon first, then its shape.
+func classify(s, low string, i, j int) token {
+	t := token{s: i, e: j, w: low[i:j]}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	t.cap = unicode.IsUpper(r)
+	if bits, ok := lexicon[t.w]; ok {
+		t.cls = bits
+		return t
+	}
+	w := t.w
+	for k := 0; k < len(w); k++ {
+		if w[k] >= utf8.RuneSelf { // a word of another language, or a name
+			t.cls = cNoun | cProper | cKnown
+			return t
+		}
+	}
+	if strings.ContainsAny(w, "0123456789_./@+#") {
+		t.code = true
+		t.cls = cNoun | cKnown
+		return t
+	}
+	if k := strings.IndexByte(w, '-'); k > 0 {
+		// "re-run" and "dry-run" are verbs like their last part; other
+		// compounds ("set-up", "do-not-disturb") are nouns or adjectives.
+		if verbPrefix[w[:k]] && strings.Count(w, "-") == 1 {
+			if bits, ok := lexicon[w[k+1:]]; ok && bits&cBase != 0 {
+				t.cls = cBase | cKnown
+				return t
+			}
+		}
+		t.cls = cNoun | cAdj | cKnown | cDomNoun
+		return t
+	}
+	n := len(w)
+	switch {
+	case n > 4 && strings.HasSuffix(w, "ing"):
+		t.cls = cGer | cNoun | cAdj | cDomNoun
+	case n > 3 && strings.HasSuffix(w, "ed"):
+		t.cls = cPast | cPart | cAdj
+	case n > 3 && strings.HasSuffix(w, "ly"):
+		t.cls = cAdv
+	case n > 2 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") &&
+		!strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		t.cls = cNoun | cZ | cDomNoun
+	case strings.HasSuffix(w, "tion") || strings.HasSuffix(w, "ment") ||
+		strings.HasSuffix(w, "ness") || strings.HasSuffix(w, "ity") || strings.HasSuffix(w, "ance"):
+		t.cls = cNoun | cDomNoun
+	default:
+		t.cls = cNoun | cBase | cUnknown // a noun, or a verb the lexicon lacks
+	}
+	return t
+}
