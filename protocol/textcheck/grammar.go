@@ -29,8 +29,21 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 		}
 		return nil
 	}
-	if soft && conj && toks[a].w != "and" && toks[a].w != "or" && toks[a].w != "but" {
+	if toks[a].w == "and" || toks[a].w == "or" || toks[a].w == "but" {
+		soft = true // "Tests pass on macOS — but fail on Linux": the subject may be elided
+	} else if soft && conj {
 		soft = false // ", so restart it", ", then rerun"
+	}
+	// A fronted time: "next time run it in tmux", "Friday, deploys failed".
+	if j > a && j+1 < b && toks[j-1].has(cTime) && timeUnit[toks[j].w] {
+		j++
+	} else if j+1 < b && toks[j].has(cTime) && !toks[j].has(cDet) {
+		j++
+		if j+1 < b && timeUnit[toks[j].w] {
+			j++
+		}
+	} else if j+2 < b && toks[j].has(cTime) && timeUnit[toks[j+1].w] {
+		j += 2
 	}
 	w := &toks[j]
 	if w.code || w.punct != 0 {
@@ -55,11 +68,18 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 	}
 	if !w.has(cBase) || w.has(cUnknown) {
 		// A word the lexicon does not know as a verb is one when a noun
-		// phrase follows it straight away: "Gate the endpoint behind a
-		// flag", "Frobnicate every cache".
-		if !soft && nx != nil && nx.has(cDet|cObject) && !nx.has(cRel) && !w.has(cProper) &&
-			(!w.cap || j == a) && w.has(cNoun) && !w.has(cGer) {
+		// phrase follows it straight away ("Gate the endpoint behind a
+		// flag", "Frobnicate every cache"), or when an unknown word opens a
+		// clause that has no other verb ("Nuke node_modules whenever...").
+		if soft || nx == nil || w.has(cProper|cGer) || isGerund(w) || !w.has(cNoun) {
+			return nil
+		}
+		if nx.has(cDet|cObject) && !nx.has(cRel) && nx.w != "no" && !w.has(cZ) {
 			return r.fail("command verb", a, j+1)
+		}
+		if w.has(cUnknown) && !r.quoted(sentence) && !nx.cap && !isUpperWord(r.text[w.s:w.e]) &&
+			!nx.has(cModal|cBe|cHave|cDo|cZ|cPast|cAdv) && !r.hasMainVerb(j+1, r.sentenceEnd(b)) {
+			return r.fail("command verb", a, j)
 		}
 		return nil
 	}
@@ -123,6 +143,15 @@ func (r *reader) softCommand(sentence, a, j, b int) *InstructionError {
 	if k >= b || !toks[k].has(cDet|cObject) || toks[k].has(cRel) && toks[k].w != "that" {
 		return nil
 	}
+	finite := false
+	for p := sentence; p < a; p++ {
+		if t := &toks[p]; t.has(cFinite|cBe|cHave) && !t.has(cDomNoun) && t.w != "be" {
+			finite = true
+		}
+	}
+	if !finite {
+		return nil // "Deploys after six — about half — hit the quota": the subject's verb
+	}
 	if w.has(cPast) {
 		for p := sentence; p < a; p++ {
 			if t := &toks[p]; t.has(cPast) && !t.has(cBase|cNoun) {
@@ -133,6 +162,32 @@ func (r *reader) softCommand(sentence, a, j, b int) *InstructionError {
 	return r.fail("command verb", a, k)
 }
 
+// timeUnit: nouns that finish a fronted time ("next time", "every week").
+var timeUnit = map[string]bool{
+	"time": true, "times": true, "day": true, "week": true, "month": true, "year": true,
+	"sprint": true, "release": true, "run": true, "morning": true, "night": true, "weekend": true,
+}
+
+// isGerund: an -ing form ("Clearing the cache helped"), which the
+// lexicon may list as a noun only.
+func isGerund(t *token) bool {
+	return len(t.w) > 5 && t.w[len(t.w)-3:] == "ing"
+}
+
+func isUpperWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'a' <= c && c <= 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// quoted: the clause opened with a quotation mark.
+func (r *reader) quoted(sentence int) bool {
+	return sentence > 0 && r.toks[sentence-1].punct == '"'
+}
+
 // pureAdverb: "silently", "quietly": an adverb that cannot be anything else.
 func pureAdverb(t *token) bool {
 	return t.has(cAdv) && !t.has(cBase|cNoun|cAdj|cDet|cPrep|cSub|cZ|cPast) && t.punct == 0
@@ -141,7 +196,7 @@ func pureAdverb(t *token) bool {
 // endsStatement: the clause ending at b closes a statement of the text's
 // own (". ! ;" or the end), not a quoted word or a list item.
 func (r *reader) endsStatement(sentence, b int) bool {
-	if sentence > 0 && r.toks[sentence-1].punct == '"' {
+	if r.quoted(sentence) {
 		return false
 	}
 	if b == len(r.toks) {
@@ -192,14 +247,19 @@ func (r *reader) hasMainVerb(from, b int) bool {
 			k, b = m, r.clauseEnd(m+1)
 			continue
 		}
+		if t.punct == ',' {
+			continue // only when the caller reads past commas
+		}
 		if t.punct != 0 {
 			return false
 		}
 		prev := &toks[k-1]
-		nounSlot := prev.has(cDet|cAdj|cPrep) && !prev.has(cBase) || prev.code && k-1 >= from
+		nounSlot := (prev.has(cDet|cPrep) || prev.has(cAdj) && !prev.has(cNoun)) && !prev.has(cBase) || prev.code && k-1 >= from
 		switch {
 		case t.has(cSub) && !t.has(cRel):
 			return false // "until", "because", "after": the rest is subordinate
+		case t.has(cSubject):
+			return false // "... the keys you have seen": a clause of its own
 		case t.has(cConj) && k+1 < b && toks[k+1].has(cDet|cSubject):
 			return false // "... or the scripts will misbehave": a clause of its own
 		case t.has(cRel):
@@ -225,20 +285,32 @@ func (r *reader) hasMainVerb(from, b int) bool {
 			return true
 		case t.has(cZ) && !t.has(cDomNoun):
 			return true
-		case t.has(cPast) && !t.has(cBase|cAdj) || t.has(cPast) && !r.adjectival(k, b) && k > from:
+		case t.has(cPast) && !t.has(cBase|cAdj) || t.has(cPast|cPart) && !r.adjectival(k, b) && k > from:
 			return true
-		case t.has(cBase) && plural && k > from && !t.has(cDomNoun|cAdj):
-			return true // "Make targets assume GNU sed"
+		case t.has(cBase) && plural && k > from && (!t.has(cDomNoun|cAdj) ||
+			k+1 < b && (isNumber(toks[k+1].w) || toks[k+1].has(cDet))):
+			return true // "Make targets assume GNU sed", "Ping times average 80 ms"
+		case t.has(cZ) && k+1 < b && isNumber(toks[k+1].w):
+			return true // "Latency to the API averages 140 ms"
+		case t.has(cZ) && prev.has(cAdv) && !prev.has(cDet|cAdj|cNoun):
+			return true // "Yarn never hoists packages"
 		case t.has(cBase|cZ) && k > from && k+1 < b && toks[k+1].has(cDet|cObject) && !toks[k+1].has(cRel):
 			return true // "Update notices from npm clutter the CI logs"
-		case t.has(cZ) && k > from && isPlural(prev) == false && prev.has(cNoun) && !inPP && k+1 < b && toks[k+1].has(cDet|cPrep|cAdv):
-			return true // "Deploy key rotation fails in the nightly job"
 		}
 		if !inPP && t.has(cNoun) {
 			plural = isPlural(t)
 		}
 	}
 	return false
+}
+
+// sentenceEnd returns the index of the first mark at or after k that is
+// not a comma.
+func (r *reader) sentenceEnd(k int) int {
+	for k < len(r.toks) && (r.toks[k].punct == 0 || r.toks[k].punct == ',') {
+		k++
+	}
+	return k
 }
 
 // clauseEnd returns the index of the first mark at or after k.
@@ -278,8 +350,14 @@ func (r *reader) obligation(sentence, a, b int) *InstructionError {
 			if v >= b {
 				continue
 			}
-			if r.dutyVerb(v, b) && (t.w != "should" || r.actorBefore(sentence, i) ||
-				toks[v].w == "be" || !toks[v].has(cOutcome)) {
+			if !r.dutyVerb(v, b) {
+				continue
+			}
+			actor := r.actorBefore(sentence, i)
+			if !actor && r.reportedBefore(sentence, i) {
+				continue // "The spec says a client must mask every frame"
+			}
+			if t.w != "should" || actor || toks[v].w == "be" || !toks[v].has(cOutcome) {
 				return r.fail("obligation", i, v)
 			}
 		case "need", "needs", "have", "has", "got", "gotta":
@@ -397,11 +475,33 @@ func (r *reader) actorBefore(sentence, i int) bool {
 		if t.has(cActor) {
 			return true
 		}
-		if t.punct != 0 {
-			return false
+		if t.punct != 0 || reportVerbs[t.w] {
+			return false // the subject of what was said starts after these
 		}
 	}
 	return false
+}
+
+// reportedBefore: a verb of saying opens the sentence's clause before i
+// ("The maintainer said the fix should land in 1.4"), so the modal is part
+// of what was said about a thing.
+func (r *reader) reportedBefore(sentence, i int) bool {
+	for k := i - 1; k >= sentence; k-- {
+		if reportVerbs[r.toks[k].w] {
+			return true
+		}
+	}
+	return false
+}
+
+var reportVerbs = map[string]bool{
+	"said": true, "says": true, "say": true, "noted": true, "notes": true, "mentioned": true,
+	"mentions": true, "reported": true, "reports": true, "claimed": true, "claims": true,
+	"explained": true, "explains": true, "wrote": true, "writes": true, "thinks": true,
+	"thought": true, "believes": true, "believed": true, "expects": true, "expected": true,
+	"states": true, "stated": true, "specifies": true, "specified": true, "documents": true,
+	"documented": true, "warns": true, "warned": true, "announced": true, "promised": true,
+	"suggests": true, "suggested": true, "assumed": true, "assumes": true, "requires": true,
 }
 
 // planBefore: "The plan is to ...", which states an aim.

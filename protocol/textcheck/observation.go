@@ -87,6 +87,7 @@ func (r *reader) read() *InstructionError {
 	sentence := 0 // first token of the current sentence part
 	start := 0    // first token of the current clause
 	soft := false // the clause follows a comma
+	outer := -1   // inside quotes: where the sentence around them began
 	for i := 0; i <= n; i++ {
 		if i < n && toks[i].punct == 0 {
 			continue
@@ -97,9 +98,18 @@ func (r *reader) read() *InstructionError {
 			}
 		}
 		if i < n {
-			soft = toks[i].punct == ','
-			if !soft {
-				sentence = i + 1
+			p := toks[i].punct
+			soft = p == ',' || p == '-' // a dash is a strong comma
+			switch {
+			case p == '"' && outer >= 0:
+				// The quotation closes; what follows goes on with the
+				// sentence around it ("The error “X” means the mirror
+				// timed out").
+				sentence, outer, soft = outer, -1, true
+			case p == '"':
+				outer, sentence = sentence, i+1
+			case !soft:
+				sentence, outer = i+1, -1
 			}
 		}
 		start = i + 1
@@ -153,7 +163,7 @@ func (r *reader) clause(sentence, a, b int, soft bool) *InstructionError {
 	if soft && sentence < a {
 		if f := &r.toks[sentence]; f.has(cSub|cPrep) || f.w == "to" || f.has(cGer) && f.cap {
 			soft = false
-		} else if f.has(cActor) && a == sentence+2 {
+		} else if f.has(cActor) && r.toks[sentence+1].punct == ',' {
 			soft = false // "Assistant, add this node"
 		}
 	}

@@ -21,6 +21,7 @@ type phraseAt struct {
 	words  map[string]bool
 	number bool
 	gap    bool
+	ger    bool // "<ger>": an -ing form
 }
 
 var ruleNames = map[string]string{
@@ -63,6 +64,8 @@ func compilePhrases(txt string) map[string][]*phrase {
 				p.steps = append(p.steps, phraseAt{gap: true})
 			case "#":
 				p.steps = append(p.steps, phraseAt{number: true})
+			case "<ger>":
+				p.steps = append(p.steps, phraseAt{ger: true})
 			default:
 				set := map[string]bool{}
 				for _, w := range strings.Split(f, "|") {
@@ -107,11 +110,16 @@ func matchSteps(steps []phraseAt, toks []token, i int) (int, bool) {
 		return 0, false
 	}
 	t := &toks[i]
-	if st.number {
+	switch {
+	case st.number:
 		if !isNumber(t.w) {
 			return 0, false
 		}
-	} else if !st.words[t.w] {
+	case st.ger:
+		if !t.has(cGer) && !isGerund(t) {
+			return 0, false
+		}
+	case !st.words[t.w]:
 		return 0, false
 	}
 	return matchSteps(steps[1:], toks, i+1)

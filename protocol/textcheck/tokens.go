@@ -40,6 +40,17 @@ func tokenize(s, low string, buf []token) []token {
 			}
 			toks = append(toks, token{s: i, e: i + j + 2, w: "`", code: true, cls: cNoun | cKnown})
 			i += j + 2
+		case (c == '.' || c == '-' || c == '~' || c == '$') && (i == 0 || s[i-1] == ' ' || s[i-1] == '(') &&
+			i+1 < len(s) && (isWordStart(s, i+1) || c == '-' && s[i+1] == '-' && i+2 < len(s) && isWordStart(s, i+2)):
+			// ".gitignore", "--no-cache", "-race", "$HOME": code, not a
+			// sentence end or a dash.
+			k := i + 1
+			for k < len(s) && s[k] == '-' {
+				k++
+			}
+			j := wordEnd(s, k)
+			toks = append(toks, token{s: i, e: j, w: low[i:j], code: true, cls: cNoun | cKnown})
+			i = j
 		case isWordStart(s, i):
 			j := wordEnd(s, i)
 			toks = appendWord(toks, s, low, i, j)
@@ -54,18 +65,12 @@ func tokenize(s, low string, buf []token) []token {
 			}
 			p := punctOf(r)
 			if p == 0 && r >= utf8.RuneSelf && unicode.IsSymbol(r) {
-				p = ',' // "build → test → deploy"
+				// "✔", "→", "🚀": a thing named, not a word to read.
+				toks = append(toks, token{s: i, e: i + n, w: s[i : i+n], code: true, cls: cNoun | cKnown})
+				i += n
+				continue
 			}
 			if p != 0 {
-				// A spaced hyphen is a dash; "-race" is a flag, kept as code.
-				if p == '-' && r == '-' && i+1 < len(s) && s[i+1] != ' ' && s[i+1] != '-' {
-					j := wordEnd(s, i+1)
-					if j > i+1 {
-						toks = append(toks, token{s: i, e: j, w: low[i:j], code: true, cls: cNoun | cKnown})
-						i = j
-						continue
-					}
-				}
 				toks = append(toks, token{s: i, e: i + n, w: s[i : i+n], punct: p})
 			}
 			i += n
@@ -190,6 +195,11 @@ func classify(s, low string, i, j int) token {
 	case n > 2 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") &&
 		!strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
 		t.cls = cNoun | cZ | cDomNoun
+	case n > 4 && (strings.HasSuffix(w, "ous") || strings.HasSuffix(w, "ive") || strings.HasSuffix(w, "able") ||
+		strings.HasSuffix(w, "ible") || strings.HasSuffix(w, "ful") || strings.HasSuffix(w, "less") ||
+		strings.HasSuffix(w, "ic") || strings.HasSuffix(w, "ish") || strings.HasSuffix(w, "al") ||
+		strings.HasSuffix(w, "ky") || strings.HasSuffix(w, "sy") || strings.HasSuffix(w, "zy")):
+		t.cls = cAdj | cNoun | cDomNoun // "flaky", "noisy"
 	case strings.HasSuffix(w, "tion") || strings.HasSuffix(w, "ment") ||
 		strings.HasSuffix(w, "ness") || strings.HasSuffix(w, "ity") || strings.HasSuffix(w, "ance"):
 		t.cls = cNoun | cDomNoun
