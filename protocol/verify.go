@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -32,6 +33,8 @@ const (
 	ReasonKind           Reason = "kind"
 	ReasonTextTooLong    Reason = "text too long"
 	ReasonInstruction    Reason = "instruction"
+	ReasonEmptyText      Reason = "empty text"
+	ReasonRawData        Reason = "raw data"
 	ReasonSeen           Reason = "seen"
 	ReasonStrength       Reason = "strength"
 	ReasonTimestamp      Reason = "timestamp"
@@ -136,9 +139,14 @@ func Verify(line []byte, now time.Time) (*Record, error) {
 		return nil, refuse(ReasonSignature, "sig", "the signature does not match the key and the line")
 	}
 
-	// Step 6: lesson content.
-	if rec.Type == TypeLesson {
+	// Step 6: lesson content, and the free text of a revocation.
+	switch {
+	case rec.Type == TypeLesson:
 		if err := checkLesson(rec); err != nil {
+			return nil, err
+		}
+	case rec.Type == TypeRevocation && rec.Reason != "":
+		if err := checkText("reason", rec.Reason); err != nil {
 			return nil, err
 		}
 	}
@@ -202,14 +210,29 @@ func checkLesson(rec *Record) error {
 	if n := utf8.RuneCountInString(rec.Text); n > MaxTextChars {
 		return refuse(ReasonTextTooLong, "text", "text has %d characters, the limit is %d", n, MaxTextChars)
 	}
-	if err := CheckObservation(rec.Text); err != nil {
-		return refuse(ReasonInstruction, "text", "%v", err)
+	if Norm(rec.Text) == "" {
+		return refuse(ReasonEmptyText, "text", "the text holds no word")
+	}
+	if err := checkText("text", rec.Text); err != nil {
+		return err
 	}
 	if rec.Seen < 0 {
 		return refuse(ReasonSeen, "seen", "seen is %d, it must not be negative", rec.Seen)
 	}
 	if !(rec.Strength >= 0 && rec.Strength <= 1) {
 		return refuse(ReasonStrength, "strength", "strength %v is outside [0, 1]", rec.Strength)
+	}
+	return nil
+}
+
+// checkText runs the observation and raw-data checks (SPEC §6) on a text an
+// agent may read.
+func checkText(field, text string) error {
+	if err := CheckObservation(text); err != nil {
+		return refuse(ReasonInstruction, field, "%v", err)
+	}
+	if found := FindRawData(text); len(found) > 0 {
+		return refuse(ReasonRawData, field, "%s", (&RawDataError{Findings: found}).Error())
 	}
 	return nil
 }
@@ -292,8 +315,8 @@ func (f fields) timestamp(name string) (time.Time, error) {
 		return time.Time{}, err
 	}
 	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return time.Time{}, refuse(ReasonTimestamp, name, "%q is not an RFC 3339 time: %q", name, v)
+	if err != nil || !strings.HasSuffix(v, "Z") {
+		return time.Time{}, refuse(ReasonTimestamp, name, "%q is not an RFC 3339 time in UTC ending in Z: %q", name, v)
 	}
 	return t.UTC(), nil
 }

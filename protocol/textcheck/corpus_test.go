@@ -134,3 +134,40 @@ func TestHoldout(t *testing.T) {
 	per, all := evaluate(t, set, testing.Verbose())
 	report(t, "holdout", per, all)
 }
+
+// rawLabelled is one sentence of the raw-data holdout.
+type rawLabelled struct {
+	Text string `json:"text"`
+	Raw  bool   `json:"raw"`
+	Kind string `json:"kind"`
+}
+
+// TestRawDataHoldout measures FindRawData on sentences written by a session
+// that never saw this code. It logs the numbers and mistakes.
+func TestRawDataHoldout(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "rawdata_holdout.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	per := map[string]*score{}
+	var all score
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var l rawLabelled
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		found := FindRawData(l.Text)
+		got := len(found) > 0
+		if per[l.Kind] == nil {
+			per[l.Kind] = &score{}
+		}
+		per[l.Kind].add(l.Raw, got)
+		all.add(l.Raw, got)
+		if got != l.Raw && testing.Verbose() {
+			t.Logf("MISS [%s] want raw=%v, found %v: %q", l.Kind, l.Raw, found, l.Text)
+		}
+	}
+	report(t, "raw-data holdout", per, all)
+}

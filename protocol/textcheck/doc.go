@@ -22,4 +22,4 @@
 // standard library, golang.org/x/text and the TR39 confusables table.
 package textcheck
 
-//go:generate sh -c "cd internal/genlexicon && go run . > ../../lexicon.txt"
+//go:generate sh -c "cd internal/genlexicon && go run . > ../../lexicon.txt && go run . -names > ../../givennames.txt"

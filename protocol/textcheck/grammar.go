@@ -117,8 +117,11 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 		return nil // "Install takes", "Build is slow"
 	case nx.has(cZ) && !nx.has(cDomNoun):
 		return nil // "Install takes ten minutes"
-	case nx.has(cPast) && !nx.has(cBase) && !r.adjectival(k, b):
+	case nx.has(cPast|cPart) && !nx.has(cBase) && !r.adjectival(k, b):
 		return nil // "Build failed on ARM"; not "Use cached images"
+	}
+	if w.has(cClausal) && (!nx.has(cFinite) || nx.has(cDomNoun)) {
+		return r.fail("command verb", a, j) // "Ensure GOFLAGS is set"
 	}
 	if r.hasMainVerb(j+1, b) {
 		return nil // "Make targets that call sed fail on macOS"
@@ -145,8 +148,9 @@ func (r *reader) softCommand(sentence, a, j, b int) *InstructionError {
 	}
 	finite := false
 	for p := sentence; p < a; p++ {
-		if t := &toks[p]; t.has(cFinite|cBe|cHave) && !t.has(cDomNoun) && t.w != "be" {
-			finite = true
+		t := &toks[p]
+		if t.has(cFinite|cBe|cHave) && t.w != "be" && (!t.has(cDomNoun) || p > sentence && toks[p-1].has(cNoun)) {
+			finite = true // "The v1 endpoint times out, use v2"
 		}
 	}
 	if !finite {
@@ -216,7 +220,7 @@ func (r *reader) adjectival(k, b int) bool {
 		return false
 	}
 	t := &r.toks[k+1]
-	return t.punct == 0 && (t.has(cNoun|cAdj) || t.code) && !t.has(cDet|cPrep|cObject|cAdv|cSub|cRel)
+	return t.punct == 0 && (t.has(cNoun|cAdj) || t.code) && !t.has(cDet|cPrep|cObject|cAdv|cSub|cRel|cTime)
 }
 
 // hasMainVerb: the words after a clause-opening verb-like word hold a
@@ -254,7 +258,7 @@ func (r *reader) hasMainVerb(from, b int) bool {
 			return false
 		}
 		prev := &toks[k-1]
-		nounSlot := (prev.has(cDet|cPrep) || prev.has(cAdj) && !prev.has(cNoun)) && !prev.has(cBase) || prev.code && k-1 >= from
+		nounSlot := (prev.has(cDet|cPrep) || prev.has(cAdj) && !prev.has(cNoun)) && !prev.has(cBase)
 		switch {
 		case t.has(cSub) && !t.has(cRel):
 			return false // "until", "because", "after": the rest is subordinate
@@ -287,8 +291,8 @@ func (r *reader) hasMainVerb(from, b int) bool {
 			return true
 		case t.has(cPast) && !t.has(cBase|cAdj) || t.has(cPast|cPart) && !r.adjectival(k, b) && k > from:
 			return true
-		case t.has(cBase) && plural && k > from && (!t.has(cDomNoun|cAdj) ||
-			k+1 < b && (isNumber(toks[k+1].w) || toks[k+1].has(cDet))):
+		case t.has(cBase) && plural && k > from && (!t.has(cDomNoun|cAdj) || k+1 >= b ||
+			isNumber(toks[k+1].w) || toks[k+1].has(cDet|cPrep|cAdv) || toks[k+1].punct != 0):
 			return true // "Make targets assume GNU sed", "Ping times average 80 ms"
 		case t.has(cZ) && k+1 < b && isNumber(toks[k+1].w):
 			return true // "Latency to the API averages 140 ms"

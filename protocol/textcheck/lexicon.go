@@ -42,6 +42,7 @@ const (
 	cOutcome                      // [outcome]
 	cTime                         // [time]
 	cUnknown                      // not in the lexicon: read by its shape
+	cClausal                      // [clausal]
 )
 
 const cFinite = cZ | cPast | cModal // a verb form that carries tense
@@ -64,7 +65,7 @@ var listClass = map[string]uint64{
 	"sub": cSub, "rel": cRel, "be": cBe, "bepresent": cBePresent, "have": cHave,
 	"do": cDo, "neg": cNeg, "particle": cParticle, "modal": cModal, "lead": cLead,
 	"strong": cStrong, "force": cForce, "actor": cActor, "plan": cPlan, "verb": cBase,
-	"outcome": cOutcome, "time": cTime,
+	"outcome": cOutcome, "time": cTime, "clausal": cClausal,
 }
 
 func buildLexicon() map[string]uint64 {
@@ -83,6 +84,16 @@ func buildLexicon() map[string]uint64 {
 			bits |= cDomNoun
 		}
 		m[w] = bits | cKnown
+	}
+	// A plural noun whose singular is a verb is also that verb's third
+	// person ("times", "builds"): the newswire model rarely saw them so.
+	for w, bits := range m {
+		if bits&cNoun == 0 || len(w) < 4 || w[len(w)-1] != 's' {
+			continue
+		}
+		if m[w[:len(w)-1]]&cBase != 0 || strings.HasSuffix(w, "es") && m[w[:len(w)-2]]&cBase != 0 {
+			m[w] = bits | cZ
+		}
 	}
 	for class, words := range parseSections(wordsTxt) {
 		bit, ok := listClass[class]

@@ -1,6 +1,9 @@
 package textcheck
 
-import "strconv"
+import (
+	"strconv"
+	"sync"
+)
 
 // InstructionError says why a text reads as an instruction to the reader.
 type InstructionError struct {
@@ -27,11 +30,19 @@ func CheckObservation(text string) error {
 func checkObservation(text string) *InstructionError {
 	norm := Normalize(text)
 	low := lowerASCII(norm)
-	var arr [64]token
-	toks := tokenize(norm, low, arr[:0])
-	r := reader{text: norm, toks: toks}
-	return r.read()
+	buf := tokenPool.Get().(*[]token)
+	r := reader{text: norm, toks: tokenize(norm, low, (*buf)[:0])}
+	e := r.read()
+	if cap(r.toks) <= 256 { // a hostile 1,000-word text does not pin its buffer
+		*buf = r.toks[:0]
+		tokenPool.Put(buf)
+	}
+	return e
 }
+
+// tokenPool keeps token buffers between checks: a check runs for every
+// received line, and the buffer is most of what it would allocate.
+var tokenPool = sync.Pool{New: func() any { b := make([]token, 0, 64); return &b }}
 
 // lowerASCII lowers ASCII letters only, so byte offsets stay the same.
 func lowerASCII(s string) string {
@@ -99,7 +110,9 @@ func (r *reader) read() *InstructionError {
 		}
 		if i < n {
 			p := toks[i].punct
-			soft = p == ',' || p == '-' // a dash is a strong comma
+			// A comma or a dash (a strong comma) goes on with the sentence,
+			// unless nothing came before it ("- Use the cache" is a bullet).
+			soft = (p == ',' || p == '-') && i > sentence
 			switch {
 			case p == '"' && outer >= 0:
 				// The quotation closes; what follows goes on with the
@@ -152,6 +165,16 @@ func (r *reader) clauseOpensAt(i int) bool {
 	return true
 }
 
+// onlyLeads: toks[a:b] holds only lead adverbs, times and commas.
+func (r *reader) onlyLeads(a, b int) bool {
+	for k := a; k < b; k++ {
+		if t := &r.toks[k]; t.punct != ',' && !t.has(cLead|cTime) && !pureAdverb(t) {
+			return false
+		}
+	}
+	return true
+}
+
 // clause reads toks[a:b]; sentence is where the current sentence (or part
 // after ; : — and quotes) began, soft that a comma opened this clause.
 func (r *reader) clause(sentence, a, b int, soft bool) *InstructionError {
@@ -161,7 +184,9 @@ func (r *reader) clause(sentence, a, b int, soft bool) *InstructionError {
 	// After a comma, a fronted clause ("If it is stale, restart it",
 	// "On macOS, install coreutils") makes this the main clause.
 	if soft && sentence < a {
-		if f := &r.toks[sentence]; f.has(cSub|cPrep) || f.w == "to" || f.has(cGer) && f.cap {
+		if f := &r.toks[sentence]; r.onlyLeads(sentence, a) {
+			soft = false // "Also, check the lock file", "Next, run the migrations"
+		} else if f.has(cSub|cPrep) || f.w == "to" || f.has(cGer) && f.cap {
 			soft = false
 		} else if f.has(cActor) && r.toks[sentence+1].punct == ',' {
 			soft = false // "Assistant, add this node"

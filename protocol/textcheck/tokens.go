@@ -40,6 +40,19 @@ func tokenize(s, low string, buf []token) []token {
 			}
 			toks = append(toks, token{s: i, e: i + j + 2, w: "`", code: true, cls: cNoun | cKnown})
 			i += j + 2
+		case (c == '.' || c == '~' || c == '/') && (i == 0 || s[i-1] == ' ' || s[i-1] == '(') &&
+			i+1 < len(s) && (s[i+1] == '/' || s[i+1] == '.' && i+2 < len(s) && s[i+2] == '/'):
+			// "./...", "../x", "~/x", "//x": a path or package pattern, up to
+			// the next space, less the sentence's own punctuation.
+			j := i + 1
+			for j < len(s) && s[j] != ' ' && s[j] != '\t' && s[j] != '\n' {
+				j++
+			}
+			for j > i+2 && strings.IndexByte(",;:!?)", s[j-1]) >= 0 {
+				j--
+			}
+			toks = append(toks, token{s: i, e: j, w: low[i:j], code: true, cls: cNoun | cKnown})
+			i = j
 		case (c == '.' || c == '-' || c == '~' || c == '$') && (i == 0 || s[i-1] == ' ' || s[i-1] == '(') &&
 			i+1 < len(s) && (isWordStart(s, i+1) || c == '-' && s[i+1] == '-' && i+2 < len(s) && isWordStart(s, i+2)):
 			// ".gitignore", "--no-cache", "-race", "$HOME": code, not a
@@ -53,6 +66,11 @@ func tokenize(s, low string, buf []token) []token {
 			i = j
 		case isWordStart(s, i):
 			j := wordEnd(s, i)
+			if strings.HasPrefix(s[j:], "()") { // "Close()": code
+				toks = append(toks, token{s: i, e: j + 2, w: low[i : j+2], code: true, cls: cNoun | cKnown})
+				i = j + 2
+				continue
+			}
 			toks = appendWord(toks, s, low, i, j)
 			i = j
 		default:
@@ -132,6 +150,9 @@ func wordEnd(s string, i int) int {
 
 func appendWord(toks []token, s, low string, i, j int) []token {
 	w := low[i:j]
+	if strings.IndexByte(w, '\'') < 0 {
+		return append(toks, classify(s, low, i, j))
+	}
 	// Split a contraction off the end: "don't" → "do" + "n't".
 	for _, c := range contractions {
 		if len(w) > len(c) && strings.HasSuffix(w, c) {

@@ -1,4 +1,4 @@
-package protocol
+package textcheck
 
 import (
 	"net/netip"
@@ -9,7 +9,8 @@ import (
 
 // The raw-data check (SPEC §6, "Nothing raw moves"): a lesson sentence must
 // not carry what identifies a machine, a person or a credential. It runs at
-// write time only, so regexps are fine; they are compiled once here.
+// write time and on every received lesson, so the patterns are guarded by
+// cheap tests for the characters they need.
 //
 // What counts, by kind:
 //   - path: absolute (/a/b, at least two parts, so "/v1" or "and/or" are
@@ -24,6 +25,9 @@ import (
 //   - ip: IPv4 with four octets of at most 255 (not part of a longer dotted
 //     number such as a version), optional :port or /prefix; IPv6 as
 //     net/netip parses it.
+//   - host: a host name under a private suffix (build07.corp.internal,
+//     nas.home.arpa, ci-3.lan, printer.local).
+//   - name: a person's name (names.go).
 //   - secret: PEM blocks, AWS (AKIA/ASIA), OpenAI-style sk-, GitHub (ghp_,
 //     github_pat_), Slack (xox?-), JWT-like eyJ..., "password=..."-style
 //     assignments, bearer tokens, hex runs of 32 or more, and base64 runs of
@@ -43,6 +47,7 @@ type RawFinding struct {
 // placeholder never becomes part of a new finding.
 var rawPlaceholder = map[string]string{
 	"path": "<path>", "email": "<email>", "url": "<url>", "ip": "<ip>", "secret": "<secret>",
+	"host": "<host>", "name": "<person>",
 }
 
 // A path character: what file names use in practice, minus the characters
@@ -67,6 +72,7 @@ var (
 		{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{8,}`), []string{"xox"}},
 		{regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]+){0,2}`), []string{"eyJ"}},
 		{regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth)=[^\s,;'"<>]{4,}`), []string{"="}},
+		{regexp.MustCompile(`(?i)\bpass(?:word|phrase)\s+(?:is|to|of|was|as|:)\s+[^\s<>]*[0-9][^\s<>]*[^\s<>.,;]`), []string{"ass"}},
 		{regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*`), []string{"earer", "EARER"}},
 	}
 	rawPaths = []*regexp.Regexp{ // the path is submatch 1
@@ -81,9 +87,13 @@ var (
 		regexp.MustCompile(`(?:^|[^A-Za-z0-9._~+@%/\-])(` + rawPathChars + `+/(?:` + rawPathChars + `+/)+` +
 			`[A-Za-z0-9_\-][A-Za-z0-9._\-]*\.[A-Za-z][A-Za-z0-9]{0,9})\b`),
 	}
-	rawIPv4   = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b(?::\d{1,5}\b|/\d{1,2}\b)?`)
-	rawHex    = regexp.MustCompile(`\b(?:0x)?[0-9A-Fa-f]{32,}\b`)
-	rawBase64 = regexp.MustCompile(`[A-Za-z0-9+/_\-]{32,}={0,2}`)
+	rawHost = regexp.MustCompile(`(?i)\b[a-z0-9](?:[a-z0-9\-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9\-]{0,62}[a-z0-9])?)*\.(?:internal|intranet|corp|lan|local|localdomain|home\.arpa|private|intra)\b`)
+	// rawPackagePattern: "./...", "./cmd/...": a Go package pattern, not a
+	// file system path.
+	rawPackagePattern = regexp.MustCompile(`^\.\.?(?:/[A-Za-z0-9_.\-]+)*/\.\.\.`)
+	rawIPv4           = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b(?::\d{1,5}\b|/\d{1,2}\b)?`)
+	rawHex            = regexp.MustCompile(`\b(?:0x)?[0-9A-Fa-f]{32,}\b`)
+	rawBase64         = regexp.MustCompile(`[A-Za-z0-9+/_\-]{32,}={0,2}`)
 )
 
 // FindRawData returns the raw data in text, in order and not overlapping,
@@ -146,7 +156,7 @@ func FindRawData(text string) []RawFinding {
 					break
 				}
 			}
-			if !inURL {
+			if !inURL && !rawPackagePattern.MatchString(text[s:]) {
 				addc("path", s, e)
 			}
 		}
@@ -158,6 +168,14 @@ func FindRawData(text string) []RawFinding {
 			}
 		}
 	}
+	if rawHasPrivateSuffix(text) {
+		for _, m := range rawHost.FindAllStringIndex(text, -1) {
+			if !(m[1] < len(text) && text[m[1]] == '@') && !(m[0] > 0 && text[m[0]-1] == '@') {
+				addc("host", m[0], m[1])
+			}
+		}
+	}
+	findNames(text, addc)
 	rawIPv6Runs(text, func(s, e int) {
 		if s, e, ok := rawIPv6OK(text, s, e); ok {
 			addc("ip", s, e)
@@ -216,6 +234,24 @@ func RedactRawData(text string) string {
 		text = b.String()
 	}
 }
+
+// rawHasPrivateSuffix: text holds ".internal", ".lan", ".local"... in any
+// case, which the host pattern needs.
+func rawHasPrivateSuffix(text string) bool {
+	for i := 0; i+3 < len(text); i++ {
+		if text[i] != '.' {
+			continue
+		}
+		for _, suf := range rawPrivateSuffixes {
+			if len(text)-i-1 >= len(suf) && strings.EqualFold(text[i+1:i+1+len(suf)], suf) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var rawPrivateSuffixes = []string{"internal", "intranet", "corp", "lan", "local", "home.arpa", "private", "intra"}
 
 func rawContainsAny(text string, subs []string) bool {
 	for _, sub := range subs {
