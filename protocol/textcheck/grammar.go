@@ -273,6 +273,9 @@ func (r *reader) hasMainVerb(from, b int) bool {
 			inPP = true
 			continue
 		}
+		if prev.w == "to" {
+			continue // an infinitive: "Call Close() twice to reproduce the panic"
+		}
 		verbish := t.has(cFinite|cBe|cHave|cDo) && !t.has(cDet) || t.has(cBase) && !nounSlot
 		if relVerb && verbish {
 			relVerb = false
@@ -291,8 +294,8 @@ func (r *reader) hasMainVerb(from, b int) bool {
 			return true
 		case t.has(cPast) && !t.has(cBase|cAdj) || t.has(cPast|cPart) && !r.adjectival(k, b) && k > from:
 			return true
-		case t.has(cBase) && plural && k > from && (!t.has(cDomNoun|cAdj) || k+1 >= b ||
-			isNumber(toks[k+1].w) || toks[k+1].has(cDet|cPrep|cAdv) || toks[k+1].punct != 0):
+		case t.has(cBase) && plural && k > from && !t.has(cDomNoun) && (!t.has(cAdj) || k+1 < b &&
+			(isNumber(toks[k+1].w) || toks[k+1].has(cDet|cPrep|cAdv) || toks[k+1].punct != 0)):
 			return true // "Make targets assume GNU sed", "Ping times average 80 ms"
 		case t.has(cZ) && k+1 < b && isNumber(toks[k+1].w):
 			return true // "Latency to the API averages 140 ms"

@@ -85,16 +85,6 @@ func buildLexicon() map[string]uint64 {
 		}
 		m[w] = bits | cKnown
 	}
-	// A plural noun whose singular is a verb is also that verb's third
-	// person ("times", "builds"): the newswire model rarely saw them so.
-	for w, bits := range m {
-		if bits&cNoun == 0 || len(w) < 4 || w[len(w)-1] != 's' {
-			continue
-		}
-		if m[w[:len(w)-1]]&cBase != 0 || strings.HasSuffix(w, "es") && m[w[:len(w)-2]]&cBase != 0 {
-			m[w] = bits | cZ
-		}
-	}
 	for class, words := range parseSections(wordsTxt) {
 		bit, ok := listClass[class]
 		if !ok {
@@ -105,6 +95,16 @@ func buildLexicon() map[string]uint64 {
 				m[w] &^= cDomNoun // the list says it is a verb first
 			}
 			m[w] |= bit | cKnown
+		}
+	}
+	// A plural noun whose singular is a verb is also that verb's third
+	// person ("times", "builds"): the newswire model rarely saw them so.
+	for w, bits := range m {
+		if bits&cNoun == 0 || len(w) < 4 || w[len(w)-1] != 's' {
+			continue
+		}
+		if m[w[:len(w)-1]]&cBase != 0 || strings.HasSuffix(w, "es") && m[w[:len(w)-2]]&cBase != 0 {
+			m[w] = bits | cZ
 		}
 	}
 	return m

@@ -3,6 +3,7 @@ package textcheck
 import (
 	"strconv"
 	"sync"
+	"unsafe"
 )
 
 // InstructionError says why a text reads as an instruction to the reader.
@@ -29,20 +30,42 @@ func CheckObservation(text string) error {
 
 func checkObservation(text string) *InstructionError {
 	norm := Normalize(text)
-	low := lowerASCII(norm)
-	buf := tokenPool.Get().(*[]token)
-	r := reader{text: norm, toks: tokenize(norm, low, (*buf)[:0])}
+	buf := scratchPool.Get().(*scratch)
+	buf.low = appendLowerASCII(buf.low[:0], norm)
+	// low lives in the pooled buffer: nothing read from it (the tokens'
+	// words) outlives this call, and errors quote norm.
+	low := unsafe.String(unsafe.SliceData(buf.low), len(buf.low))
+	r := reader{text: norm, toks: tokenize(norm, low, buf.toks[:0])}
 	e := r.read()
-	if cap(r.toks) <= 256 { // a hostile 1,000-word text does not pin its buffer
-		*buf = r.toks[:0]
-		tokenPool.Put(buf)
+	if cap(r.toks) <= 256 && cap(buf.low) <= 4096 { // a hostile long text does not pin its buffers
+		buf.toks = r.toks[:0]
+		scratchPool.Put(buf)
 	}
 	return e
 }
 
-// tokenPool keeps token buffers between checks: a check runs for every
-// received line, and the buffer is most of what it would allocate.
-var tokenPool = sync.Pool{New: func() any { b := make([]token, 0, 64); return &b }}
+// scratch is what one check needs besides its result. Checks run for every
+// received line, so the buffers are kept between them.
+type scratch struct {
+	toks []token
+	low  []byte
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{toks: make([]token, 0, 64), low: make([]byte, 0, 256)}
+}}
+
+// appendLowerASCII appends s with ASCII letters lowered, so byte offsets
+// stay the same.
+func appendLowerASCII(dst []byte, s string) []byte {
+	dst = append(dst, s...)
+	for i := len(dst) - len(s); i < len(dst); i++ {
+		if c := dst[i]; 'A' <= c && c <= 'Z' {
+			dst[i] = c + 'a' - 'A'
+		}
+	}
+	return dst
+}
 
 // lowerASCII lowers ASCII letters only, so byte offsets stay the same.
 func lowerASCII(s string) string {
