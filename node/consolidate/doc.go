@@ -18,9 +18,11 @@
 // It does not own the observation and raw-data checks, the strength
 // function, storage or the lesson hash: the node applies protocol's checks to
 // whatever a Writer returns and passes protocol's redactor as
-// DefaultWriter.Redact. It must not import other remem packages (it is pure
-// Go on the standard library: net/http for Embedding and os/exec for
-// CommandWriter are its only I/O), and it keeps no package state.
+// DefaultWriter.Redact. DefaultWriter reads each clause of an event with the
+// observation check itself (package protocol/textcheck, pure), so that it
+// leaves instructions out instead of quoting them. It must not import other
+// remem packages (net/http for Embedding and os/exec for CommandWriter are
+// its only I/O), and it keeps no package state.
 //
 // # Quality of Lexical
 //

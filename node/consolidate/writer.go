@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/remem/remem/protocol/textcheck"
 )
 
 // Writer turns a cluster of episodes into one observation sentence: the text
@@ -35,21 +37,28 @@ const MaxSentence = 300
 // Lexical similarity to the others; the first on ties) it builds one
 // sentence that describes what happened:
 //
-//	error        "<title> fails: <happened>"
-//	             "<title> returned <happened> where <expected> was expected"
-//	correction   `The person corrected the agent with "<said>" after the agent's "<agent_did>"`
+//	error        "<call> fails: <what happened>"
+//	             "<call> returned <what happened> where <expected> was expected"
+//	correction   "The person objected to the agent <doing X>" (a "don't")
+//	             "The person wanted the agent to <do X>" (a "do")
+//	             "The person corrected the agent: <fact>" (a fact)
+//	             "... when the agent <agent_did>"
 //	environment, surprise
-//	             "<title>: <happened>", or "<happened>" (plus " (expected: <expected>)")
-//	note         "<text>"
+//	             "<title>: <what happened>", or "<what happened>" (plus
+//	             " (expected: <expected>)")
+//	note         "<the facts in the note>"
 //
-// It never writes an instruction: a title that opens with a verb is written
-// as "Running <title>", a description that opens like a command is reported
-// ("An agent reported "<text>""), and "you must/should/need to" in reported
-// words becomes "the agent must/should/needs to". Redact is applied to every
-// field first (nil leaves them as they are; the node passes its raw-data
-// redactor). White space is collapsed, sentence breaks inside a field become
-// semicolons, the sentence is cut at a word boundary to at most MaxSentence
-// characters and ends with a period.
+// It never quotes an event's words and never carries an instruction: every
+// field is cut into clauses and read by the observation check
+// (textcheck.CheckObservation); a clause that reads as an instruction is
+// left out ("mocks not generated, run go generate" keeps "mocks not
+// generated"), except in a correction, where it is told as what the person
+// wanted. A call that reads like a command ("go test ./...") is written as
+// "Running go test ./...". Redact is applied to every field first (nil
+// leaves them as they are; the node passes its raw-data redactor). White
+// space is collapsed, the sentence is cut at a word boundary to at most
+// MaxSentence characters and ends with a period. A cluster whose episode
+// holds nothing but instructions gives an error, not a lesson.
 type DefaultWriter struct {
 	Redact func(string) string
 }
@@ -73,8 +82,8 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 	if kind == "" {
 		kind = strings.ToLower(strings.TrimSpace(c.Kind))
 	}
-	title, happened, expected := f(e.Title), f(e.Happened), f(e.Expected)
-	said, did, text := f(e.Said), f(e.AgentDid), f(e.Text)
+	title, happened, expected := f(e.Title), facts(f(e.Happened)), facts(f(e.Expected))
+	said, did, text := f(e.Said), facts(f(e.AgentDid)), facts(f(e.Text))
 
 	var s string
 	switch kind {
@@ -85,7 +94,7 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 			s = t + " returned " + happened + " where " + expected + " was expected"
 		case t != "" && happened != "" && strings.HasPrefix(strings.ToLower(happened), strings.ToLower(title)):
 			// "npm ci fails with EUSAGE" already names the call.
-			s = describe(happened)
+			s = happened
 		case t != "" && happened != "" && failureVerb(happened):
 			// "fails with missing libssl": the call is the subject.
 			s = t + " " + happened
@@ -96,40 +105,242 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		case t != "":
 			s = t + " fails"
 		case happened != "" && expected != "":
-			s = describe(happened) + " where " + expected + " was expected"
+			s = happened + " where " + expected + " was expected"
 		}
 	case "correction":
-		if said != "" {
-			s = `The person corrected the agent with "` + unquote(secondPerson(said)) + `"`
-			if did != "" {
-				s += ` after the agent's "` + unquote(secondPerson(did)) + `"`
-			}
-		}
+		s = correction(said, did)
 	case "environment", "surprise":
 		switch {
 		case title != "" && happened != "":
 			s = subject(title) + ": " + happened
 		case happened != "":
-			s = describe(happened)
+			s = happened
 		}
 		if s != "" && expected != "" {
 			s += " (expected: " + expected + ")"
 		}
 	case "note":
-		s = describe(text)
+		s = text
 	}
 	if s == "" { // a field the kind does not name, or an unknown kind
-		for _, v := range []string{happened, text, said, title} {
+		for _, v := range []string{happened, text, facts(said), subject(title)} {
 			if v != "" {
-				s = describe(v)
+				s = v
 				break
 			}
 		}
 	}
 	if s == "" {
-		return "", errors.New("consolidate: default writer: the representative episode has no text")
+		return "", errors.New("consolidate: default writer: the events hold no observation, only instructions or nothing " +
+			"(lessons never carry instructions; keep such rules in the agent's own instructions)")
 	}
-	return finish(obligations(s)), nil
+	return finish(s), nil
+}
+
+// correction tells what the person corrected: the facts they stated, and
+// for each instruction they gave, what they wanted or objected to, never
+// their words as an order.
+func correction(said, did string) string {
+	var wanted, objected, stated []string
+	for _, cl := range clauses(said) {
+		if textcheck.CheckObservation(cl.text) == nil {
+			stated = append(stated, cl.text)
+			continue
+		}
+		if act, neg, ok := asAction(cl.text); ok {
+			if neg {
+				objected = append(objected, act.gerund)
+			} else {
+				wanted = append(wanted, act.base)
+			}
+		}
+	}
+	when := ""
+	if did != "" {
+		when = " when the agent " + lowerFirst(did)
+	}
+	switch {
+	case len(objected) > 0:
+		return "The person objected to the agent " + strings.Join(objected, " or ") + when
+	case len(wanted) > 0:
+		return "The person wanted the agent to " + strings.Join(wanted, " and ") + when
+	case len(stated) > 0:
+		return "The person corrected the agent: " + secondPerson(strings.Join(stated, "; ")) + when
+	case did != "":
+		return "The person corrected the agent" + when
+	}
+	return ""
+}
+
+// A clause of a field, with the mark that ended it.
+type clause struct{ text, sep string }
+
+// clauses cuts s at sentence ends, semicolons, colons, dashes and commas.
+func clauses(s string) []clause {
+	var out []clause
+	start := 0
+	for i := 0; i < len(s); i++ {
+		sep := ""
+		switch c := s[i]; {
+		case (c == '.' || c == '!' || c == '?') && (i+1 == len(s) || s[i+1] == ' '):
+			sep = "; "
+		case c == ';' || c == ':' && i+1 < len(s) && s[i+1] == ' ':
+			sep = "; "
+		case c == ',' && i+1 < len(s) && s[i+1] == ' ':
+			sep = ", "
+		case c == ' ' && i+2 < len(s) && s[i+1] == '-' && s[i+2] == ' ':
+			sep = ", "
+		}
+		if sep == "" {
+			continue
+		}
+		if t := strings.TrimSpace(s[start:i]); t != "" {
+			out = append(out, clause{t, sep})
+		}
+		start = i + 1
+	}
+	if t := strings.TrimSpace(s[start:]); t != "" {
+		out = append(out, clause{t, ""})
+	}
+	return out
+}
+
+// facts keeps the clauses of s that read as observations, with "you"
+// told as "the agent", and drops the ones that read as instructions ("so
+// run go generate"). Joining words left dangling go too.
+func facts(s string) string {
+	if s == "" {
+		return ""
+	}
+	if textcheck.CheckObservation(secondPerson(s)) == nil {
+		return strings.TrimRight(secondPerson(s), ".!? ")
+	}
+	var b strings.Builder
+	for _, cl := range clauses(s) {
+		t := secondPerson(cl.text)
+		if textcheck.CheckObservation(t) != nil {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(cl.sep)
+		}
+		b.WriteString(t)
+	}
+	out := strings.TrimRight(b.String(), ",;: ")
+	for _, dangling := range []string{" so", " and", " then", " but", " or"} {
+		out = strings.TrimSuffix(out, dangling)
+	}
+	return out
+}
+
+// An action is what an instruction asks for, as a base verb phrase ("push
+// to main") and a gerund phrase ("pushing to main").
+type action struct{ base, gerund string }
+
+// asAction reads an instruction ("Never push to main", "the agent must not
+// push to main", "Please run go vet first") as the action it asks for, and
+// whether it forbids it.
+func asAction(s string) (action, bool, bool) {
+	words := strings.Fields(strings.TrimRight(s, ".!?"))
+	neg := false
+	// Find where the asked-for verb phrase starts.
+	i := 0
+	for k, w := range words {
+		lw := strings.ToLower(strings.Trim(w, `"'“”‘’`))
+		switch lw {
+		case "must", "should", "shall", "ought", "need", "needs", "have", "has":
+			i = k + 1
+		}
+	}
+	for i < len(words) {
+		lw := strings.ToLower(strings.Trim(words[i], `"'“”‘’`))
+		switch lw {
+		case "please", "kindly", "just", "simply", "always", "to", "also", "then", "so", "first", "and", "be", "sure", "make", "remember":
+			if lw == "make" && (i+1 >= len(words) || strings.ToLower(words[i+1]) != "sure") {
+				goto verb
+			}
+			i++
+		case "never", "not", "don't", "dont", "don’t", "do", "avoid", "stop":
+			neg = true
+			i++
+		default:
+			goto verb
+		}
+	}
+verb:
+	if i >= len(words) {
+		return action{}, false, false
+	}
+	v := strings.ToLower(strings.Trim(words[i], `"'“”‘’`))
+	if v == "" || !isLetters(v) {
+		return action{}, false, false
+	}
+	rest := strings.NewReplacer(`"`, "", "“", "", "”", "").Replace(strings.Join(words[i+1:], " "))
+	base, ger := v, gerund(v)
+	if strings.HasSuffix(v, "ing") { // "avoid pushing", "stop using"
+		base = v
+	}
+	join := func(w string) string {
+		if rest == "" {
+			return w
+		}
+		return w + " " + rest
+	}
+	a := action{base: secondPerson(join(base)), gerund: secondPerson(join(ger))}
+	return a, neg, true
+}
+
+// gerund forms the -ing form of a base verb: "push" → "pushing", "use" →
+// "using", "run" → "running", "tie" → "tying".
+func gerund(v string) string {
+	switch {
+	case strings.HasSuffix(v, "ing"):
+		return v
+	case strings.HasSuffix(v, "ie"):
+		return v[:len(v)-2] + "ying"
+	case strings.HasSuffix(v, "e") && !strings.HasSuffix(v, "ee") && !strings.HasSuffix(v, "ye") && !strings.HasSuffix(v, "oe") && len(v) > 2:
+		return v[:len(v)-1] + "ing"
+	case doublesFinal(v):
+		return v + v[len(v)-1:] + "ing"
+	}
+	return v + "ing"
+}
+
+// doublesFinal: one-syllable words ending consonant-vowel-consonant
+// ("run", "stop", "skip") double the consonant.
+func doublesFinal(v string) bool {
+	n := len(v)
+	if n < 3 || strings.ContainsRune("wxy", rune(v[n-1])) {
+		return false
+	}
+	vowel := func(c byte) bool { return strings.IndexByte("aeiou", c) >= 0 }
+	if vowel(v[n-1]) || !vowel(v[n-2]) || vowel(v[n-3]) {
+		return false
+	}
+	groups := 0
+	for k := 0; k < n; k++ {
+		if vowel(v[k]) && (k == 0 || !vowel(v[k-1])) {
+			groups++
+		}
+	}
+	return groups == 1
+}
+
+func isLetters(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerFirst(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	if unicode.IsUpper(r) && !(size < len(s) && unicode.IsUpper(rune(s[size]))) {
+		return string(unicode.ToLower(r)) + s[size:]
+	}
+	return s
 }
 
 // representative returns the index of the episode with the highest mean
@@ -165,81 +376,14 @@ func representative(es []Episode) int {
 	return best
 }
 
-// imperativeOpeners are first words that would make a sentence read as an
-// order to the reader. It is deliberately broad: a false alarm only costs a
-// rephrasing.
-const imperativeOpeners = `use always never dont don do does make remember please avoid prefer be
-check set run install uninstall add remove delete ensure try call keep stop start go get put let fix update
-upgrade downgrade pin bump write read open close create build test push pull commit merge rebase
-restart reboot reset clean clear enable disable configure export import move copy rename wait skip
-ignore disregard note consider see look verify switch change replace apply deploy drop include
-exclude pass send execute exec launch follow review ask tell give take leave mind beware just only
-kill retry rerun regenerate generate format lint tag release publish upload download fetch mock stub
-wrap split return log print sign login logout cd source sudo chmod chown mkdir rm mv cp cat echo curl
-prefix add define declare must should need ought instead first`
-
-// opensImperative reports whether s opens with a word from
-// imperativeOpeners (quotes, dashes and apostrophes ignored, any case).
-func opensImperative(s string) bool {
-	s = strings.TrimLeftFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	end := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '’' })
-	if end < 0 {
-		end = len(s)
-	}
-	w := strings.ToLower(strings.NewReplacer("'", "", "’", "").Replace(s[:end]))
-	return w != "" && slices.Contains(strings.Fields(imperativeOpeners), w)
-}
-
 // subject turns a title into the subject of a sentence: "go test ./..."
-// becomes "Running go test ./...", so the sentence does not open with a verb.
+// becomes "Running go test ./...", so the sentence does not open with a
+// command.
 func subject(title string) string {
-	if title == "" || !opensImperative(title) {
+	if title == "" || textcheck.CheckObservation(title+" fails") == nil {
 		return title
 	}
 	return "Running " + title
-}
-
-// describe returns s as a description: unchanged, or reported in quotes when
-// it opens like a command.
-func describe(s string) string {
-	if s == "" || !opensImperative(s) {
-		return s
-	}
-	return `An agent reported "` + unquote(s) + `"`
-}
-
-// unquote turns double quotes inside reported words into single ones, so
-// the quotes around them stay balanced.
-func unquote(s string) string {
-	return strings.NewReplacer(`"`, "'", "“", "'", "”", "'").Replace(s)
-}
-
-// oneSentence joins the sentences of a field with semicolons.
-func oneSentence(s string) string {
-	// the end of a sentence inside a field: . ! or ? after a letter, digit,
-	// closing bracket or quote, then space and a capital
-	sentenceBreak := regexp.MustCompile(`([\p{L}\p{N})\]"'’])[.!?]+\s+(\p{Lu})`)
-	return sentenceBreak.ReplaceAllStringFunc(s, func(m string) string {
-		sub := sentenceBreak.FindStringSubmatch(m)
-		return sub[1] + "; " + sub[2]
-	})
-}
-
-// obligations rewrites "you should/must/need to/have to" as "the agent
-// should/must/needs to/has to": an observation names who, it does not tell
-// the reader.
-func obligations(s string) string {
-	obligation := regexp.MustCompile(`(?i)\byou\s+(should|must|need\s+to|needs\s+to|have\s+to|ought\s+to)\b`)
-	return obligation.ReplaceAllStringFunc(s, func(m string) string {
-		verb := strings.ToLower(strings.Join(strings.Fields(m)[1:], " "))
-		switch verb {
-		case "need to", "needs to":
-			verb = "needs to"
-		case "have to":
-			verb = "has to"
-		}
-		return "the agent " + verb
-	})
 }
 
 // secondPerson rewrites "you" in a person's words to the agent as "the
@@ -258,6 +402,15 @@ func secondPerson(s string) string {
 		return "the agent"
 	})
 }
+
+// oneSentence joins the sentences of a field with semicolons.
+func oneSentence(s string) string {
+	return sentenceBreak.ReplaceAllString(s, "$1; $2")
+}
+
+// sentenceBreak: the end of a sentence inside a field: . ! or ? after a
+// letter, digit, closing bracket or quote, then space and a capital.
+var sentenceBreak = regexp.MustCompile(`([\p{L}\p{N})\]"'’])[.!?]+\s+(\p{Lu})`)
 
 // finish caps s at MaxSentence characters on a word boundary, balances its
 // double quotes, capitalises a leading function word and ends it with a

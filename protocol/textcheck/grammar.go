@@ -93,8 +93,8 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 		return r.softCommand(sentence, a, j, b)
 	}
 	if nx == nil {
-		if r.endsStatement(sentence, b) {
-			return r.fail("command verb", a, j) // "Restart."
+		if r.endsStatement(sentence, b) || b < len(toks) && toks[b].punct == '"' && !r.quoted(sentence) {
+			return r.fail("command verb", a, j) // "Restart.", `Run "make bootstrap"`
 		}
 		return nil
 	}
@@ -143,7 +143,13 @@ func (r *reader) softCommand(sentence, a, j, b int) *InstructionError {
 	if k < b && toks[k].has(cParticle) && !toks[k].has(cDet) && k+1 < b {
 		k++
 	}
-	if k >= b || !toks[k].has(cDet|cObject) || toks[k].has(cRel) && toks[k].w != "that" {
+	if k >= b || toks[k].has(cConj) || toks[k].punct != 0 {
+		return nil // a list: "lint, test, build and deploy steps"
+	}
+	object := toks[k].has(cDet|cObject) && !(toks[k].has(cRel) && toks[k].w != "that")
+	if !object && (w.has(cUnknown|cNoun|cAdj) || r.hasMainVerb(j+1, b)) {
+		// Without a determiner only a word that is a verb and nothing else
+		// reads as a command: "mocks not generated, run go generate".
 		return nil
 	}
 	finite := false
@@ -220,7 +226,7 @@ func (r *reader) adjectival(k, b int) bool {
 		return false
 	}
 	t := &r.toks[k+1]
-	return t.punct == 0 && (t.has(cNoun|cAdj) || t.code) && !t.has(cDet|cPrep|cObject|cAdv|cSub|cRel|cTime)
+	return t.punct == 0 && t.has(cNoun|cAdj) && !t.code && !t.has(cDet|cPrep|cObject|cAdv|cSub|cRel|cTime)
 }
 
 // hasMainVerb: the words after a clause-opening verb-like word hold a

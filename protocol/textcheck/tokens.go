@@ -41,8 +41,9 @@ func tokenize(s, low string, buf []token) []token {
 			toks = append(toks, token{s: i, e: i + j + 2, w: "`", code: true, cls: cNoun | cKnown})
 			i += j + 2
 		case (c == '.' || c == '~' || c == '/') && (i == 0 || s[i-1] == ' ' || s[i-1] == '(') &&
-			i+1 < len(s) && (s[i+1] == '/' || s[i+1] == '.' && i+2 < len(s) && s[i+2] == '/'):
-			// "./...", "../x", "~/x", "//x": a path or package pattern, up to
+			i+1 < len(s) && (s[i+1] == '/' || s[i+1] == '.' && i+2 < len(s) && s[i+2] == '/' ||
+			c == '/' && isWordStart(s, i+1)):
+			// "./...", "../x", "~/x", "/v1/users": a path or package pattern, up to
 			// the next space, less the sentence's own punctuation.
 			j := i + 1
 			for j < len(s) && s[j] != ' ' && s[j] != '\t' && s[j] != '\n' {
