@@ -94,6 +94,10 @@ func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
 			}
 		case !v.State.Active():
 			continue
+		case protocol.CheckAgentText(v.Text) != nil:
+			// The active view is what agents read: a text held from before
+			// the checks grew stricter stays out of it (--all shows it).
+			continue
 		}
 		res = append(res, *v)
 	}
@@ -168,6 +172,9 @@ type RecordView struct {
 	Scopes  []string  `json:"scopes"`
 	Reason  string    `json:"reason,omitempty"`
 	Line    string    `json:"line"`
+	// Unknown holds the members no record type defines, as raw JSON: for
+	// people only, shown escaped; never given to an agent.
+	Unknown map[string]string `json:"unknown_members,omitempty"`
 }
 
 // Provenance is everything held about one lesson.
@@ -261,7 +268,8 @@ func (m *Memory) Show(hash string) (Provenance, error) {
 	for _, h := range held {
 		recs = append(recs, h.Record)
 		p.Records = append(p.Records, RecordView{Type: h.Record.Type.String(), Origin: h.Record.Origin, Time: h.Record.Time,
-			Arrived: h.Arrived, Scopes: h.Scopes, Reason: h.Record.Reason, Line: string(h.Record.Raw)})
+			Arrived: h.Arrived, Scopes: h.Scopes, Reason: h.Record.Reason, Line: string(h.Record.Raw),
+			Unknown: protocol.UnknownMembers(h.Record.Raw)})
 	}
 	st := protocol.ComputeState(hash, recs, now, m.cfg.Params.State)
 	p.LessonView = *v
@@ -380,8 +388,8 @@ func readLayer(layer Layer) ([]*LessonView, error) {
 		if !protocol.ValidKind(ll.Kind) || ll.Text == "" {
 			return nil, fmt.Errorf("layer %s line %d: a lesson needs text and a kind of error, correction or surprise", layer.Path, l.N)
 		}
-		if protocol.CheckObservation(ll.Text) != nil {
-			continue // instructions are refused in every layer
+		if protocol.CheckAgentText(ll.Text) != nil {
+			continue // instructions and raw data are refused in every layer
 		}
 		updated, _ := time.Parse(time.RFC3339, ll.Updated)
 		state := ll.State

@@ -20,3 +20,44 @@ func FindRawData(text string) []RawFinding { return textcheck.FindRawData(text) 
 
 // RedactRawData replaces each finding with a placeholder such as "<path>".
 func RedactRawData(text string) string { return textcheck.RedactRawData(text) }
+
+// CheckAgentText runs both checks a text passes before an agent may read
+// it: observation, then raw data.
+func CheckAgentText(text string) error {
+	if err := CheckObservation(text); err != nil {
+		return err
+	}
+	if found := FindRawData(text); len(found) > 0 {
+		return &RawDataError{Findings: found}
+	}
+	return nil
+}
+
+// knownMembers are the top-level members of the three record types.
+var knownMembers = map[string]bool{
+	"v": true, "hash": true, "origin": true, "key": true, "kind": true, "text": true, "seen": true,
+	"strength": true, "updated": true, "sig": true, "id": true, "parents": true, "confirm": true,
+	"revoke": true, "at": true, "reason": true,
+}
+
+// UnknownMembers returns the top-level members of a record line that no
+// record type defines, as name and raw JSON value. The signature covers
+// them, so they stay in the stored line; they are never shown to an agent,
+// and to a person only as escaped data (SPEC §6).
+func UnknownMembers(line []byte) map[string]string {
+	rec, f, err := parse(line, nil)
+	if err != nil || rec == nil {
+		return nil
+	}
+	var out map[string]string
+	for _, m := range f.members {
+		if knownMembers[m.name] {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[m.name] = string(line[m.valueStart:m.valueEnd])
+	}
+	return out
+}

@@ -41,13 +41,7 @@ func CheckLessonText(text string) error {
 	if n := utf8.RuneCountInString(text); n > MaxTextChars {
 		return fmt.Errorf("the text has %d characters, the limit is %d", n, MaxTextChars)
 	}
-	if err := CheckObservation(text); err != nil {
-		return err
-	}
-	if found := FindRawData(text); len(found) > 0 {
-		return &RawDataError{Findings: found}
-	}
-	return nil
+	return CheckAgentText(text)
 }
 
 // SignLesson checks the draft as every receiver will, and for raw data,
@@ -120,6 +114,13 @@ func signVerdict(id Identity, t Type, hash string, at time.Time, reason string) 
 	}
 	if !utf8.ValidString(reason) {
 		return nil, fmt.Errorf("the reason is not valid UTF-8")
+	}
+	if reason != "" {
+		// Receivers show the reason to agents, so it passes the same checks
+		// as a lesson text (SPEC §5 step 6).
+		if err := CheckAgentText(reason); err != nil {
+			return nil, fmt.Errorf("the reason: %w", err)
+		}
 	}
 	at = at.UTC().Truncate(time.Second)
 	name := "confirm"

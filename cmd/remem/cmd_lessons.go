@@ -2,7 +2,11 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -107,7 +111,7 @@ Examples:
 
 func printProvenance(c *cli.Context, p node.Provenance) {
 	w := c.App.Writer
-	fmt.Fprintf(w, "%s  %s\n", p.Hash, p.Text)
+	fmt.Fprintf(w, "%s  %s\n", p.Hash, printable(p.Text))
 	fmt.Fprintf(w, "kind %s, strength %.2f, seen %d\n", p.Kind, p.Strength, p.Seen)
 	fmt.Fprintf(w, "state %s: %s\n", p.State, p.StateReason)
 	fmt.Fprintf(w, "author %s; origins %s\n", orNone(p.Author), list(p.Origins))
@@ -123,6 +127,24 @@ func printProvenance(c *cli.Context, p node.Provenance) {
 		fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%s\n", r.Type, r.Origin, protocol.FormatTime(r.Time), protocol.FormatTime(r.Arrived), strings.Join(r.Scopes, ","))
 	}
 	t.Flush()
+	for _, r := range p.Records {
+		if r.Reason != "" {
+			fmt.Fprintf(w, "%s by %s, reason: %q\n", r.Type, r.Origin, r.Reason)
+		}
+		for _, name := range slices.Sorted(maps.Keys(r.Unknown)) {
+			fmt.Fprintf(w, "%s by %s carries an unknown member %q: %q (never shown to agents)\n", r.Type, r.Origin, name, r.Unknown[name])
+		}
+	}
+}
+
+// printable escapes what a terminal would act on (control and format
+// characters), so a received text is shown as data.
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) < 0 {
+		return s
+	}
+	q := strconv.QuoteToGraphic(s)
+	return q[1 : len(q)-1]
 }
 
 func list(ss []string) string {

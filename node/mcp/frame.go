@@ -127,7 +127,7 @@ func provenanceOf(p node.Provenance) Provenance {
 		MetBefore: p.MetBefore, Confirmed: p.Confirmed, Records: make([]Record, 0, len(p.Records))}
 	for _, r := range p.Records {
 		out.Records = append(out.Records, Record{Type: r.Type, Origin: r.Origin, Signed: timeString(r.Time),
-			Arrived: timeString(r.Arrived), Scopes: nonNil(r.Scopes), Reason: r.Reason})
+			Arrived: timeString(r.Arrived), Scopes: nonNil(r.Scopes), Reason: agentReason(r.Reason)})
 	}
 	out.History = make([]Step, 0, len(p.History))
 	for _, h := range p.History {
@@ -185,3 +185,12 @@ func timeString(t time.Time) string {
 }
 
 func round(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+// agentReason is a revocation's reason as an agent may read it: receivers
+// check it (SPEC §5 step 6), and a reason held from before that is withheld.
+func agentReason(reason string) string {
+	if reason == "" || protocol.CheckAgentText(reason) == nil {
+		return reason
+	}
+	return "(withheld: the reason does not pass the observation and raw-data checks)"
+}
