@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"crypto/ed25519"
+	"encoding/json"
+	"os"
 	"testing"
 	"time"
 )
@@ -69,5 +71,65 @@ func BenchmarkVerifyOverBare(b *testing.B) {
 	}
 	b.ReportMetric(float64(full)/float64(bare), "full/bare")
 	b.ReportMetric(float64(full)/float64(b.N), "full-ns/op")
+	b.ReportMetric(float64(bare)/float64(b.N), "bare-ns/op")
+}
+
+// benchTexts are the labelled sentences of the observation corpus and the
+// conformance vectors: observations and instructions, plain and hidden.
+func benchTexts(b *testing.B, observationsOnly bool) []string {
+	var texts []string
+	for _, path := range []string{"textcheck/testdata/corpus.jsonl", "testdata/conformance/imperative.jsonl"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, l := range SplitLines(data) {
+			var c struct {
+				Text       string
+				Imperative bool
+			}
+			if err := json.Unmarshal(l.Bytes, &c); err != nil {
+				b.Fatal(err)
+			}
+			if !observationsOnly || !c.Imperative {
+				texts = append(texts, c.Text)
+			}
+		}
+	}
+	return texts
+}
+
+// BenchmarkTextCheckOverBare alternates the whole text check of SPEC §6
+// (observation and raw data, CheckAgentText) with a bare ed25519.Verify of
+// a lesson line in one loop, and reports their ratio (target: at most
+// 0.05). "corpus" cycles through every labelled sentence, half of them
+// instructions that are refused; "observations" through those that pass,
+// which is what most received lines are.
+func BenchmarkTextCheckOverBare(b *testing.B) {
+	b.Run("corpus", func(b *testing.B) { benchTextCheck(b, benchTexts(b, false)) })
+	b.Run("observations", func(b *testing.B) { benchTextCheck(b, benchTexts(b, true)) })
+}
+
+func benchTextCheck(b *testing.B, texts []string) {
+	rec := typicalLesson(b)
+	id := testIdentity(b, "alice")
+	msg := rec.Raw[:len(rec.Raw)-len(`,"sig":""`)-128]
+	sig := ed25519.Sign(id.Private, msg)
+	var check, bare time.Duration
+	i := 0
+	for b.Loop() {
+		t0 := time.Now()
+		_ = CheckAgentText(texts[i%len(texts)])
+		t1 := time.Now()
+		if !ed25519.Verify(id.Public, msg, sig) {
+			b.Fatal("bad signature")
+		}
+		t2 := time.Now()
+		check += t1.Sub(t0)
+		bare += t2.Sub(t1)
+		i++
+	}
+	b.ReportMetric(float64(check)/float64(bare), "check/bare")
+	b.ReportMetric(float64(check)/float64(b.N), "check-ns/op")
 	b.ReportMetric(float64(bare)/float64(b.N), "bare-ns/op")
 }

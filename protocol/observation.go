@@ -24,10 +24,11 @@ func RedactRawData(text string) string { return textcheck.RedactRawData(text) }
 // CheckAgentText runs both checks a text passes before an agent may read
 // it: observation, then raw data.
 func CheckAgentText(text string) error {
-	if err := CheckObservation(text); err != nil {
-		return err
-	}
-	if found := FindRawData(text); len(found) > 0 {
+	ie, found := textcheck.CheckText(text)
+	switch {
+	case ie != nil:
+		return ie
+	case len(found) > 0:
 		return &RawDataError{Findings: found}
 	}
 	return nil

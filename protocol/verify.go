@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/remem/remem/protocol/textcheck"
 )
 
 // Reason names why a line was refused. The strings are stable: they are
@@ -228,10 +230,11 @@ func checkLesson(rec *Record) error {
 // checkText runs the observation and raw-data checks (SPEC §6) on a text an
 // agent may read.
 func checkText(field, text string) error {
-	if err := CheckObservation(text); err != nil {
-		return refuse(ReasonInstruction, field, "%v", err)
-	}
-	if found := FindRawData(text); len(found) > 0 {
+	ie, found := textcheck.CheckText(text)
+	switch {
+	case ie != nil:
+		return refuse(ReasonInstruction, field, "%v", ie)
+	case len(found) > 0:
 		return refuse(ReasonRawData, field, "%s", (&RawDataError{Findings: found}).Error())
 	}
 	return nil

@@ -12,7 +12,7 @@ func TestDebugTokens(t *testing.T) {
 		t.Skip()
 	}
 	n := Normalize(s)
-	toks := tokenize(n, lowerASCII(n), nil)
+	toks := tokenize(n, string(appendLowerASCII(nil, n)), nil)
 	for _, tk := range toks {
 		fmt.Printf("%q p=%q cls=%s\n", tk.w, tk.punct, clsString(tk.cls))
 	}

@@ -43,9 +43,28 @@ const (
 	cTime                         // [time]
 	cUnknown                      // not in the lexicon: read by its shape
 	cClausal                      // [clausal]
+	cPhrase                       // some line of lists/phrases.txt starts with it
 )
 
 const cFinite = cZ | cPast | cModal // a verb form that carries tense
+
+// Words that start a phrase carry cPhrase, so the phrase index is looked up
+// only for them.
+func init() {
+	for w, id := range phraseWordID {
+		lexicon[w] |= uint64(id) << pidShift
+	}
+	for w := range phrasesByFirst {
+		lexicon[w] |= cPhrase
+	}
+}
+
+// A lexicon entry keeps the word's phrase number (phraseWordID) in its top
+// bits, above the classes.
+const (
+	pidShift         = 48
+	classMask uint64 = 1<<pidShift - 1
+)
 
 //go:embed lexicon.txt
 var lexiconTxt string

@@ -43,12 +43,8 @@ func loadNames() (given, titles, not map[string]bool) {
 	return given, titles, not
 }
 
-// findNames calls add for each person's name in s (the original text:
-// names are found where they stand, so they can be redacted).
-func findNames(s string, add func(kind string, start, end int)) {
-	low := lowerASCII(s)
-	var arr [64]token
-	toks := tokenize(s, low, arr[:0])
+// findNames calls add for each person's name among the tokens.
+func findNames(toks []token, add func(kind string, start, end int)) {
 	for i := 0; i < len(toks); i++ {
 		t := &toks[i]
 		if t.punct != 0 || !t.cap || t.code {

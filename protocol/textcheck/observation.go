@@ -29,19 +29,32 @@ func CheckObservation(text string) error {
 }
 
 func checkObservation(text string) *InstructionError {
+	e, _ := checkText(text, false)
+	return e
+}
+
+// CheckText runs both checks of a text an agent may read (SPEC §6) with
+// one reading of it: an *InstructionError when it instructs, else the raw
+// data it holds (nil when clean).
+func CheckText(text string) (*InstructionError, []RawFinding) {
+	return checkText(text, true)
+}
+
+func checkText(text string, raw bool) (*InstructionError, []RawFinding) {
 	norm := Normalize(text)
 	buf := scratchPool.Get().(*scratch)
-	buf.low = appendLowerASCII(buf.low[:0], norm)
-	// low lives in the pooled buffer: nothing read from it (the tokens'
-	// words) outlives this call, and errors quote norm.
-	low := unsafe.String(unsafe.SliceData(buf.low), len(buf.low))
-	r := reader{text: norm, toks: tokenize(norm, low, buf.toks[:0])}
-	e := r.read()
-	if cap(r.toks) <= 256 && cap(buf.low) <= 4096 { // a hostile long text does not pin its buffers
-		buf.toks = r.toks[:0]
-		scratchPool.Put(buf)
+	defer buf.release()
+	buf.toks = tokenize(norm, buf.lower(norm), buf.toks[:0])
+	r := reader{text: norm, toks: buf.toks}
+	if e := r.read(); e != nil || !raw {
+		return e, nil
 	}
-	return e
+	if norm != text {
+		// Findings are offsets in text, which the normalised tokens are
+		// not: read it again (rare: texts with hidden or non-ASCII letters).
+		return nil, FindRawData(text)
+	}
+	return nil, findRaw(text, buf.toks)
 }
 
 // scratch is what one check needs besides its result. Checks run for every
@@ -49,6 +62,22 @@ func checkObservation(text string) *InstructionError {
 type scratch struct {
 	toks []token
 	low  []byte
+}
+
+// lower returns s with ASCII letters lowered, in the scratch buffer:
+// nothing read from it (the tokens' words) may outlive the check, and
+// errors quote the normalised text instead.
+func (b *scratch) lower(s string) string {
+	b.low = appendLowerASCII(b.low[:0], s)
+	return unsafe.String(unsafe.SliceData(b.low), len(b.low))
+}
+
+// release returns the buffers, unless a hostile long text grew them.
+func (b *scratch) release() {
+	if cap(b.toks) <= 256 && cap(b.low) <= 4096 {
+		b.toks = b.toks[:0]
+		scratchPool.Put(b)
+	}
 }
 
 var scratchPool = sync.Pool{New: func() any {
@@ -65,26 +94,6 @@ func appendLowerASCII(dst []byte, s string) []byte {
 		}
 	}
 	return dst
-}
-
-// lowerASCII lowers ASCII letters only, so byte offsets stay the same.
-func lowerASCII(s string) string {
-	i := 0
-	for ; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			break
-		}
-	}
-	if i == len(s) {
-		return s
-	}
-	b := []byte(s)
-	for ; i < len(b); i++ {
-		if c := b[i]; 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // reader walks the tokens clause by clause.
@@ -156,13 +165,26 @@ func (r *reader) read() *InstructionError {
 // phrases matches lists/phrases.txt over the whole text.
 func (r *reader) phrases() *InstructionError {
 	toks := r.toks
+	// The phrase words the text holds, so phrases that need a word it
+	// lacks are never tried.
+	var present [maxPhraseWords / 64]uint64
+	any := false
 	for i := range toks {
-		ps := phrasesByFirst[toks[i].w]
-		if ps == nil {
+		if id := toks[i].pid; id != 0 && int(id)/64 < len(present) {
+			present[id/64] |= 1 << (id % 64)
+		}
+		any = any || toks[i].has(cPhrase)
+	}
+	if !any {
+		return nil
+	}
+	for i := range toks {
+		if !toks[i].has(cPhrase) {
 			continue
 		}
+		ps := phrasesByFirst[toks[i].w]
 		for _, p := range ps {
-			if p.anchored && !r.clauseOpensAt(i) {
+			if p.anchored && !r.clauseOpensAt(i) || !p.possible(present[:]) {
 				continue
 			}
 			if end, ok := p.match(toks, i); ok {

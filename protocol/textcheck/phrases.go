@@ -15,14 +15,52 @@ type phrase struct {
 	steps    []phraseAt // in order
 }
 
+// possible: every word step of p allows a word the text holds (present is
+// the set of the text's phrase word numbers), so matching may succeed.
+func (p *phrase) possible(present []uint64) bool {
+	for i := range p.steps {
+		st := &p.steps[i]
+		if st.words == nil {
+			continue
+		}
+		hit := false
+		for k, w := range st.words {
+			if k < len(present) && w&present[k] != 0 {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			return false
+		}
+	}
+	return true
+}
+
 // phraseAt is one position of a phrase: a set of words, a number, or a gap
 // of up to three words.
 type phraseAt struct {
-	words  map[string]bool
+	words  []uint64 // a bit set of phrase word ids (phraseWordID)
 	number bool
 	gap    bool
 	ger    bool // "<ger>": an -ing form
 }
+
+func (st *phraseAt) allows(id uint16) bool {
+	k := int(id) / 64
+	return id != 0 && k < len(st.words) && st.words[k]&(1<<(id%64)) != 0
+}
+
+// phraseWordID numbers every word the phrases name (from 1), so tokens
+// carry their number and matching compares numbers, not strings.
+var phraseWordID = map[string]uint16{}
+
+// maxPhraseWords bounds the phrase word numbers: a text's words are kept
+// in a bit set of this size while phrases are matched.
+const maxPhraseWords = 16 * 64
+
+// punctID is phraseWordID for ASCII punctuation marks.
+var punctID [128]uint16
 
 var ruleNames = map[string]string{
 	"injection":  "injection",
@@ -67,9 +105,23 @@ func compilePhrases(txt string) map[string][]*phrase {
 			case "<ger>":
 				p.steps = append(p.steps, phraseAt{ger: true})
 			default:
-				set := map[string]bool{}
+				var set []uint64
 				for _, w := range strings.Split(f, "|") {
-					set[w] = true
+					id, ok := phraseWordID[w]
+					if !ok {
+						if len(phraseWordID)+1 >= maxPhraseWords {
+							panic("textcheck: lists/phrases.txt names more than 1,023 words")
+						}
+						id = uint16(len(phraseWordID) + 1)
+						phraseWordID[w] = id
+						if len(w) == 1 && w[0] < 128 {
+							punctID[w[0]] = id
+						}
+					}
+					for len(set) <= int(id)/64 {
+						set = append(set, 0)
+					}
+					set[id/64] |= 1 << (id % 64)
 				}
 				p.steps = append(p.steps, phraseAt{words: set})
 			}
@@ -77,7 +129,7 @@ func compilePhrases(txt string) map[string][]*phrase {
 		if len(p.steps) == 0 || p.steps[0].words == nil {
 			panic("textcheck: a phrase must start with words: " + line)
 		}
-		for w := range p.steps[0].words {
+		for _, w := range strings.Split(fields[0], "|") {
 			idx[w] = append(idx[w], p)
 		}
 	}
@@ -119,7 +171,7 @@ func matchSteps(steps []phraseAt, toks []token, i int) (int, bool) {
 		if !t.has(cGer) && !isGerund(t) {
 			return 0, false
 		}
-	case !st.words[t.w]:
+	case !st.allows(t.pid):
 		return 0, false
 	}
 	return matchSteps(steps[1:], toks, i+1)

@@ -67,12 +67,12 @@ var (
 	}{
 		{regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}},
 		{regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), []string{"sk-"}},
-		{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), []string{"gh"}},
+		{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
 		{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`), []string{"github_pat_"}},
 		{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{8,}`), []string{"xox"}},
 		{regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]+){0,2}`), []string{"eyJ"}},
 		{regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth)=[^\s,;'"<>]{4,}`), []string{"="}},
-		{regexp.MustCompile(`(?i)\bpass(?:word|phrase)\s+(?:is|to|of|was|as|:)\s+[^\s<>]*[0-9][^\s<>]*[^\s<>.,;]`), []string{"ass"}},
+		{regexp.MustCompile(`(?i)\bpass(?:word|phrase)\s+(?:is|to|of|was|as|:)\s+[^\s<>]*[0-9][^\s<>]*[^\s<>.,;]`), []string{"assword", "ASSWORD", "assphrase", "ASSPHRASE"}},
 		{regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*`), []string{"earer", "EARER"}},
 	}
 	rawPaths = []*regexp.Regexp{ // the path is submatch 1
@@ -99,21 +99,47 @@ var (
 // FindRawData returns the raw data in text, in order and not overlapping,
 // or nil when the text is clean.
 func FindRawData(text string) []RawFinding {
+	buf := scratchPool.Get().(*scratch)
+	defer buf.release()
+	low := buf.lower(text)
+	buf.toks = tokenize(text, low, buf.toks[:0])
+	return findRaw(text, buf.toks)
+}
+
+// findRaw finds the raw data in text, whose tokens are toks.
+func findRaw(text string, toks []token) []RawFinding {
 	var cands []RawFinding
 	addc := func(kind string, s, e int) {
 		if s < e {
 			cands = append(cands, RawFinding{Kind: kind, Start: s, End: e})
 		}
 	}
-	// Cheap tests first: most sentences hold no character a pattern needs.
-	slash := strings.ContainsAny(text, "/\\")
-	if strings.Contains(text, "-----BEGIN") {
+	// Cheap tests first: most sentences hold no character a pattern needs,
+	// and one pass over the bytes says which they hold.
+	var has byteSet
+	colons, run, longRun := 0, 0, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		has.add(c)
+		if c == ':' {
+			colons++
+		}
+		if rawIsWordByte(c) || c == '+' || c == '/' || c == '-' {
+			if run++; run >= 32 {
+				longRun = true
+			}
+		} else {
+			run = 0
+		}
+	}
+	slash := has.has('/') || has.has('\\')
+	if has.has('-') && has.has('B') && has.has('G') && strings.Contains(text, "-----BEGIN") {
 		for _, m := range rawPEM.FindAllStringIndex(text, -1) {
 			addc("secret", m[0], m[1])
 		}
 	}
 	var urls [][2]int // every URL, flagged or not: its path is not a file path
-	if strings.Contains(text, "://") {
+	if colons > 0 && slash && strings.Contains(text, "://") {
 		for _, m := range rawURL.FindAllStringIndex(text, -1) {
 			s, e := m[0], rawTrimEnd(text, m[0], m[1])
 			urls = append(urls, [2]int{s, e})
@@ -126,13 +152,13 @@ func FindRawData(text string) []RawFinding {
 			}
 		}
 	}
-	if strings.IndexByte(text, '@') >= 0 {
+	if has.has('@') {
 		for _, m := range rawEmail.FindAllStringIndex(text, -1) {
 			addc("email", m[0], m[1])
 		}
 	}
 	for _, p := range rawSecrets {
-		if !rawContainsAny(text, p.need) {
+		if !rawContainsAny(text, &has, p.need) {
 			continue
 		}
 		for _, m := range p.re.FindAllStringIndex(text, -1) {
@@ -161,27 +187,29 @@ func FindRawData(text string) []RawFinding {
 			}
 		}
 	}
-	if strings.IndexByte(text, '.') >= 0 {
+	if has.has('.') && rawDottedDigits(text) {
 		for _, m := range rawIPv4.FindAllStringIndex(text, -1) {
 			if rawIPv4OK(text, m[0], m[1]) {
 				addc("ip", m[0], m[1])
 			}
 		}
 	}
-	if rawHasPrivateSuffix(text) {
+	if has.has('.') && rawHasPrivateSuffix(text) {
 		for _, m := range rawHost.FindAllStringIndex(text, -1) {
 			if !(m[1] < len(text) && text[m[1]] == '@') && !(m[0] > 0 && text[m[0]-1] == '@') {
 				addc("host", m[0], m[1])
 			}
 		}
 	}
-	findNames(text, addc)
-	rawIPv6Runs(text, func(s, e int) {
-		if s, e, ok := rawIPv6OK(text, s, e); ok {
-			addc("ip", s, e)
-		}
-	})
-	if rawLongRun(text) {
+	findNames(toks, addc)
+	if colons >= 2 {
+		rawIPv6Runs(text, func(s, e int) {
+			if s, e, ok := rawIPv6OK(text, s, e); ok {
+				addc("ip", s, e)
+			}
+		})
+	}
+	if longRun {
 		for _, m := range rawHex.FindAllStringIndex(text, -1) {
 			addc("secret", m[0], m[1])
 		}
@@ -235,6 +263,17 @@ func RedactRawData(text string) string {
 	}
 }
 
+// rawDottedDigits: text holds a digit, a dot and a digit, which an IPv4
+// address needs.
+func rawDottedDigits(text string) bool {
+	for i := 1; i+1 < len(text); i++ {
+		if text[i] == '.' && rawIsDigit(text[i-1]) && rawIsDigit(text[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
 // rawHasPrivateSuffix: text holds ".internal", ".lan", ".local"... in any
 // case, which the host pattern needs.
 func rawHasPrivateSuffix(text string) bool {
@@ -253,26 +292,26 @@ func rawHasPrivateSuffix(text string) bool {
 
 var rawPrivateSuffixes = []string{"internal", "intranet", "corp", "lan", "local", "home.arpa", "private", "intra"}
 
-func rawContainsAny(text string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(text, sub) {
-			return true
+// byteSet is a set of byte values.
+type byteSet [4]uint64
+
+func (b *byteSet) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
+func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
+
+func (b *byteSet) hasAll(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !b.has(s[i]) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
-// rawLongRun: text holds 32 base64 characters in a row, which the hex and
-// base64 patterns both need.
-func rawLongRun(text string) bool {
-	run := 0
-	for k := 0; k < len(text); k++ {
-		if c := text[k]; rawIsWordByte(c) || c == '+' || c == '/' || c == '-' {
-			if run++; run >= 32 {
-				return true
-			}
-		} else {
-			run = 0
+// rawContainsAny: text, whose bytes are has, holds one of subs.
+func rawContainsAny(text string, has *byteSet, subs []string) bool {
+	for _, sub := range subs {
+		if has.hasAll(sub) && strings.Contains(text, sub) {
+			return true
 		}
 	}
 	return false

@@ -11,6 +11,7 @@ type token struct {
 	s, e  int    // byte offsets in the normalised text
 	w     string // the word in lower case; the mark itself for punctuation
 	cls   uint64 // word classes (lexicon.go)
+	pid   uint16 // the word's number in lists/phrases.txt, 0 if none
 	punct byte   // 0 for a word; ',' ';' ':' '.' '!' '?' '(' ')' '"' '-' for a mark
 	cap   bool   // written with a capital first letter
 	code  bool   // a `code` span, a number, or a word with digits or symbols
@@ -78,7 +79,8 @@ func tokenize(s, low string, buf []token) []token {
 			r, n := utf8.DecodeRuneInString(s[i:])
 			if r == '\'' && len(toks) > 0 && toks[len(toks)-1].e == i && strings.HasSuffix(toks[len(toks)-1].w, "s") &&
 				(i+1 == len(s) || s[i+1] == ' ') {
-				toks = append(toks, token{s: i, e: i + 1, w: "'s", cls: lexicon["'s"]}) // "runners' logs"
+				entry := lexicon["'s"]
+				toks = append(toks, token{s: i, e: i + 1, w: "'s", cls: entry & classMask, pid: uint16(entry >> pidShift)}) // "runners' logs"
 				i++
 				continue
 			}
@@ -90,7 +92,7 @@ func tokenize(s, low string, buf []token) []token {
 				continue
 			}
 			if p != 0 {
-				toks = append(toks, token{s: i, e: i + n, w: s[i : i+n], punct: p})
+				toks = append(toks, token{s: i, e: i + n, w: s[i : i+n], punct: p, pid: punctID[p]})
 			}
 			i += n
 		}
@@ -122,7 +124,38 @@ func isWordRune(r rune) bool {
 	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
+// joiner: a mark that joins two word characters into one word.
+func joiner(r rune) bool {
+	switch r {
+	case '\'', '-', '.', '/', '@', '+', '#':
+		return true
+	}
+	return false
+}
+
+// codeLike: a word with digits or symbols ("v1.2", "go_test", "a@b").
+func codeLike(w string) bool {
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case '0' <= c && c <= '9', c == '_', c == '.', c == '/', c == '@', c == '+', c == '#':
+			return true
+		}
+	}
+	return false
+}
+
+// asciiWord marks the ASCII bytes that are word characters.
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for c := 0; c < utf8.RuneSelf; c++ {
+		t[c] = c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	return t
+}()
+
 func isWordStart(s string, i int) bool {
+	if c := s[i]; c < utf8.RuneSelf {
+		return asciiWord[c]
+	}
 	r, _ := utf8.DecodeRuneInString(s[i:])
 	return isWordRune(r)
 }
@@ -132,12 +165,16 @@ func isWordStart(s string, i int) bool {
 func wordEnd(s string, i int) int {
 	j := i
 	for j < len(s) {
+		if c := s[j]; c < utf8.RuneSelf && asciiWord[c] {
+			j++
+			continue
+		}
 		r, n := utf8.DecodeRuneInString(s[j:])
 		if isWordRune(r) {
 			j += n
 			continue
 		}
-		if strings.ContainsRune("'-./@+#", r) && j+n < len(s) {
+		if joiner(r) && j+n < len(s) {
 			r2, _ := utf8.DecodeRuneInString(s[j+n:])
 			if isWordRune(r2) {
 				j += n
@@ -151,18 +188,24 @@ func wordEnd(s string, i int) int {
 
 func appendWord(toks []token, s, low string, i, j int) []token {
 	w := low[i:j]
-	if strings.IndexByte(w, '\'') < 0 {
-		return append(toks, classify(s, low, i, j))
-	}
-	// Split a contraction off the end: "don't" → "do" + "n't".
-	for _, c := range contractions {
-		if len(w) > len(c) && strings.HasSuffix(w, c) {
-			k := j - len(c)
-			toks = append(toks, classify(s, low, i, k))
-			return append(toks, classify(s, low, k, j))
+	if strings.IndexByte(w, '\'') >= 0 {
+		// Split a contraction off the end: "don't" → "do" + "n't".
+		for _, c := range contractions {
+			if len(w) > len(c) && strings.HasSuffix(w, c) {
+				k := j - len(c)
+				toks = appendClassified(toks, s, low, i, k)
+				return appendClassified(toks, s, low, k, j)
+			}
 		}
 	}
-	return append(toks, classify(s, low, i, j))
+	return appendClassified(toks, s, low, i, j)
+}
+
+// appendClassified appends the word s[i:j], tagged in place.
+func appendClassified(toks []token, s, low string, i, j int) []token {
+	toks = append(toks, token{})
+	classify(&toks[len(toks)-1], s, low, i, j)
+	return toks
 }
 
 // verbPrefix: first parts that make a hyphenated verb.
@@ -174,37 +217,46 @@ var verbPrefix = map[string]bool{
 }
 
 // classify tags one word: the lexicon first, then its shape.
-func classify(s, low string, i, j int) token {
-	t := token{s: i, e: j, w: low[i:j]}
+func classify(t *token, s, low string, i, j int) {
+	*t = token{s: i, e: j, w: low[i:j]}
 	r, _ := utf8.DecodeRuneInString(s[i:])
 	t.cap = unicode.IsUpper(r)
-	if bits, ok := lexicon[t.w]; ok {
+	entry := lexicon[t.w]
+	t.pid = uint16(entry >> pidShift)
+	bits := entry & classMask
+	if bits&^cPhrase != 0 {
 		t.cls = bits
-		return t
+		return
 	}
+	classifyShape(t)
+	t.cls |= bits
+}
+
+// classifyShape tags a word the lexicon does not hold by its shape.
+func classifyShape(t *token) {
 	w := t.w
 	for k := 0; k < len(w); k++ {
 		if w[k] >= utf8.RuneSelf { // a word of another language, or a name
 			t.cls = cNoun | cProper | cKnown
-			return t
+			return
 		}
 	}
-	if strings.ContainsAny(w, "0123456789_./@+#") {
+	if codeLike(w) {
 		t.code = true
 		t.cls = cNoun | cKnown
-		return t
+		return
 	}
 	if k := strings.IndexByte(w, '-'); k > 0 {
 		// "re-run" and "dry-run" are verbs like their last part; other
 		// compounds ("set-up", "do-not-disturb") are nouns or adjectives.
 		if verbPrefix[w[:k]] && strings.Count(w, "-") == 1 {
-			if bits, ok := lexicon[w[k+1:]]; ok && bits&cBase != 0 {
+			if lexicon[w[k+1:]]&cBase != 0 { // the class bits sit below the phrase number
 				t.cls = cBase | cKnown
-				return t
+				return
 			}
 		}
 		t.cls = cNoun | cAdj | cKnown | cDomNoun
-		return t
+		return
 	}
 	n := len(w)
 	switch {
@@ -228,5 +280,4 @@ func classify(s, low string, i, j int) token {
 	default:
 		t.cls = cNoun | cBase | cUnknown // a noun, or a verb the lexicon lacks
 	}
-	return t
 }
