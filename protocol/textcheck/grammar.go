@@ -1,5 +1,7 @@
 package textcheck
 
+import "strings"
+
 // The grammar of the observation check: where a clause opens with a
 // command, and where any clause puts a duty on someone. The words it reads
 // are classes from lists/words.txt and lexicon.txt; only a few function
@@ -77,8 +79,9 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 		if nx.has(cDet|cObject) && !nx.has(cRel) && nx.w != "no" && !w.has(cZ) {
 			return r.fail("command verb", a, j+1)
 		}
-		if w.has(cUnknown) && !r.quoted(sentence) && !nx.cap && !isUpperWord(r.text[w.s:w.e]) &&
-			!nx.has(cModal|cBe|cHave|cDo|cZ|cPast|cAdv) && !r.hasMainVerb(j+1, r.sentenceEnd(b)) {
+		nounNext := nx.has(cZ) && nx.cls&(cDomNoun|cKnown) == cDomNoun|cKnown // "Frobnicate caches"
+		if w.has(cUnknown) && !r.quoted(sentence) && !nx.cap && !isUpperWord(r.text[w.s:w.e]) && !nx.has(cProper) &&
+			(nounNext || !nx.has(cModal|cBe|cHave|cDo|cZ|cPast|cPart|cAdv)) && !r.hasMainVerb(j+1, r.sentenceEnd(b)) {
 			return r.fail("command verb", a, j)
 		}
 		return nil
@@ -279,8 +282,8 @@ func (r *reader) hasMainVerb(from, b int) bool {
 			inPP = true
 			continue
 		}
-		if prev.w == "to" {
-			continue // an infinitive: "Call Close() twice to reproduce the panic"
+		if prev.w == "to" || prev.has(cConj) && t.has(cBase) && !t.has(cZ|cPast) {
+			continue // an infinitive ("twice to reproduce"), or a verb joined to the opener ("and reinstall")
 		}
 		verbish := t.has(cFinite|cBe|cHave|cDo) && !t.has(cDet) || t.has(cBase) && !nounSlot
 		if relVerb && verbish {
@@ -305,6 +308,11 @@ func (r *reader) hasMainVerb(from, b int) bool {
 			return true // "Make targets assume GNU sed", "Ping times average 80 ms"
 		case t.has(cZ) && k+1 < b && isNumber(toks[k+1].w):
 			return true // "Latency to the API averages 140 ms"
+		case t.has(cZ) && inPP && prev.has(cNoun) && !isPlural(prev) && !prev.has(cDet|cAdj|cPrep) &&
+			k+1 < b && (toks[k+1].has(cPrep|cAdv|cDet) || isNumber(toks[k+1].w) || isPlural(&toks[k+1])) && !toks[k+1].has(cConj):
+			return true // "Sort order of `ls` output differs between GNU and BSD"
+		case t.has(cBase) && plural && k > from && k+1 < b && toks[k+1].has(cParticle):
+			return true // "Merge queues in the monorepo batch up to five PRs"
 		case t.has(cZ) && prev.has(cAdv) && !prev.has(cDet|cAdj|cNoun):
 			return true // "Yarn never hoists packages"
 		case t.has(cBase|cZ) && k > from && k+1 < b && toks[k+1].has(cDet|cObject) && !toks[k+1].has(cRel):
@@ -391,6 +399,10 @@ func (r *reader) obligation(sentence, a, b int) *InstructionError {
 			if v < b && r.dutyVerb(v, b) && !(toks[v].w == "do" && v+1 < b && toks[v+1].w == "with") {
 				return r.fail("obligation", i, v)
 			}
+		case "please", "pls", "plz", "kindly":
+			if i > a && i+1 < b && toks[i+1].has(cBase) && !toks[i+1].has(cDomNoun) {
+				return r.fail("command verb", i, i+1) // "Can the agent please make sure..."
+			}
 		case "better":
 			if i > a && (toks[i-1].w == "had" || toks[i-1].w == "'d") {
 				if v := r.skipAdverbs(i+1, b); v < b && r.dutyVerb(v, b) {
@@ -468,7 +480,8 @@ func (r *reader) dutyVerb(v, b int) bool {
 		return false
 	case "be":
 		p := r.skipAdverbs(v+1, b)
-		return p < b && r.toks[p].has(cPart|cPast) && !r.toks[p].has(cGer) && r.toks[p].w != "able"
+		return p < b && (r.toks[p].has(cPart|cPast) || strings.HasSuffix(r.toks[p].w, "ed")) &&
+			!r.toks[p].has(cGer) && r.toks[p].w != "able"
 	}
 	return t.has(cBase) && !t.has(cModal) && !t.code
 }

@@ -116,6 +116,13 @@ func buildLexicon() map[string]uint64 {
 			m[w] |= bit | cKnown
 		}
 	}
+	// Words in -ed are past participles too, whatever else the model saw
+	// them as ("squashed": an adjective in newswire).
+	for w, bits := range m {
+		if len(w) > 4 && strings.HasSuffix(w, "ed") && bits&(cAdj|cPast) != 0 {
+			m[w] = bits | cPart
+		}
+	}
 	// A plural noun whose singular is a verb is also that verb's third
 	// person ("times", "builds"): the newswire model rarely saw them so.
 	for w, bits := range m {

@@ -44,6 +44,7 @@ type phraseAt struct {
 	number bool
 	gap    bool
 	ger    bool // "<ger>": an -ing form
+	base   bool // "<base>": a base verb
 }
 
 func (st *phraseAt) allows(id uint16) bool {
@@ -66,6 +67,7 @@ var ruleNames = map[string]string{
 	"injection":  "injection",
 	"impersonal": "impersonal directive",
 	"header":     "directive header",
+	"request":    "request",
 }
 
 // phrasesByFirst indexes the phrases by each word their first step allows,
@@ -104,6 +106,8 @@ func compilePhrases(txt string) map[string][]*phrase {
 				p.steps = append(p.steps, phraseAt{number: true})
 			case "<ger>":
 				p.steps = append(p.steps, phraseAt{ger: true})
+			case "<base>":
+				p.steps = append(p.steps, phraseAt{base: true})
 			default:
 				var set []uint64
 				for _, w := range strings.Split(f, "|") {
@@ -169,6 +173,10 @@ func matchSteps(steps []phraseAt, toks []token, i int) (int, bool) {
 		}
 	case st.ger:
 		if !t.has(cGer) && !isGerund(t) {
+			return 0, false
+		}
+	case st.base:
+		if !t.has(cBase) || t.has(cDomNoun) {
 			return 0, false
 		}
 	case !st.allows(t.pid):
