@@ -36,6 +36,10 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 	} else if soft && conj {
 		soft = false // ", so restart it", ", then rerun"
 	}
+	// "From now on pin it": a directive time, then the command.
+	if k := directiveOpener(toks, j, b); k > j {
+		j, soft = k, false
+	}
 	// A fronted time: "next time run it in tmux", "Friday, deploys failed".
 	if j > a && j+1 < b && toks[j-1].has(cTime) && timeUnit[toks[j].w] {
 		j++
@@ -79,7 +83,8 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 		if nx.has(cDet|cObject) && !nx.has(cRel) && nx.w != "no" && !w.has(cZ) {
 			return r.fail("command verb", a, j+1)
 		}
-		nounNext := nx.has(cZ) && nx.cls&(cDomNoun|cKnown) == cDomNoun|cKnown // "Frobnicate caches"
+		// "Frobnicate caches", but not "kubectl defaults to the namespace".
+		nounNext := nx.has(cZ) && nx.cls&(cDomNoun|cKnown) == cDomNoun|cKnown && (j+2 >= b || toks[j+2].has(cConj))
 		if w.has(cUnknown) && !r.quoted(sentence) && !nx.cap && !isUpperWord(r.text[w.s:w.e]) && !nx.has(cProper) &&
 			(nounNext || !nx.has(cModal|cBe|cHave|cDo|cZ|cPast|cPart|cAdv)) && !r.hasMainVerb(j+1, r.sentenceEnd(b)) {
 			return r.fail("command verb", a, j)
@@ -173,6 +178,29 @@ func (r *reader) softCommand(sentence, a, j, b int) *InstructionError {
 		}
 	}
 	return r.fail("command verb", a, k)
+}
+
+// directiveOpener returns the index after "from now on", "going forward",
+// "from here on", "henceforth" or "in (the) future" at toks[j:b], or j.
+func directiveOpener(toks []token, j, b int) int {
+	words := func(ws ...string) int {
+		if j+len(ws) >= b {
+			return j
+		}
+		for k, w := range ws {
+			if toks[j+k].w != w {
+				return j
+			}
+		}
+		return j + len(ws)
+	}
+	for _, ws := range [][]string{{"from", "now", "on"}, {"from", "here", "on"}, {"going", "forward"},
+		{"moving", "forward"}, {"henceforth"}, {"in", "future"}, {"in", "the", "future"}} {
+		if k := words(ws...); k > j {
+			return k
+		}
+	}
+	return j
 }
 
 // timeUnit: nouns that finish a fronted time ("next time", "every week").

@@ -116,11 +116,11 @@ func buildLexicon() map[string]uint64 {
 			m[w] |= bit | cKnown
 		}
 	}
-	// Words in -ed are past participles too, whatever else the model saw
-	// them as ("squashed": an adjective in newswire).
+	// Words in -ed are past tenses and participles both, whatever the
+	// model saw them as ("squashed": an adjective in newswire).
 	for w, bits := range m {
-		if len(w) > 4 && strings.HasSuffix(w, "ed") && bits&(cAdj|cPast) != 0 {
-			m[w] = bits | cPart
+		if len(w) > 4 && strings.HasSuffix(w, "ed") && bits&(cAdj|cPast|cPart) != 0 {
+			m[w] = bits | cPart | cPast
 		}
 	}
 	// A plural noun whose singular is a verb is also that verb's third
