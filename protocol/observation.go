@@ -18,8 +18,9 @@ func CheckObservation(text string) error { return textcheck.CheckObservation(tex
 // FindRawData returns the raw data in text, or nil when it is clean.
 func FindRawData(text string) []RawFinding { return textcheck.FindRawData(text) }
 
-// RedactRawData replaces each finding with a placeholder such as "<path>".
-func RedactRawData(text string) string { return textcheck.RedactRawData(text) }
+// RedactRawData removes hidden characters (textcheck.Clean) and replaces
+// each piece of raw data with a placeholder such as "<path>".
+func RedactRawData(text string) string { return textcheck.RedactRawData(textcheck.Clean(text)) }
 
 // CheckAgentText runs both checks a text passes before an agent may read
 // it: observation, then raw data.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/remem/remem/protocol/textcheck"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -35,8 +36,8 @@ func CheckLessonText(text string) error {
 	if !utf8.ValidString(text) {
 		return fmt.Errorf("the text is not valid UTF-8")
 	}
-	if Norm(text) == "" {
-		return fmt.Errorf("the text is empty")
+	if Norm(text) == "" || !textcheck.HasWords(text) {
+		return fmt.Errorf("the text is empty: it holds no letter or digit")
 	}
 	if n := utf8.RuneCountInString(text); n > MaxTextChars {
 		return fmt.Errorf("the text has %d characters, the limit is %d", n, MaxTextChars)

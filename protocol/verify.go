@@ -212,7 +212,7 @@ func checkLesson(rec *Record) error {
 	if n := utf8.RuneCountInString(rec.Text); n > MaxTextChars {
 		return refuse(ReasonTextTooLong, "text", "text has %d characters, the limit is %d", n, MaxTextChars)
 	}
-	if Norm(rec.Text) == "" {
+	if Norm(rec.Text) == "" || !textcheck.HasWords(rec.Text) {
 		return refuse(ReasonEmptyText, "text", "the text holds no word")
 	}
 	if err := checkText("text", rec.Text); err != nil {

@@ -30,6 +30,10 @@ func Normalize(text string) string {
 			b.WriteRune(r)
 		case r == '\u2019' || r == '\u2018' || r == '\u02bc':
 			b.WriteByte('\'')
+		case r >= tagFirst+' ' && r <= tagFirst+'~':
+			// Tag characters spell ASCII invisibly; a model may read them,
+			// so the check reads them too.
+			b.WriteByte(byte(r - tagFirst))
 		case ignorable(r):
 		case unicode.IsSpace(r):
 			b.WriteByte(' ')
@@ -42,6 +46,59 @@ func Normalize(text string) string {
 	} else {
 		return out
 	}
+}
+
+// tagFirst is U+E0000: U+E0020 to U+E007E are invisible copies of ASCII.
+const tagFirst = 0xe0000
+
+// Clean returns text with Unicode NFKC applied and the characters that
+// render as nothing removed, without folding look-alike letters: the form a
+// memory stores its own lesson texts in.
+func Clean(text string) string {
+	if isPlainASCII(text) {
+		return text
+	}
+	s := norm.NFKC.String(text)
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if r >= utf8.RuneSelf && ignorable(r) {
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return norm.NFKC.String(b.String())
+}
+
+// hiddenText finds what makes a text read differently from how it shows:
+// direction overrides and isolates (U+202A–202E, U+2066–2069), tag
+// characters outside a flag emoji, and letters from blocks that only
+// disguise Latin (small capitals, enclosed and squared letters). It returns
+// the first such character, or -1.
+func hiddenText(text string) rune {
+	if isPlainASCII(text) {
+		return -1
+	}
+	prev := rune(0)
+	inFlag := false
+	for _, r := range text {
+		switch {
+		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			return r
+		case r >= tagFirst && r <= tagFirst+0x7f:
+			if !inFlag && prev != 0x1f3f4 {
+				return r
+			}
+			inFlag = r != tagFirst+0x7f
+		case r >= 0x1d00 && r <= 0x1d2b, // small capitals
+			r >= 0x1f130 && r <= 0x1f189: // squared and negative squared letters
+			return r
+		default:
+			inFlag = false
+		}
+		prev = r
+	}
+	return -1
 }
 
 // isPlainASCII: printable ASCII and ordinary white space only, which every

@@ -1,8 +1,10 @@
 package textcheck
 
 import (
+	"fmt"
 	"strconv"
 	"sync"
+	"unicode"
 	"unsafe"
 )
 
@@ -41,6 +43,9 @@ func CheckText(text string) (*InstructionError, []RawFinding) {
 }
 
 func checkText(text string, raw bool) (*InstructionError, []RawFinding) {
+	if r := hiddenText(text); r >= 0 {
+		return &InstructionError{Rule: "hidden characters", Phrase: fmt.Sprintf("U+%04X", r)}, nil
+	}
 	norm := Normalize(text)
 	buf := scratchPool.Get().(*scratch)
 	defer buf.release()
@@ -49,12 +54,22 @@ func checkText(text string, raw bool) (*InstructionError, []RawFinding) {
 	if e := r.read(); e != nil || !raw {
 		return e, nil
 	}
-	if norm != text {
-		// Findings are offsets in text, which the normalised tokens are
-		// not: read it again (rare: texts with hidden or non-ASCII letters).
-		return nil, FindRawData(text)
+	// Raw data is looked for in the normalised text too, so a zero-width
+	// space or a fullwidth "＠" does not hide it; the findings' offsets are
+	// then offsets in the normalised text.
+	return nil, findRaw(norm, buf.toks)
+}
+
+// HasWords reports whether text holds a letter or a digit once hidden
+// characters are removed: a lesson of white space, punctuation or
+// zero-width spaces says nothing.
+func HasWords(text string) bool {
+	for _, r := range Normalize(text) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
 	}
-	return nil, findRaw(text, buf.toks)
+	return false
 }
 
 // scratch is what one check needs besides its result. Checks run for every

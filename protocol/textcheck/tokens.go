@@ -236,7 +236,14 @@ func classify(t *token, s, low string, i, j int) {
 func classifyShape(t *token) {
 	w := t.w
 	for k := 0; k < len(w); k++ {
-		if w[k] >= utf8.RuneSelf { // a word of another language, or a name
+		if w[k] >= utf8.RuneSelf {
+			// An English word with marks added ("Ďisable") reads as the
+			// word; any other is a word of another language, or a name.
+			if f := strings.ToLower(foldLatin(w)); lexicon[f]&classMask&^cPhrase != 0 {
+				entry := lexicon[f]
+				t.w, t.cls, t.pid = f, entry&classMask, uint16(entry>>pidShift)
+				return
+			}
 			t.cls = cNoun | cProper | cKnown
 			return
 		}
