@@ -12,7 +12,8 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 	toks := r.toks
 	j := a
 	strong, conj := false, false
-	for j < b && (toks[j].has(cLead) || pureAdverb(&toks[j])) && !toks[j].code {
+	for j < b && (toks[j].has(cLead|cInterjection|cSymbol) || pureAdverb(&toks[j]) || isNumber(toks[j].w) || vocative(toks, j, b)) &&
+		(!toks[j].code || toks[j].has(cSymbol) || isNumber(toks[j].w)) {
 		if toks[j].has(cForce) {
 			return r.fail("command verb", a, j)
 		}
@@ -201,6 +202,19 @@ func directiveOpener(toks []token, j, b int) int {
 		}
 	}
 	return j
+}
+
+// vocative: toks[j] names the one spoken to and a command follows
+// ("@claude push the fix", "Assistant restart the worker"): a singular actor
+// that is not a pronoun, then a base verb that is not also a present or past
+// form.
+func vocative(toks []token, j, b int) bool {
+	t := &toks[j]
+	if !t.has(cActor) || t.has(cSubject|cObject) || isPlural(t) || j+1 >= b {
+		return false
+	}
+	v := &toks[j+1]
+	return v.has(cBase) && !v.has(cZ|cPast|cModal|cBe|cHave|cDo) && v.punct == 0
 }
 
 // timeUnit: nouns that finish a fronted time ("next time", "every week").

@@ -9,41 +9,43 @@ import (
 // Word classes, as bits. The open classes come from lexicon.txt, the closed
 // ones and additions from lists/words.txt.
 const (
-	cBase      uint64 = 1 << iota // base verb: "run", "restart"
-	cZ                            // 3rd person singular present: "runs"
-	cPast                         // past tense: "ran"
-	cPart                         // past participle: "run", "taken"
-	cGer                          // gerund: "running"
-	cNoun                         // common noun
-	cProper                       // proper noun
-	cAdj                          // adjective
-	cAdv                          // adverb
-	cDet                          // [det]
-	cObject                       // [object]
-	cSubject                      // [subject]
-	cPrep                         // [prep]
-	cConj                         // [conj]
-	cSub                          // [sub]
-	cRel                          // [rel]
-	cBe                           // [be]
-	cBePresent                    // [bepresent]
-	cHave                         // [have]
-	cDo                           // [do]
-	cNeg                          // [neg]
-	cParticle                     // [particle]
-	cModal                        // [modal]
-	cLead                         // [lead]
-	cStrong                       // [strong]
-	cForce                        // [force]
-	cActor                        // [actor]
-	cPlan                         // [plan]
-	cKnown                        // any entry at all
-	cDomNoun                      // the lexicon's strongest reading is a noun or adjective
-	cOutcome                      // [outcome]
-	cTime                         // [time]
-	cUnknown                      // not in the lexicon: read by its shape
-	cClausal                      // [clausal]
-	cPhrase                       // some line of lists/phrases.txt starts with it
+	cBase         uint64 = 1 << iota // base verb: "run", "restart"
+	cZ                               // 3rd person singular present: "runs"
+	cPast                            // past tense: "ran"
+	cPart                            // past participle: "run", "taken"
+	cGer                             // gerund: "running"
+	cNoun                            // common noun
+	cProper                          // proper noun
+	cAdj                             // adjective
+	cAdv                             // adverb
+	cDet                             // [det]
+	cObject                          // [object]
+	cSubject                         // [subject]
+	cPrep                            // [prep]
+	cConj                            // [conj]
+	cSub                             // [sub]
+	cRel                             // [rel]
+	cBe                              // [be]
+	cBePresent                       // [bepresent]
+	cHave                            // [have]
+	cDo                              // [do]
+	cNeg                             // [neg]
+	cParticle                        // [particle]
+	cModal                           // [modal]
+	cLead                            // [lead]
+	cStrong                          // [strong]
+	cForce                           // [force]
+	cActor                           // [actor]
+	cPlan                            // [plan]
+	cKnown                           // any entry at all
+	cDomNoun                         // the lexicon's strongest reading is a noun or adjective
+	cOutcome                         // [outcome]
+	cTime                            // [time]
+	cUnknown                         // not in the lexicon: read by its shape
+	cClausal                         // [clausal]
+	cPhrase                          // some line of lists/phrases.txt starts with it
+	cInterjection                    // [interjection]
+	cSymbol                          // an emoji or other symbol, not a word
 )
 
 const cFinite = cZ | cPast | cModal // a verb form that carries tense
@@ -84,7 +86,7 @@ var listClass = map[string]uint64{
 	"sub": cSub, "rel": cRel, "be": cBe, "bepresent": cBePresent, "have": cHave,
 	"do": cDo, "neg": cNeg, "particle": cParticle, "modal": cModal, "lead": cLead,
 	"strong": cStrong, "force": cForce, "actor": cActor, "plan": cPlan, "verb": cBase,
-	"outcome": cOutcome, "time": cTime, "clausal": cClausal,
+	"outcome": cOutcome, "time": cTime, "clausal": cClausal, "interjection": cInterjection,
 }
 
 func buildLexicon() map[string]uint64 {

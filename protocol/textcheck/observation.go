@@ -225,10 +225,11 @@ func (r *reader) clauseOpensAt(i int) bool {
 	return true
 }
 
-// onlyLeads: toks[a:b] holds only lead adverbs, times and commas.
+// onlyLeads: toks[a:b] holds only lead adverbs, times, interjections, the
+// one spoken to ("Hey agent,"), symbols and commas.
 func (r *reader) onlyLeads(a, b int) bool {
 	for k := a; k < b; k++ {
-		if t := &r.toks[k]; t.punct != ',' && !t.has(cLead|cTime) && !pureAdverb(t) {
+		if t := &r.toks[k]; t.punct != ',' && !t.has(cLead|cTime|cInterjection|cActor|cSymbol) && !pureAdverb(t) {
 			return false
 		}
 	}

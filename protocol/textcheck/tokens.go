@@ -87,7 +87,7 @@ func tokenize(s, low string, buf []token) []token {
 			p := punctOf(r)
 			if p == 0 && r >= utf8.RuneSelf && unicode.IsSymbol(r) {
 				// "✔", "→", "🚀": a thing named, not a word to read.
-				toks = append(toks, token{s: i, e: i + n, w: s[i : i+n], code: true, cls: cNoun | cKnown})
+				toks = append(toks, token{s: i, e: i + n, w: s[i : i+n], code: true, cls: cSymbol | cKnown})
 				i += n
 				continue
 			}
@@ -176,7 +176,8 @@ func wordEnd(s string, i int) int {
 		}
 		if joiner(r) && j+n < len(s) {
 			r2, _ := utf8.DecodeRuneInString(s[j+n:])
-			if isWordRune(r2) {
+			// "v1.2", "evil.example", but "passed.Push" is two sentences.
+			if isWordRune(r2) && !(r == '.' && unicode.IsUpper(r2) && j > i && unicode.IsLower(rune(s[j-1]))) {
 				j += n
 				continue
 			}
