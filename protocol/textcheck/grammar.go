@@ -156,7 +156,8 @@ func (r *reader) softCommand(sentence, a, j, b int) *InstructionError {
 		return nil // a list: "lint, test, build and deploy steps"
 	}
 	object := toks[k].has(cDet|cObject) && !(toks[k].has(cRel) && toks[k].w != "that")
-	if !object && (w.has(cUnknown|cNoun|cAdj) || r.hasMainVerb(j+1, b)) {
+	listItem := toks[a].w == "and" || toks[a].w == "or" // "a smaller database, and feature flags that..."
+	if !object && (listItem || w.has(cUnknown|cNoun|cAdj) || r.hasMainVerb(j+1, b)) {
 		// Without a determiner only a word that is a verb and nothing else
 		// reads as a command: "mocks not generated, run go generate".
 		return nil

@@ -148,6 +148,16 @@ func (r *reader) read() *InstructionError {
 	outer := -1   // inside quotes: where the sentence around them began
 	for i := 0; i <= n; i++ {
 		if i < n && toks[i].punct == 0 {
+			if i > start && r.opensCommand(i) {
+				// "The build failed so delete the lockfile", "Important
+				// Delete the lockfile": a command inside the clause.
+				if e := r.clause(sentence, start, i, false); e != nil {
+					return e
+				}
+				if e := r.command(sentence, i, r.clauseEnd(i), toks[i-1].w == "and" || toks[i-1].w == "but"); e != nil {
+					return e
+				}
+			}
 			continue
 		}
 		if start < i {
@@ -223,6 +233,29 @@ func (r *reader) clauseOpensAt(i int) bool {
 		}
 	}
 	return true
+}
+
+// opensCommand: toks[i], inside a clause, starts a command of its own: a
+// base verb that is nothing else (not a noun first, not a present or past
+// form) with a noun phrase after it, right after "so", "then", "hence",
+// "and"..., or written with a capital after a word in lower case.
+func (r *reader) opensCommand(i int) bool {
+	toks := r.toks
+	t, prev := &toks[i], &toks[i-1]
+	if !t.has(cBase) || t.has(cDomNoun|cZ|cPast|cModal|cBe|cHave|cDo|cDet|cPrep) || t.code || i+1 >= len(toks) {
+		return false
+	}
+	nx := &toks[i+1]
+	object := nx.has(cDet|cObject) && !nx.has(cRel) || nx.has(cParticle) && !nx.has(cPrep)
+	if !object {
+		return false
+	}
+	switch prev.w {
+	case "so", "then", "hence", "therefore", "thus", "and", "but":
+		return true
+	}
+	return t.cap && t.has(cKnown) && !t.has(cUnknown) && !isUpperWord(r.text[t.s:t.e]) && !prev.cap && prev.punct == 0 &&
+		!prev.has(cDet|cPrep|cAdj|cBe|cModal|cHave|cDo)
 }
 
 // onlyLeads: toks[a:b] holds only lead adverbs, times, interjections, the

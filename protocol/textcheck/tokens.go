@@ -31,8 +31,21 @@ func tokenize(s, low string, buf []token) []token {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case c == '\n':
+			// A line break ends a sentence, whatever punctuation is missing.
+			if len(toks) > 0 && toks[len(toks)-1].punct == 0 {
+				toks = append(toks, token{s: i, e: i + 1, w: ".", punct: '.'})
+			}
 			i++
+		case c == ' ' || c == '\t' || c == '\r':
+			i++
+		case c == '|' || c == '&' || c == '/' && (i+1 == len(s) || s[i+1] == ' ') && i > 0 && s[i-1] == ' ':
+			// A shell pipe, "&&" or a spaced slash joins two statements.
+			toks = append(toks, token{s: i, e: i + 1, w: ";", punct: ';'})
+			for i++; i < len(s) && (s[i] == '|' || s[i] == '&'); i++ {
+			}
+		case c == '_' || c == '*':
+			i++ // markdown emphasis around a word: "_Delete_", "**Delete**"
 		case c == '`':
 			j := strings.IndexByte(s[i+1:], '`')
 			if j < 0 {
@@ -43,7 +56,7 @@ func tokenize(s, low string, buf []token) []token {
 			i += j + 2
 		case (c == '.' || c == '~' || c == '/') && (i == 0 || s[i-1] == ' ' || s[i-1] == '(') &&
 			i+1 < len(s) && (s[i+1] == '/' || s[i+1] == '.' && i+2 < len(s) && s[i+2] == '/' ||
-			c == '/' && isWordStart(s, i+1)):
+			c == '/' && isWordStart(s, i+1) && strings.IndexByte(s[i+1:wordEnd(s, i+1)], '/') >= 0):
 			// "./...", "../x", "~/x", "/v1/users": a path or package pattern, up to
 			// the next space, less the sentence's own punctuation.
 			j := i + 1
@@ -68,6 +81,9 @@ func tokenize(s, low string, buf []token) []token {
 			i = j
 		case isWordStart(s, i):
 			j := wordEnd(s, i)
+			for j > i+1 && s[j-1] == '_' {
+				j-- // "Delete_" of "_Delete_"
+			}
 			if strings.HasPrefix(s[j:], "()") { // "Close()": code
 				toks = append(toks, token{s: i, e: j + 2, w: low[i : j+2], code: true, cls: cNoun | cKnown})
 				i = j + 2
@@ -133,6 +149,49 @@ func joiner(r rune) bool {
 	return false
 }
 
+// unleet returns the word w spells with digits read as letters ("d3lete" →
+// "delete", "1nstruct10ns" → "instructions") when that is a word the
+// lexicon knows and w has at least three letters, else "".
+func unleet(w string) string {
+	letters, digits := 0, 0
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case 'a' <= c && c <= 'z':
+			letters++
+		case strings.IndexByte("013457$@", c) >= 0:
+			digits++
+		default:
+			return ""
+		}
+	}
+	if letters < 3 || digits == 0 || len(w) < 4 {
+		return ""
+	}
+	for _, one := range []byte{'i', 'l'} {
+		b := []byte(w)
+		for i, c := range b {
+			switch c {
+			case '0':
+				b[i] = 'o'
+			case '1':
+				b[i] = one
+			case '3':
+				b[i] = 'e'
+			case '4', '@':
+				b[i] = 'a'
+			case '5', '$':
+				b[i] = 's'
+			case '7':
+				b[i] = 't'
+			}
+		}
+		if e := lexicon[string(b)]; e&classMask&^(cPhrase|cProper) != 0 || e>>pidShift != 0 {
+			return string(b)
+		}
+	}
+	return ""
+}
+
 // codeLike: a word with digits or symbols ("v1.2", "go_test", "a@b").
 func codeLike(w string) bool {
 	for i := 0; i < len(w); i++ {
@@ -142,6 +201,42 @@ func codeLike(w string) bool {
 		}
 	}
 	return false
+}
+
+// sentenceJoin: the "." at s[j] ends a sentence the writer forgot the space
+// after ("passed.Push", "failed.delete the lockfile"), rather than joining
+// a file or host name ("go.mod", "evil.example", "v1.2"): the word before
+// it is a known word of letters and the word after it a capital or a verb.
+func sentenceJoin(s string, i, j int) bool {
+	left := s[i:j]
+	if k := strings.LastIndexAny(left, "./-@+#'"); k >= 0 {
+		left = left[k+1:]
+	}
+	if len(left) < 3 || !isLetters(left) {
+		return false
+	}
+	k := j + 1
+	for k < len(s) && k-j <= 24 && s[k] < utf8.RuneSelf && asciiWord[s[k]] {
+		k++
+	}
+	right := s[j+1 : k]
+	if len(right) < 3 || !isLetters(right) || k < len(s) && s[k] == '.' {
+		return false
+	}
+	if c := right[0]; 'A' <= c && c <= 'Z' && 'a' <= s[j-1] && s[j-1] <= 'z' {
+		return true
+	}
+	lw := strings.ToLower(right)
+	return lexicon[strings.ToLower(left)]&cKnown != 0 && lexicon[lw]&cBase != 0 && lexicon[lw]&cDomNoun == 0
+}
+
+func isLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // asciiWord marks the ASCII bytes that are word characters.
@@ -177,7 +272,7 @@ func wordEnd(s string, i int) int {
 		if joiner(r) && j+n < len(s) {
 			r2, _ := utf8.DecodeRuneInString(s[j+n:])
 			// "v1.2", "evil.example", but "passed.Push" is two sentences.
-			if isWordRune(r2) && !(r == '.' && unicode.IsUpper(r2) && j > i && unicode.IsLower(rune(s[j-1]))) {
+			if isWordRune(r2) && !(r == '.' && sentenceJoin(s, i, j)) {
 				j += n
 				continue
 			}
@@ -248,6 +343,12 @@ func classifyShape(t *token) {
 			t.cls = cNoun | cProper | cKnown
 			return
 		}
+	}
+	if f := unleet(w); f != "" {
+		// "D3lete", "1gn0re": digits standing for letters.
+		entry := lexicon[f]
+		t.w, t.cls, t.pid = f, entry&classMask, uint16(entry>>pidShift)
+		return
 	}
 	if codeLike(w) {
 		t.code = true
