@@ -424,7 +424,27 @@ func (r *reader) obligation(sentence, a, b int) *InstructionError {
 			if t.w != "should" || actor || toks[v].w == "be" || !toks[v].has(cOutcome) {
 				return r.fail("obligation", i, v)
 			}
-		case "need", "needs", "have", "has", "got", "gotta":
+		case "hafta", "needa", "wanna", "gonna":
+			if v := r.skipAdverbs(i+1, b); v < b && r.dutyVerb(v, b) && (t.w != "gonna" || r.readerBefore(sentence, i)) {
+				return r.fail("obligation", i, v) // "Agents hafta delete the lockfile"
+			}
+		case "dare", "sha", "wants", "want", "deserves":
+			// "Agents dare not keep it", "The agent shan't keep it", "The
+			// lockfile wants deleting", "... deserves to be deleted".
+			v := r.skipAdverbs(i+1, b)
+			if v < b && toks[v].w == "to" {
+				v++
+			}
+			if v < b && (isGerund(&toks[v]) && t.w != "dare" && t.w != "sha" || r.dutyVerb(v, b) && (toks[v].w == "be" || t.w == "dare" || t.w == "sha")) {
+				return r.fail("obligation", i, v)
+			}
+		case "need", "needs", "have", "has", "got", "gotta", "'ve":
+			if (t.w == "need" || t.w == "needs") && i+1 < b && isGerund(&toks[i+1]) {
+				return r.fail("obligation", i, i+1) // "The lockfile needs removing"
+			}
+			if (t.w == "need" || t.w == "needs") && i+2 < b && toks[i+1].w == "only" && toks[i+2].has(cBase) {
+				return r.fail("obligation", i, i+2) // "Agents need only delete it"
+			}
 			if i > a && toks[i-1].has(cModal|cDo) && toks[i-1].w != "do" && toks[i-1].w != "does" {
 				continue // "would have to": hypothetical
 			}
@@ -457,8 +477,20 @@ func (r *reader) obligation(sentence, a, b int) *InstructionError {
 				return e
 			}
 		case "will", "'ll":
-			if r.directiveTime(sentence, b) {
-				return r.fail("obligation", i, i)
+			v := r.skipAdverbs(i+1, b)
+			if r.directiveTime(sentence, b) ||
+				v < b && toks[v].has(cBase) && !toks[v].has(cOutcome|cDomNoun|cBe|cHave) && r.actorBefore(sentence, i) {
+				return r.fail("obligation", i, v) // "Future agents will delete the lockfile"
+			}
+		default:
+			// "Whoever reads this deletes the lockfile", "From now on,
+			// agents delete the lockfile", "The model always deletes it".
+			if i > a && t.has(cZ|cBase) && !t.has(cDomNoun|cModal|cBe|cHave|cDo|cPast) && i+1 < b &&
+				toks[i+1].has(cDet|cObject) && !toks[i+1].has(cRel) {
+				if r.readerBefore(sentence, i) || r.directiveTime(sentence, b) && r.actorBefore(sentence, i) ||
+					toks[i-1].has(cStrong) && r.actorBefore(sentence, i) {
+					return r.fail("obligation", i, i+1)
+				}
 			}
 		}
 	}
@@ -479,14 +511,30 @@ func (r *reader) dutyOfBe(sentence, a, i, b int) *InstructionError {
 	if v >= b {
 		return nil
 	}
+	if k := r.ruleAfterGerund(sentence, v, b); k > 0 {
+		return r.fail("obligation", i, k) // "Deleting the lockfile is the rule here"
+	}
+	if (toks[v].w == "best" || toks[v].w == "better") && v+1 < b {
+		p := v + 1
+		if toks[p].w == "off" {
+			p++
+		}
+		if p < b && (toks[p].has(cPart) || strings.HasSuffix(toks[p].w, "ed")) {
+			return r.fail("obligation", i, p) // "The lockfile is best deleted before reruns"
+		}
+	}
 	switch w := &toks[v]; {
 	case w.w == "to":
 		if v+1 < b && (toks[v+1].has(cBase) || toks[v+1].w == "be") && !r.planBefore(sentence, i) {
 			return r.fail("obligation", i, v+1) // "is to be run", "is not to be run"
 		}
 	case dutyWords[w.w]:
-		if v+1 < b && toks[v+1].w == "to" && r.actorBefore(sentence, i) {
-			return r.fail("obligation", i, v+1)
+		to := v + 1
+		if to+1 < b && toks[to].w == "by" { // "required by policy to"
+			to += 2
+		}
+		if to < b && toks[to].w == "to" && r.actorBefore(sentence, i) {
+			return r.fail("obligation", i, to)
 		}
 		if mandatoryWords[w.w] || toks[sentence].has(cGer) && (v+1 >= b || toks[v+1].w != "to") {
 			return r.fail("obligation", i, v)
@@ -495,6 +543,35 @@ func (r *reader) dutyOfBe(sentence, a, i, b int) *InstructionError {
 		return r.fail("obligation", i, v)
 	}
 	return nil
+}
+
+// ruleAfterGerund returns where "<doing X> is the rule / a good idea /
+// what agents do / how it's done" ends, when the sentence opens with a
+// gerund and v is the word after its "is", else 0.
+func (r *reader) ruleAfterGerund(sentence, v, b int) int {
+	toks := r.toks
+	if !isGerund(&toks[sentence]) && !toks[sentence].has(cGer) {
+		return 0
+	}
+	switch toks[v].w {
+	case "what", "how":
+		return v
+	case "the", "a", "an":
+		for k := v + 1; k < b && k <= v+3; k++ {
+			if ruleNouns[toks[k].w] {
+				return k
+			}
+		}
+	}
+	return 0
+}
+
+// ruleNouns name a rule or a recommendation.
+var ruleNouns = map[string]bool{
+	"rule": true, "norm": true, "way": true, "fix": true, "answer": true, "move": true, "policy": true,
+	"practice": true, "standard": true, "convention": true, "idea": true, "must": true, "no-go": true,
+	"requirement": true, "expectation": true, "solution": true, "remedy": true, "approach": true,
+	"procedure": true, "protocol": true, "habit": true, "workaround": true, "drill": true,
 }
 
 // dutyWords put a duty on an actor ("Agents are expected to"); said of a
@@ -571,6 +648,24 @@ var reportVerbs = map[string]bool{
 	"states": true, "stated": true, "specifies": true, "specified": true, "documents": true,
 	"documented": true, "warns": true, "warned": true, "announced": true, "promised": true,
 	"suggests": true, "suggested": true, "assumed": true, "assumes": true, "requires": true,
+}
+
+// readerBefore: the subject of the verb at i is the reader ("Whoever
+// reads this", "Anybody reading this", "the next agent to read this").
+func (r *reader) readerBefore(sentence, i int) bool {
+	for k := i - 1; k >= sentence; k-- {
+		t := &r.toks[k]
+		if t.punct != 0 && t.punct != ',' || reportVerbs[t.w] {
+			return false
+		}
+		if t.has(cReader) && !(k > sentence && r.toks[k-1].has(cDet|cSub)) {
+			return true // not "when you run them": a generic "you" in a condition
+		}
+		if (t.w == "this" || t.w == "these") && k > sentence && (r.toks[k-1].w == "reading" || r.toks[k-1].w == "reads" || r.toks[k-1].w == "read") {
+			return true
+		}
+	}
+	return false
 }
 
 // planBefore: "The plan is to ...", which states an aim.

@@ -46,6 +46,7 @@ const (
 	cPhrase                          // some line of lists/phrases.txt starts with it
 	cInterjection                    // [interjection]
 	cSymbol                          // an emoji or other symbol, not a word
+	cReader                          // [reader]
 )
 
 const cFinite = cZ | cPast | cModal // a verb form that carries tense
@@ -86,7 +87,7 @@ var listClass = map[string]uint64{
 	"sub": cSub, "rel": cRel, "be": cBe, "bepresent": cBePresent, "have": cHave,
 	"do": cDo, "neg": cNeg, "particle": cParticle, "modal": cModal, "lead": cLead,
 	"strong": cStrong, "force": cForce, "actor": cActor, "plan": cPlan, "verb": cBase,
-	"outcome": cOutcome, "time": cTime, "clausal": cClausal, "interjection": cInterjection,
+	"outcome": cOutcome, "time": cTime, "clausal": cClausal, "interjection": cInterjection, "reader": cReader,
 }
 
 func buildLexicon() map[string]uint64 {

@@ -47,6 +47,14 @@ type phraseAt struct {
 	base   bool // "<base>": a base verb
 }
 
+// pid returns the phrase number of the mark c when this step allows it.
+func (st *phraseAt) pid(c byte) uint16 {
+	if id := punctID[c]; st.allows(id) {
+		return id
+	}
+	return 0
+}
+
 func (st *phraseAt) allows(id uint16) bool {
 	k := int(id) / 64
 	return id != 0 && k < len(st.words) && st.words[k]&(1<<(id%64)) != 0
@@ -161,6 +169,12 @@ func matchSteps(steps []phraseAt, toks []token, i int) (int, bool) {
 			}
 		}
 		return 0, false
+	}
+	// Quotes, brackets and commas between the words do not break a
+	// phrase: "Ignore (previous) instructions", "Ignore, previous, ...".
+	for i < len(toks) && (toks[i].punct == '(' || toks[i].punct == ')' || toks[i].punct == '"' ||
+		toks[i].punct == ',' && st.pid(',') == 0) {
+		i++
 	}
 	if i >= len(toks) {
 		return 0, false

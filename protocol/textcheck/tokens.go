@@ -223,11 +223,12 @@ func sentenceJoin(s string, i, j int) bool {
 	if len(right) < 3 || !isLetters(right) || k < len(s) && s[k] == '.' {
 		return false
 	}
-	if c := right[0]; 'A' <= c && c <= 'Z' && 'a' <= s[j-1] && s[j-1] <= 'z' {
-		return true
-	}
+	// The word before ends a statement ("passed", "slow", "again"), not a
+	// package name ("strings.Split", "foo.Bar"), and the word after is a
+	// verb.
 	lw := strings.ToLower(right)
-	return lexicon[strings.ToLower(left)]&cKnown != 0 && lexicon[lw]&cBase != 0 && lexicon[lw]&cDomNoun == 0
+	lb := lexicon[strings.ToLower(left)]
+	return lb&(cPast|cAdj|cAdv) != 0 && lb&cZ == 0 && lexicon[lw]&cBase != 0 && lexicon[lw]&cDomNoun == 0
 }
 
 func isLetters(s string) bool {
