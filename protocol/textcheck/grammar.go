@@ -129,8 +129,8 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 	case nx.has(cPast|cPart) && !nx.has(cBase) && !r.adjectival(k, b):
 		return nil // "Build failed on ARM"; not "Use cached images"
 	}
-	if w.has(cClausal) && (!nx.has(cFinite) || nx.has(cDomNoun)) {
-		return r.fail("command verb", a, j) // "Ensure GOFLAGS is set"
+	if w.has(cClausal) && (!nx.has(cFinite) || nx.has(cDomNoun)) && !r.pastAfter(j+1, b) {
+		return r.fail("command verb", a, j) // "Ensure GOFLAGS is set", not "Note lengths over 500 were cut"
 	}
 	if r.hasMainVerb(j+1, b) {
 		return nil // "Make targets that call sed fail on macOS"
@@ -265,6 +265,45 @@ func (r *reader) endsStatement(sentence, b int) bool {
 	return false
 }
 
+// pastAfter: toks[k:b] holds a verb in the past tense, which a command
+// to ensure or verify something does not take.
+func (r *reader) pastAfter(k, b int) bool {
+	for ; k < b; k++ {
+		t := &r.toks[k]
+		if t.w == "was" || t.w == "were" || t.has(cPast) && !t.has(cBase|cZ) && !r.adjectival(k, b) && !r.toks[k-1].has(cBe|cHave) {
+			return true
+		}
+	}
+	return false
+}
+
+// purposeAfter: the duty at toks[v:b] is a condition for something else
+// to happen ("must be restarted for config changes to apply", "has to run
+// as root for the mount to work", "must run first, or it crashes"), which
+// describes how a thing works rather than telling anyone what to do.
+func (r *reader) purposeAfter(v, b int) bool {
+	toks := r.toks
+	for k := v; k < b; k++ {
+		switch toks[k].w {
+		case "for":
+			for m := k + 2; m < b && m <= k+7; m++ {
+				if toks[m].w == "to" && m+1 < b && toks[m+1].has(cBase) {
+					return true
+				}
+			}
+		case "order", "that":
+			if toks[k].w == "order" && k > v && toks[k-1].w == "in" || toks[k].w == "that" && toks[k-1].w == "so" {
+				return true
+			}
+		}
+	}
+	// ", or it crashes": a consequence after the clause.
+	if b+2 < len(toks) && toks[b].punct == ',' && toks[b+1].w == "or" && toks[b+2].has(cDet|cSubject|cObject) {
+		return true
+	}
+	return false
+}
+
 // adjectival: the past form at k describes the noun after it ("cached
 // images") rather than being the clause's verb.
 func (r *reader) adjectival(k, b int) bool {
@@ -351,7 +390,7 @@ func (r *reader) hasMainVerb(from, b int) bool {
 			return true // "Make targets assume GNU sed", "Ping times average 80 ms"
 		case t.has(cZ) && k+1 < b && isNumber(toks[k+1].w):
 			return true // "Latency to the API averages 140 ms"
-		case t.has(cZ) && inPP && prev.has(cNoun) && !isPlural(prev) && !prev.has(cDet|cAdj|cPrep) &&
+		case t.has(cZ) && inPP && r.nounAt(k-1) && !isPlural(prev) && !prev.has(cDet|cAdj|cPrep) &&
 			k+1 < b && (toks[k+1].has(cPrep|cAdv|cDet) || isNumber(toks[k+1].w) || isPlural(&toks[k+1])) && !toks[k+1].has(cConj):
 			return true // "Sort order of `ls` output differs between GNU and BSD"
 		case t.has(cBase) && plural && k > from && k+1 < b && toks[k+1].has(cParticle):
@@ -366,6 +405,20 @@ func (r *reader) hasMainVerb(from, b int) bool {
 		}
 	}
 	return false
+}
+
+// nounAt: toks[k] is a noun, by the lexicon or by standing right after a
+// determiner or preposition ("this cluster", whatever the lexicon says).
+func (r *reader) nounAt(k int) bool {
+	t := &r.toks[k]
+	if t.has(cNoun) {
+		return true
+	}
+	if k == 0 || t.punct != 0 {
+		return false
+	}
+	p := &r.toks[k-1]
+	return p.has(cDet|cPrep) && !p.has(cBase)
 }
 
 // sentenceEnd returns the index of the first mark at or after k that is
@@ -418,8 +471,8 @@ func (r *reader) obligation(sentence, a, b int) *InstructionError {
 				continue
 			}
 			actor := r.actorBefore(sentence, i)
-			if !actor && r.reportedBefore(sentence, i) {
-				continue // "The spec says a client must mask every frame"
+			if !actor && (r.reportedBefore(sentence, i) || r.purposeAfter(v, b)) {
+				continue // "The spec says a client must mask every frame", "must be restarted for X to apply"
 			}
 			if t.w != "should" || actor || toks[v].w == "be" || !toks[v].has(cOutcome) {
 				return r.fail("obligation", i, v)
@@ -459,7 +512,8 @@ func (r *reader) obligation(sentence, a, b int) *InstructionError {
 				continue
 			}
 			v = r.skipAdverbs(v, b)
-			if v < b && r.dutyVerb(v, b) && !(toks[v].w == "do" && v+1 < b && toks[v+1].w == "with") {
+			if v < b && r.dutyVerb(v, b) && !(toks[v].w == "do" && v+1 < b && toks[v+1].w == "with") &&
+				!(r.purposeAfter(v, b) && !r.actorBefore(sentence, i)) {
 				return r.fail("obligation", i, v)
 			}
 		case "please", "pls", "plz", "kindly":

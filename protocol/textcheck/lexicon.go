@@ -87,7 +87,7 @@ var listClass = map[string]uint64{
 	"sub": cSub, "rel": cRel, "be": cBe, "bepresent": cBePresent, "have": cHave,
 	"do": cDo, "neg": cNeg, "particle": cParticle, "modal": cModal, "lead": cLead,
 	"strong": cStrong, "force": cForce, "actor": cActor, "plan": cPlan, "verb": cBase,
-	"outcome": cOutcome, "time": cTime, "clausal": cClausal, "interjection": cInterjection, "reader": cReader,
+	"outcome": cOutcome | cBase, "time": cTime, "clausal": cClausal, "interjection": cInterjection, "reader": cReader,
 }
 
 func buildLexicon() map[string]uint64 {
@@ -119,6 +119,23 @@ func buildLexicon() map[string]uint64 {
 			m[w] |= bit | cKnown
 		}
 	}
+	// The newswire model lacks some base verbs it saw inflected ("arrived",
+	// "arrives"): a form tagged past, participle, 3rd person or gerund
+	// lends its verb reading to its base form.
+	closed := cDet | cObject | cSubject | cPrep | cConj | cSub | cRel | cBe | cHave | cDo | cModal | cNeg
+	for w, bits := range m {
+		if bits&(cPast|cPart|cZ|cGer) == 0 || bits&closed != 0 {
+			continue
+		}
+		for _, base := range baseForms(w) {
+			if b, ok := m[base]; len(base) >= 3 && b&closed == 0 && (!ok || b&cBase == 0) {
+				if ok && b&(cNoun|cAdj) != 0 && b&cKnown != 0 {
+					continue // a known noun or adjective keeps its reading
+				}
+				m[base] = b | cBase | cKnown
+			}
+		}
+	}
 	// Words in -ed are past tenses and participles both, whatever the
 	// model saw them as ("squashed": an adjective in newswire).
 	for w, bits := range m {
@@ -137,6 +154,34 @@ func buildLexicon() map[string]uint64 {
 		}
 	}
 	return m
+}
+
+// baseForms returns the base forms an inflected verb may have: "arrived"
+// → "arrive", "arriv"; "stopped" → "stop"; "goes" → "go", "goe".
+func baseForms(w string) []string {
+	var out []string
+	n := len(w)
+	switch {
+	case n > 4 && strings.HasSuffix(w, "ied"):
+		out = append(out, w[:n-3]+"y")
+	case n > 4 && strings.HasSuffix(w, "ed"):
+		out = append(out, w[:n-1], w[:n-2])
+		if w[n-3] == w[n-4] {
+			out = append(out, w[:n-3])
+		}
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		out = append(out, w[:n-3], w[:n-3]+"e")
+		if w[n-4] == w[n-5] {
+			out = append(out, w[:n-4])
+		}
+	case n > 4 && strings.HasSuffix(w, "ies"):
+		out = append(out, w[:n-3]+"y")
+	case n > 3 && strings.HasSuffix(w, "es"):
+		out = append(out, w[:n-2], w[:n-1])
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
+		out = append(out, w[:n-1])
+	}
+	return out
 }
 
 // parseSections reads "[name]" headers and the white-space separated words
