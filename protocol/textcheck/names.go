@@ -60,9 +60,13 @@ func findNames(toks []token, add func(kind string, start, end int)) {
 		}
 		given := givenNames[first] || givenNames[foldLatin(first)]
 		if !given && !titled {
-			if i > 0 && unknownCapital(t) && i+1 < len(toks) && unknownCapital(&toks[i+1]) &&
-				(toks[i-1].has(cPrep|cConj) || toks[i-1].punct == ',' || reportVerbs[toks[i-1].w]) {
-				add("name", t.s, toks[i+1].e) // "written by Olena Kovalenko"
+			// Two capitalised words the lexicon does not know, after "by",
+			// "and", a comma or a verb of saying, or before a verb:
+			// "written by Olena Kovalenko", "Aleksandr Petrov reverted it".
+			if unknownCapital(t) && i+1 < len(toks) && unknownCapital(&toks[i+1]) && !notNames[t.w] && !notNames[toks[i+1].w] &&
+				(i > 0 && (toks[i-1].has(cPrep|cConj) || toks[i-1].punct == ',' || reportVerbs[toks[i-1].w]) ||
+					i+2 < len(toks) && toks[i+2].has(cPast) && !toks[i+2].has(cZ|cBase)) {
+				add("name", t.s, toks[i+1].e)
 				i++
 			}
 			continue
@@ -72,14 +76,17 @@ func findNames(toks []token, add func(kind string, start, end int)) {
 			end++
 		}
 		surname := end > i
-		ambiguous := notNames[t.w] || t.has(cKnown) && t.cls&^(cProper|cKnown|cDomNoun) != 0
+		// A given name that is also a word or a tool ("Will", "Julia") needs
+		// a surname or a title.
+		ambiguous := notNames[t.w] || notNames[foldLatin(first)]
 		switch {
 		case titled || surname && !ambiguous:
 		case ambiguous:
 			continue
 		case i+1 < len(toks) && toks[i+1].w == "'s":
-		case i+1 < len(toks) && (toks[i+1].has(cPast|cPart|cZ) || toks[i+1].has(cModal)) && !toks[i+1].has(cDet|cPrep):
-		case i > 0 && (toks[i-1].has(cPrep|cConj) || reportVerbs[toks[i-1].w] || toks[i-1].w == "told" || toks[i-1].w == "asked"):
+		case i+1 < len(toks) && actsAt(&toks[i+1]):
+		case i > 0 && (toks[i-1].has(cPrep|cConj) || toks[i-1].punct == ',' || reportVerbs[toks[i-1].w] ||
+			toks[i-1].w == "told" || toks[i-1].w == "asked"):
 		case i+2 < len(toks) && toks[i+1].has(cConj) && givenNames[toks[i+2].w] && toks[i+2].cap:
 		default:
 			continue
@@ -87,6 +94,12 @@ func findNames(toks []token, add func(kind string, start, end int)) {
 		add("name", t.s, toks[end].e)
 		i = end
 	}
+}
+
+// actsAt: t is a verb a person does: "Bob said", "Priya noticed", "Linus
+// merged it", "Kevin will".
+func actsAt(t *token) bool {
+	return (t.has(cPast|cPart|cZ) || t.has(cModal)) && !t.has(cDet|cPrep) && t.punct == 0
 }
 
 // isSurname: a capitalised word that is not a common word of the lexicon.

@@ -155,8 +155,8 @@ func initBMPFold() {
 func latinReading(r rune, upperFor, lowerFor map[string]byte) (string, bool) {
 	s := string(r)
 	sk := confusables.Skeleton(s)
-	if sk == s || !isASCIIAlnum(sk) {
-		return "", false
+	if sk == s || !isASCIIAlnum(sk) && !(len(sk) == 1 && strings.IndexByte("/@.:\\", sk[0]) >= 0) {
+		return "", false // TR39 folds letters and the marks that build addresses: "∕" reads "/"
 	}
 	if len(sk) == 1 {
 		if unicode.IsUpper(r) {

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -69,6 +70,11 @@ var (
 		{regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), []string{"sk-"}},
 		{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
 		{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`), []string{"github_pat_"}},
+		{regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), []string{"k_live_", "k_test_"}},
+		{regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{16,}`), []string{"glpat-"}},
+		{regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{30,}`), []string{"AIza"}},
+		{regexp.MustCompile(`\bnpm_[A-Za-z0-9]{30,}`), []string{"npm_"}},
+		{regexp.MustCompile(`(?i)hooks\.slack\.com/services/[A-Za-z0-9/]+`), []string{"hooks.slack", "HOOKS.SLACK"}},
 		{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{8,}`), []string{"xox"}},
 		{regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]+){0,2}`), []string{"eyJ"}},
 		{regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth)=[^\s,;'"<>]{4,}`), []string{"="}},
@@ -87,13 +93,18 @@ var (
 		regexp.MustCompile(`(?:^|[^A-Za-z0-9._~+@%/\-])(` + rawPathChars + `+/(?:` + rawPathChars + `+/)+` +
 			`[A-Za-z0-9_\-][A-Za-z0-9._\-]*\.[A-Za-z][A-Za-z0-9]{0,9})\b`),
 	}
-	rawHost = regexp.MustCompile(`(?i)\b[a-z0-9](?:[a-z0-9\-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9\-]{0,62}[a-z0-9])?)*\.(?:internal|intranet|corp|lan|local|localdomain|home\.arpa|private|intra)\b`)
+	rawHost = regexp.MustCompile(`(?i)\b[a-z0-9](?:[a-z0-9\-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9\-]{0,62}[a-z0-9])?)*\.(?:internal|intranet|corp|lan|local|localdomain|home\.arpa|home|private|priv|intra)\b`)
 	// rawPackagePattern: "./...", "./cmd/...": a Go package pattern, not a
 	// file system path.
 	rawPackagePattern = regexp.MustCompile(`^\.\.?(?:/[A-Za-z0-9_.\-]+)*/\.\.\.`)
-	rawIPv4           = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b(?::\d{1,5}\b|/\d{1,2}\b)?`)
-	rawHex            = regexp.MustCompile(`\b(?:0x)?[0-9A-Fa-f]{32,}\b`)
-	rawBase64         = regexp.MustCompile(`[A-Za-z0-9+/_\-]{32,}={0,2}`)
+	rawSystemPath     = regexp.MustCompile(`(?:^|[\s(\["'=:,])((?:etc|var|usr|home|opt|tmp|proc|srv|root|mnt|Users|Library)/[A-Za-z0-9._~+@%\-]+(?:/[A-Za-z0-9._~+@%\-]*)*)`)
+	// rawHandle: "@jdoe", someone's handle; not "@babel/core" (a package
+	// scope) nor an e-mail address.
+	rawHandle     = regexp.MustCompile(`(?:^|[\s(\["',])(@[A-Za-z][A-Za-z0-9_\-]{1,38})\b`)
+	rawLocalEmail = regexp.MustCompile(`\b[A-Za-z0-9._%+\-]+@localhost\b`)
+	rawIPv4       = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b(?::\d{1,5}\b|/\d{1,2}\b)?`)
+	rawHex        = regexp.MustCompile(`\b(?:0x)?[0-9A-Fa-f]{32,}\b`)
+	rawBase64     = regexp.MustCompile(`[A-Za-z0-9+/_\-]{32,}={0,2}`)
 )
 
 // FindRawData returns the raw data in text, in order and not overlapping,
@@ -156,6 +167,14 @@ func findRaw(text string, toks []token) []RawFinding {
 		for _, m := range rawEmail.FindAllStringIndex(text, -1) {
 			addc("email", m[0], m[1])
 		}
+		for _, m := range rawLocalEmail.FindAllStringIndex(text, -1) {
+			addc("email", m[0], m[1])
+		}
+		for _, m := range rawHandle.FindAllStringSubmatchIndex(text, -1) {
+			if e := m[3]; e >= len(text) || text[e] != '/' && text[e] != '@' && text[e] != '.' {
+				addc("name", m[2], m[3])
+			}
+		}
 	}
 	for _, p := range rawSecrets {
 		if !rawContainsAny(text, &has, p.need) {
@@ -163,6 +182,11 @@ func findRaw(text string, toks []token) []RawFinding {
 		}
 		for _, m := range p.re.FindAllStringIndex(text, -1) {
 			addc("secret", m[0], m[1])
+		}
+	}
+	if slash {
+		for _, m := range rawSystemPath.FindAllStringSubmatchIndex(text, -1) {
+			addc("path", m[2], rawTrimEnd(text, m[2], m[3]))
 		}
 	}
 	for _, re := range rawPaths {
@@ -290,7 +314,7 @@ func rawHasPrivateSuffix(text string) bool {
 	return false
 }
 
-var rawPrivateSuffixes = []string{"internal", "intranet", "corp", "lan", "local", "home.arpa", "private", "intra"}
+var rawPrivateSuffixes = []string{"internal", "intranet", "corp", "lan", "local", "home", "private", "priv", "intra"}
 
 // byteSet is a set of byte values.
 type byteSet [4]uint64
@@ -363,8 +387,45 @@ func rawIPv4OK(text string, s, e int) bool {
 	if e+1 < len(text) && text[e] == '.' && rawIsDigit(text[e+1]) {
 		return false
 	}
-	a, err := netip.ParseAddr(text[s:ipEnd])
-	return err == nil && a.Is4()
+	if rawVersionNear(text, s, ipEnd) {
+		return false // "version 10.2.3.4", "the 1.0.0.0 assembly version"
+	}
+	a, ok := rawParseIPv4(text[s:ipEnd])
+	// Loopback and unspecified addresses name no machine.
+	return ok && !a.IsLoopback() && !a.IsUnspecified()
+}
+
+// rawParseIPv4 parses four decimal octets, leading zeros allowed
+// ("10.0.03.017" is an address to a person and to most tools).
+func rawParseIPv4(s string) (netip.Addr, bool) {
+	var b [4]byte
+	parts := strings.Split(s, ".")
+	if len(parts) != 4 {
+		return netip.Addr{}, false
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > 255 || len(p) > 3 {
+			return netip.Addr{}, false
+		}
+		b[i] = byte(n)
+	}
+	return netip.AddrFrom4(b), true
+}
+
+// rawVersionNear: a word just before or after text[s:e] says it is a
+// version.
+func rawVersionNear(text string, s, e int) bool {
+	before := strings.Fields(strings.ToLower(text[max(0, s-20):s]))
+	after := strings.Fields(strings.ToLower(text[e:min(len(text), e+24)]))
+	near := append(before[max(0, len(before)-2):], after[:min(2, len(after))]...)
+	for _, w := range near {
+		switch strings.Trim(w, ".,;:()") {
+		case "version", "versions", "semver", "release", "build", "assembly", "driver", "firmware", "v":
+			return true
+		}
+	}
+	return false
 }
 
 // rawIPv6Runs calls fn for each maximal run of hex digits, colons and dots
@@ -417,7 +478,7 @@ func rawIPv6OK(text string, s, e int) (int, int, bool) {
 		return 0, 0, false
 	}
 	a, err := netip.ParseAddr(cand)
-	return s, e, err == nil && a.Is6()
+	return s, e, err == nil && a.Is6() && !a.IsLoopback() && !a.IsUnspecified()
 }
 
 // rawLooksRandom: upper case, lower case and digits all present, and runs

@@ -36,7 +36,17 @@ func TestFindRawData(t *testing.T) {
 		{"It binds 192.168.1.20:8080 by default", "ip", "192.168.1.20:8080"},
 		{"The subnet 172.16.0.0/12 is blocked", "ip", "172.16.0.0/12"},
 		{"IPv6 fe80::1ff:fe23:4567:890a is used", "ip", "fe80::1ff:fe23:4567:890a"},
-		{"It listens on ::1 only", "ip", "::1"},
+		{"It listens on ::1 only", "", ""}, // loopback names no machine
+		{"Binding to 0.0.0.0 exposed the service", "", ""},
+		{"The 1.0.0.0 assembly version confused NuGet", "", ""},
+		{"The runner at 10.0.03.017 ran out of disk", "ip", "10.0.03.017"},
+		{"The host build07.home ran out of disk", "host", "build07.home"},
+		{"The log at var/log/syslog filled up", "path", "var/log/syslog"},
+		{"The PR from @jdoe broke the tests", "name", "@jdoe"},
+		{"The @babel/core update broke the build", "", ""},
+		{"Mail to alice@localhost bounced", "email", "alice@localhost"},
+		{"The key sk_live_51H8abcdefghijklmnopqrstuv leaked", "secret", "sk_live_51H8abcdefghijklmnopqrstuv"},
+		{"The token glpat-abcdefghij1234567890 leaked", "secret", "glpat-abcdefghij1234567890"},
 		{"It maps to ::ffff:10.1.2.3 on Linux", "ip", "::ffff:10.1.2.3"},
 		// Secrets.
 		{"The key AKIAIOSFODNN7EXAMPLE leaked", "secret", "AKIAIOSFODNN7EXAMPLE"},
@@ -89,7 +99,7 @@ func TestFindRawData(t *testing.T) {
 			t.Errorf("FindRawData(%q): offsets do not give the match", c.text)
 		}
 		red := RedactRawData(c.text)
-		if want := "<" + c.kind + ">"; !strings.Contains(red, want) || strings.Contains(red, c.match) {
+		if want := rawPlaceholder[c.kind]; !strings.Contains(red, want) || strings.Contains(red, c.match) {
 			t.Errorf("RedactRawData(%q) = %q, want %s in place of %q", c.text, red, want, c.match)
 		}
 		if f := FindRawData(red); f != nil {
