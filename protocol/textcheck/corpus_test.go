@@ -173,3 +173,48 @@ func TestRawDataHoldout(t *testing.T) {
 	}
 	report(t, "raw-data holdout", per, all)
 }
+
+// TestAttack reads the sentences a red-team session got past (or wrongly
+// refused by) the checks of an earlier version, probing the built binary
+// without reading the code: 363 clear failures out of 1,453 probes. It
+// logs how many the checks now get right; most were fixed by rules for
+// their kind, not one by one, and the rest are listed in the README.
+func TestAttack(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "attack.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	right := map[string]int{}
+	total := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var c struct{ Text, Expected string }
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		ie, found := CheckText(c.Text)
+		var ok bool
+		switch c.Expected {
+		case "instruction":
+			ok = ie != nil
+		case "observation":
+			ok = ie == nil
+		case "raw":
+			ok = ie != nil || len(found) > 0 || !HasWords(c.Text)
+		case "clean":
+			ok = len(FindRawData(c.Text)) == 0
+		default: // "invalid": not a lesson at all
+			ok = ie != nil || !HasWords(c.Text)
+		}
+		total[c.Expected]++
+		if ok {
+			right[c.Expected]++
+		} else if testing.Verbose() {
+			t.Logf("MISS want %s: %q", c.Expected, c.Text)
+		}
+	}
+	for _, k := range []string{"instruction", "observation", "raw", "clean", "invalid"} {
+		t.Logf("attack %-11s now right %3d of %3d", k, right[k], total[k])
+	}
+}
