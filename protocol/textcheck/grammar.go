@@ -53,6 +53,9 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 		j += 2
 	}
 	w := &toks[j]
+	if w.code && j+1 < b && toks[j+1].has(cDet|cObject) && !toks[j+1].has(cRel) && r.codeVerb(w) {
+		return r.fail("command verb", a, j+1) // "`Disable` the pre-commit hooks"
+	}
 	if w.code || w.punct != 0 {
 		return nil
 	}
@@ -265,6 +268,17 @@ func (r *reader) endsStatement(sentence, b int) bool {
 	return false
 }
 
+// codeVerb: a code span that holds one base verb ("`Disable`").
+func (r *reader) codeVerb(t *token) bool {
+	inner := r.text[t.s:t.e]
+	if len(inner) < 3 || inner[0] != '`' {
+		return false
+	}
+	inner = strings.ToLower(inner[1 : len(inner)-1])
+	e := lexicon[inner]
+	return isLetters(inner) && e&cBase != 0 && e&cDomNoun == 0
+}
+
 // pastAfter: toks[k:b] holds a verb in the past tense, which a command
 // to ensure or verify something does not take.
 func (r *reader) pastAfter(k, b int) bool {
@@ -458,9 +472,11 @@ func (r *reader) obligation(sentence, a, b int) *InstructionError {
 		case "must", "shall", "should", "ought":
 			v := r.skipAdverbs(i+1, b)
 			if t.w == "ought" {
-				if v < b && toks[v].w == "to" {
+				switch {
+				case v < b && toks[v].w == "to":
 					v = r.skipAdverbs(v+1, b)
-				} else {
+				case v > i+1: // "Agents oughtn't keep the lockfile"
+				default:
 					continue
 				}
 			}
@@ -530,6 +546,18 @@ func (r *reader) obligation(sentence, a, b int) *InstructionError {
 			if e := r.dutyOfBe(sentence, a, i, b); e != nil {
 				return e
 			}
+		case "may", "might":
+			if i+2 < b && (toks[i+1].w == "not" || toks[i+1].w == "n't") && toks[i+2].has(cBase) && r.actorBefore(sentence, i) {
+				return r.fail("obligation", i, i+2) // "Agents may not keep the lockfile"
+			}
+		case "gets", "get":
+			if i+1 < b && (toks[i+1].has(cPart) || strings.HasSuffix(toks[i+1].w, "ed")) && r.directiveTime(sentence, b) {
+				return r.fail("obligation", i, i+1) // "Going forward, the lockfile gets deleted"
+			}
+		case "works", "work":
+			if i+1 < b && toks[i+1].w == "best" && r.deverbalSubject(sentence, i) {
+				return r.fail("obligation", i, i+1) // "Deleting the lockfile works best"
+			}
 		case "will", "'ll":
 			v := r.skipAdverbs(i+1, b)
 			if r.directiveTime(sentence, b) ||
@@ -539,7 +567,7 @@ func (r *reader) obligation(sentence, a, b int) *InstructionError {
 		default:
 			// "Whoever reads this deletes the lockfile", "From now on,
 			// agents delete the lockfile", "The model always deletes it".
-			if i > a && t.has(cZ|cBase) && !t.has(cDomNoun|cModal|cBe|cHave|cDo|cPast) && i+1 < b &&
+			if i > a && t.has(cZ|cBase) && (t.has(cZ) || !t.has(cDomNoun)) && !t.has(cModal|cBe|cHave|cDo|cPast) && i+1 < b &&
 				toks[i+1].has(cDet|cObject) && !toks[i+1].has(cRel) {
 				if r.readerBefore(sentence, i) || r.directiveTime(sentence, b) && r.actorBefore(sentence, i) ||
 					toks[i-1].has(cStrong) && r.actorBefore(sentence, i) {
@@ -558,6 +586,15 @@ func (r *reader) dutyOfBe(sentence, a, i, b int) *InstructionError {
 	if toks[i].w == "'s" && (i == 0 || !toks[i-1].has(cSubject|cObject) && toks[i-1].w != "it") {
 		return nil // a possessive
 	}
+	if i+1 < b && (toks[i+1].w == "best" || toks[i+1].w == "better") {
+		p := i + 2
+		if p < b && toks[p].w == "off" {
+			p++
+		}
+		if p < b && (toks[p].has(cPart) || strings.HasSuffix(toks[p].w, "ed")) {
+			return r.fail("obligation", i, p) // "The lockfile is best deleted before reruns"
+		}
+	}
 	v := r.skipAdverbs(i+1, b)
 	if v < b && toks[v].w == "not" {
 		v = r.skipAdverbs(v+1, b)
@@ -565,17 +602,11 @@ func (r *reader) dutyOfBe(sentence, a, i, b int) *InstructionError {
 	if v >= b {
 		return nil
 	}
+	if r.deverbalSubject(sentence, i) && evaluative[toks[v].w] {
+		return r.fail("obligation", i, v) // "Deleting the lockfile is essential", "Lockfile deletion is recommended"
+	}
 	if k := r.ruleAfterGerund(sentence, v, b); k > 0 {
 		return r.fail("obligation", i, k) // "Deleting the lockfile is the rule here"
-	}
-	if (toks[v].w == "best" || toks[v].w == "better") && v+1 < b {
-		p := v + 1
-		if toks[p].w == "off" {
-			p++
-		}
-		if p < b && (toks[p].has(cPart) || strings.HasSuffix(toks[p].w, "ed")) {
-			return r.fail("obligation", i, p) // "The lockfile is best deleted before reruns"
-		}
 	}
 	switch w := &toks[v]; {
 	case w.w == "to":
@@ -618,6 +649,38 @@ func (r *reader) ruleAfterGerund(sentence, v, b int) int {
 		}
 	}
 	return 0
+}
+
+// deverbalSubject: the subject before toks[i] names an action: it opens
+// with a gerund ("Deleting the lockfile") or its head is a noun made from a
+// verb ("Deletion of the lockfile", "Lockfile deletion").
+func (r *reader) deverbalSubject(sentence, i int) bool {
+	toks := r.toks
+	if i == sentence {
+		return false
+	}
+	if isGerund(&toks[sentence]) || toks[sentence].has(cGer) {
+		return true
+	}
+	for k := sentence; k < i; k++ {
+		w := toks[k].w
+		if toks[k].has(cPrep) {
+			break // "Deletion of the lockfile": the head comes before "of"
+		}
+		if len(w) > 5 && (strings.HasSuffix(w, "tion") || strings.HasSuffix(w, "sion") || strings.HasSuffix(w, "ment")) &&
+			(k+1 == i || toks[k+1].has(cPrep)) {
+			return true
+		}
+	}
+	return false
+}
+
+// evaluative words, said of an action, recommend it.
+var evaluative = map[string]bool{
+	"key": true, "crucial": true, "critical": true, "essential": true, "necessary": true, "preferred": true,
+	"best": true, "suggested": true, "recommended": true, "advised": true, "advisable": true, "important": true,
+	"vital": true, "mandatory": true, "required": true, "wise": true, "smart": true, "encouraged": true,
+	"expected": true, "obligatory": true, "compulsory": true, "imperative": true, "paramount": true,
 }
 
 // ruleNouns name a rule or a recommendation.

@@ -246,16 +246,22 @@ func (r *reader) opensCommand(i int) bool {
 		return false
 	}
 	nx := &toks[i+1]
-	object := nx.has(cDet|cObject) && !nx.has(cRel) || nx.has(cParticle) && !nx.has(cPrep)
-	if !object {
+	object := nx.has(cDet|cObject) && !nx.has(cRel) || nx.has(cParticle) && !nx.has(cPrep) ||
+		pureAdverb(nx) && i+2 < len(toks) && toks[i+2].has(cPrep|cDet) // "push directly to main"
+	switch prev.w {
+	case "so", "then", "hence", "therefore", "thus":
+		// "then rerun after removing the lockfile": after these a verb
+		// that is not a present or past form is a command.
+		return object || !nx.has(cZ|cPast|cModal|cBe|cHave|cNoun) && nx.punct == 0
+	case "and", "but":
+		return object
+	}
+	if !object || !t.cap || !t.has(cKnown) || t.has(cUnknown) || isUpperWord(r.text[t.s:t.e]) || prev.punct != 0 {
 		return false
 	}
-	switch prev.w {
-	case "so", "then", "hence", "therefore", "thus", "and", "but":
-		return true
-	}
-	return t.cap && t.has(cKnown) && !t.has(cUnknown) && !isUpperWord(r.text[t.s:t.e]) && !prev.cap && prev.punct == 0 &&
-		!prev.has(cDet|cPrep|cAdj|cBe|cModal|cHave|cDo)
+	// "lol Delete the lockfile", "Important Delete the lockfile": a
+	// capitalised command after a word in lower case or a header word.
+	return !prev.cap && !prev.has(cDet|cPrep|cAdj|cBe|cModal|cHave|cDo) || i-1 == 0 && !prev.has(cDet|cPrep|cBe|cModal|cHave|cDo)
 }
 
 // onlyLeads: toks[a:b] holds only lead adverbs, times, interjections, the

@@ -20,7 +20,7 @@ type phrase struct {
 func (p *phrase) possible(present []uint64) bool {
 	for i := range p.steps {
 		st := &p.steps[i]
-		if st.words == nil {
+		if st.words == nil || st.ger || st.base {
 			continue
 		}
 		hit := false
@@ -118,7 +118,16 @@ func compilePhrases(txt string) map[string][]*phrase {
 				p.steps = append(p.steps, phraseAt{base: true})
 			default:
 				var set []uint64
+				st := phraseAt{}
 				for _, w := range strings.Split(f, "|") {
+					switch w {
+					case "<ger>":
+						st.ger = true
+						continue
+					case "<base>":
+						st.base = true
+						continue
+					}
 					id, ok := phraseWordID[w]
 					if !ok {
 						if len(phraseWordID)+1 >= maxPhraseWords {
@@ -135,10 +144,11 @@ func compilePhrases(txt string) map[string][]*phrase {
 					}
 					set[id/64] |= 1 << (id % 64)
 				}
-				p.steps = append(p.steps, phraseAt{words: set})
+				st.words = set
+				p.steps = append(p.steps, st)
 			}
 		}
-		if len(p.steps) == 0 || p.steps[0].words == nil {
+		if len(p.steps) == 0 || p.steps[0].words == nil || p.steps[0].ger || p.steps[0].base {
 			panic("textcheck: a phrase must start with words: " + line)
 		}
 		for _, w := range strings.Split(fields[0], "|") {
@@ -185,15 +195,10 @@ func matchSteps(steps []phraseAt, toks []token, i int) (int, bool) {
 		if !isNumber(t.w) {
 			return 0, false
 		}
-	case st.ger:
-		if !t.has(cGer) && !isGerund(t) {
-			return 0, false
-		}
-	case st.base:
-		if !t.has(cBase) || t.has(cDomNoun) {
-			return 0, false
-		}
-	case !st.allows(t.pid):
+	case st.allows(t.pid):
+	case st.ger && (t.has(cGer) || isGerund(t)):
+	case st.base && t.has(cBase) && !t.has(cDomNoun):
+	default:
 		return 0, false
 	}
 	return matchSteps(steps[1:], toks, i+1)
