@@ -1,6 +1,7 @@
 // Package protocol holds the remem wire rules: identity, the lesson hash,
-// canonical encoding, signing and verify-by-cut, the safety checks, the merge
-// order, the strength function and the commons state function.
+// canonical encoding, signing and verify-by-cut, the merge order, the
+// strength function and the commons state function. The text checks of
+// SPEC §6 live in its sub-package textcheck, with their word lists.
 //
 // It is pure on purpose: no I/O, no clock (time is always a parameter), no
 // goroutines, and it imports nothing else of the project, so every transport

@@ -17,7 +17,14 @@ import (
 // skeleton, keeping its case ("І" Cyrillic → "I", "о" Cyrillic → "o").
 // Typographic apostrophes become "'". Plain ASCII text comes back as is,
 // without allocating.
-func Normalize(text string) string {
+func Normalize(text string) string { return normalize(text, true) }
+
+// Clean returns text with Unicode NFKC applied and the characters that
+// render as nothing removed, without reading tag characters or folding
+// look-alike letters: the form a memory keeps its own lesson texts in.
+func Clean(text string) string { return normalize(text, false) }
+
+func normalize(text string, read bool) string {
 	if isPlainASCII(text) {
 		return text
 	}
@@ -28,17 +35,19 @@ func Normalize(text string) string {
 		switch {
 		case r < utf8.RuneSelf:
 			b.WriteRune(r)
-		case r == '\u2019' || r == '\u2018' || r == '\u02bc':
+		case read && (r == '\u2019' || r == '\u2018' || r == '\u02bc'):
 			b.WriteByte('\'')
-		case r >= tagFirst+' ' && r <= tagFirst+'~':
+		case read && r >= tagFirst+' ' && r <= tagFirst+'~':
 			// Tag characters spell ASCII invisibly; a model may read them,
 			// so the check reads them too.
 			b.WriteByte(byte(r - tagFirst))
 		case ignorable(r):
-		case unicode.IsSpace(r):
+		case read && unicode.IsSpace(r):
 			b.WriteByte(' ')
-		default:
+		case read:
 			b.WriteString(foldRune(r))
+		default:
+			b.WriteRune(r)
 		}
 	}
 	if out := b.String(); !norm.NFKC.IsNormalString(out) {
@@ -50,25 +59,6 @@ func Normalize(text string) string {
 
 // tagFirst is U+E0000: U+E0020 to U+E007E are invisible copies of ASCII.
 const tagFirst = 0xe0000
-
-// Clean returns text with Unicode NFKC applied and the characters that
-// render as nothing removed, without folding look-alike letters: the form a
-// memory stores its own lesson texts in.
-func Clean(text string) string {
-	if isPlainASCII(text) {
-		return text
-	}
-	s := norm.NFKC.String(text)
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if r >= utf8.RuneSelf && ignorable(r) {
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return norm.NFKC.String(b.String())
-}
 
 // hiddenText finds what makes a text read differently from how it shows:
 // direction overrides and isolates (U+202A–202E, U+2066–2069), tag
