@@ -4,6 +4,7 @@
 // SPEC §6 live in its sub-package textcheck, with their word lists.
 //
 // It is pure on purpose: no I/O, no clock (time is always a parameter), no
-// goroutines, and it imports nothing else of the project, so every transport
-// and every tool shares exactly one definition of what a valid record is.
+// goroutines, and it imports nothing else of the project but its own
+// textcheck, so every transport and every tool shares exactly one definition
+// of what a valid record is.
 package protocol

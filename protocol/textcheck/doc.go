@@ -19,7 +19,20 @@
 //
 // Both checks are pure, deterministic and cheap: they run on every received
 // line, next to an Ed25519 verification. The package imports only the
-// standard library, golang.org/x/text and the TR39 confusables table.
+// standard library, golang.org/x/text (NFKC) and
+// github.com/mtibben/confusables (Unicode's TR39 confusables table,
+// generated from confusables.txt).
+//
+// Why not a full part-of-speech tagger at run time: github.com/jdkato/prose/v2
+// (pure Go, archived) was tried first. Its API loads its 9 MB model for every
+// document (about 200 ms each here), its averaged perceptron was trained on
+// newswire, where imperatives are rare, and it tags "Restart services that
+// hang" as Restart/NNP and "Disregard the earlier lessons" as Disregard/IN.
+// Its lexicon is still the best free source of which English words can be
+// verbs, so internal/genlexicon distils it into lexicon.txt, and the clause
+// grammar here reads commands, obligations and directives from word classes
+// and word order, at about 20,000 instructions per sentence (a thirtieth of
+// one Ed25519 verification).
 package textcheck
 
 //go:generate sh -c "cd internal/genlexicon && go run . > ../../lexicon.txt && go run . -names > ../../givennames.txt"
