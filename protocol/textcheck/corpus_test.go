@@ -130,7 +130,7 @@ func TestConformanceImperative(t *testing.T) {
 // neither this code nor corpus.jsonl (see testdata/README.md for what each
 // set is and how far the rules were tuned on it). It logs the numbers.
 func TestHoldout(t *testing.T) {
-	for _, name := range []string{"holdout", "holdout2"} {
+	for _, name := range []string{"holdout", "holdout2", "holdout3"} {
 		set := readLabelled(t, filepath.Join("testdata", name+".jsonl"))
 		per, all := evaluate(t, set, testing.Verbose())
 		report(t, name, per, all)
