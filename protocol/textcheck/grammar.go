@@ -369,8 +369,8 @@ func (r *reader) hasMainVerb(from, b int) bool {
 			return false // "until", "because", "after": the rest is subordinate
 		case t.has(cSubject):
 			return false // "... the keys you have seen": a clause of its own
-		case t.has(cConj) && k+1 < b && toks[k+1].has(cDet|cSubject):
-			return false // "... or the scripts will misbehave": a clause of its own
+		case (t.has(cConj) || t.w == "so") && k+1 < b && (toks[k+1].has(cDet|cSubject) || t.w == "so" && r.nounAt(k+1)):
+			return false // "... or the scripts will misbehave", "... so reviewers can keep up": a clause of its own
 		case t.has(cRel):
 			relVerb = true
 			continue
@@ -397,8 +397,8 @@ func (r *reader) hasMainVerb(from, b int) bool {
 			return true
 		case t.has(cZ) && !t.has(cDomNoun):
 			return true
-		case t.has(cPast) && !t.has(cBase|cAdj) || t.has(cPast|cPart) && !r.adjectival(k, b) && k > from:
-			return true
+		case t.has(cPast) && !t.has(cBase|cAdj) || t.has(cPast|cPart) && k > from && (!r.adjectival(k, b) || inPP && r.nounAt(k-1)):
+			return true // "Retry logic in the HTTP client retried POST requests"
 		case t.has(cBase) && plural && k > from && !t.has(cDomNoun) && (!t.has(cAdj) || k+1 < b &&
 			(isNumber(toks[k+1].w) || toks[k+1].has(cDet|cPrep|cAdv) || toks[k+1].punct != 0)):
 			return true // "Make targets assume GNU sed", "Ping times average 80 ms"
@@ -409,8 +409,8 @@ func (r *reader) hasMainVerb(from, b int) bool {
 			return true // "Sort order of `ls` output differs between GNU and BSD"
 		case t.has(cBase) && plural && k > from && k+1 < b && toks[k+1].has(cParticle):
 			return true // "Merge queues in the monorepo batch up to five PRs"
-		case t.has(cZ) && prev.has(cAdv) && !prev.has(cDet|cAdj|cNoun):
-			return true // "Yarn never hoists packages"
+		case t.has(cZ) && prev.has(cAdv|cLead) && !prev.has(cDet|cNoun) && k > from:
+			return true // "Yarn never hoists packages", "Move detection in git only works when…"
 		case t.has(cBase|cZ) && k > from && k+1 < b && toks[k+1].has(cDet|cObject) && !toks[k+1].has(cRel):
 			return true // "Update notices from npm clutter the CI logs"
 		}
@@ -714,7 +714,10 @@ func (r *reader) dutyVerb(v, b int) bool {
 	t := &r.toks[v]
 	switch t.w {
 	case "have", "'ve":
-		return false
+		// "must have run" describes; "must have type hints" obliges.
+		p := v + 1
+		return p < b && !r.toks[p].has(cPart|cPast|cAdv) && !strings.HasSuffix(r.toks[p].w, "ed") &&
+			(r.toks[p].has(cDet|cNoun|cAdj) || r.toks[p].has(cUnknown))
 	case "be":
 		p := r.skipAdverbs(v+1, b)
 		return p < b && (r.toks[p].has(cPart|cPast) || strings.HasSuffix(r.toks[p].w, "ed")) &&
