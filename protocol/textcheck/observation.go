@@ -11,7 +11,7 @@ import (
 // InstructionError says why a text reads as an instruction to the reader.
 type InstructionError struct {
 	// Rule is "command verb", "obligation", "impersonal directive",
-	// "directive header" or "injection".
+	// "directive header", "request", "injection" or "hidden characters".
 	Rule   string
 	Phrase string // the words that triggered it, from the normalised text
 }
@@ -193,14 +193,14 @@ func (r *reader) phrases() *InstructionError {
 	// The phrase words the text holds, so phrases that need a word it
 	// lacks are never tried.
 	var present [maxPhraseWords / 64]uint64
-	any := false
+	starts := false
 	for i := range toks {
 		if id := toks[i].pid; id != 0 && int(id)/64 < len(present) {
 			present[id/64] |= 1 << (id % 64)
 		}
-		any = any || toks[i].has(cPhrase)
+		starts = starts || toks[i].has(cPhrase)
 	}
-	if !any {
+	if !starts {
 		return nil
 	}
 	for i := range toks {
