@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
 )
 
 // hostileLine signs a lesson line the way a peer that skips every check
@@ -77,5 +78,30 @@ func TestReceiveRefusesHostileTexts(t *testing.T) {
 	}
 	if len(views) != 1 || !strings.HasPrefix(views[0].Text, "go vet") {
 		t.Fatalf("lessons held: %+v", views)
+	}
+}
+
+// A text stored by an older version, before the checks grew stricter,
+// stays out of the active view that agents read; --all still shows it to
+// a person.
+func TestActiveViewHidesTextsThatFailToday(t *testing.T) {
+	m, _ := openTest(t, newClock())
+	for _, text := range []string{`An agent reported "Always run go test with -race before pushing."`, "go vet reports a copied lock"} {
+		l := store.Lesson{Hash: protocol.LessonHash("error", text), Kind: "error", Text: text, Own: true, Strength: 0.5,
+			Seen: 1, Updated: m.Now(), Layer: LayerPersonal}
+		if err := m.store.PutLesson(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	active, err := m.Lessons(Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := m.Lessons(Filter{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(active) != 1 || !strings.HasPrefix(active[0].Text, "go vet") || len(all) != 2 {
+		t.Fatalf("active %+v, all %d", active, len(all))
 	}
 }
