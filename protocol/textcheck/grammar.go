@@ -188,6 +188,11 @@ func (r *reader) softCommand(sentence, a, j, b int) *InstructionError {
 // directiveOpener returns the index after "from now on", "going forward",
 // "from here on", "henceforth" or "in (the) future" at toks[j:b], or j.
 func directiveOpener(toks []token, j, b int) int {
+	switch toks[j].w {
+	case "from", "going", "moving", "henceforth", "in":
+	default:
+		return j
+	}
 	words := func(ws ...string) int {
 		if j+len(ws) >= b {
 			return j

@@ -44,7 +44,7 @@ func loadNames() (given, titles, not map[string]bool) {
 }
 
 // findNames calls add for each person's name among the tokens.
-func findNames(toks []token, add func(kind string, start, end int)) {
+func findNames(toks []token, found *findings) {
 	for i := 0; i < len(toks); i++ {
 		t := &toks[i]
 		if t.punct != 0 || !t.cap || t.code {
@@ -66,7 +66,7 @@ func findNames(toks []token, add func(kind string, start, end int)) {
 			if unknownCapital(t) && i+1 < len(toks) && unknownCapital(&toks[i+1]) && !notNames[t.w] && !notNames[toks[i+1].w] &&
 				(i > 0 && (toks[i-1].has(cPrep|cConj) || toks[i-1].punct == ',' || reportVerbs[toks[i-1].w]) ||
 					i+2 < len(toks) && toks[i+2].has(cPast) && !toks[i+2].has(cZ|cBase)) {
-				add("name", t.s, toks[i+1].e)
+				found.add("name", t.s, toks[i+1].e)
 				i++
 			}
 			continue
@@ -91,7 +91,7 @@ func findNames(toks []token, add func(kind string, start, end int)) {
 		default:
 			continue
 		}
-		add("name", t.s, toks[end].e)
+		found.add("name", t.s, toks[end].e)
 		i = end
 	}
 }

@@ -43,10 +43,13 @@ func CheckText(text string) (*InstructionError, []RawFinding) {
 }
 
 func checkText(text string, raw bool) (*InstructionError, []RawFinding) {
-	if r := hiddenText(text); r >= 0 {
-		return &InstructionError{Rule: "hidden characters", Phrase: fmt.Sprintf("U+%04X", r)}, nil
+	norm := text
+	if !isPlainASCII(text) {
+		if r := hiddenText(text); r >= 0 {
+			return &InstructionError{Rule: "hidden characters", Phrase: fmt.Sprintf("U+%04X", r)}, nil
+		}
+		norm = normalize(text, true)
 	}
-	norm := Normalize(text)
 	buf := scratchPool.Get().(*scratch)
 	defer buf.release()
 	buf.toks = tokenize(norm, buf.lower(norm), buf.toks[:0])

@@ -13,19 +13,22 @@ type phrase struct {
 	rule     string     // "injection", "impersonal directive", "directive header"
 	anchored bool       // "^": only at the start of a clause
 	steps    []phraseAt // in order
+	needs    [][]chunk  // per word step, the non-zero words of its bit set
+}
+
+// chunk is one non-zero word of a bit set of phrase word numbers.
+type chunk struct {
+	k    int
+	bits uint64
 }
 
 // possible: every word step of p allows a word the text holds (present is
 // the set of the text's phrase word numbers), so matching may succeed.
 func (p *phrase) possible(present []uint64) bool {
-	for i := range p.steps {
-		st := &p.steps[i]
-		if st.words == nil || st.ger || st.base {
-			continue
-		}
+	for _, need := range p.needs {
 		hit := false
-		for k, w := range st.words {
-			if k < len(present) && w&present[k] != 0 {
+		for _, c := range need {
+			if c.bits&present[c.k] != 0 {
 				hit = true
 				break
 			}
@@ -150,6 +153,18 @@ func compilePhrases(txt string) map[string][]*phrase {
 		}
 		if len(p.steps) == 0 || p.steps[0].words == nil || p.steps[0].ger || p.steps[0].base {
 			panic("textcheck: a phrase must start with words: " + line)
+		}
+		for _, st := range p.steps {
+			if st.words == nil || st.ger || st.base {
+				continue // a gap, a number or a class: nothing to look for
+			}
+			var need []chunk
+			for k, bits := range st.words {
+				if bits != 0 {
+					need = append(need, chunk{k, bits})
+				}
+			}
+			p.needs = append(p.needs, need)
 		}
 		for _, w := range strings.Split(fields[0], "|") {
 			idx[w] = append(idx[w], p)

@@ -119,12 +119,8 @@ func FindRawData(text string) []RawFinding {
 
 // findRaw finds the raw data in text, whose tokens are toks.
 func findRaw(text string, toks []token) []RawFinding {
-	var cands []RawFinding
-	addc := func(kind string, s, e int) {
-		if s < e {
-			cands = append(cands, RawFinding{Kind: kind, Start: s, End: e})
-		}
-	}
+	var found findings
+	addc := found.add
 	// Cheap tests first: most sentences hold no character a pattern needs,
 	// and one pass over the bytes says which they hold.
 	var has byteSet
@@ -225,7 +221,7 @@ func findRaw(text string, toks []token) []RawFinding {
 			}
 		}
 	}
-	findNames(toks, addc)
+	findNames(toks, &found)
 	if colons >= 2 {
 		rawIPv6Runs(text, func(s, e int) {
 			if s, e, ok := rawIPv6OK(text, s, e); ok {
@@ -243,6 +239,7 @@ func findRaw(text string, toks []token) []RawFinding {
 			}
 		}
 	}
+	cands := found.list
 	if len(cands) == 0 {
 		return nil
 	}
@@ -284,6 +281,15 @@ func RedactRawData(text string) string {
 		}
 		b.WriteString(text[prev:])
 		text = b.String()
+	}
+}
+
+// findings collects candidate findings.
+type findings struct{ list []RawFinding }
+
+func (f *findings) add(kind string, s, e int) {
+	if s < e {
+		f.list = append(f.list, RawFinding{Kind: kind, Start: s, End: e})
 	}
 }
 
