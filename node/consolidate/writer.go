@@ -242,53 +242,59 @@ type action struct{ base, gerund string }
 // whether it forbids it.
 func asAction(s string) (action, bool, bool) {
 	words := strings.Fields(strings.TrimRight(s, ".!?"))
-	neg := false
-	// Find where the asked-for verb phrase starts.
+	lower := func(k int) string { return strings.ToLower(strings.Trim(words[k], `"'“”‘’`)) }
+	// The asked-for verb phrase starts after the last modal of obligation
+	// ("the agent must never push") and after the words that dress a
+	// command up ("Please", "Always", "Make sure to", "Don't").
 	i := 0
-	for k, w := range words {
-		lw := strings.ToLower(strings.Trim(w, `"'“”‘’`))
-		switch lw {
+	for k := range words {
+		switch lower(k) {
 		case "must", "should", "shall", "ought", "need", "needs", "have", "has":
 			i = k + 1
 		}
 	}
-	for i < len(words) {
-		lw := strings.ToLower(strings.Trim(words[i], `"'“”‘’`))
-		switch lw {
-		case "please", "kindly", "just", "simply", "always", "to", "also", "then", "so", "first", "and", "be", "sure", "make", "remember":
-			if lw == "make" && (i+1 >= len(words) || strings.ToLower(words[i+1]) != "sure") {
-				goto verb
-			}
-			i++
-		case "never", "not", "don't", "dont", "don’t", "do", "avoid", "stop":
-			neg = true
-			i++
-		default:
-			goto verb
+	neg := false
+	for ; i < len(words); i++ {
+		w := lower(i)
+		if w == "make" && (i+1 >= len(words) || lower(i+1) != "sure") {
+			break // "make" the verb, not "make sure"
 		}
+		if dressing[w] {
+			continue
+		}
+		if negating[w] {
+			neg = true
+			continue
+		}
+		break
 	}
-verb:
 	if i >= len(words) {
 		return action{}, false, false
 	}
-	v := strings.ToLower(strings.Trim(words[i], `"'“”‘’`))
+	v := lower(i)
 	if v == "" || !isLetters(v) {
 		return action{}, false, false
 	}
 	rest := strings.NewReplacer(`"`, "", "“", "", "”", "").Replace(strings.Join(words[i+1:], " "))
-	base, ger := v, gerund(v)
-	if strings.HasSuffix(v, "ing") { // "avoid pushing", "stop using"
-		base = v
-	}
 	join := func(w string) string {
 		if rest == "" {
 			return w
 		}
 		return w + " " + rest
 	}
-	a := action{base: secondPerson(join(base)), gerund: secondPerson(join(ger))}
-	return a, neg, true
+	// "avoid pushing", "stop using": an -ing form serves as both.
+	return action{base: secondPerson(join(v)), gerund: secondPerson(join(gerund(v)))}, neg, true
 }
+
+// dressing and negating are the words around a command's verb that
+// asAction reads past.
+var (
+	dressing = map[string]bool{"please": true, "kindly": true, "just": true, "simply": true, "always": true,
+		"to": true, "also": true, "then": true, "so": true, "first": true, "and": true, "be": true, "sure": true,
+		"make": true, "remember": true}
+	negating = map[string]bool{"never": true, "not": true, "don't": true, "dont": true, "don’t": true,
+		"do": true, "avoid": true, "stop": true}
+)
 
 // gerund forms the -ing form of a base verb: "push" → "pushing", "use" →
 // "using", "run" → "running", "tie" → "tying".
