@@ -185,33 +185,33 @@ func (r *reader) softCommand(sentence, a, j, b int) *InstructionError {
 	return r.fail("command verb", a, k)
 }
 
-// directiveOpener returns the index after "from now on", "going forward",
-// "from here on", "henceforth" or "in (the) future" at toks[j:b], or j.
-func directiveOpener(toks []token, j, b int) int {
-	switch toks[j].w {
-	case "from", "going", "moving", "henceforth", "in":
-	default:
-		return j
-	}
-	words := func(ws ...string) int {
-		if j+len(ws) >= b {
-			return j
+// directiveTimes turn what follows into an order: "From now on pin it",
+// "going forward the agent will...".
+var directiveTimes = [][]string{{"from", "now", "on"}, {"from", "here", "on"}, {"now", "on"}, {"going", "forward"},
+	{"moving", "forward"}, {"henceforth"}, {"hereafter"}, {"thenceforth"}, {"forthwith"}, {"onwards"}, {"onward"},
+	{"in", "future"}, {"in", "the", "future"}}
+
+// directiveTimeAt returns the index after a directive time that starts at
+// toks[j] and ends before end, or j.
+func directiveTimeAt(toks []token, j, end int) int {
+next:
+	for _, ws := range directiveTimes {
+		if j+len(ws) > end {
+			continue
 		}
 		for k, w := range ws {
 			if toks[j+k].w != w {
-				return j
+				continue next
 			}
 		}
 		return j + len(ws)
 	}
-	for _, ws := range [][]string{{"from", "now", "on"}, {"from", "here", "on"}, {"going", "forward"},
-		{"moving", "forward"}, {"henceforth"}, {"in", "future"}, {"in", "the", "future"}} {
-		if k := words(ws...); k > j {
-			return k
-		}
-	}
 	return j
 }
+
+// directiveOpener returns the index after a directive time opening
+// toks[j:b] with a word still to follow, or j.
+func directiveOpener(toks []token, j, b int) int { return directiveTimeAt(toks, j, b-1) }
 
 // vocative: toks[j] names the one spoken to and a command follows
 // ("@claude push the fix", "Assistant restart the worker"): a singular actor
@@ -806,26 +806,9 @@ func (r *reader) planBefore(sentence, i int) bool {
 // directiveTime: the sentence holds "from now on", "going forward",
 // "henceforth" and the like, which turn "will" into an order.
 func (r *reader) directiveTime(sentence, b int) bool {
-	toks := r.toks
 	for k := sentence; k < b; k++ {
-		switch toks[k].w {
-		case "henceforth", "hereafter", "thenceforth", "forthwith", "onwards", "onward":
+		if directiveTimeAt(r.toks, k, b) > k {
 			return true
-		case "now":
-			if k > sentence && toks[k-1].w == "on" && k > sentence+1 && toks[k-2].w == "from" {
-				return true
-			}
-			if k+1 < b && toks[k+1].w == "on" {
-				return true
-			}
-		case "forward":
-			if k > sentence && (toks[k-1].w == "going" || toks[k-1].w == "moving") {
-				return true
-			}
-		case "future":
-			if k > sentence && (toks[k-1].w == "in" || toks[k-1].w == "the" && k > sentence+1 && toks[k-2].w == "in") {
-				return true
-			}
 		}
 	}
 	return false
