@@ -28,10 +28,7 @@ func (m *Memory) Publish(kind, text string) (*protocol.Record, error) {
 		return nil, err
 	}
 	l.Own, l.Published, l.Dirty, l.Updated = true, true, false, now
-	if err := m.store.PutLesson(l); err != nil {
-		return nil, err
-	}
-	if _, err := m.store.AppendOutbox([]*protocol.Record{rec}); err != nil {
+	if err := m.store.Commit(store.Step{Lesson: l, Signed: []*protocol.Record{rec}}); err != nil {
 		return nil, err
 	}
 	m.changed()

@@ -136,9 +136,6 @@ func (m *Memory) sleepLocked(ctx context.Context, now time.Time, rep *SleepRepor
 	}
 	out = append(out, signed...)
 	if len(out) > 0 {
-		if _, err := m.store.AppendOutbox(out); err != nil {
-			return err
-		}
 		m.changed()
 	}
 	rep.Signed = len(out)
@@ -199,7 +196,6 @@ func (m *Memory) verifyPass(ctx context.Context, lessons []store.Lesson, events 
 		if err != nil {
 			return nil, nil, err
 		}
-		out = append(out, rec)
 		rep.Confirmations++
 		seqs := make([]uint64, 0, len(matched))
 		for _, i := range matched {
@@ -211,12 +207,12 @@ func (m *Memory) verifyPass(ctx context.Context, lessons []store.Lesson, events 
 		cand.Seen += int64(len(matched))
 		cand.Strength = protocol.Rise(cand.Strength)
 		cand.Updated = now
-		if err := m.store.AssignEvents(seqs, cand.Hash); err != nil {
+		// The confirmation, the lesson marked confirmed and the events it
+		// took land together, so a crash can neither lose nor double it.
+		if err := m.store.Commit(store.Step{Lesson: cand, Absorbed: seqs, Signed: []*protocol.Record{rec}}); err != nil {
 			return nil, nil, err
 		}
-		if err := m.store.PutLesson(cand); err != nil {
-			return nil, nil, err
-		}
+		out = append(out, rec)
 	}
 	rest := events[:0:0]
 	for i, ev := range events {
@@ -333,10 +329,9 @@ func (m *Memory) absorb(l store.Lesson, events []pending, idx []int, now time.Ti
 	}
 	l.Updated = now
 	l.Dirty = true
-	if err := m.store.AssignEvents(seqs, l.Hash); err != nil {
-		return err
-	}
-	return m.store.PutLesson(l)
+	// The lesson and the events it took land together; signing it is left
+	// to signDirty, which a later sleep repeats if this one is cut short.
+	return m.store.Commit(store.Step{Lesson: l, Absorbed: seqs})
 }
 
 const maxEpisodes = 50
@@ -373,7 +368,8 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster) (string
 	return "", fmt.Errorf("no lesson written for a %s cluster of %d events: %w", c.Kind, len(c.Episodes), errors.Join(errs...))
 }
 
-// signDirty signs the own lessons that changed and may be shared.
+// signDirty signs the own lessons that changed and may be shared; the
+// records are in the outbox when it returns.
 func (m *Memory) signDirty(now time.Time, rep *SleepReport) ([]*protocol.Record, error) {
 	lessons, err := m.store.OwnLessons()
 	if err != nil {
@@ -388,16 +384,16 @@ func (m *Memory) signDirty(now time.Time, rep *SleepReport) ([]*protocol.Record,
 		return nil, err
 	}
 	var out []*protocol.Record
+	var steps []store.Step
 	for _, l := range lessons {
 		if !l.Dirty {
 			continue
 		}
 		l.Dirty = false
+		step := store.Step{Lesson: l}
 		if !l.Published && !share.Allows(l.Kind, l.Projects) {
 			rep.KeptLocal++
-			if err := m.store.PutLesson(l); err != nil {
-				return nil, err
-			}
+			steps = append(steps, step)
 			continue
 		}
 		rec, err := protocol.SignLesson(m.id, protocol.LessonDraft{Kind: l.Kind, Text: l.Text, Seen: l.Seen,
@@ -408,11 +404,14 @@ func (m *Memory) signDirty(now time.Time, rep *SleepReport) ([]*protocol.Record,
 			m.log.Warn("lesson kept local", "hash", l.Hash, "err", err)
 		} else {
 			out = append(out, rec)
-			l.Published = true
+			step.Lesson.Published = true
+			step.Signed = []*protocol.Record{rec}
 		}
-		if err := m.store.PutLesson(l); err != nil {
-			return nil, err
-		}
+		steps = append(steps, step)
+	}
+	// Every lesson marked published lands with its record, in one change.
+	if err := m.store.Commit(steps...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

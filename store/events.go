@@ -100,8 +100,8 @@ func (s *Store) AddEvents(evs []protocol.Event, received time.Time) (added, dupl
 	return added, duplicates, nil
 }
 
-func loadEvent(txn *badger.Txn, seq uint64) (StoredEvent, bool, error) {
-	v, ok, err := getIn(txn, eventKey(seq))
+func loadEvent(get func(k []byte) ([]byte, bool, error), seq uint64) (StoredEvent, bool, error) {
+	v, ok, err := get(eventKey(seq))
 	if err != nil || !ok {
 		return StoredEvent{}, false, err
 	}
@@ -126,7 +126,7 @@ func eventsByIndex(txn *badger.Txn, prefix []byte) ([]StoredEvent, error) {
 	slices.Sort(seqs)
 	out := make([]StoredEvent, 0, len(seqs))
 	for _, seq := range seqs {
-		e, ok, err := loadEvent(txn, seq)
+		e, ok, err := loadEvent(func(k []byte) ([]byte, bool, error) { return getIn(txn, k) }, seq)
 		if err != nil {
 			return nil, err
 		}
@@ -191,7 +191,7 @@ func (s *Store) Events(since time.Time) ([]StoredEvent, error) {
 		it.Close()
 		slices.Sort(seqs)
 		for _, seq := range seqs {
-			e, ok, err := loadEvent(txn, seq)
+			e, ok, err := loadEvent(func(k []byte) ([]byte, bool, error) { return getIn(txn, k) }, seq)
 			if err != nil {
 				return err
 			}
@@ -212,55 +212,56 @@ func (s *Store) Events(since time.Time) ([]StoredEvent, error) {
 // lessonHash makes them pending again. An unknown seq is an error and
 // nothing is changed.
 func (s *Store) AssignEvents(seqs []uint64, lessonHash string) error {
-	err := s.update(func(w *writer) error {
-		seqs = slices.Clone(seqs)
-		slices.Sort(seqs)
-		seqs = slices.Compact(seqs)
-		evs := make([]StoredEvent, 0, len(seqs))
-		for _, seq := range seqs { // check them all before changing any
-			e, ok, err := loadEvent(w.txn, seq)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("no event %d", seq)
-			}
-			evs = append(evs, e)
-		}
-		for _, e := range evs {
-			seq := e.Seq
-			var err error
-			if e.Lesson == lessonHash {
-				continue
-			}
-			if e.Lesson == "" {
-				err = w.del(pendingKey(seq))
-			} else {
-				err = w.del(absorbedKey(e.Lesson, seq))
-			}
-			if err != nil {
-				return err
-			}
-			if lessonHash == "" {
-				err = w.set(pendingKey(seq), nil)
-			} else {
-				err = w.set(absorbedKey(lessonHash, seq), nil)
-			}
-			if err != nil {
-				return err
-			}
-			v, err := json.Marshal(eventValue{Event: e.Event, Received: e.Received, Lesson: lessonHash})
-			if err != nil {
-				return err
-			}
-			if err := w.set(eventKey(seq), v); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.update(func(w *writer) error { return assignEvents(w, seqs, lessonHash) }); err != nil {
 		return fmt.Errorf("assigning events to lesson %s: %w", lessonHash, err)
+	}
+	return nil
+}
+
+func assignEvents(w *writer, seqs []uint64, lessonHash string) error {
+	seqs = slices.Clone(seqs)
+	slices.Sort(seqs)
+	seqs = slices.Compact(seqs)
+	evs := make([]StoredEvent, 0, len(seqs))
+	for _, seq := range seqs { // check them all before changing any
+		e, ok, err := loadEvent(w.get, seq)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("no event %d", seq)
+		}
+		evs = append(evs, e)
+	}
+	for _, e := range evs {
+		seq := e.Seq
+		var err error
+		if e.Lesson == lessonHash {
+			continue
+		}
+		if e.Lesson == "" {
+			err = w.del(pendingKey(seq))
+		} else {
+			err = w.del(absorbedKey(e.Lesson, seq))
+		}
+		if err != nil {
+			return err
+		}
+		if lessonHash == "" {
+			err = w.set(pendingKey(seq), nil)
+		} else {
+			err = w.set(absorbedKey(lessonHash, seq), nil)
+		}
+		if err != nil {
+			return err
+		}
+		v, err := json.Marshal(eventValue{Event: e.Event, Received: e.Received, Lesson: lessonHash})
+		if err != nil {
+			return err
+		}
+		if err := w.set(eventKey(seq), v); err != nil {
+			return err
+		}
 	}
 	return nil
 }

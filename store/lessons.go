@@ -107,26 +107,40 @@ func (s *Store) Merge(recs []*protocol.Record, scope string, arrived time.Time, 
 				return err
 			}
 		}
-		for i, l := range ls {
-			if err := w.set(lessonKey(l.Hash), vals[i]); err != nil {
-				return err
-			}
-			var err error
-			switch {
-			case l.Own:
-				err = w.set(ownKey(l.Hash), nil)
-			case s.own[l.Hash]:
-				err = w.del(ownKey(l.Hash))
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.putLessons(w, ls, vals)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storing %d records and %d lessons: %w", len(recs), len(ls), err)
 	}
+	s.noteOwn(ls)
+	return out, nil
+}
+
+// putLessons writes encoded lessons and their own-lesson index entries
+// inside an update; the caller holds ownMu and calls noteOwn after the
+// update succeeded.
+func (s *Store) putLessons(w *writer, ls []Lesson, vals [][]byte) error {
+	for i, l := range ls {
+		if err := w.set(lessonKey(l.Hash), vals[i]); err != nil {
+			return err
+		}
+		var err error
+		switch {
+		case l.Own:
+			err = w.set(ownKey(l.Hash), nil)
+		case s.own[l.Hash]:
+			err = w.del(ownKey(l.Hash))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noteOwn brings the in-memory own-lesson set up to date with written
+// lessons; the caller holds ownMu.
+func (s *Store) noteOwn(ls []Lesson) {
 	for _, l := range ls {
 		if l.Own {
 			s.own[l.Hash] = true
@@ -134,7 +148,58 @@ func (s *Store) Merge(recs []*protocol.Record, scope string, arrived time.Time, 
 			delete(s.own, l.Hash)
 		}
 	}
-	return out, nil
+}
+
+// Step is what sleep or publishing does to one lesson: the events it
+// absorbed, the lesson as it now is, and the records signed for it.
+type Step struct {
+	Lesson   Lesson
+	Absorbed []uint64           // events now assigned to Lesson
+	Signed   []*protocol.Record // own records for the outbox
+}
+
+// Commit writes steps as one atomic change: a crash leaves every lesson,
+// its events and its signed records as they were before or as they are
+// after, never a lesson marked published without its record or events
+// absorbed into a lesson that was not written.
+func (s *Store) Commit(steps ...Step) error {
+	ls := make([]Lesson, len(steps))
+	var signed []*protocol.Record
+	for i, st := range steps {
+		ls[i] = st.Lesson
+		for j, r := range st.Signed {
+			if err := checkRecord(r); err != nil {
+				return fmt.Errorf("committing lesson %s: record %d: %w", st.Lesson.Hash, j+1, err)
+			}
+		}
+		signed = append(signed, st.Signed...)
+	}
+	vals, err := encodeLessons(ls)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	s.ownMu.Lock()
+	defer s.ownMu.Unlock()
+	err = s.update(func(w *writer) error {
+		for _, st := range steps {
+			if len(st.Absorbed) > 0 {
+				if err := assignEvents(w, st.Absorbed, st.Lesson.Hash); err != nil {
+					return err
+				}
+			}
+		}
+		if err := s.putLessons(w, ls, vals); err != nil {
+			return err
+		}
+		_, err := appendOutbox(w, signed, now)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("committing %d lessons: %w", len(steps), err)
+	}
+	s.noteOwn(ls)
+	return nil
 }
 
 // encodeLessons normalises lessons in place and encodes them.

@@ -29,32 +29,38 @@ func (s *Store) AppendOutbox(recs []*protocol.Record) (lastSeq uint64, err error
 			return 0, fmt.Errorf("appending to the outbox: record %d: %w", i+1, err)
 		}
 	}
-	now := time.Now()
 	err = s.update(func(w *writer) error {
-		if len(recs) == 0 {
-			v, _, err := w.get([]byte("n/outbox"))
-			if len(v) == 8 {
-				lastSeq = binary.BigEndian.Uint64(v)
-			}
-			return err
-		}
-		for _, r := range recs {
-			seq, err := w.next("outbox")
-			if err != nil {
-				return err
-			}
-			if err := w.set(outboxKey(seq), r.Raw); err != nil {
-				return err
-			}
-			lastSeq = seq
-		}
-		_, err := putRecords(w, recs, ScopeLocal, now)
+		var err error
+		lastSeq, err = appendOutbox(w, recs, time.Now())
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("appending to the outbox: %w", err)
 	}
 	return lastSeq, nil
+}
+
+// appendOutbox is AppendOutbox inside an update.
+func appendOutbox(w *writer, recs []*protocol.Record, now time.Time) (lastSeq uint64, err error) {
+	if len(recs) == 0 {
+		v, _, err := w.get([]byte("n/outbox"))
+		if len(v) == 8 {
+			lastSeq = binary.BigEndian.Uint64(v)
+		}
+		return lastSeq, err
+	}
+	for _, r := range recs {
+		seq, err := w.next("outbox")
+		if err != nil {
+			return 0, err
+		}
+		if err := w.set(outboxKey(seq), r.Raw); err != nil {
+			return 0, err
+		}
+		lastSeq = seq
+	}
+	_, err = putRecords(w, recs, ScopeLocal, now)
+	return lastSeq, err
 }
 
 // Outbox returns up to limit entries (all for limit <= 0) with Seq greater

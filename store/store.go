@@ -4,13 +4,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
@@ -81,6 +81,10 @@ func Open(home string, opts Options) (*Store, error) {
 		}
 		s.lock = lock
 		bopts = badger.DefaultOptions(filepath.Join(home, "db"))
+		if err := dropEmptyLogs(bopts.Dir); err != nil {
+			s.releaseLock()
+			return nil, err
+		}
 	}
 	bopts = tune(bopts, opts)
 	db, err := badger.Open(bopts)
@@ -92,6 +96,11 @@ func Open(home string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("opening the store at %s: %w", filepath.Join(home, "db"), err)
 	}
 	s.db = db
+	if err := s.replayJournals(); err != nil {
+		db.Close()
+		s.releaseLock()
+		return nil, err
+	}
 	if err := s.loadOwn(); err != nil {
 		db.Close()
 		s.releaseLock()
@@ -136,6 +145,34 @@ func tune(b badger.Options, opts Options) badger.Options {
 			WithValueLogFileSize(16 << 20)
 	}
 	return b
+}
+
+// dropEmptyLogs removes the zero-length write-ahead and value log files a
+// process killed while creating one leaves behind: Badger refuses to open
+// a directory holding one ("Create a new file", dgraph-io/badger#2207).
+// An empty file holds no entry, so nothing is lost.
+func dropEmptyLogs(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the store directory %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || (!strings.HasSuffix(name, ".mem") && !strings.HasSuffix(name, ".vlog")) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || info.Size() != 0 {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("removing the empty log %s left by a crash: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // acquireLock takes the exclusive, non-blocking lock on home/LOCK and
@@ -215,80 +252,6 @@ func (s *Store) view(fn func(txn *badger.Txn) error) error {
 		return ErrClosed
 	}
 	return s.db.View(fn)
-}
-
-// update runs fn with a writer that commits in as many transactions as
-// Badger needs; writers are serialised.
-func (s *Store) update(fn func(w *writer) error) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.db == nil {
-		return ErrClosed
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	w := &writer{db: s.db, txn: s.db.NewTransaction(true)}
-	defer func() { w.txn.Discard() }()
-	if err := fn(w); err != nil {
-		return err
-	}
-	return w.txn.Commit()
-}
-
-// writer wraps an update transaction and splits it when Badger says the
-// transaction is too big. Reads through it see its own earlier writes.
-type writer struct {
-	db  *badger.DB
-	txn *badger.Txn
-}
-
-// txnSplits counts transactions split for size (read by tests).
-var txnSplits atomic.Int64
-
-func (w *writer) renew() error {
-	if err := w.txn.Commit(); err != nil {
-		return err
-	}
-	txnSplits.Add(1)
-	w.txn = w.db.NewTransaction(true)
-	return nil
-}
-
-func (w *writer) set(k, v []byte) error {
-	err := w.txn.Set(k, v)
-	if errors.Is(err, badger.ErrTxnTooBig) {
-		if err = w.renew(); err != nil {
-			return err
-		}
-		err = w.txn.Set(k, v)
-	}
-	return err
-}
-
-func (w *writer) del(k []byte) error {
-	err := w.txn.Delete(k)
-	if errors.Is(err, badger.ErrTxnTooBig) {
-		if err = w.renew(); err != nil {
-			return err
-		}
-		err = w.txn.Delete(k)
-	}
-	return err
-}
-
-// get returns a copy of the value of k, or nil, false.
-func (w *writer) get(k []byte) ([]byte, bool, error) { return getIn(w.txn, k) }
-
-func getIn(txn *badger.Txn, k []byte) ([]byte, bool, error) {
-	item, err := txn.Get(k)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	v, err := item.ValueCopy(nil)
-	return v, err == nil, err
 }
 
 // next increments the counter n/<name> and returns the new value.
