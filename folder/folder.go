@@ -22,20 +22,9 @@ import (
 // their Raw bytes are owned by the callee (they are not reused).
 type Deliver func(scope string, recs []*protocol.Record) error
 
-// Refusal is one line (or, with Line 0, a whole file) that was not taken.
-type Refusal struct {
-	File   string          `json:"file"` // base name, e.g. 0123456789abcdef.jsonl
-	Line   int             `json:"line"` // 1-based line number; 0 for the file as a whole
-	Reason protocol.Reason `json:"reason"`
-	Detail string          `json:"detail"`
-}
-
-func (r Refusal) String() string {
-	if r.Line == 0 {
-		return fmt.Sprintf("%s: %s: %s", r.File, r.Reason, r.Detail)
-	}
-	return fmt.Sprintf("%s:%d: %s: %s", r.File, r.Line, r.Reason, r.Detail)
-}
+// Refusal is one line (or, with Line 0, a whole file) that was not taken;
+// its Source is the file's base name.
+type Refusal = protocol.Refused
 
 // Report says what Read did.
 type Report struct {
@@ -64,13 +53,7 @@ func errorStrings(errs []error) []string {
 }
 
 // ByReason counts the refusals by reason, e.g. for metrics.
-func (r Report) ByReason() map[protocol.Reason]int {
-	m := make(map[protocol.Reason]int, len(r.Refused))
-	for _, x := range r.Refused {
-		m[x.Reason]++
-	}
-	return m
-}
+func (r Report) ByReason() protocol.Tally { return protocol.TallyOf(r.Refused) }
 
 // tempPrefix names the temp files of an origin. It starts with a dot and
 // never ends in ".jsonl", so no reader ever takes a temp file for data.
@@ -175,7 +158,7 @@ func Read(dir, self string, now time.Time, deliver Deliver) (Report, error) {
 			continue
 		}
 		if tooLarge {
-			rep.Refused = append(rep.Refused, Refusal{File: e.Name(), Reason: protocol.ReasonFileTooLarge,
+			rep.Refused = append(rep.Refused, Refusal{Source: e.Name(), Reason: protocol.ReasonFileTooLarge,
 				Detail: fmt.Sprintf("the file is over %d bytes; only the complete lines within that limit are read", protocol.MaxOriginFile)})
 		}
 		recs := verifyFile(e.Name(), origin, data, now, &rep)
@@ -227,29 +210,11 @@ func readFile(path string, typ fs.FileMode) (data []byte, tooLarge bool, err err
 // verifyFile verifies the lines of one file of origin and returns the
 // accepted records; refusals and skips go to rep.
 func verifyFile(name, origin string, data []byte, now time.Time, rep *Report) []*protocol.Record {
-	var recs []*protocol.Record
-	for _, l := range protocol.SplitLines(data) {
-		rec, err := protocol.Verify(l.Bytes, now)
-		switch protocol.VerdictOf(err) {
-		case protocol.Skip:
-			rep.Skipped++
-			continue
-		case protocol.Reject:
-			rep.Refused = append(rep.Refused, Refusal{File: name, Line: l.N, Reason: protocol.ReasonOf(err), Detail: err.Error()})
-			continue
-		}
-		if rec.Origin != origin {
-			rep.Refused = append(rep.Refused, Refusal{File: name, Line: l.N, Reason: protocol.ReasonOriginMismatch,
-				Detail: fmt.Sprintf("the line is signed by origin %s, the file belongs to %s", rec.Origin, origin)})
-			continue
-		}
-		if len(recs) >= protocol.MaxOriginRecs {
-			rep.Refused = append(rep.Refused, Refusal{File: name, Line: l.N, Reason: protocol.ReasonTooManyRecords,
-				Detail: fmt.Sprintf("a file holds at most %d records", protocol.MaxOriginRecs)})
-			continue
-		}
+	b := protocol.VerifyBatch(protocol.SplitLines(data), protocol.Bound{Source: name, Origin: origin}, now)
+	rep.Skipped += b.Skipped
+	rep.Refused = append(rep.Refused, b.Refused...)
+	for _, rec := range b.Records {
 		rec.Raw = slices.Clip(rec.Raw)
-		recs = append(recs, rec)
 	}
-	return recs
+	return b.Records
 }

@@ -225,7 +225,7 @@ func TestDamagedFiles(t *testing.T) {
 	slices.Sort(want)
 	var refused []string
 	for _, r := range rep.Refused {
-		refused = append(refused, fmt.Sprintf("%s:%d:%s", r.File, r.Line, r.Reason))
+		refused = append(refused, fmt.Sprintf("%s:%d:%s", r.Source, r.Line, r.Reason))
 	}
 	slices.Sort(refused)
 	if !slices.Equal(refused, want) {
@@ -466,12 +466,12 @@ func TestWatch(t *testing.T) {
 }
 
 func TestReportJSON(t *testing.T) {
-	r := Report{Files: 1, Refused: []Refusal{{File: "a.jsonl", Line: 2, Reason: protocol.ReasonOriginMismatch}}, Errors: []error{fmt.Errorf("disk gone")}}
+	r := Report{Files: 1, Refused: []Refusal{{Source: "a.jsonl", Line: 2, Reason: protocol.ReasonOriginMismatch}}, Errors: []error{fmt.Errorf("disk gone")}}
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"files":1,"accepted":0,"skipped":0,"refused":[{"file":"a.jsonl","line":2,"reason":"origin mismatch","detail":""}],"errors":["disk gone"]}`
+	want := `{"files":1,"accepted":0,"skipped":0,"refused":[{"source":"a.jsonl","line":2,"reason":"origin mismatch","detail":""}],"errors":["disk gone"]}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}

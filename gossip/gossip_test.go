@@ -262,14 +262,16 @@ func TestPrivateTeam(t *testing.T) {
 // Peers publishing forged (bad signature) or imperative records are
 // rejected; their scores fall below zero on the honest nodes, and honest
 // delivery goes on.
-func TestForgedAndImperativeRejected(t *testing.T) {
+func TestForgedImperativeAndRelayedRejected(t *testing.T) {
 	h0 := startNode(t)
 	h1 := startNode(t, withBootstrap(h0))
 	h2 := startNode(t, withBootstrap(h0, h1))
 	honest := []*tnode{h0, h1, h2}
 	forger := startNode(t, withBootstrap(honest...))
 	preacher := startNode(t, withBootstrap(honest...))
-	attackers := []*tnode{forger, preacher}
+	// The relay republishes a validly signed record of another origin.
+	relay := startNode(t, withBootstrap(honest...))
+	attackers := []*tnode{forger, preacher, relay}
 	for _, m := range attackers {
 		// An attacker skips its own validator, so what it publishes goes out.
 		if err := m.ps.UnregisterTopicValidator(TopicName("t")); err != nil {
@@ -295,6 +297,13 @@ func TestForgedAndImperativeRejected(t *testing.T) {
 	if err := preacher.Publish(ctx, "t", [][]byte{imperative}); err != nil {
 		t.Fatal(err)
 	}
+	victim, err := protocol.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := relay.Publish(ctx, "t", [][]byte{lesson(t, victim, 1).Raw}); err != nil {
+		t.Fatal(err)
+	}
 	for i, n := range honest {
 		for j, m := range attackers {
 			deadline := time.Now().Add(20 * time.Second)
@@ -306,9 +315,10 @@ func TestForgedAndImperativeRejected(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 		}
-		eventually(t, 10*time.Second, "both refusals counted", func() bool {
+		eventually(t, 10*time.Second, "the three refusals counted", func() bool {
 			st := n.Stats()
-			return st.Rejected[string(protocol.ReasonSignature)] >= 1 && st.Rejected[string(protocol.ReasonInstruction)] >= 1
+			return st.Rejected[string(protocol.ReasonSignature)] >= 1 && st.Rejected[string(protocol.ReasonInstruction)] >= 1 &&
+				st.Rejected[string(protocol.ReasonOriginMismatch)] >= 1
 		})
 	}
 	for i, n := range honest {

@@ -22,6 +22,17 @@ type memHolder struct {
 	mu        sync.Mutex
 	scopes    map[string]map[protocol.RecordKey]*protocol.Record
 	delivered int
+	full      map[string]bool // origins past the cap (Room 0)
+}
+
+// Room makes memHolder a Capped holder: every origin has room unless full.
+func (h *memHolder) Room(scope, origin string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.full[origin] {
+		return 0
+	}
+	return protocol.MaxOriginRecs
 }
 
 func newMemHolder() *memHolder {
@@ -148,7 +159,7 @@ func newNode(t testing.TB, opts ...nodeOpt) *tnode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tn := &tnode{Node: n, id: id, holder: h}
+	tn := &tnode{Node: n, id: cfg.Identity, holder: h}
 	t.Cleanup(func() {
 		if tn.stop != nil {
 			tn.stop()

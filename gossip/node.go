@@ -50,6 +50,14 @@ type Holder interface {
 	Known(rec *protocol.Record) bool
 }
 
+// Capped is an optional extension of Holder: Room is how many new records
+// of origin the memory still takes in scope (SPEC §10 holds at most 1,000
+// per origin and scope). A message that would take its origin past it is
+// ignored, so it is not relayed either.
+type Capped interface {
+	Room(scope, origin string) int
+}
+
 // Versioned is an optional extension of Holder: HeldVersion moves whenever
 // what Held returns may have changed, so sync reuses its snapshot (the
 // parsed and hashed held lines) until then. Snapshots are never modified.

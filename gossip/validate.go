@@ -4,7 +4,6 @@ import (
 	"context"
 	"runtime"
 	"sync"
-	"time"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -45,45 +44,36 @@ func (v verdict) String() string {
 // several cores at once.
 const parallelLines = 32
 
-// lineResult is the outcome of verifying one line.
-type lineResult struct {
-	rec *protocol.Record
-	err error
-}
-
-// verifyLines runs protocol.Verify on every line, on up to GOMAXPROCS
-// goroutines for long messages (each started and joined here). It stops
-// early when ctx ends (the validator's timeout) and reports ok=false then.
-func verifyLines(ctx context.Context, lines []protocol.Line, now time.Time) (out []lineResult, ok bool) {
-	out = make([]lineResult, len(lines))
-	workers := min(runtime.GOMAXPROCS(0), len(lines)/(parallelLines/2))
-	if workers <= 1 {
-		for i, l := range lines {
-			if i%64 == 63 && ctx.Err() != nil {
-				return nil, false
-			}
-			out[i].rec, out[i].err = protocol.Verify(l.Bytes, now)
-		}
-		return out, true
-	}
-	var wg sync.WaitGroup
-	chunk := (len(lines) + workers - 1) / workers
-	for w := 0; w < len(lines); w += chunk {
-		end := min(w+chunk, len(lines))
-		wg.Go(func() {
-			for i := w; i < end; i++ {
+// parallelEach runs do(i) for i in [0, n) on up to GOMAXPROCS goroutines
+// for long messages (each started and joined here), the protocol.Bound.Each
+// of the validator. It stops early when ctx ends (the validator's timeout).
+func parallelEach(ctx context.Context) func(n int, do func(i int)) {
+	return func(n int, do func(i int)) {
+		workers := min(runtime.GOMAXPROCS(0), n/(parallelLines/2))
+		if workers <= 1 {
+			for i := range n {
 				if i%64 == 63 && ctx.Err() != nil {
 					return
 				}
-				out[i].rec, out[i].err = protocol.Verify(lines[i].Bytes, now)
+				do(i)
 			}
-		})
+			return
+		}
+		var wg sync.WaitGroup
+		chunk := (n + workers - 1) / workers
+		for w := 0; w < n; w += chunk {
+			end := min(w+chunk, n)
+			wg.Go(func() {
+				for i := w; i < end; i++ {
+					if i%64 == 63 && ctx.Err() != nil {
+						return
+					}
+					do(i)
+				}
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
-	if ctx.Err() != nil {
-		return nil, false
-	}
-	return out, true
 }
 
 // checkMessage is the whole validator decision for one message's data.
@@ -99,25 +89,24 @@ func (n *Node) checkMessage(ctx context.Context, t *team, data []byte, local boo
 		n.metrics.rejectLine(ReasonNonMember)
 		return vIgnore, nil
 	}
-	lines := protocol.SplitLines(data)
-	results, ok := verifyLines(ctx, lines, n.now())
-	if !ok {
+	// Only an origin publishes its own records on a topic (SPEC §10): every
+	// line is bound to the message's signer.
+	origin, err := OriginOf(author)
+	if err != nil {
+		n.metrics.rejectLine(string(protocol.ReasonOriginMismatch))
+		return vReject, nil
+	}
+	b := protocol.VerifyBatch(protocol.SplitLines(data), protocol.Bound{Source: author.String(), Origin: origin, Each: parallelEach(ctx)}, n.now())
+	if ctx.Err() != nil {
 		return vIgnore, nil // timed out: not the sender's fault for sure
 	}
-	recs := make([]*protocol.Record, 0, len(results))
-	skipped := 0
-	rejected := false
-	for _, r := range results {
-		switch protocol.VerdictOf(r.err) {
-		case protocol.Reject:
-			n.metrics.rejectLine(string(protocol.ReasonOf(r.err)))
-			rejected = true
-		case protocol.Skip:
-			skipped++
-		default:
-			recs = append(recs, r.rec)
+	recs, skipped := b.Records, b.Skipped
+	for reason, count := range protocol.TallyOf(b.Refused) {
+		for range count {
+			n.metrics.rejectLine(string(reason))
 		}
 	}
+	rejected := len(b.Refused) > 0
 	if skipped > 0 {
 		n.metrics.update(func(s *Stats) { s.Skipped += skipped })
 	}
@@ -136,13 +125,21 @@ func (n *Node) checkMessage(ctx context.Context, t *team, data []byte, local boo
 		}
 	}
 	if !local {
-		known := 0
+		known, fresh := 0, 0
 		for _, rec := range recs {
-			if n.holder.Known(rec) {
+			switch {
+			case n.holder.Known(rec):
 				known++
+			case rec.Type != protocol.TypeRevocation:
+				fresh++
 			}
 		}
 		if known == len(recs) {
+			return vIgnore, nil
+		}
+		// An origin past the cap is not relayed either (its revocations are).
+		if c, ok := n.holder.(Capped); ok && fresh > c.Room(t.scope, origin) {
+			n.metrics.rejectLine(string(protocol.ReasonTooManyRecords))
 			return vIgnore, nil
 		}
 	}

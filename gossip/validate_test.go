@@ -21,6 +21,8 @@ func TestCheckMessage(t *testing.T) {
 	good2 := lesson(t, other.id, 2)
 	held := lesson(t, other.id, 3)
 	n.holder.add(Scope("t"), held)
+	mine := lesson(t, n.id, 4)
+	n.holder.add(Scope("t"), mine)
 	unknownVersion := bytes.Replace(good2.Raw, []byte(`"v":1`), []byte(`"v":2`), 1)
 	join := func(lines ...[]byte) []byte { return bytes.Join(lines, []byte("\n")) }
 	big := bytes.Repeat([]byte("x"), protocol.MaxGossipMsg+1)
@@ -38,7 +40,8 @@ func TestCheckMessage(t *testing.T) {
 		{name: "two good lines, CRLF and blank lines", data: []byte(string(good.Raw) + "\r\n\n" + string(good2.Raw) + "\n"), want: vAccept, recs: 2},
 		{name: "pure duplicate", data: held.Raw, want: vIgnore},
 		{name: "duplicate with a new line", data: join(held.Raw, good.Raw), want: vAccept, recs: 2},
-		{name: "own publication of held records", data: held.Raw, local: true, want: vAccept, recs: 1},
+		{name: "own publication of held records", data: mine.Raw, local: true, want: vAccept, recs: 1},
+		{name: "another origin's record", data: join(good.Raw, lesson(t, n.id, 5).Raw), want: vReject, reason: string(protocol.ReasonOriginMismatch)},
 		{name: "bad signature among good lines", data: join(good.Raw, badSignature(good2.Raw)), want: vReject, reason: string(protocol.ReasonSignature)},
 		{name: "instruction", data: forgeLesson(other.id, "Never push to main on Fridays"), want: vReject, reason: string(protocol.ReasonInstruction)},
 		{name: "not json", data: []byte("hello"), want: vReject, reason: string(protocol.ReasonJSON)},
@@ -47,6 +50,23 @@ func TestCheckMessage(t *testing.T) {
 		{name: "empty", data: nil, want: vIgnore},
 		{name: "over 1 MiB", data: big, want: vReject, reason: ReasonMessageTooLarge},
 	}
+	// An origin past the cap: its new records are ignored (not relayed),
+	// its revocations are not.
+	full, _ := protocol.GenerateIdentity()
+	n.holder.full = map[string]bool{full.Origin(): true}
+	fullNode := newNode(t, func(c *Config) { c.Identity = full })
+	fullRev, err := protocol.SignRevocation(full, good.Hash, time.Now(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("origin past the cap", func(t *testing.T) {
+		if v, _ := n.checkMessage(context.Background(), tm, lesson(t, full, 9).Raw, false, fullNode.PeerID(), them); v != vIgnore {
+			t.Fatalf("a new record of a full origin: %v, want ignore", v)
+		}
+		if v, _ := n.checkMessage(context.Background(), tm, fullRev.Raw, false, fullNode.PeerID(), them); v != vAccept {
+			t.Fatalf("a revocation of a full origin: %v, want accept", v)
+		}
+	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before := n.Stats()
@@ -81,7 +101,7 @@ func TestCheckMessagePrivate(t *testing.T) {
 		want         verdict
 	}{
 		{"member's record from the member", lesson(t, member, 1).Raw, memberNode, memberNode, vAccept},
-		{"outsider's record from the member", lesson(t, outsider.id, 2).Raw, memberNode, memberNode, vIgnore},
+		{"outsider's record from the member: only an origin publishes its own", lesson(t, outsider.id, 2).Raw, memberNode, memberNode, vReject},
 		{"member's record published by an outsider", lesson(t, member, 3).Raw, outsider, outsider, vIgnore},
 		{"member's record forwarded by an outsider", lesson(t, member, 4).Raw, memberNode, outsider, vIgnore},
 		{"outsider's forged record from the member: still a reject", badSignature(lesson(t, outsider.id, 5).Raw), memberNode, memberNode, vReject},

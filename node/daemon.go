@@ -473,6 +473,9 @@ func (h holder) collect(scope string) ([][]byte, error) {
 // HeldVersion lets sync reuse its snapshot until the memory changes.
 func (h holder) HeldVersion() uint64 { return h.d.m.Version() }
 
+// Room lets the validator ignore an origin past the cap.
+func (h holder) Room(scope, origin string) int { return h.d.m.Room(scope, origin) }
+
 func (h holder) Known(rec *protocol.Record) bool {
 	held, ok, err := h.d.m.store.Get(rec.SetKey())
 	return err == nil && ok && !protocol.Supersedes(rec, held.Record)

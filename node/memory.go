@@ -72,6 +72,7 @@ type Memory struct {
 	stats   Stats
 	closed  bool
 	metrics *metrics
+	origins originCounts // records held per scope and origin (the cap)
 
 	// changes counts changes to records and lessons; lessons.jsonl and the
 	// lines sync offers are rebuilt only when it moved.

@@ -10,59 +10,47 @@ import (
 )
 
 // Refused is one line that was not accepted.
-type Refused struct {
-	Line   int             `json:"line"`
-	Reason protocol.Reason `json:"reason"`
-	Detail string          `json:"detail"`
-}
+type Refused = protocol.Refused
 
 // ReceiveReport says what happened to received records.
 type ReceiveReport struct {
-	Accepted   int                     `json:"accepted"`
-	Duplicate  int                     `json:"duplicate"`
-	Skipped    int                     `json:"skipped"`
-	Refused    []Refused               `json:"refused,omitempty"`
-	ByReason   map[protocol.Reason]int `json:"refused_by_reason,omitempty"`
-	Candidates int                     `json:"new_candidates"`
+	Accepted   int            `json:"accepted"`
+	Duplicate  int            `json:"duplicate"`
+	Skipped    int            `json:"skipped"`
+	Refused    []Refused      `json:"refused,omitempty"`
+	ByReason   protocol.Tally `json:"refused_by_reason,omitempty"`
+	Candidates int            `json:"new_candidates"`
+	// OverCap: records left out because their origin holds the most a
+	// memory keeps per origin and scope.
+	OverCap int `json:"over_cap,omitempty"`
 }
 
 // Receive verifies raw lines that came by scope and merges the good ones.
 // Bad lines are reported with their number and reason; the rest are taken.
+// Scope "local" holds only this memory's own records, so lines of another
+// origin are refused there.
 func (m *Memory) Receive(ctx context.Context, scope string, lines []protocol.Line) (ReceiveReport, error) {
-	var rep ReceiveReport
-	now := m.Now()
-	recs := make([]*protocol.Record, 0, len(lines))
-	for _, l := range lines {
-		rec, err := protocol.Verify(l.Bytes, now)
-		switch protocol.VerdictOf(err) {
-		case protocol.Skip:
-			rep.Skipped++
-			continue
-		case protocol.Reject:
-			rep.Refused = append(rep.Refused, Refused{Line: l.N, Reason: protocol.ReasonOf(err), Detail: err.Error()})
-			continue
-		}
-		// Own bytes may be reused by the caller; the store keeps a copy.
-		rec.Raw = slices.Clone(rec.Raw)
-		recs = append(recs, rec)
+	bound := protocol.Bound{Source: scope}
+	if scope == store.ScopeLocal {
+		bound.Origin = m.Origin()
 	}
-	if len(rep.Refused) > 0 {
-		rep.ByReason = map[protocol.Reason]int{}
-		for _, r := range rep.Refused {
-			rep.ByReason[r.Reason]++
-		}
+	b := protocol.VerifyBatch(lines, bound, m.Now())
+	rep := ReceiveReport{Skipped: b.Skipped, Refused: b.Refused, ByReason: protocol.TallyOf(b.Refused)}
+	for _, rec := range b.Records {
+		// The caller may reuse its bytes; the store keeps a copy.
+		rec.Raw = slices.Clone(rec.Raw)
 	}
 	m.countRefused(rep.ByReason, rep.Skipped)
-	d, err := m.Deliver(ctx, scope, recs)
-	rep.Accepted, rep.Duplicate, rep.Candidates = d.Accepted, d.Duplicate, d.Candidates
+	d, err := m.Deliver(ctx, scope, b.Records)
+	rep.Accepted, rep.Duplicate, rep.Candidates, rep.OverCap = d.Accepted, d.Duplicate, d.Candidates, d.OverCap
 	return rep, err
 }
 
 // CountRefused lets a transport that verified lines itself report what it
 // refused, so refusals by reason cover every scope.
-func (m *Memory) CountRefused(reasons map[protocol.Reason]int) { m.countRefused(reasons, 0) }
+func (m *Memory) CountRefused(reasons protocol.Tally) { m.countRefused(reasons, 0) }
 
-func (m *Memory) countRefused(reasons map[protocol.Reason]int, skipped int) {
+func (m *Memory) countRefused(reasons protocol.Tally, skipped int) {
 	m.mu.Lock()
 	for r, n := range reasons {
 		m.refused[r] += n
@@ -87,6 +75,14 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	now := m.Now()
 	m.sleepMu.Lock() // lessons change here and in sleep
 	defer m.sleepMu.Unlock()
+	recs, over, err := m.capOrigins(scope, recs)
+	if err != nil {
+		return rep, err
+	}
+	if over > 0 {
+		rep.OverCap = over
+		m.countRefused(protocol.Tally{protocol.ReasonTooManyRecords: over}, 0)
+	}
 	// The merge rule decides from the lessons held before the batch; then
 	// the records and the lessons they changed are written in one go.
 	dc := &deliverContext{m: m}
@@ -109,7 +105,11 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	if err != nil {
 		return rep, err
 	}
+	var added []*protocol.Record
 	for i, rec := range recs {
+		if outcomes[i] == store.Added {
+			added = append(added, rec)
+		}
 		switch outcomes[i] {
 		case store.Added, store.Replaced:
 			rep.Accepted++
@@ -120,6 +120,7 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 			rep.Duplicate++
 		}
 	}
+	m.countAdded(scope, added)
 	// Even a duplicate may have added its scope, which changes what sync
 	// offers there.
 	m.changed()
