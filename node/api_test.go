@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -82,6 +83,65 @@ func TestMetricsCountRecordsAndRefusals(t *testing.T) {
 	for _, want := range []string{`remem_node_records_total{outcome="accepted"} 1`, `remem_node_refused_lines_total{reason="json"} 1`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// TestAPILayerParameterReadsNoFile: GET /lessons once took ?layer=NAME=PATH
+// and read PATH, so any web page could make the node read /dev/zero
+// without limit or hang on a FIFO. The parameter is now refused, by name,
+// before anything is read.
+func TestAPILayerParameterReadsNoFile(t *testing.T) {
+	m, _ := openTest(t, nil)
+	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
+	defer srv.Close()
+	hc := &http.Client{Timeout: 3 * time.Second}
+	start := time.Now()
+	resp, err := hc.Get(srv.URL + "/lessons?layer=x=/dev/zero")
+	if err != nil {
+		t.Fatalf("GET /lessons?layer=x=/dev/zero did not answer within 3s: %v", err)
+	}
+	var e apiError
+	json.NewDecoder(resp.Body).Decode(&e)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(e.Error, `"layer"`) {
+		t.Errorf("status %d %q, want 400 naming the parameter \"layer\"", resp.StatusCode, e.Error)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("answered after %v", d)
+	}
+}
+
+// TestAPILessonsLayered: layers travel in the body of POST /lessons/layered,
+// never as a path; a broken layer is the caller's error.
+func TestAPILessonsLayered(t *testing.T) {
+	m, _ := openTest(t, nil)
+	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
+	defer srv.Close()
+	post := func(body string) (int, string) {
+		resp, err := http.Post(srv.URL+"/lessons/layered", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(data)
+	}
+	line := `{"id":"x2","text":"The staging database is reset every night at midnight","kind":"surprise","seen":2,"strength":0.75,"updated":"2026-11-01T00:00:00Z"}` + "\n"
+	lines, _ := json.Marshal(line)
+	code, out := post(`{"layers":[{"name":"team","lines":` + string(lines) + `}]}`)
+	if code != http.StatusOK || !strings.Contains(out, "staging database") || !strings.Contains(out, `"team"`) {
+		t.Errorf("layered lessons: %d %s", code, out)
+	}
+	cases := map[string]string{
+		"broken layer":   `{"layers":[{"name":"team","lines":"{broken\n"}]}`,
+		"unknown member": `{"layers":[{"name":"team","path":"/dev/zero"}]}`,
+		"bad state":      `{"state":"asleep"}`,
+		"no name":        `{"layers":[{"lines":""}]}`,
+	}
+	for name, body := range cases {
+		if code, out := post(body); code != http.StatusBadRequest {
+			t.Errorf("%s: %d %s, want 400", name, code, out)
 		}
 	}
 }
