@@ -101,9 +101,10 @@ func NewAPI(m *Memory, opts APIOptions) http.Handler {
 	return guard(mux)
 }
 
-// guard keeps web pages the user visits away from the local API: a request
-// must name the node by an IP address or "localhost" (a DNS-rebinding page
-// names it by its own domain), and a POST must carry a JSON content type,
+// guard keeps web pages the user visits away from the local API (SPEC §11).
+// A request must name the node by an IP address or "localhost" (a
+// DNS-rebinding page names it by its own domain), must not come from
+// another site (sameOrigin), and a POST must carry a JSON content type,
 // which a cross-site form cannot send without a CORS preflight the API never
 // answers.
 func guard(next http.Handler) http.Handler {
@@ -116,6 +117,10 @@ func guard(next http.Handler) http.Handler {
 			fail(w, http.StatusForbidden, fmt.Errorf("the local API answers requests addressed to an IP address or localhost, not %q", r.Host))
 			return
 		}
+		if err := sameOrigin(r); err != nil {
+			fail(w, http.StatusForbidden, err)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if ct != "application/json" && ct != "application/x-ndjson" {
@@ -125,6 +130,24 @@ func guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sameOrigin refuses a request a browser marks as sent by another site: an
+// Origin other than the API's own (http://<Host>), or a Sec-Fetch-Site
+// other than same-origin (the page at /) or none (an address the person
+// typed). same-site is refused too: a page served by any other port of
+// 127.0.0.1 is same-site. Requests without these headers, from the CLI,
+// curl or an agent, pass: the Host and content-type checks still apply.
+func sameOrigin(r *http.Request) error {
+	if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, "http://"+r.Host) {
+		return fmt.Errorf("the local API refuses requests from another site (Origin %q); open the page at http://%s/ instead", o, r.Host)
+	}
+	switch s := r.Header.Get("Sec-Fetch-Site"); s {
+	case "", "same-origin", "none":
+		return nil
+	default:
+		return fmt.Errorf("the local API refuses requests the browser marks as %q (Sec-Fetch-Site); only its own page at http://%s/ may use it", s, r.Host)
+	}
 }
 
 type api struct {
