@@ -244,6 +244,7 @@ func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 	}
 	limit, _ := strconv.Atoi(q.Get("limit"))
 	if query := q.Get("q"); query != "" {
+		allowLong(w) // an embeddings backend is asked about every lesson
 		if limit <= 0 {
 			limit = 20
 		}
@@ -353,6 +354,7 @@ func (a *api) revoke(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) sleep(w http.ResponseWriter, r *http.Request) {
+	allowLong(w) // a writer command or an embeddings backend may take minutes
 	sleep := a.svc.Sleep
 	if a.opts.SleepNow != nil {
 		sleep = a.opts.SleepNow
