@@ -22,8 +22,9 @@ func lessonsCommand() *cli.Command {
 
 STATE is candidate, common, fading, removed or revoked; without it the active
 view is shown (no removed or revoked lessons). --layer adds a lessons.jsonl
-as a domain layer: for a lesson held in several layers the strongest instance
-is shown with the layers it is in.
+(a regular file of at most 1 MiB) as a domain layer: for a lesson held in
+several layers the strongest instance is shown with the layers it is in.
+The command reads the file itself, also when a running node answers.
 
 Examples:
   remem lessons
