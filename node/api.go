@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,12 +67,17 @@ type APIOptions struct {
 
 const maxBody = 4 << 20
 
+// MaxLayeredBody caps the body of POST /lessons/layered, which carries
+// whole lessons.jsonl files: several layers of MaxLayerFile, JSON-escaped.
+const MaxLayeredBody = 8 << 20
+
 // NewAPI serves the local HTTP API of SPEC §11 for m.
 func NewAPI(m *Memory, opts APIOptions) http.Handler {
 	a := &api{m: m, svc: Local{M: m}, opts: opts}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /memory/remember", a.remember)
 	mux.HandleFunc("GET /lessons", a.lessons)
+	mux.HandleFunc("POST /lessons/layered", a.layered)
 	mux.HandleFunc("POST /lessons", a.publish)
 	mux.HandleFunc("GET /lessons/{hash}", a.show)
 	mux.HandleFunc("POST /lessons/{hash}/revoke", a.revoke)
@@ -93,9 +101,10 @@ func NewAPI(m *Memory, opts APIOptions) http.Handler {
 	return guard(mux)
 }
 
-// guard keeps web pages the user visits away from the local API: a request
-// must name the node by an IP address or "localhost" (a DNS-rebinding page
-// names it by its own domain), and a POST must carry a JSON content type,
+// guard keeps web pages the user visits away from the local API (SPEC §11).
+// A request must name the node by an IP address or "localhost" (a
+// DNS-rebinding page names it by its own domain), must not come from
+// another site (sameOrigin), and a POST must carry a JSON content type,
 // which a cross-site form cannot send without a CORS preflight the API never
 // answers.
 func guard(next http.Handler) http.Handler {
@@ -108,6 +117,10 @@ func guard(next http.Handler) http.Handler {
 			fail(w, http.StatusForbidden, fmt.Errorf("the local API answers requests addressed to an IP address or localhost, not %q", r.Host))
 			return
 		}
+		if err := sameOrigin(r); err != nil {
+			fail(w, http.StatusForbidden, err)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if ct != "application/json" && ct != "application/x-ndjson" {
@@ -117,6 +130,24 @@ func guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sameOrigin refuses a request a browser marks as sent by another site: an
+// Origin other than the API's own (http://<Host>), or a Sec-Fetch-Site
+// other than same-origin (the page at /) or none (an address the person
+// typed). same-site is refused too: a page served by any other port of
+// 127.0.0.1 is same-site. Requests without these headers, from the CLI,
+// curl or an agent, pass: the Host and content-type checks still apply.
+func sameOrigin(r *http.Request) error {
+	if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, "http://"+r.Host) {
+		return fmt.Errorf("the local API refuses requests from another site (Origin %q); open the page at http://%s/ instead", o, r.Host)
+	}
+	switch s := r.Header.Get("Sec-Fetch-Site"); s {
+	case "", "same-origin", "none":
+		return nil
+	default:
+		return fmt.Errorf("the local API refuses requests the browser marks as %q (Sec-Fetch-Site); only its own page at http://%s/ may use it", s, r.Host)
+	}
 }
 
 type api struct {
@@ -160,9 +191,13 @@ func (a *api) reply(w http.ResponseWriter, v any, err error) {
 }
 
 func body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	return bodyUpTo(w, r, maxBody)
+}
+
+func bodyUpTo(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
-		return nil, badRequest{fmt.Errorf("reading the request body (limit %d bytes): %w", maxBody, err)}
+		return nil, badRequest{fmt.Errorf("reading the request body (limit %d bytes): %w", limit, err)}
 	}
 	return data, nil
 }
@@ -196,10 +231,20 @@ func (a *api) remember(w http.ResponseWriter, r *http.Request) {
 	a.reply(w, rep, err)
 }
 
+// lessonParams are the query parameters GET /lessons takes. Any other is
+// refused by name: a "layer" parameter once named a file for the node to
+// read, and a caller still sending it must learn that it is gone.
+var lessonParams = []string{"q", "limit", "state", "all"}
+
 func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	if err := onlyParams(q, lessonParams); err != nil {
+		a.reply(w, nil, err)
+		return
+	}
 	limit, _ := strconv.Atoi(q.Get("limit"))
 	if query := q.Get("q"); query != "" {
+		allowLong(w) // an embeddings backend is asked about every lesson
 		if limit <= 0 {
 			limit = 20
 		}
@@ -208,13 +253,51 @@ func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := Filter{State: protocol.State(q.Get("state")), All: q.Get("all") == "1" || q.Get("all") == "true"}
+	a.listLessons(w, r, f, limit)
+}
+
+// onlyParams refuses a query that has a parameter not in known.
+func onlyParams(q url.Values, known []string) error {
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		if !slices.Contains(known, name) {
+			return badRequest{fmt.Errorf("GET /lessons takes no parameter %q, only %s; layers go in the body of POST /lessons/layered", name, strings.Join(known, ", "))}
+		}
+	}
+	return nil
+}
+
+// LayeredRequest is the body of POST /lessons/layered: the lesson view with
+// lessons.jsonl layers added, each sent whole since the node opens no file
+// a request names.
+type LayeredRequest struct {
+	Layers []Layer        `json:"layers"`
+	State  protocol.State `json:"state,omitempty"`
+	All    bool           `json:"all,omitempty"`
+	Limit  int            `json:"limit,omitempty"`
+}
+
+func (a *api) layered(w http.ResponseWriter, r *http.Request) {
+	data, err := bodyUpTo(w, r, MaxLayeredBody)
+	if err != nil {
+		a.reply(w, nil, err)
+		return
+	}
+	var req LayeredRequest
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields() // a "path" member must not pass for a layer
+	if err := dec.Decode(&req); err != nil {
+		a.reply(w, nil, badRequest{fmt.Errorf("the body is not a layered lessons request ({\"layers\":[{\"name\":..,\"lines\":..}],\"state\":..,\"all\":..,\"limit\":..}): %w", err)})
+		return
+	}
+	a.listLessons(w, r, Filter{State: req.State, All: req.All, Layers: req.Layers}, req.Limit)
+}
+
+// listLessons answers the lesson view of f, at most limit lessons when
+// limit > 0.
+func (a *api) listLessons(w http.ResponseWriter, r *http.Request, f Filter, limit int) {
 	if f.State != "" && !validState(f.State) {
 		a.reply(w, nil, badRequest{fmt.Errorf("state %q is not one of candidate, common, fading, removed, revoked", f.State)})
 		return
-	}
-	for _, l := range q["layer"] {
-		name, path, _ := strings.Cut(l, "=")
-		f.Layers = append(f.Layers, Layer{Name: name, Path: path})
 	}
 	views, err := a.svc.Lessons(r.Context(), f)
 	if err == nil && limit > 0 && len(views) > limit {
@@ -271,6 +354,7 @@ func (a *api) revoke(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) sleep(w http.ResponseWriter, r *http.Request) {
+	allowLong(w) // a writer command or an embeddings backend may take minutes
 	sleep := a.svc.Sleep
 	if a.opts.SleepNow != nil {
 		sleep = a.opts.SleepNow

@@ -2,7 +2,9 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,7 +20,9 @@ func TestAPIGuard(t *testing.T) {
 	m, _ := openTest(t, nil)
 	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
 	defer srv.Close()
-	do := func(method, host, ctype, body string) int {
+	self := strings.TrimPrefix(srv.URL, "http://") // 127.0.0.1:port
+	_, port, _ := net.SplitHostPort(self)
+	do := func(method, host, ctype, body string, hdr map[string]string) int {
 		req, _ := http.NewRequest(method, srv.URL+"/memory/remember", strings.NewReader(body))
 		if method == "GET" {
 			req, _ = http.NewRequest(method, srv.URL+"/lessons", nil)
@@ -29,6 +33,9 @@ func TestAPIGuard(t *testing.T) {
 		if ctype != "" {
 			req.Header.Set("Content-Type", ctype)
 		}
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -37,22 +44,47 @@ func TestAPIGuard(t *testing.T) {
 		return resp.StatusCode
 	}
 	event := `{"kind":"note","text":"the docs site builds in four minutes"}`
+	origin := func(o string) map[string]string { return map[string]string{"Origin": o} }
+	site := func(s string) map[string]string { return map[string]string{"Sec-Fetch-Site": s} }
 	cases := []struct {
 		name                      string
 		method, host, ctype, body string
+		hdr                       map[string]string
 		want                      int
 	}{
-		{"json post", "POST", "", "application/json", event, http.StatusOK},
-		{"ndjson post", "POST", "", "application/x-ndjson", event, http.StatusOK},
-		{"form post from a web page", "POST", "", "text/plain", event, http.StatusUnsupportedMediaType},
-		{"no content type", "POST", "", "", event, http.StatusUnsupportedMediaType},
-		{"rebinding host", "GET", "evil.example.com:7878", "", "", http.StatusForbidden},
-		{"localhost", "GET", "localhost:7878", "", "", http.StatusOK},
-		{"ipv6 loopback", "GET", "[::1]:7878", "", "", http.StatusOK},
-		{"bad event", "POST", "", "application/json", `{"kind":"nope"}`, http.StatusBadRequest},
+		{"json post", "POST", "", "application/json", event, nil, http.StatusOK},
+		{"ndjson post", "POST", "", "application/x-ndjson", event, nil, http.StatusOK},
+		{"form post from a web page", "POST", "", "text/plain", event, nil, http.StatusUnsupportedMediaType},
+		{"no content type", "POST", "", "", event, nil, http.StatusUnsupportedMediaType},
+		{"rebinding host", "GET", "evil.example.com:7878", "", "", nil, http.StatusForbidden},
+		{"localhost", "GET", "localhost:7878", "", "", nil, http.StatusOK},
+		{"ipv6 loopback", "GET", "[::1]:7878", "", "", nil, http.StatusOK},
+		{"bad event", "POST", "", "application/json", `{"kind":"nope"}`, nil, http.StatusBadRequest},
+
+		// The page at / fetches the API from its own origin: a GET carries
+		// no Origin, and Sec-Fetch-Site is same-origin (none when typed).
+		{"the page's own fetch", "GET", "", "", "", map[string]string{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}, http.StatusOK},
+		{"address typed by the person", "GET", "", "", "", map[string]string{"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate"}, http.StatusOK},
+		{"own origin post", "POST", "", "application/json", event, map[string]string{"Origin": "http://" + self, "Sec-Fetch-Site": "same-origin"}, http.StatusOK},
+		{"own origin, localhost", "GET", "localhost:7878", "", "", origin("http://localhost:7878"), http.StatusOK},
+		{"own origin, other case", "GET", "", "", "", origin("HTTP://" + self), http.StatusOK},
+
+		{"another site's origin", "GET", "", "", "", origin("http://evil.example.com"), http.StatusForbidden},
+		{"another site's json post", "POST", "", "application/json", event, origin("https://evil.example.com"), http.StatusForbidden},
+		{"another site's form post", "POST", "", "text/plain", event, origin("http://evil.example.com"), http.StatusForbidden},
+		{"opaque origin (sandbox, file:)", "GET", "", "", "", origin("null"), http.StatusForbidden},
+		{"another local port", "GET", "", "", "", origin("http://127.0.0.1:1"), http.StatusForbidden},
+		{"same host over https", "GET", "", "", "", origin("https://" + self), http.StatusForbidden},
+		{"localhost page to the ip", "GET", "", "", "", origin("http://localhost:" + port), http.StatusForbidden},
+		{"origin with a path", "GET", "", "", "", origin("http://" + self + "/x"), http.StatusForbidden},
+		{"cross-site fetch", "GET", "", "", "", site("cross-site"), http.StatusForbidden},
+		{"img from another site", "GET", "", "", "", map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Dest": "image", "Sec-Fetch-Mode": "no-cors"}, http.StatusForbidden},
+		{"same-site page on another port", "GET", "", "", "", site("same-site"), http.StatusForbidden},
+		{"unknown fetch site", "GET", "", "", "", site("elsewhere"), http.StatusForbidden},
+		{"cross-site post without origin", "POST", "", "application/json", event, site("cross-site"), http.StatusForbidden},
 	}
 	for _, c := range cases {
-		if got := do(c.method, c.host, c.ctype, c.body); got != c.want {
+		if got := do(c.method, c.host, c.ctype, c.body, c.hdr); got != c.want {
 			t.Errorf("%s: status %d, want %d", c.name, got, c.want)
 		}
 	}
@@ -82,6 +114,65 @@ func TestMetricsCountRecordsAndRefusals(t *testing.T) {
 	for _, want := range []string{`remem_node_records_total{outcome="accepted"} 1`, `remem_node_refused_lines_total{reason="json"} 1`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// TestAPILayerParameterReadsNoFile: GET /lessons once took ?layer=NAME=PATH
+// and read PATH, so any web page could make the node read /dev/zero
+// without limit or hang on a FIFO. The parameter is now refused, by name,
+// before anything is read.
+func TestAPILayerParameterReadsNoFile(t *testing.T) {
+	m, _ := openTest(t, nil)
+	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
+	defer srv.Close()
+	hc := &http.Client{Timeout: 3 * time.Second}
+	start := time.Now()
+	resp, err := hc.Get(srv.URL + "/lessons?layer=x=/dev/zero")
+	if err != nil {
+		t.Fatalf("GET /lessons?layer=x=/dev/zero did not answer within 3s: %v", err)
+	}
+	var e apiError
+	json.NewDecoder(resp.Body).Decode(&e)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(e.Error, `"layer"`) {
+		t.Errorf("status %d %q, want 400 naming the parameter \"layer\"", resp.StatusCode, e.Error)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("answered after %v", d)
+	}
+}
+
+// TestAPILessonsLayered: layers travel in the body of POST /lessons/layered,
+// never as a path; a broken layer is the caller's error.
+func TestAPILessonsLayered(t *testing.T) {
+	m, _ := openTest(t, nil)
+	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
+	defer srv.Close()
+	post := func(body string) (int, string) {
+		resp, err := http.Post(srv.URL+"/lessons/layered", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(data)
+	}
+	line := `{"id":"x2","text":"The staging database is reset every night at midnight","kind":"surprise","seen":2,"strength":0.75,"updated":"2026-11-01T00:00:00Z"}` + "\n"
+	lines, _ := json.Marshal(line)
+	code, out := post(`{"layers":[{"name":"team","lines":` + string(lines) + `}]}`)
+	if code != http.StatusOK || !strings.Contains(out, "staging database") || !strings.Contains(out, `"team"`) {
+		t.Errorf("layered lessons: %d %s", code, out)
+	}
+	cases := map[string]string{
+		"broken layer":   `{"layers":[{"name":"team","lines":"{broken\n"}]}`,
+		"unknown member": `{"layers":[{"name":"team","path":"/dev/zero"}]}`,
+		"bad state":      `{"state":"asleep"}`,
+		"no name":        `{"layers":[{"lines":""}]}`,
+	}
+	for name, body := range cases {
+		if code, out := post(body); code != http.StatusBadRequest {
+			t.Errorf("%s: %d %s, want 400", name, code, out)
 		}
 	}
 }

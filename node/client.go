@@ -117,7 +117,18 @@ func (c *Client) do(ctx context.Context, method, path string, in any, out any) e
 	return json.Unmarshal(data, out)
 }
 
+// Lessons lists the node's lessons. Layers go in the body of
+// POST /lessons/layered: the node reads no file a request names, so the
+// command has read them (ReadLayer).
 func (c *Client) Lessons(ctx context.Context, f Filter) ([]LessonView, error) {
+	var out []LessonView
+	if len(f.Layers) > 0 {
+		data, err := layeredBody(f)
+		if err != nil {
+			return nil, err
+		}
+		return out, c.do(ctx, "POST", "/lessons/layered", data, &out)
+	}
 	q := url.Values{}
 	if f.State != "" {
 		q.Set("state", string(f.State))
@@ -125,12 +136,22 @@ func (c *Client) Lessons(ctx context.Context, f Filter) ([]LessonView, error) {
 	if f.All {
 		q.Set("all", "1")
 	}
-	for _, l := range f.Layers {
-		path, _ := filepath.Abs(l.Path)
-		q.Add("layer", l.Name+"="+path)
-	}
-	var out []LessonView
 	return out, c.do(ctx, "GET", "/lessons?"+q.Encode(), nil, &out)
+}
+
+// layeredBody encodes f for POST /lessons/layered, refusing here what the
+// node would refuse for its size.
+func layeredBody(f Filter) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // '<' stays one byte, not six
+	if err := enc.Encode(LayeredRequest{Layers: f.Layers, State: f.State, All: f.All}); err != nil {
+		return nil, err
+	}
+	if buf.Len() > MaxLayeredBody {
+		return nil, fmt.Errorf("the %d layers come to %d bytes, more than the %d the running node takes in one request: pass fewer layers", len(f.Layers), buf.Len(), MaxLayeredBody)
+	}
+	return buf.Bytes(), nil
 }
 
 func (c *Client) Show(ctx context.Context, hash string) (Provenance, error) {

@@ -46,6 +46,7 @@ type DaemonConfig struct {
 
 	SleepEvery time.Duration // default 10m
 	API        string        // local HTTP API address; "" = none, default 127.0.0.1:7878 from the CLI
+	APILimits  APILimits     // timeouts and connection cap of the API; zero fields: DefaultAPILimits
 	Web        http.Handler  // the page at /, when built in
 	Registry   *prometheus.Registry
 	Logger     *slog.Logger
@@ -158,20 +159,12 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 			return err
 		}
 		defer RemoveNodeInfo(d.m.Home())
-		srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
-		wg.Add(2)
+		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- err
+			if err := ServeAPI(ctx, ln, d.Handler(), d.cfg.APILimits); err != nil {
+				errc <- fmt.Errorf("the local API: %w", err)
 			}
-		}()
-		go func() {
-			defer wg.Done()
-			<-ctx.Done()
-			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer scancel()
-			srv.Shutdown(sctx)
 		}()
 	}
 	if d.gossip != nil {

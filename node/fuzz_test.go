@@ -1,8 +1,6 @@
 package node
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/remem/remem/protocol"
@@ -15,13 +13,8 @@ func FuzzReadLayer(f *testing.F) {
 	f.Add([]byte(`{"id":"x","text":"The staging database is reset every night","kind":"surprise","seen":2,"strength":0.75,"updated":"2026-11-01T00:00:00Z"}` + "\n"))
 	f.Add([]byte(`{"text":"Always run make clean","kind":"error"}` + "\n{broken\n"))
 	f.Add([]byte("\n\n"))
-	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(dir, "lessons.jsonl")
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		views, err := readLayer(Layer{Name: "fuzz", Path: path})
+		views, err := parseLayer(Layer{Name: "fuzz", Lines: string(data)})
 		if err != nil {
 			return
 		}

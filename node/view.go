@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/remem/remem/internal/atomicfile"
@@ -44,8 +47,18 @@ type Filter struct {
 	Layers []Layer        // lessons.jsonl files added as domain layers
 }
 
-// Layer is a lessons.jsonl named as an extra layer.
-type Layer struct{ Name, Path string }
+// Layer is a lessons.jsonl added as an extra layer: its name and its
+// content. A layer carries the content, not a path, so that the node never
+// opens a file a request names (SPEC §11): the command that names the file
+// reads it with ReadLayer.
+type Layer struct {
+	Name  string `json:"name"`
+	Lines string `json:"lines"` // the lessons.jsonl content
+}
+
+// MaxLayerFile is the largest lessons.jsonl ReadLayer takes: about two
+// thousand lessons, more than one origin may hold (SPEC §12).
+const MaxLayerFile = 1 << 20
 
 // Lessons lists the lessons held with their computed state, strongest first.
 func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
@@ -65,7 +78,7 @@ func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
 		out = append(out, v)
 	}
 	for _, layer := range f.Layers {
-		views, err := readLayer(layer)
+		views, err := parseLayer(layer)
 		if err != nil {
 			return nil, err
 		}
@@ -373,20 +386,49 @@ func (m *Memory) writeLessonsFile(_ context.Context) error {
 	return atomicfile.Write(filepath.Join(m.cfg.Home, LessonsFile), "", buf.Bytes(), 0o644)
 }
 
-// readLayer reads a lessons.jsonl given as a layer.
-func readLayer(layer Layer) ([]*LessonView, error) {
-	data, err := os.ReadFile(layer.Path)
+// ReadLayer reads the lessons.jsonl at path as the layer name. Only a
+// regular file of at most MaxLayerFile bytes is read: a FIFO would block the
+// command and a device such as /dev/zero would never end.
+func ReadLayer(name, path string) (Layer, error) {
+	if info, err := os.Stat(path); err != nil {
+		return Layer{}, fmt.Errorf("layer %s: %w", name, err)
+	} else if !info.Mode().IsRegular() {
+		return Layer{}, fmt.Errorf("layer %s: %s is not a regular file (%v); give the path of a lessons.jsonl", name, path, info.Mode().Type())
+	}
+	// O_NONBLOCK: should a FIFO replace the file after the check above,
+	// opening it does not wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, fmt.Errorf("reading layer %s: %w", layer.Name, err)
+		return Layer{}, fmt.Errorf("layer %s: %w", name, err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return Layer{}, fmt.Errorf("layer %s: %s is not a regular file; give the path of a lessons.jsonl", name, path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxLayerFile+1))
+	if err != nil {
+		return Layer{}, fmt.Errorf("layer %s: reading %s: %w", name, path, err)
+	}
+	if len(data) > MaxLayerFile {
+		return Layer{}, fmt.Errorf("layer %s: %s is larger than %d bytes, more than a lessons.jsonl holds; split it into several layers", name, path, MaxLayerFile)
+	}
+	return Layer{Name: name, Lines: string(data)}, nil
+}
+
+// parseLayer reads the lessons of a layer. Its errors are the caller's: a
+// layer that is not a lessons.jsonl.
+func parseLayer(layer Layer) ([]*LessonView, error) {
+	if layer.Name == "" {
+		return nil, badRequest{errors.New("a layer needs a name, e.g. team")}
 	}
 	var out []*LessonView
-	for _, l := range protocol.SplitLines(data) {
+	for _, l := range protocol.SplitLines([]byte(layer.Lines)) {
 		var ll lessonLine
 		if err := json.Unmarshal(l.Bytes, &ll); err != nil {
-			return nil, fmt.Errorf("layer %s line %d: not a lesson: %v", layer.Path, l.N, err)
+			return nil, badRequest{fmt.Errorf("layer %s line %d: not a lesson: %v", layer.Name, l.N, err)}
 		}
 		if !protocol.ValidKind(ll.Kind) || ll.Text == "" {
-			return nil, fmt.Errorf("layer %s line %d: a lesson needs text and a kind of error, correction or surprise", layer.Path, l.N)
+			return nil, badRequest{fmt.Errorf("layer %s line %d: a lesson needs text and a kind of error, correction or surprise", layer.Name, l.N)}
 		}
 		if protocol.CheckAgentText(ll.Text) != nil {
 			continue // instructions and raw data are refused in every layer

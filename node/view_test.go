@@ -22,7 +22,11 @@ func TestLayersShowTheStrongestInstance(t *testing.T) {
 {"id":"x3","text":"Always run make clean first","kind":"error","seen":1,"strength":0.5,"updated":"2026-11-01T00:00:00Z"}
 `
 	os.WriteFile(layer, []byte(data), 0o644)
-	views, err := m.Lessons(Filter{Layers: []Layer{{Name: "team", Path: layer}}})
+	team, err := ReadLayer("team", layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	views, err := m.Lessons(Filter{Layers: []Layer{team}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,12 +38,11 @@ func TestLayersShowTheStrongestInstance(t *testing.T) {
 			t.Errorf("duplicate across layers: %+v", v)
 		}
 	}
-	if _, err := m.Lessons(Filter{Layers: []Layer{{Name: "x", Path: "/nonexistent/lessons.jsonl"}}}); err == nil {
-		t.Error("a missing layer file was accepted")
+	if _, err := ReadLayer("x", "/nonexistent/lessons.jsonl"); err == nil {
+		t.Error("a missing layer file was read")
 	}
-	os.WriteFile(layer, []byte("{broken\n"), 0o644)
-	if _, err := m.Lessons(Filter{Layers: []Layer{{Name: "x", Path: layer}}}); err == nil {
-		t.Error("a broken layer file was accepted")
+	if _, err := m.Lessons(Filter{Layers: []Layer{{Name: "x", Lines: "{broken\n"}}}); err == nil {
+		t.Error("a broken layer was accepted")
 	}
 }
 

@@ -22,8 +22,9 @@ func lessonsCommand() *cli.Command {
 
 STATE is candidate, common, fading, removed or revoked; without it the active
 view is shown (no removed or revoked lessons). --layer adds a lessons.jsonl
-as a domain layer: for a lesson held in several layers the strongest instance
-is shown with the layers it is in.
+(a regular file of at most 1 MiB) as a domain layer: for a lesson held in
+several layers the strongest instance is shown with the layers it is in.
+The command reads the file itself, also when a running node answers.
 
 Examples:
   remem lessons
@@ -62,6 +63,9 @@ func printLessons(c *cli.Context, views []node.LessonView) error {
 	return w.Flush()
 }
 
+// lessonFilter reads the flags of `remem lessons`. The command reads the
+// --layer files itself, so a running node is sent their content and never
+// a path to open.
 func lessonFilter(c *cli.Context) (node.Filter, error) {
 	f := node.Filter{All: c.Bool("all")}
 	if s := c.String("state"); s != "" {
@@ -79,7 +83,11 @@ func lessonFilter(c *cli.Context) (node.Filter, error) {
 		if !ok || name == "" || path == "" {
 			return f, cli.Exit(fmt.Sprintf("--layer %q must be NAME=FILE, e.g. team=/mnt/share/lessons.jsonl", l), 2)
 		}
-		f.Layers = append(f.Layers, node.Layer{Name: name, Path: path})
+		layer, err := node.ReadLayer(name, path)
+		if err != nil {
+			return f, err
+		}
+		f.Layers = append(f.Layers, layer)
 	}
 	return f, nil
 }

@@ -1,0 +1,209 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// shortLimits are APILimits shortened so that the tests end in seconds.
+func shortLimits() APILimits {
+	return APILimits{ReadHeaderTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond,
+		WriteTimeout: 500 * time.Millisecond, IdleTimeout: 500 * time.Millisecond, MaxHeaderBytes: 4 << 10, MaxConns: 16}
+}
+
+// serveAPI serves the API of a fresh memory on 127.0.0.1 with l until the
+// test ends and returns its address.
+func serveAPI(t *testing.T, l APILimits, opts APIOptions) string {
+	t.Helper()
+	m, _ := openTest(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ServeAPI(ctx, ln, NewAPI(m, opts), l) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ServeAPI: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// rawConn is a client connection driven by hand.
+type rawConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func dialAPI(t *testing.T, addr string) *rawConn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &rawConn{Conn: c, r: bufio.NewReader(c)}
+}
+
+// get sends GET path on c, keeping the connection open.
+func (c *rawConn) get(t *testing.T, addr, path string) {
+	t.Helper()
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, addr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// answer reads one answer within d and returns its status code.
+func (c *rawConn) answer(t *testing.T, d time.Duration) (int, error) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(d))
+	resp, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// closedByServer waits up to d for the server to close c, reading what it
+// sends first (net/http answers 400 to headers cut off midway), and says
+// how long that took.
+func (c *rawConn) closedByServer(d time.Duration) (time.Duration, []byte, error) {
+	start := time.Now()
+	c.SetReadDeadline(start.Add(d))
+	sent, err := io.ReadAll(c.r)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return 0, sent, fmt.Errorf("still open after %v", d)
+	}
+	return time.Since(start), sent, nil // EOF or reset: closed by the server
+}
+
+// TestAPIServerClosesIdleConnections: idle connections holding every slot
+// are closed after IdleTimeout; a request waiting for a slot is answered
+// then, and so is a fresh one.
+func TestAPIServerClosesIdleConnections(t *testing.T) {
+	l := shortLimits()
+	addr := serveAPI(t, l, APIOptions{})
+	idle := make([]*rawConn, l.MaxConns)
+	for i := range idle {
+		idle[i] = dialAPI(t, addr)
+		idle[i].get(t, addr, "/status")
+		if code, err := idle[i].answer(t, 3*time.Second); err != nil || code != http.StatusOK {
+			t.Fatalf("connection %d: %d %v", i, code, err)
+		}
+	}
+	// Every slot is held: a connection over the cap waits unanswered.
+	extra := make([]*rawConn, 4)
+	for i := range extra {
+		extra[i] = dialAPI(t, addr)
+		extra[i].get(t, addr, "/status")
+	}
+	if code, err := extra[0].answer(t, 150*time.Millisecond); err == nil {
+		t.Fatalf("a connection over the cap of %d was answered (%d) while the others were held", l.MaxConns, code)
+	}
+	// (a) The server closes the idle connections.
+	for i, c := range idle {
+		if _, sent, err := c.closedByServer(3 * time.Second); err != nil || len(sent) > 0 {
+			t.Fatalf("idle connection %d: %v, sent %q", i, err, sent)
+		}
+	}
+	// (b) The waiting requests are answered, and a fresh one too.
+	for i, c := range extra {
+		if code, err := c.answer(t, 3*time.Second); err != nil || code != http.StatusOK {
+			t.Fatalf("waiting connection %d: %d %v", i, code, err)
+		}
+	}
+	fresh := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := fresh.Get("http://" + addr + "/status")
+	if err != nil {
+		t.Fatalf("a fresh request after the idle connections closed: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("a fresh request: %s", resp.Status)
+	}
+}
+
+// TestAPIServerCutsSlowHeaders: a client sending its headers a byte every
+// 100 ms (slowloris) is cut off after ReadHeaderTimeout, long before it
+// would have finished.
+func TestAPIServerCutsSlowHeaders(t *testing.T) {
+	l := shortLimits()
+	addr := serveAPI(t, l, APIOptions{})
+	c := dialAPI(t, addr)
+	req := fmt.Sprintf("GET /status HTTP/1.1\r\nHost: %s\r\nX-Slow: %s\r\n\r\n", addr, strings.Repeat("a", 20))
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for i := range len(req) {
+			if _, err := c.Write([]byte{req[i]}); err != nil {
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	took, sent, err := c.closedByServer(4 * time.Second) // the whole request takes 6s
+	if err != nil {
+		t.Fatalf("slow headers: %v", err)
+	}
+	if len(sent) > 0 && !strings.HasPrefix(string(sent), "HTTP/1.1 4") {
+		t.Errorf("slow headers answered %q, want nothing or a 4xx", sent)
+	}
+	if took > 2*time.Second {
+		t.Errorf("slow headers cut off after %v, ReadHeaderTimeout is %v", took, l.ReadHeaderTimeout)
+	}
+}
+
+// TestAPIServerRefusesHugeHeaders: headers over MaxHeaderBytes are refused.
+func TestAPIServerRefusesHugeHeaders(t *testing.T) {
+	l := shortLimits()
+	addr := serveAPI(t, l, APIOptions{})
+	c := dialAPI(t, addr)
+	fmt.Fprintf(c, "GET /status HTTP/1.1\r\nHost: %s\r\nX-Big: %s\r\n\r\n", addr, strings.Repeat("a", 64<<10))
+	if code, err := c.answer(t, 3*time.Second); err != nil || code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("64 KiB of headers: %d %v, want 431", code, err)
+	}
+}
+
+// TestAPIServerLongSleepOutlivesTimeouts: POST /sleep may run for minutes
+// (a writer command, an embeddings backend); the short read and write
+// timeouts must neither cancel it nor cut its answer.
+func TestAPIServerLongSleepOutlivesTimeouts(t *testing.T) {
+	l := shortLimits()
+	opts := APIOptions{SleepNow: func(ctx context.Context) (SleepReport, error) {
+		select {
+		case <-time.After(3 * l.WriteTimeout):
+			return SleepReport{}, nil
+		case <-ctx.Done():
+			return SleepReport{}, fmt.Errorf("the sleep was cancelled: %w", ctx.Err())
+		}
+	}}
+	addr := serveAPI(t, l, opts)
+	hc := &http.Client{Timeout: 5 * time.Second}
+	resp, err := hc.Post("http://"+addr+"/sleep", "application/json", nil)
+	if err != nil {
+		t.Fatalf("POST /sleep longer than the write timeout: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /sleep: %s %s", resp.Status, body)
+	}
+}
