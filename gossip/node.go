@@ -539,6 +539,7 @@ func (n *Node) Publish(ctx context.Context, teamName string, lines [][]byte) err
 func batch(lines [][]byte, limit int) ([][]byte, error) {
 	var out [][]byte
 	var cur []byte
+	n := 0 // lines in cur
 	for i, l := range lines {
 		l = bytes.TrimRight(l, "\r\n")
 		if len(l) == 0 {
@@ -550,14 +551,17 @@ func batch(lines [][]byte, limit int) ([][]byte, error) {
 		if len(l) > protocol.MaxLineBytes {
 			return nil, fmt.Errorf("line %d is %d bytes, the limit is %d", i+1, len(l), protocol.MaxLineBytes)
 		}
-		if len(cur) > 0 && len(cur)+1+len(l) > limit {
+		// A receiver refuses more than MaxOriginRecs records of one origin
+		// in a message, so a long outbox goes out in several.
+		if len(cur) > 0 && (len(cur)+1+len(l) > limit || n == protocol.MaxOriginRecs) {
 			out = append(out, cur)
-			cur = nil
+			cur, n = nil, 0
 		}
 		if len(cur) > 0 {
 			cur = append(cur, '\n')
 		}
 		cur = append(cur, l...)
+		n++
 	}
 	if len(cur) > 0 {
 		out = append(out, cur)

@@ -139,6 +139,9 @@ func TestBatch(t *testing.T) {
 		if len(m) > protocol.MaxGossipMsg {
 			t.Errorf("message of %d bytes", len(m))
 		}
+		if n := len(protocol.SplitLines(m)); n > protocol.MaxOriginRecs {
+			t.Errorf("message of %d lines: receivers refuse more than %d of one origin", n, protocol.MaxOriginRecs)
+		}
 		count += len(protocol.SplitLines(m))
 	}
 	if count != len(lines) {
