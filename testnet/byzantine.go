@@ -158,6 +158,19 @@ func (c *cluster) byzantine(ctx context.Context, pr *phaseRun, r *rand.Rand, pro
 		base[n.idx] = n.d.Gossip().Stats().Rejected
 	}
 
+	// Sybils stall in sync sessions and a flood holds the API of one node,
+	// at once with the offenders' messages.
+	atk, err := startAttacks(ctx, live, c.p.Attacks)
+	if err != nil {
+		return err
+	}
+	attacksStopped := false
+	defer func() {
+		if !attacksStopped {
+			atk.stop()
+		}
+	}()
+
 	// The offenders publish while the honest nodes do.
 	var spam sync.WaitGroup
 	var sentMu sync.Mutex
@@ -187,6 +200,11 @@ func (c *cluster) byzantine(ctx context.Context, pr *phaseRun, r *rand.Rand, pro
 	pr.add(lat, met, len(exps), err)
 	spam.Wait()
 	stopSpam()
+	rep.Attacks = atk.stop()
+	attacksStopped = true
+	if a := rep.Attacks; a.APIAnswered < a.APIRequests || a.APIRequests == 0 {
+		pr.fail("the API under a flood of %d connections answered %d of %d honest requests", a.APIFloodConns, a.APIAnswered, a.APIRequests)
+	}
 
 	// What the honest nodes made of it.
 	time.Sleep(2 * c.p.Gossip.ScoreInspect)

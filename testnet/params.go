@@ -62,6 +62,8 @@ type Params struct {
 	// ByzantineFraction as many byzantine hosts join the byzantine phase.
 	ChurnFraction     float64
 	ByzantineFraction float64
+	// Attacks run during the byzantine phase besides the offenders.
+	Attacks AttackParams
 	// Probes is how many probe hosts count GossipSub duplicates (-1: one per
 	// 25 nodes, at least 2; 0: none).
 	Probes int
@@ -88,6 +90,7 @@ func DefaultParams() Params {
 		Team:              "testnet",
 		ChurnFraction:     0.2,
 		ByzantineFraction: 0.1,
+		Attacks:           DefaultAttacks(),
 		Probes:            -1,
 	}
 }

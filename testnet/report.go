@@ -158,6 +158,8 @@ type ByzantineReport struct {
 	// The clean run (propagate) for comparison, when it ran.
 	CleanP50Ms float64 `json:"clean_p50_ms,omitempty"`
 	CleanP99Ms float64 `json:"clean_p99_ms,omitempty"`
+	// Attacks: sybil sync sessions and an API flood, run meanwhile.
+	Attacks *AttackReport `json:"attacks,omitempty"`
 	// PublishNote says how the offenders got their records out.
 	PublishNote string `json:"publish_note"`
 }
