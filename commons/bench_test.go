@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -23,7 +24,8 @@ import (
 )
 
 // put1000 is two different 1,000-lesson files of one origin (a PUT of the
-// same bytes again would skip the write).
+// same bytes again would skip the write): the same records in reverse
+// order, so each may replace the other without a rollback.
 var (
 	put1000Once sync.Once
 	put1000     [2][]byte
@@ -31,8 +33,11 @@ var (
 
 func put1000Files(b *testing.B) [2][]byte {
 	put1000Once.Do(func() {
-		put1000[0] = join(lessonLines(b, "bench", 1000, "p0"))
-		put1000[1] = join(lessonLines(b, "bench", 1000, "p1"))
+		lines := lessonLines(b, "bench", 1000, "p0")
+		put1000[0] = join(lines)
+		reversed := slices.Clone(lines)
+		slices.Reverse(reversed)
+		put1000[1] = join(reversed)
 	})
 	return put1000
 }

@@ -38,16 +38,68 @@ type Client struct {
 	Progress func(done, total int)
 	// Concurrency bounds the parallel file fetches of a pull (0: 8).
 	Concurrency int
+	// RequestTimeout bounds each request, its body included: the index,
+	// each file, a push (0: one minute). A commons that never answers,
+	// or answers byte by byte, cannot hold a pull longer than that per
+	// request.
+	RequestTimeout time.Duration
+	// MaxOrigins bounds the index entries a pull takes (0: 100,000), and
+	// with it the index bytes read (320 per entry) and the files fetched.
+	// A longer index is cut there and reported as an error.
+	MaxOrigins int
 }
 
 // Limits a client enforces on what a server sends: the server's word is
-// not trusted, not even about sizes.
+// not trusted, not even about sizes. They bound the memory one pull takes
+// (the index, plus Concurrency files at a time) and, with RequestTimeout,
+// its time.
 const (
-	clientMaxFile  = 4 * protocol.MaxOriginFile // a server may be configured above the SPEC limit
-	clientMaxIndex = 64 << 20
-	clientMaxReply = 64 << 10
-	maxRefusals    = 1000 // refusals kept in a PullReport; all are counted
+	// clientMaxFile is the SPEC §12 file limit plus slack for CRLF line
+	// ends; a larger file is refused whole, unread past this (a server
+	// configured above the SPEC limit is not followed).
+	clientMaxFile = protocol.MaxOriginFile + 4<<10
+	// indexBytesPerOrigin is what an index entry may take: one is about
+	// 130 bytes of JSON, the rest is slack for spacing and longer ETags.
+	indexBytesPerOrigin = 320
+	clientMaxReply      = 64 << 10
+	clientMaxETag       = 256  // a longer ETag is not remembered (the file is fetched again next time)
+	maxRefusals         = 1000 // refusals kept in a PullReport, and per file; all are counted
+
+	defaultMaxOrigins     = 100_000
+	defaultRequestTimeout = time.Minute
 )
+
+// maxIndexBytes is the most of an index a pull reads.
+func maxIndexBytes(maxOrigins int) int64 { return int64(maxOrigins)*indexBytesPerOrigin + 4<<10 }
+
+func (c *Client) maxOrigins() int {
+	if c.MaxOrigins > 0 {
+		return c.MaxOrigins
+	}
+	return defaultMaxOrigins
+}
+
+func (c *Client) timeout() time.Duration {
+	if c.RequestTimeout > 0 {
+		return c.RequestTimeout
+	}
+	return defaultRequestTimeout
+}
+
+// requestContext bounds one request, its body included, by the request
+// timeout.
+func (c *Client) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.timeout())
+}
+
+// explain names err as the request timeout when that is what ended the
+// request (rctx, from requestContext) while the caller's ctx still runs.
+func (c *Client) explain(ctx, rctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
+		return fmt.Errorf("no complete answer within %v (the request timeout); the commons is slow or stuck, try again later: %w", c.timeout(), err)
+	}
+	return err
+}
 
 var defaultHTTP = &http.Client{
 	Timeout: 2 * time.Minute,
@@ -76,6 +128,7 @@ type StatusError struct {
 	Code       int
 	Line       int             // the first bad line, for 400 and 403
 	Reason     protocol.Reason // the server's reason, when it gave one
+	Key        *WireKey        // for 409: the first stored record the file lacked
 	RetryAfter time.Duration   // for 429
 	Server     string          // the server's own message
 	HadToken   bool
@@ -97,6 +150,12 @@ func (e *StatusError) Error() string {
 		return fmt.Sprintf("the commons at %s refused the request: %s", e.URL, e.Server)
 	case http.StatusRequestEntityTooLarge:
 		return fmt.Sprintf("the commons at %s refused the file as over its limits (%s); publish fewer records (see %s/.well-known/remem)", e.URL, e.Server, e.URL)
+	case http.StatusConflict:
+		if e.Key == nil {
+			return fmt.Sprintf("the commons at %s refused the file as a rollback: %s", e.URL, e.Server)
+		}
+		return fmt.Sprintf("the commons at %s refused the file as a rollback: it holds the %s of lesson %s, which the file lacks or holds in an older version; "+
+			"a file may drop only its oldest records and never a revocation. Is this memory's key used by another home, or was it restored from an older backup?", e.URL, e.Key.Type, e.Key.Hash)
 	case http.StatusTooManyRequests:
 		return fmt.Sprintf("the commons at %s is rate-limiting pushes; retry after %v", e.URL, e.RetryAfter)
 	}
@@ -111,7 +170,7 @@ func (c *Client) statusError(resp *http.Response) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, clientMaxReply))
 	var eb errorBody
 	if json.Unmarshal(body, &eb) == nil {
-		e.Server, e.Line, e.Reason = eb.Error, eb.Line, eb.Reason
+		e.Server, e.Line, e.Reason, e.Key = eb.Error, eb.Line, eb.Reason, eb.Key
 	} else {
 		e.Server = strings.TrimSpace(string(body))
 	}
@@ -164,14 +223,16 @@ func (c *Client) Push(ctx context.Context, origin string, lines [][]byte) (PushR
 	for _, l := range lines {
 		body = append(append(body, l...), '\n')
 	}
-	req, err := c.newRequest(ctx, http.MethodPut, "/commons/"+origin+".jsonl", body)
+	rctx, cancel := c.requestContext(ctx)
+	defer cancel()
+	req, err := c.newRequest(rctx, http.MethodPut, "/commons/"+origin+".jsonl", body)
 	if err != nil {
 		return PushResult{}, err
 	}
 	req.Header.Set("Content-Type", "application/x-ndjson")
 	resp, err := c.http().Do(req)
 	if err != nil {
-		return PushResult{}, fmt.Errorf("pushing to the commons at %s: %w", c.base(), err)
+		return PushResult{}, fmt.Errorf("pushing to the commons at %s: %w", c.base(), c.explain(ctx, rctx, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
@@ -179,7 +240,7 @@ func (c *Client) Push(ctx context.Context, origin string, lines [][]byte) (PushR
 	}
 	var a PutAnswer
 	if err := json.NewDecoder(io.LimitReader(resp.Body, clientMaxReply)).Decode(&a); err != nil {
-		return PushResult{}, fmt.Errorf("pushing to the commons at %s: reading the answer: %w", c.base(), err)
+		return PushResult{}, fmt.Errorf("pushing to the commons at %s: reading the answer: %w", c.base(), c.explain(ctx, rctx, err))
 	}
 	return PushResult{Origin: a.Origin, Records: a.Records, Updated: a.Updated, ETag: a.ETag, Created: resp.StatusCode == http.StatusCreated}, nil
 }
@@ -225,11 +286,25 @@ type fetched struct {
 	origin      string
 	etag        string
 	recs        []*protocol.Record
-	refusals    []Refusal
+	refused     map[protocol.Reason]int // every refusal, counted
+	refusals    []Refusal               // the first maxRefusals
 	skipped     int
 	bytes       int64
 	notModified bool
 	err         error
+}
+
+// refuse counts x, and keeps it while fewer than maxRefusals are kept: a
+// file of a few hundred thousand one-byte lines must not become as many
+// Refusals in memory.
+func (r *fetched) refuse(x Refusal) {
+	if r.refused == nil {
+		r.refused = map[protocol.Reason]int{}
+	}
+	r.refused[x.Reason]++
+	if len(r.refusals) < maxRefusals {
+		r.refusals = append(r.refusals, x)
+	}
 }
 
 // Pull fetches the index (only entries updated since the last pull), then
@@ -237,8 +312,14 @@ type fetched struct {
 // If-None-Match. It verifies every line itself (protocol.Verify, and the
 // origin against the file name), delivers each file's accepted records
 // with scope "commons:"+BaseURL, and remembers ETags and the index time in
-// State. self's own file is not fetched. A file that fails is reported and
-// fetched again next time; the others are kept.
+// State. self's own file is not fetched, nor one origin twice. A file that
+// fails is reported and fetched again next time; the others are kept.
+//
+// What a commons sends is bounded (see MaxOrigins, RequestTimeout and
+// clientMaxFile): an index over the limits is cut there, the entries
+// before the cut are pulled and the cut is reported in Errors. An error
+// that stops the pull before any file (the state, the index request) is
+// returned instead; the remembered state is then left as it was.
 func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver Deliver) (PullReport, error) {
 	rep := PullReport{Refused: map[protocol.Reason]int{}}
 	base, scope := c.base(), c.Scope()
@@ -257,27 +338,46 @@ func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver D
 		ss.ETags = map[string]string{}
 	}
 
+	failed := false
 	entries, n, err := c.index(ctx, ss.Since)
 	rep.Bytes += n
-	if err != nil {
+	var cut *indexCutError
+	switch {
+	case errors.As(err, &cut):
+		failed = true // `since` stays: the entries past the cut are listed again
+		rep.Errors = append(rep.Errors, err)
+	case err != nil:
 		return rep, err
 	}
 	rep.Listed = len(entries)
 	since := ss.Since
 	var todo []IndexEntry
+	listed := make(map[string]bool, len(entries))
+	bad, firstBad := 0, "" // entries that are not origins: one error for all
 	for _, e := range entries {
 		if e.Updated.After(since) {
 			since = e.Updated
 		}
+		if !protocol.ValidOrigin(e.Origin) {
+			if bad++; bad == 1 {
+				firstBad = e.Origin
+			}
+			continue
+		}
+		if listed[e.Origin] {
+			continue // listed twice: fetched once
+		}
+		listed[e.Origin] = true
 		switch {
-		case !protocol.ValidOrigin(e.Origin):
-			rep.Errors = append(rep.Errors, fmt.Errorf("the commons at %s lists %q, which is not an origin", base, e.Origin))
 		case e.Origin == self:
 		case e.ETag != "" && ss.ETags[e.Origin] == e.ETag:
 			rep.Unchanged++
 		default:
 			todo = append(todo, e)
 		}
+	}
+	if bad > 0 {
+		rep.Errors = append(rep.Errors, fmt.Errorf("the commons at %s lists %d entries that are not origins (the first: %.40q); they were passed over", base, bad, firstBad))
 	}
 
 	workers := c.Concurrency
@@ -314,7 +414,7 @@ func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver D
 	}()
 	go func() { wg.Wait(); close(results) }()
 
-	done, failed := 0, false
+	done := 0
 	for r := range results {
 		done++
 		rep.Bytes += r.bytes
@@ -330,8 +430,10 @@ func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver D
 		default:
 			rep.Fetched++
 			rep.Skipped += r.skipped
+			for reason, n := range r.refused {
+				rep.Refused[reason] += n
+			}
 			for _, x := range r.refusals {
-				rep.Refused[x.Reason]++
 				if len(rep.Refusals) < maxRefusals {
 					rep.Refusals = append(rep.Refusals, x)
 				}
@@ -382,38 +484,95 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// index gets the index entries updated after since (all when zero).
+// indexCutError is an index cut at the client's limits: the entries
+// before the cut are good.
+type indexCutError struct{ msg string }
+
+func (e *indexCutError) Error() string { return e.msg }
+
+// errTooManyOrigins: the index has more entries than the client takes.
+var errTooManyOrigins = errors.New("too many origins")
+
+// index gets the index entries updated after since (all when zero), at
+// most maxOrigins of them and maxIndexBytes; over either it returns the
+// entries before the cut with an *indexCutError.
 func (c *Client) index(ctx context.Context, since time.Time) ([]IndexEntry, int64, error) {
 	path := "/commons/index"
 	if !since.IsZero() {
 		path += "?since=" + url.QueryEscape(since.UTC().Format(time.RFC3339Nano))
 	}
-	req, err := c.newRequest(ctx, http.MethodGet, path, nil)
+	rctx, cancel := c.requestContext(ctx)
+	defer cancel()
+	req, err := c.newRequest(rctx, http.MethodGet, path, nil)
 	if err != nil {
 		return nil, 0, err
 	}
 	resp, err := c.http().Do(req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("pulling the index of the commons at %s: %w", c.base(), err)
+		return nil, 0, fmt.Errorf("pulling the index of the commons at %s: %w", c.base(), c.explain(ctx, rctx, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return nil, 0, c.statusError(resp)
 	}
-	cr := &countingReader{r: io.LimitReader(resp.Body, clientMaxIndex)}
-	var entries []IndexEntry
-	if err := json.NewDecoder(cr).Decode(&entries); err != nil {
-		return nil, cr.n, fmt.Errorf("the index of the commons at %s is not valid: %w", c.base(), err)
+	maxOrigins := c.maxOrigins()
+	limit := maxIndexBytes(maxOrigins)
+	cr := &countingReader{r: io.LimitReader(resp.Body, limit+1)}
+	entries, err := decodeIndex(cr, maxOrigins)
+	switch {
+	case cr.n > limit:
+		return entries, cr.n, &indexCutError{fmt.Sprintf("the index of the commons at %s is over %d bytes (%d bytes for each of at most %d origins); "+
+			"only the %d entries before the cut were pulled: the commons is broken or hostile, or larger than Client.MaxOrigins allows",
+			c.base(), limit, indexBytesPerOrigin, maxOrigins, len(entries))}
+	case errors.Is(err, errTooManyOrigins):
+		return entries, cr.n, &indexCutError{fmt.Sprintf("the index of the commons at %s lists more than %d origins; only the first %d were pulled: "+
+			"the commons is broken or hostile, or larger than Client.MaxOrigins allows", c.base(), maxOrigins, maxOrigins)}
+	case err != nil:
+		return nil, cr.n, fmt.Errorf("the index of the commons at %s is not valid: %w", c.base(), c.explain(ctx, rctx, err))
 	}
-	io.Copy(io.Discard, cr)
+	io.Copy(io.Discard, cr) // bounded by the limit; lets the connection be reused
 	return entries, cr.n, nil
+}
+
+// decodeIndex reads a JSON array of index entries one entry at a time, so
+// that at most max entries are ever held; past them it returns the first
+// max with errTooManyOrigins. A JSON null is an empty index.
+func decodeIndex(r io.Reader, max int) ([]IndexEntry, error) {
+	dec := json.NewDecoder(r)
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if tok == nil {
+		return nil, nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, fmt.Errorf("it is not a JSON array (it begins with %v)", tok)
+	}
+	var out []IndexEntry
+	for dec.More() {
+		if len(out) == max {
+			return out, errTooManyOrigins
+		}
+		var e IndexEntry
+		if err := dec.Decode(&e); err != nil {
+			return out, err
+		}
+		out = append(out, e)
+	}
+	if _, err := dec.Token(); err != nil { // the closing ]
+		return out, err
+	}
+	return out, nil
 }
 
 // fetch gets one origin's file (conditionally when etag is known) and
 // verifies it.
 func (c *Client) fetch(ctx context.Context, origin, etag string, now time.Time) fetched {
 	r := fetched{origin: origin}
-	req, err := c.newRequest(ctx, http.MethodGet, "/commons/"+origin+".jsonl", nil)
+	rctx, cancel := c.requestContext(ctx)
+	defer cancel()
+	req, err := c.newRequest(rctx, http.MethodGet, "/commons/"+origin+".jsonl", nil)
 	if err != nil {
 		r.err = err
 		return r
@@ -423,7 +582,7 @@ func (c *Client) fetch(ctx context.Context, origin, etag string, now time.Time) 
 	}
 	resp, err := c.http().Do(req)
 	if err != nil {
-		r.err = fmt.Errorf("fetching %s from %s: %w", origin, c.base(), err)
+		r.err = fmt.Errorf("fetching %s from %s: %w", origin, c.base(), c.explain(ctx, rctx, err))
 		return r
 	}
 	defer resp.Body.Close()
@@ -440,41 +599,43 @@ func (c *Client) fetch(ctx context.Context, origin, etag string, now time.Time) 
 	data, err := io.ReadAll(cr)
 	r.bytes = cr.n
 	if err != nil {
-		r.err = fmt.Errorf("fetching %s from %s: %w", origin, c.base(), err)
+		r.err = fmt.Errorf("fetching %s from %s: %w", origin, c.base(), c.explain(ctx, rctx, err))
 		return r
 	}
-	r.etag = resp.Header.Get("ETag")
+	if r.etag = resp.Header.Get("ETag"); len(r.etag) > clientMaxETag {
+		r.etag = "" // not remembered: a hostile server's header must not fill the state file
+	}
 	if len(data) > clientMaxFile {
-		r.refusals = append(r.refusals, Refusal{Origin: origin, Reason: protocol.ReasonFileTooLarge,
-			Detail: fmt.Sprintf("the file is over %d bytes; nothing of it was taken", clientMaxFile)})
+		r.refuse(Refusal{Origin: origin, Reason: protocol.ReasonFileTooLarge,
+			Detail: fmt.Sprintf("the file is over %d bytes (the limit of SPEC §12, plus slack); nothing of it was taken", clientMaxFile)})
 		return r
 	}
-	r.recs, r.refusals, r.skipped = verifyPulled(origin, data, now)
+	r.verify(data, now)
 	return r
 }
 
-// verifyPulled verifies every line of a pulled file of origin.
-func verifyPulled(origin string, data []byte, now time.Time) (recs []*protocol.Record, refusals []Refusal, skipped int) {
+// verify verifies every line of the pulled file of r.origin, keeping the
+// records and counting the refusals.
+func (r *fetched) verify(data []byte, now time.Time) {
 	for _, l := range protocol.SplitLines(data) {
-		rec, err := checkLine(origin, l.Bytes, now)
+		rec, err := checkLine(r.origin, l.Bytes, now)
 		if err != nil {
 			var oe *originError
 			switch {
 			case errors.As(err, &oe):
-				refusals = append(refusals, Refusal{Origin: origin, Line: l.N, Reason: protocol.ReasonOriginMismatch, Detail: err.Error()})
+				r.refuse(Refusal{Origin: r.origin, Line: l.N, Reason: protocol.ReasonOriginMismatch, Detail: err.Error()})
 			case protocol.VerdictOf(err) == protocol.Skip:
-				skipped++
+				r.skipped++
 			default:
-				refusals = append(refusals, Refusal{Origin: origin, Line: l.N, Reason: protocol.ReasonOf(err), Detail: err.Error()})
+				r.refuse(Refusal{Origin: r.origin, Line: l.N, Reason: protocol.ReasonOf(err), Detail: err.Error()})
 			}
 			continue
 		}
-		if len(recs) >= protocol.MaxOriginRecs {
-			refusals = append(refusals, Refusal{Origin: origin, Line: l.N, Reason: protocol.ReasonTooManyRecords,
+		if len(r.recs) >= protocol.MaxOriginRecs {
+			r.refuse(Refusal{Origin: r.origin, Line: l.N, Reason: protocol.ReasonTooManyRecords,
 				Detail: fmt.Sprintf("a file holds at most %d records", protocol.MaxOriginRecs)})
 			continue
 		}
-		recs = append(recs, rec)
+		r.recs = append(r.recs, rec)
 	}
-	return recs, refusals, skipped
 }

@@ -18,11 +18,27 @@
 // 201 created / 200 replaced with {"origin","records","updated","etag"};
 // 400 with the first bad line's number and reason ({"error","line","reason"},
 // also for an empty body, which would prove nothing about its sender);
-// 401 without a valid token (compared in constant time); 403 for a line of
-// another origin; 413 over 256 KiB or 1,000 records; 429 with Retry-After
-// when the per-origin or per-client-address token bucket is empty. A PUT of
-// the bytes already stored answers 200 and changes nothing, not even
-// `updated`.
+// 401 without a valid token (exactly one "Authorization: Bearer <token>"
+// header, the scheme in that case and no padding; compared in constant
+// time); 403 for a line of another origin; 409 for a rollback; 413 over
+// 256 KiB or 1,000 records; 429 with Retry-After when the sender's token
+// bucket is empty. A PUT of the bytes already stored answers 200 and
+// changes nothing, not even `updated`.
+//
+// No rollback (SPEC §10): anyone with a token could replay an origin's
+// older, validly signed file, so a new file must hold every stored
+// revocation, and every stored record at least as new as its own oldest
+// record, each with the same or a newer version (protocol.Supersedes). It
+// may drop only its oldest records. Otherwise 409 with
+// {"error","reason":"rollback","key":{"type","origin","hash"}}, the first
+// stored record missing. The check runs under the origin's lock, against
+// the file on disk.
+//
+// Rate limits fall on the client that sends, never on the origin named:
+// every PUT counts against its address (an IPv6 address by its /64), and
+// an accepted PUT also against the pair of address and origin. A refused
+// or replayed PUT from elsewhere never uses up the PUTs of an origin's
+// owner.
 //
 // Storage: DataDir/commons/<origin>.jsonl, each written to a temp file in
 // the same directory, fsynced, renamed over the old file and the directory
@@ -49,6 +65,15 @@
 // callback with the scope "commons:<base URL>". The ETags and the index
 // time are kept in a StateStore (FileState: a JSON file written
 // atomically).
+//
+// What a hostile commons can make a pull take is bounded: each request
+// (index, file, push) ends after RequestTimeout (one minute), the index is
+// read one entry at a time up to MaxOrigins entries (100,000) and 320
+// bytes per entry, an origin listed twice is fetched once, a file is read
+// to 256 KiB plus 4 KiB at most (a larger one is refused whole), at most
+// 1,000 refusals are kept per file and per report (all are counted), and a
+// long ETag is not remembered. An index cut at a limit is reported in
+// PullReport.Errors; the entries before the cut are pulled.
 //
 // The package imports protocol, the standard library and the Prometheus
 // client; it must not import node, store or another transport.

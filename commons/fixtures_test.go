@@ -219,3 +219,41 @@ func confirmLines(t testing.TB, name string, n int, variant string) [][]byte {
 		return protocol.SignConfirmation(id, protocol.LessonHash(protocol.KindError, fmt.Sprintf("%s lesson %d", variant, i)), recTime)
 	})
 }
+
+// lessonAt signs one lesson of id with the given text, updated at.
+func lessonAt(t testing.TB, id protocol.Identity, text string, at time.Time) *protocol.Record {
+	t.Helper()
+	rec, err := protocol.SignLesson(id, protocol.LessonDraft{Kind: protocol.KindError, Text: text, Seen: 1, Strength: 0.5, Updated: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// revocationAt signs id's revocation of lesson hash at the time at.
+func revocationAt(t testing.TB, id protocol.Identity, hash string, at time.Time) *protocol.Record {
+	t.Helper()
+	rec, err := protocol.SignRevocation(id, hash, at, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// fileOf is the file of recs, one line each, in the order given.
+func fileOf(recs ...*protocol.Record) []byte {
+	lines := make([][]byte, len(recs))
+	for i, r := range recs {
+		lines[i] = r.Raw
+	}
+	return join(lines)
+}
+
+// confirmsAt is confirmLines signed at the time at (cached per variant
+// and time).
+func confirmsAt(t testing.TB, name string, n int, variant string, at time.Time) [][]byte {
+	t.Helper()
+	return signedLines(t, name+"/confirm-at/"+variant+"/"+at.Format(time.RFC3339), name, n, func(id protocol.Identity, i int) (*protocol.Record, error) {
+		return protocol.SignConfirmation(id, protocol.LessonHash(protocol.KindError, fmt.Sprintf("%s lesson %d", variant, i)), at)
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,7 +105,10 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
 func TestKillMidPut(t *testing.T) {
 	dir := t.TempDir()
 
-	// Each origin alternates between two versions of different sizes.
+	// Each origin alternates between two versions of different sizes: 60
+	// records, and the same 60 after 90 older ones. Either may follow the
+	// other without a rollback (SPEC §10): the longer one adds older
+	// records, the shorter one drops its oldest.
 	const origins = 3
 	type versions struct {
 		origin string
@@ -113,9 +117,11 @@ func TestKillMidPut(t *testing.T) {
 	vs := make([]versions, origins)
 	for i := range origins {
 		name := fmt.Sprintf("kill%d", i)
+		newer := confirmLines(t, name, 60, "a")
+		older := confirmsAt(t, name, 90, "b", recTime.Add(-time.Minute))
 		vs[i] = versions{origin: identity(t, name).Origin(), v: [2][]byte{
-			join(confirmLines(t, name, 60, "a")),
-			join(confirmLines(t, name, 150, "b")),
+			join(newer),
+			join(append(slices.Clone(older), newer...)),
 		}}
 	}
 	client := &http.Client{Timeout: 10 * time.Second}

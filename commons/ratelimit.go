@@ -14,7 +14,9 @@ type Rate struct {
 }
 
 // Default rates for a public commons (the CLI's defaults): a memory pushes
-// once per sleep, so a few PUTs per minute per origin are plenty.
+// once per sleep, so a few accepted PUTs per minute of one origin from one
+// address are plenty; an address gets more PUTs in all, refused ones
+// included, for hosts that push several memories.
 var (
 	DefaultOriginRate = Rate{PerMinute: 6, Burst: 6}
 	DefaultClientRate = Rate{PerMinute: 60, Burst: 30}
@@ -27,7 +29,8 @@ type bucket struct {
 	last   time.Time
 }
 
-// limiter holds one bucket per key (an origin or a client address).
+// limiter holds one bucket per key (a client address, or a client address
+// and an origin).
 type limiter struct {
 	rate Rate
 	now  func() time.Time
@@ -74,6 +77,19 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	}
 	wait := time.Duration((1 - b.tokens) / perSec * float64(time.Second))
 	return false, wait
+}
+
+// giveBack returns the token allow took for key, for a request that
+// turned out not to count (up to the burst).
+func (l *limiter) giveBack(key string) {
+	if l == nil || l.rate.unlimited() {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.buckets[key]; ok {
+		b.tokens = math.Min(float64(l.rate.Burst), b.tokens+1)
+	}
 }
 
 func (l *limiter) prune(now time.Time, perSec, burst float64) {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"strings"
@@ -38,9 +39,13 @@ type ServerConfig struct {
 	// Now is the clock (nil: time.Now); it stamps `updated` and is the
 	// receiver's clock for the future-timestamp check.
 	Now func() time.Time
-	// RatePerOrigin and RatePerClient limit PUTs per origin named and per
-	// client IP address. The zero Rate means no limit; the CLI passes
-	// DefaultOriginRate and DefaultClientRate.
+	// Rate limits fall on the client that sends (SPEC §10), never on the
+	// origin a file is named after, so nobody can use up an origin's PUTs
+	// but its own sender. RatePerClient limits every PUT, accepted or
+	// refused, per client address (an IPv6 address by its /64, which one
+	// host usually holds whole); RatePerOrigin limits the accepted PUTs of
+	// one origin's file per client address. The zero Rate means no limit;
+	// the CLI passes DefaultOriginRate and DefaultClientRate.
 	RatePerOrigin Rate
 	RatePerClient Rate
 	// Registry receives the metrics (nil: a fresh registry). /metrics
@@ -60,8 +65,8 @@ type Server struct {
 	now      func() time.Time
 	tokens   [][sha256.Size]byte
 	st       *storage
-	byOrigin *limiter
-	byClient *limiter
+	bySender *limiter // accepted PUTs per (client address, origin)
+	byClient *limiter // every PUT per client address
 	m        *metrics
 	mux      *http.ServeMux
 	maxBytes int
@@ -87,6 +92,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		if t == "" {
 			return nil, fmt.Errorf("commons server: token %d is empty", i+1)
 		}
+		if !validToken(t) {
+			return nil, fmt.Errorf("commons server: token %d holds a space or control character, which an Authorization header cannot carry as sent; use printable ASCII without spaces (e.g. hex or base64)", i+1)
+		}
 		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
 	}
 	if s.log == nil {
@@ -108,7 +116,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if s.st, err = openStorage(cfg.DataDir, s.now, s.log); err != nil {
 		return nil, err
 	}
-	s.byOrigin = newLimiter(cfg.RatePerOrigin, s.now)
+	s.bySender = newLimiter(cfg.RatePerOrigin, s.now)
 	s.byClient = newLimiter(cfg.RatePerClient, s.now)
 
 	s.mux = http.NewServeMux()
@@ -145,6 +153,7 @@ type errorBody struct {
 	Error  string          `json:"error"`
 	Line   int             `json:"line,omitempty"`
 	Reason protocol.Reason `json:"reason,omitempty"`
+	Key    *WireKey        `json:"key,omitempty"` // a 409's first missing key
 }
 
 // PutAnswer is the JSON of a successful PUT.
@@ -189,6 +198,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Write(append(data, '\n'))
 }
 
+// clientIP is the request's remote address without its port (logged).
 func clientIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -197,15 +207,61 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// authorized checks the bearer token in constant time: the token's hash
-// is compared with every configured token's hash, without an early exit.
-func (s *Server) authorized(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+// clientKey is what the rate limits count a sender by: its IPv4 address
+// (also when written IPv4-mapped), or the /64 of its IPv6 address (one
+// host is usually given a whole /64, so counting single IPv6 addresses
+// would not limit it at all).
+func clientKey(remote string) string {
+	a, err := netip.ParseAddr(remote)
+	if err != nil {
+		return remote
+	}
+	if a = a.Unmap(); a.Is4() {
+		return a.String()
+	}
+	p, err := a.WithZone("").Prefix(64)
+	if err != nil {
+		return remote
+	}
+	return p.String()
+}
+
+// bearerPrefix is the one form of credentials accepted.
+const bearerPrefix = "Bearer "
+
+// validToken reports whether t can be a token: not empty, printable ASCII
+// without spaces (a superset of RFC 6750's b64token).
+func validToken(t string) bool {
+	if t == "" {
 		return false
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	for i := 0; i < len(t); i++ {
+		if t[i] <= ' ' || t[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// authorized checks the bearer token. It accepts exactly one Authorization
+// header holding exactly "Bearer " and a token. RFC 9110 lets the scheme's
+// case vary, but our client always sends this form, and a lenient parser
+// is where padded, doubled or case-folded credentials slip past whatever
+// else reads the header (proxies, logs), so any other form is refused: a
+// strictness that costs nothing but a clear 401. The token's hash is
+// compared with every configured token's hash in constant time
+// (crypto/subtle), without an early exit; an empty token never matches,
+// whatever the list holds.
+func (s *Server) authorized(r *http.Request) bool {
+	vals := r.Header.Values("Authorization")
+	if len(vals) != 1 {
+		return false
+	}
+	tok, ok := strings.CutPrefix(vals[0], bearerPrefix)
+	if !ok || !validToken(tok) {
+		return false
+	}
+	sum := sha256.Sum256([]byte(tok))
 	match := 0
 	for i := range s.tokens {
 		match |= subtle.ConstantTimeCompare(sum[:], s.tokens[i][:])
@@ -255,7 +311,8 @@ func (s *Server) handlePut(w http.ResponseWriter, r *http.Request) {
 // put handles one PUT and returns the status it answered, the records
 // stored and, for a refused line, the reason.
 func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote string) (int, int, protocol.Reason) {
-	if ok, wait := s.byClient.allow(remote); !ok {
+	client := clientKey(remote)
+	if ok, wait := s.byClient.allow(client); !ok {
 		return tooMany(w, wait, "from this address"), 0, ""
 	}
 	if !s.authorized(r) {
@@ -295,7 +352,8 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 		return http.StatusBadRequest, 0, ReasonEmpty
 	}
 
-	if i, err := verifyAll(origin, lines, s.now()); err != nil {
+	recs, i, err := verifyAll(origin, lines, s.now())
+	if err != nil {
 		reason := protocol.ReasonOf(err)
 		var ol *originError
 		code := http.StatusBadRequest
@@ -307,15 +365,25 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 		return code, 0, reason
 	}
 
-	// The origin's bucket is charged only now, for a file that proved to
-	// be the origin's: a token holder sending junk under another origin's
-	// name cannot use up that origin's PUTs (the address bucket above
-	// bounds the junk).
-	if ok, wait := s.byOrigin.allow(origin); !ok {
-		return tooMany(w, wait, "for origin "+origin), 0, ""
+	// The sender's bucket for this origin is keyed by its address, never
+	// by the origin alone, and charged only for an accepted PUT (a refused
+	// one is given back; the address bucket above bounds those): replays
+	// and junk from others cannot use up the PUTs of the origin's owner.
+	sender := client + " " + origin
+	if ok, wait := s.bySender.allow(sender); !ok {
+		return tooMany(w, wait, "of origin "+origin+" from this address"), 0, ""
 	}
-	e, created, _, err := s.st.put(origin, body, len(lines))
-	if err != nil {
+	e, created, _, err := s.st.put(origin, body, len(lines), func(old []byte) error { return checkRollback(old, recs) })
+	var rb *rollbackError
+	switch {
+	case errors.As(err, &rb):
+		s.bySender.giveBack(sender)
+		s.m.refused.WithLabelValues(string(ReasonRollback)).Inc()
+		k := rb.key()
+		writeJSON(w, http.StatusConflict, errorBody{Error: rb.Error(), Reason: ReasonRollback, Key: &k})
+		return http.StatusConflict, 0, ReasonRollback
+	case err != nil:
+		s.bySender.giveBack(sender)
 		s.log.Error("commons storage failed", "origin", origin, "err", err)
 		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "the server could not store the file; the previous one is unchanged"})
 		return http.StatusInternalServerError, 0, ""
@@ -384,21 +452,24 @@ func checkLine(origin string, line []byte, now time.Time) (*protocol.Record, err
 const parallelMin = 64
 
 // verifyAll verifies every line of a PUT, spread over GOMAXPROCS
-// goroutines, and returns the index of the first refused line with its
-// error. Unknown-version lines are refused too: the server cannot tell who
-// wrote them.
-func verifyAll(origin string, lines []protocol.Line, now time.Time) (int, error) {
+// goroutines, and returns the records, or the index of the first refused
+// line with its error. Unknown-version lines are refused too: the server
+// cannot tell who wrote them.
+func verifyAll(origin string, lines []protocol.Line, now time.Time) ([]*protocol.Record, int, error) {
+	recs := make([]*protocol.Record, len(lines))
 	workers := runtime.GOMAXPROCS(0)
 	if workers > len(lines)/parallelMin {
 		workers = len(lines) / parallelMin
 	}
 	if workers <= 1 {
 		for i, l := range lines {
-			if _, err := checkLine(origin, l.Bytes, now); err != nil {
-				return i, err
+			rec, err := checkLine(origin, l.Bytes, now)
+			if err != nil {
+				return nil, i, err
 			}
+			recs[i] = rec
 		}
-		return -1, nil
+		return recs, -1, nil
 	}
 	// Each worker takes a contiguous chunk and stops at its first refusal;
 	// the first refusal overall is the lowest index among the chunks.
@@ -415,7 +486,8 @@ func verifyAll(origin string, lines []protocol.Line, now time.Time) (int, error)
 				if int64(i) > stop.Load() {
 					return
 				}
-				if _, err := checkLine(origin, lines[i].Bytes, now); err != nil {
+				rec, err := checkLine(origin, lines[i].Bytes, now)
+				if err != nil {
 					first[k], errs[k] = i, err
 					for {
 						cur := stop.Load()
@@ -425,16 +497,17 @@ func verifyAll(origin string, lines []protocol.Line, now time.Time) (int, error)
 					}
 					return
 				}
+				recs[i] = rec
 			}
 		})
 	}
 	wg.Wait()
 	for k := range workers {
 		if first[k] >= 0 {
-			return first[k], errs[k]
+			return nil, first[k], errs[k]
 		}
 	}
-	return -1, nil
+	return recs, -1, nil
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {

@@ -191,10 +191,14 @@ func (st *storage) stamp() time.Time {
 
 func (st *storage) path(origin string) string { return filepath.Join(st.dir, origin+".jsonl") }
 
-// put stores body as origin's file. It returns the entry, whether the
-// origin is new, and whether anything changed (an identical file is not
-// rewritten and keeps its `updated`).
-func (st *storage) put(origin string, body []byte, records int) (e entry, created, changed bool, err error) {
+// put stores body as origin's file if check, given the stored file's bytes
+// (nil when there is none), returns nil; check's error is returned as is
+// and leaves the stored file untouched. check runs under the origin's lock,
+// so two PUTs of one origin never both pass against the same old file. put
+// returns the entry, whether the origin is new, and whether anything
+// changed (an identical file is not rewritten, not checked again, and
+// keeps its `updated`).
+func (st *storage) put(origin string, body []byte, records int, check func(old []byte) error) (e entry, created, changed bool, err error) {
 	l := &st.locks[stripe(origin)]
 	l.Lock()
 	defer l.Unlock()
@@ -207,6 +211,13 @@ func (st *storage) put(origin string, body []byte, records int) (e entry, create
 		return old, false, false, nil
 	}
 	path := st.path(origin)
+	prev, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return entry{}, false, false, fmt.Errorf("reading the stored %s to check the new one against it: %w", filepath.Base(path), err)
+	}
+	if err := check(prev); err != nil {
+		return entry{}, false, false, err
+	}
 	if err := atomicfile.Write(path, dataTemp+origin+"-", body, 0o644); err != nil {
 		return entry{}, false, false, fmt.Errorf("storing %s: %w", filepath.Base(path), err)
 	}

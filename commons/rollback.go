@@ -1,0 +1,90 @@
+package commons
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/remem/remem/protocol"
+)
+
+// ReasonRollback: a PUT would take the origin's file back in time (SPEC §10
+// "No rollback"): it lacks a stored revocation, or a stored record at least
+// as new as its own oldest record, or holds an older version of one.
+const ReasonRollback protocol.Reason = "rollback"
+
+// WireKey is a record key as a 409 names it.
+type WireKey struct {
+	Type   string `json:"type"`
+	Origin string `json:"origin"`
+	Hash   string `json:"hash"`
+}
+
+// rollbackError is the first stored record a new file lacks.
+type rollbackError struct {
+	stored *protocol.Record // the stored record the new file lacks
+	have   *protocol.Record // the new file's record of that key (older), or nil
+	oldest time.Time        // the new file's oldest record
+}
+
+func (e *rollbackError) key() WireKey {
+	return WireKey{Type: e.stored.Type.String(), Origin: e.stored.Origin, Hash: e.stored.Hash}
+}
+
+func (e *rollbackError) Error() string {
+	what := fmt.Sprintf("the stored file holds the %s of lesson %s (%s)", e.stored.Type, e.stored.Hash, protocol.FormatTime(e.stored.Time))
+	var why string
+	switch {
+	case e.have != nil:
+		why = fmt.Sprintf("the new file holds an older one (%s)", protocol.FormatTime(e.have.Time))
+	case e.stored.Type == protocol.TypeRevocation:
+		why = "the new file lacks it, and a revocation is never dropped"
+	default:
+		why = fmt.Sprintf("the new file lacks it, though its oldest record (%s) is not newer", protocol.FormatTime(e.oldest))
+	}
+	return fmt.Sprintf("%s: %s, and %s; a file may drop only its oldest records, never a revocation or a newer record, "+
+		"so this looks like an older file replayed: push a file built from the origin's current records "+
+		"(GET the stored file to see what it holds)", ReasonRollback, what, why)
+}
+
+// checkRollback applies SPEC §10 "No rollback" to a new file (its verified
+// records) against the stored file's bytes: every stored revocation, and
+// every stored record at least as new as the new file's oldest record, must
+// be in the new file with the same or a newer version (protocol.Supersedes:
+// `updated`/`at`, ties broken by the line bytes). It returns the first
+// stored record, in file order, that is not. Stored lines that do not
+// decode are passed over: they prove nothing about the origin.
+func checkRollback(stored []byte, next []*protocol.Record) error {
+	if len(stored) == 0 || len(next) == 0 {
+		return nil
+	}
+	best := make(map[protocol.RecordKey]*protocol.Record, len(next))
+	oldest := next[0].Time
+	for _, r := range next {
+		if r.Time.Before(oldest) {
+			oldest = r.Time
+		}
+		if b, ok := best[r.SetKey()]; !ok || protocol.Supersedes(r, b) {
+			best[r.SetKey()] = r
+		}
+	}
+	for _, l := range protocol.SplitLines(stored) {
+		s, err := protocol.Decode(l.Bytes)
+		if err != nil {
+			continue
+		}
+		if s.Type != protocol.TypeRevocation && s.Time.Before(oldest) {
+			continue // an old record the file may drop
+		}
+		n, ok := best[s.SetKey()]
+		if ok && (bytes.Equal(n.Raw, s.Raw) || protocol.Supersedes(n, s)) {
+			continue
+		}
+		e := &rollbackError{stored: s, oldest: oldest}
+		if ok {
+			e.have = n
+		}
+		return e
+	}
+	return nil
+}
