@@ -35,7 +35,7 @@ type EventError struct {
 func (e EventError) String() string { return fmt.Sprintf("%s:%d: %s", e.Source, e.Line, e.Reason) }
 
 // Remember stores events (already validated or not: invalid ones are
-// refused with their index as line number).
+// refused with their index as line number), with "at" in UTC.
 func (m *Memory) Remember(evs []protocol.Event) (IngestReport, error) {
 	var rep IngestReport
 	good := evs[:0:0]
@@ -44,7 +44,7 @@ func (m *Memory) Remember(evs []protocol.Event) (IngestReport, error) {
 			rep.Rejected = append(rep.Rejected, EventError{Source: "event", Line: i + 1, Reason: err.Error()})
 			continue
 		}
-		good = append(good, ev)
+		good = append(good, ev.InUTC())
 	}
 	added, dups, err := m.store.AddEvents(good, m.Now())
 	rep.Taken, rep.Duplicates = added, dups

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/remem/remem/protocol"
 )
 
 // TestIngestKeepsBadLines: bad lines are named with their number and
@@ -159,6 +161,33 @@ func TestRejectsConcurrent(t *testing.T) {
 			if !json.Valid([]byte(line)) {
 				t.Fatalf("%s line %d is not whole JSON: %.80q", name, i+1, line)
 			}
+		}
+	}
+}
+
+// TestEventAtStoredInUTC: by every path in (API and MCP through Remember,
+// files and the inbox through Ingest) an event's "at" is kept in UTC with
+// Z, and one that names no instant is refused with the reason.
+func TestEventAtStoredInUTC(t *testing.T) {
+	m, _ := openTest(t, nil)
+	rep, err := m.Remember([]protocol.Event{
+		{Kind: protocol.EventNote, Text: "the docs build takes four minutes", At: "2025-06-01T14:00:00+02:00"},
+		{Kind: protocol.EventNote, Text: "the linter is slow on big files", At: "2025-06-01T12:00:00"},
+	})
+	if err != nil || rep.Taken != 1 || len(rep.Rejected) != 1 || !strings.Contains(rep.Rejected[0].Reason, `"at"`) {
+		t.Fatalf("Remember: %+v, %v", rep, err)
+	}
+	rep, err = m.Ingest("events.jsonl", strings.NewReader(`{"kind":"note","text":"CI caches expire after a week","at":"2025-06-01T07:00:00-05:00"}`+"\n"))
+	if err != nil || rep.Taken != 1 {
+		t.Fatalf("Ingest: %+v, %v", rep, err)
+	}
+	evs, err := m.Store().PendingEvents()
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("pending: %v, %v", evs, err)
+	}
+	for _, ev := range evs {
+		if ev.Event.At != "2025-06-01T12:00:00Z" {
+			t.Errorf("stored at = %q, want 2025-06-01T12:00:00Z", ev.Event.At)
 		}
 	}
 }
