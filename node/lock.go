@@ -42,7 +42,8 @@ func openStore(cfg Config) (*store.Store, error) {
 // home, returns a Client of that node's local API. While the home is held
 // but no node answers yet (a short command holds it, or a node is still
 // starting) it tries again for up to wait, then returns the LockedError
-// with the reason the API could not be reached.
+// with the reason the API could not be reached. Open is tried more than
+// once, so cfg must not carry a Registry (the CLI's never does).
 func OpenOrDial(ctx context.Context, cfg Config, wait time.Duration) (Service, error) {
 	cfg.LockWait = 0 // the loop below waits, dialing the node in between
 	var svc Service
