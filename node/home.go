@@ -22,6 +22,11 @@ const (
 	ConfigFile  = "config.toml"
 )
 
+// MaxRejectsBytes bounds the rejects file: past it, rejects.jsonl is
+// rotated to rejects.jsonl.1 (replacing the older copy), so an agent that
+// keeps sending garbage costs at most about twice this much disk.
+const MaxRejectsBytes = 1 << 20
+
 // DefaultHome is $REMEM_HOME, or ~/.remem.
 func DefaultHome() string {
 	if h := os.Getenv("REMEM_HOME"); h != "" {

@@ -35,7 +35,7 @@ type EventError struct {
 func (e EventError) String() string { return fmt.Sprintf("%s:%d: %s", e.Source, e.Line, e.Reason) }
 
 // Remember stores events (already validated or not: invalid ones are
-// refused with their index as line number).
+// refused with their index as line number), with "at" in UTC.
 func (m *Memory) Remember(evs []protocol.Event) (IngestReport, error) {
 	var rep IngestReport
 	good := evs[:0:0]
@@ -44,7 +44,7 @@ func (m *Memory) Remember(evs []protocol.Event) (IngestReport, error) {
 			rep.Rejected = append(rep.Rejected, EventError{Source: "event", Line: i + 1, Reason: err.Error()})
 			continue
 		}
-		good = append(good, ev)
+		good = append(good, ev.InUTC())
 	}
 	added, dups, err := m.store.AddEvents(good, m.Now())
 	rep.Taken, rep.Duplicates = added, dups
@@ -93,25 +93,66 @@ func (m *Memory) Ingest(source string, r io.Reader) (IngestReport, error) {
 	return rep, err
 }
 
+// rejectLine is one line of the rejects file. The raw line is cut at
+// protocol.MaxEventBytes (no longer line can be an event), noting its
+// length, so one enormous line cannot fill the rejects file on its own.
 func rejectLine(source string, n int, err error, line []byte) []byte {
-	out, _ := json.Marshal(map[string]any{"source": source, "line": n, "reason": err.Error(), "raw": string(bytes.ToValidUTF8(line, []byte("\uFFFD")))})
+	rec := map[string]any{"source": source, "line": n, "reason": err.Error()}
+	if len(line) > protocol.MaxEventBytes {
+		rec["raw_bytes"] = len(line)
+		line = line[:protocol.MaxEventBytes]
+	}
+	rec["raw"] = string(bytes.ToValidUTF8(line, []byte("\uFFFD")))
+	out, _ := json.Marshal(rec)
 	return out
 }
 
 // keepRejects appends refused event lines to the rejects file, so nothing
-// an agent sent is silently lost.
+// an agent sent is silently lost. The file is rotated when it would pass
+// MaxRejectsBytes, so garbage sent for ever cannot fill the disk; the
+// newest rejects are always in rejects.jsonl.
 func (m *Memory) keepRejects(lines [][]byte) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	f, err := os.OpenFile(filepath.Join(m.cfg.Home, RejectsFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	path := filepath.Join(m.cfg.Home, RejectsFile)
+	f, size, err := lockAppend(path)
 	if err != nil {
 		return fmt.Errorf("keeping rejected events: %w", err)
 	}
+	var buf []byte
 	for _, l := range lines {
-		f.Write(append(l, '\n'))
+		if full := size + int64(len(buf)); full > 0 && full+int64(len(l))+1 > MaxRejectsBytes {
+			if f, size, err = rotateRejects(f, path, buf); err != nil {
+				return fmt.Errorf("keeping rejected events: %w", err)
+			}
+			buf = buf[:0]
+		}
+		buf = append(append(buf, l...), '\n')
 	}
-	return errors.Join(f.Sync(), f.Close())
+	_, err = f.Write(buf)
+	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		return fmt.Errorf("keeping rejected events: %w", err)
+	}
+	return nil
+}
+
+// rotateRejects finishes the full rejects file f with buf, syncs it and
+// renames it to rejects.jsonl.1 (replacing the older copy) while still
+// holding its lock, then opens and locks the new rejects file. Appenders
+// waiting on the old file see it was renamed and move to the new one.
+func rotateRejects(f *os.File, path string, buf []byte) (*os.File, int64, error) {
+	_, err := f.Write(buf)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = os.Rename(path, path+".1")
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
+		return nil, 0, fmt.Errorf("rotating %s: %w", path, err)
+	}
+	return lockAppend(path)
 }
 
 // DrainInbox takes every event agents appended to $REMEM_HOME/inbox.jsonl.
@@ -178,30 +219,42 @@ func AppendInbox(home string, evs ...protocol.Event) error {
 		}
 		buf.Write(append(line, '\n'))
 	}
-	path := filepath.Join(home, InboxFile)
+	f, _, err := lockAppend(filepath.Join(home, InboxFile))
+	if err != nil {
+		return fmt.Errorf("appending to the inbox: %w", err)
+	}
+	_, err = f.Write(buf.Bytes())
+	return errors.Join(err, f.Close())
+}
+
+// lockAppend opens path for appending under an exclusive flock and returns
+// its size. After the lock it checks the file is still the one at path (a
+// drain or a rotation may have renamed it aside meanwhile) and opens the
+// new one if not, so whole lines always land in the current file.
+func lockAppend(path string) (*os.File, int64, error) {
 	for {
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 		if err != nil {
-			return fmt.Errorf("opening inbox: %w", err)
+			return nil, 0, err
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 			f.Close()
-			return fmt.Errorf("locking inbox: %w", err)
+			return nil, 0, fmt.Errorf("locking %s: %w", path, err)
 		}
-		if !sameFile(f, path) {
-			f.Close() // renamed aside meanwhile: append to the new inbox
+		info, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, 0, err
+		}
+		if !sameFile(info, path) {
+			f.Close() // renamed aside meanwhile: append to the new file
 			continue
 		}
-		_, err = f.Write(buf.Bytes())
-		return errors.Join(err, f.Close())
+		return f, info.Size(), nil
 	}
 }
 
-func sameFile(f *os.File, path string) bool {
-	a, err := f.Stat()
-	if err != nil {
-		return false
-	}
+func sameFile(a fs.FileInfo, path string) bool {
 	b, err := os.Stat(path)
 	return err == nil && os.SameFile(a, b)
 }

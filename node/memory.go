@@ -47,6 +47,11 @@ type Config struct {
 	Store      store.Options
 	// Create makes the home and its key when missing.
 	Create bool
+	// LockWait is how long Open waits for a home that another process
+	// holds, unless that process is the home's running node (zero: fail
+	// at once). A node starting while a short command holds its home
+	// waits for it instead of exiting.
+	LockWait time.Duration
 	// Registry receives the remem_node_* metrics (nil: none are registered).
 	Registry prometheus.Registerer
 	// OnAccept, when set, is told of every record that was new to this
@@ -124,7 +129,7 @@ func Open(cfg Config) (*Memory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
-	st, err := store.Open(cfg.Home, cfg.Store)
+	st, err := openStore(cfg)
 	if err != nil {
 		return nil, err
 	}

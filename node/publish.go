@@ -85,7 +85,15 @@ func (m *Memory) ownRecords(scope string) ([]*protocol.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withoutRevoked(recs, func(r *protocol.Record) (bool, error) { return m.sendsTo(r, scope) })
+	return withoutRevoked(recs, func(r *protocol.Record) (bool, error) {
+		// Only this memory's origin: a record of another origin in scope
+		// local (taken before Import checked it) would be refused by every
+		// reader of this memory's file.
+		if r.Origin != m.Origin() {
+			return false, nil
+		}
+		return m.sendsTo(r, scope)
+	})
 }
 
 // withoutRevoked keeps the records keep accepts, minus lesson records that

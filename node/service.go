@@ -74,7 +74,7 @@ func (l Local) Export(context.Context) ([]string, error) {
 	return out, err
 }
 func (l Local) Import(ctx context.Context, scope string, data []byte) (ReceiveReport, error) {
-	return l.M.Receive(ctx, scope, protocol.SplitLines(data))
+	return l.M.Import(ctx, scope, data)
 }
 func (l Local) Share(_ context.Context, req ShareRequest) (ShareSettings, error) {
 	switch {

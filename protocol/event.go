@@ -64,7 +64,8 @@ func (e Event) DedupeKey() string {
 	return strings.Join([]string{e.Agent, e.Session, e.Kind, title}, "\x00")
 }
 
-// Validate checks the kind and the field the kind needs.
+// Validate checks the kind, the field the kind needs, and that "at", when
+// given, names an instant (InUTC then writes it in UTC).
 func (e Event) Validate() error {
 	has := func(s string) bool { return strings.TrimSpace(s) != "" }
 	switch e.Kind {
@@ -89,6 +90,11 @@ func (e Event) Validate() error {
 	default:
 		return fmt.Errorf("unknown kind %q (want correction, error, environment, surprise or note)", e.Kind)
 	}
+	if e.At != "" {
+		if _, err := ParseTime(e.At); err != nil {
+			return fmt.Errorf(`"at" must be an RFC 3339 time with a Z or an offset, such as 2025-06-01T12:00:00Z (got %q); leave it out to use the time the event arrives`, e.At)
+		}
+	}
 	return nil
 }
 
@@ -100,7 +106,8 @@ func article(kind string) string {
 }
 
 // DecodeEvent reads one event line: a JSON object with the fields of SPEC
-// §2, unknown fields ignored. Every field must be a string.
+// §2, unknown fields ignored. Every field must be a string; "at" comes back
+// in UTC.
 func DecodeEvent(line []byte) (Event, error) {
 	var e Event
 	line = bytes.TrimSpace(line)
@@ -120,7 +127,10 @@ func DecodeEvent(line []byte) (Event, error) {
 		}
 		return e, fmt.Errorf("the line is not a JSON object: %v", err)
 	}
-	return e, e.Validate()
+	if err := e.Validate(); err != nil {
+		return e, err
+	}
+	return e.InUTC(), nil
 }
 
 func asTypeError(err error, target **json.UnmarshalTypeError) bool {

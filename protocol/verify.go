@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -317,11 +316,11 @@ func (f fields) timestamp(name string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil || !strings.HasSuffix(v, "Z") {
+	t, err := parseUTC(v)
+	if err != nil {
 		return time.Time{}, refuse(ReasonTimestamp, name, "%q is not an RFC 3339 time in UTC ending in Z: %q", name, v)
 	}
-	return t.UTC(), nil
+	return t, nil
 }
 
 func (f fields) number(name string) (string, error) {

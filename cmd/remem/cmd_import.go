@@ -17,14 +17,16 @@ func importCommand() *cli.Command {
 		UsageText: `remem import [--json] [--scope SCOPE] [FILE|-]
 
 Bad lines are named with their line number and reason; the good lines of the
-same file are still taken.
+same file are still taken. The scope "local" holds only this memory's own
+records (to restore a backup of its export); a record of another origin is
+refused there, since it would be exported under this memory's name.
 
 Examples:
   remem import alice.jsonl
   ssh build-box remem export | remem import -
   remem import --scope folder:/mnt/team team.jsonl`,
 		Flags: []cli.Flag{jsonFlag,
-			&cli.StringFlag{Name: "scope", Value: "import", Usage: "the scope the records arrive by"}},
+			&cli.StringFlag{Name: "scope", Value: "import", Usage: "the scope the records arrive by (\"local\": only this memory's own records, e.g. a backup)"}},
 		Action: func(c *cli.Context) error {
 			name, data, err := readInput(c)
 			if err != nil {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/remem/remem/node"
 	remcp "github.com/remem/remem/node/mcp"
-	"github.com/remem/remem/store"
 )
 
 func mcpCommand() *cli.Command {
@@ -57,7 +54,7 @@ An MCP client's configuration:
 			}
 			log.Info("remem mcp: serving over stdio", "origin", svc.Origin(), "home", home(c), "via", via)
 			svc.Close()
-			open := func(ctx context.Context) (node.Service, error) { return openServiceWaiting(c, ctx) }
+			open := func(ctx context.Context) (node.Service, error) { return openServiceWithin(c, ctx, mcpLockWait) }
 			err = remcp.Run(c.Context, remcp.NewServerOpen(open, mcpVersion(c)), os.Stdin, os.Stdout)
 			log.Info("remem mcp: the client closed the connection")
 			return err
@@ -65,25 +62,10 @@ An MCP client's configuration:
 	}
 }
 
-// openServiceWaiting opens the memory, waiting a little while another short
-// command holds the home (no node to ask instead).
-func openServiceWaiting(c *cli.Context, ctx context.Context) (node.Service, error) {
-	deadline := time.Now().Add(10 * time.Second)
-	wait := 50 * time.Millisecond
-	for {
-		svc, err := openService(c)
-		var locked *store.LockedError
-		if err == nil || !errors.As(err, &locked) || time.Now().After(deadline) {
-			return svc, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w (waited for the home: %v)", err, ctx.Err())
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, time.Second)
-	}
-}
+// mcpLockWait is how long the MCP server waits for a home another short
+// command holds (no node to ask instead): an agent's tool call may take a
+// little longer than a person's command.
+const mcpLockWait = 10 * time.Second
 
 // mcpVersion is the app's version, else the module's from the build info.
 func mcpVersion(c *cli.Context) string {

@@ -115,7 +115,9 @@ func runNode(c *cli.Context) error {
 	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level}))
 
 	dc := node.DaemonConfig{
-		Memory:    node.Config{Home: h},
+		// A short command may hold the home at this instant (a script
+		// polling the node while it starts): wait for it, briefly.
+		Memory:    node.Config{Home: h, LockWait: node.DefaultLockWait},
 		Teams:     merge("team", cfg.Teams),
 		Listen:    merge("listen", cfg.Listen),
 		Bootstrap: merge("bootstrap", cfg.Bootstrap),

@@ -108,17 +108,18 @@ func showStatus(c *cli.Context, peersOnly bool) error {
 	return nil
 }
 
-// fetchStatus asks the running node, or reads the memory at rest.
+// fetchStatus asks the running node, or reads the memory at rest (waiting
+// a moment while a short command holds it).
 func fetchStatus(c *cli.Context) (node.Status, bool, error) {
-	if client, err := node.DialNode(c.Context, home(c)); err == nil {
-		st, err := client.Status(c.Context)
-		return st, true, err
-	}
-	m, err := node.Open(node.Config{Home: home(c)})
+	svc, err := node.OpenOrDial(c.Context, node.Config{Home: home(c)}, node.DefaultLockWait)
 	if err != nil {
 		return node.Status{}, false, err
 	}
-	defer m.Close()
-	st, err := m.Status()
+	defer svc.Close()
+	if client, ok := svc.(*node.Client); ok {
+		st, err := client.Status(c.Context)
+		return st, true, err
+	}
+	st, err := svc.(node.Local).M.Status()
 	return st, false, err
 }

@@ -39,9 +39,9 @@ Examples:
 		Action: func(c *cli.Context) error {
 			now := time.Now()
 			if s := c.String("now"); s != "" {
-				t, err := time.Parse(time.RFC3339, s)
+				t, err := protocol.ParseTime(s)
 				if err != nil {
-					return cli.Exit(fmt.Sprintf("--now %q is not an RFC 3339 time like 2026-12-01T00:00:00Z", s), 2)
+					return cli.Exit(fmt.Sprintf("--now %q is not an RFC 3339 time with a Z or an offset, like 2026-12-01T00:00:00Z", s), 2)
 				}
 				now = t
 			}

@@ -183,6 +183,26 @@ func TestImportMixedFile(t *testing.T) {
 	}
 }
 
+// TestImportScopeLocalRefusesOtherOrigins: `remem import --scope local`
+// does not make another memory's records this memory's own (they would be
+// exported under its name and refused by every reader); own records are
+// still restored.
+func TestImportScopeLocalRefusesOtherOrigins(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
+	must(t, b, nil, "publish", "--kind", "surprise", "The staging database is reset every night at midnight")
+	exportA, exportB := must(t, a, nil, "export"), must(t, b, nil, "export")
+	out := must(t, b, []byte(exportA+exportB), "import", "--scope", "local", "-")
+	for _, want := range []string{"stdin:1: refused: origin mismatch: scope local holds only this memory's records", "duplicate 1", "refused 1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("import output lacks %q:\n%s", want, out)
+		}
+	}
+	if again := must(t, b, nil, "export"); again != exportB {
+		t.Fatalf("B's export changed:\n%s", again)
+	}
+}
+
 // TestTwoHomesConfirmation is issue 3's end-to-end test with the binary.
 func TestTwoHomesConfirmation(t *testing.T) {
 	for _, metBefore := range []bool{false, true} {

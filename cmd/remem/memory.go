@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/node/consolidate"
-	"github.com/remem/remem/store"
 )
 
 var (
@@ -22,8 +21,15 @@ var (
 
 // openService opens the memory of --home for a command that reads or
 // changes it. When a running node holds the home, the command talks to that
-// node's local API instead, with the same results.
+// node's local API instead, with the same results; while the home is held
+// by a short command or by a node that is still starting, it waits up to
+// node.DefaultLockWait.
 func openService(c *cli.Context) (node.Service, error) {
+	return openServiceWithin(c, c.Context, node.DefaultLockWait)
+}
+
+// openServiceWithin is openService waiting up to wait for a held home.
+func openServiceWithin(c *cli.Context, ctx context.Context, wait time.Duration) (node.Service, error) {
 	cfg := node.Config{Home: home(c), Create: true}
 	if cmd := c.String("writer"); cmd != "" {
 		cfg.Writer = commandWriter(cmd)
@@ -33,19 +39,7 @@ func openService(c *cli.Context) (node.Service, error) {
 			return nil, err
 		}
 	}
-	m, err := node.Open(cfg)
-	if err == nil {
-		return node.Local{M: m}, nil
-	}
-	var locked *store.LockedError
-	if !errors.As(err, &locked) {
-		return nil, err
-	}
-	client, derr := node.DialNode(c.Context, cfg.Home)
-	if derr != nil {
-		return nil, fmt.Errorf("%w (%v)", err, derr)
-	}
-	return client, nil
+	return node.OpenOrDial(ctx, cfg, wait)
 }
 
 func absDir(dir string) string {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -157,11 +156,6 @@ func (t *tools) remember(ctx context.Context, req *sdk.CallToolRequest, in Remem
 		Happened: in.Happened, Text: in.Text, Agent: in.Agent, Session: in.Session, Cwd: strings.TrimSpace(in.Cwd), At: strings.TrimSpace(in.At)}
 	if err := ev.Validate(); err != nil {
 		return nil, out, fmt.Errorf("the event was not stored: %v", err)
-	}
-	if ev.At != "" {
-		if _, err := time.Parse(time.RFC3339, ev.At); err != nil {
-			return nil, out, fmt.Errorf(`the event was not stored: "at" must be an RFC 3339 time such as 2025-06-01T12:00:00Z (got %q)`, ev.At)
-		}
 	}
 	if ev.Agent == "" {
 		ev.Agent = clientName(req)
