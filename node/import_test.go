@@ -39,10 +39,10 @@ func TestImportLocalRefusesOtherOrigins(t *testing.T) {
 			t.Fatalf("refused %+v, want lines 1 (foreign) and 2 (garbage)", rep.Refused)
 		}
 		r := rep.Refused[0]
-		if r.Reason != ReasonNotOwn || !strings.Contains(r.Detail, "origin mismatch") || !strings.Contains(r.Detail, `scope local holds only this memory's records`) {
+		if r.Reason != protocol.ReasonOriginMismatch || !strings.Contains(r.Detail, "scope local holds only records of") {
 			t.Fatalf("refusal %+v does not say why", r)
 		}
-		if rep.ByReason[ReasonNotOwn] != 1 || rep.Duplicate != 1 {
+		if rep.ByReason[protocol.ReasonOriginMismatch] != 1 || rep.Duplicate != 1 {
 			t.Fatalf("report %+v", rep)
 		}
 	}

@@ -32,7 +32,7 @@ type ReceiveReport struct {
 func (m *Memory) Receive(ctx context.Context, scope string, lines []protocol.Line) (ReceiveReport, error) {
 	bound := protocol.Bound{Source: scope}
 	if scope == store.ScopeLocal {
-		bound.Origin = m.Origin()
+		bound.Source, bound.Origin = "scope local", m.Origin()
 	}
 	b := protocol.VerifyBatch(lines, bound, m.Now())
 	rep := ReceiveReport{Skipped: b.Skipped, Refused: b.Refused, ByReason: protocol.TallyOf(b.Refused)}

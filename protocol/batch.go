@@ -107,7 +107,7 @@ func VerifyBatch(lines []Line, b Bound, now time.Time) Batch {
 		case r.err != nil:
 			refuse(i, ReasonOf(r.err), r.err.Error())
 		case b.Origin != "" && r.rec.Origin != b.Origin:
-			refuse(i, ReasonOriginMismatch, fmt.Sprintf("the line is signed by origin %s, but %s holds only records of %s", r.rec.Origin, b.describe(), b.Origin))
+			refuse(i, ReasonOriginMismatch, fmt.Sprintf("%s: the line is signed by origin %s, but %s holds only records of %s", ReasonOriginMismatch, r.rec.Origin, b.describe(), b.Origin))
 		default:
 			perOrigin[r.rec.Origin]++
 			kept = append(kept, i)
@@ -131,7 +131,7 @@ func VerifyBatch(lines []Line, b Bound, now time.Time) Batch {
 	}
 	for _, i := range kept {
 		if over[i] {
-			refuse(i, ReasonTooManyRecords, fmt.Sprintf("an origin has at most %d records in one place; its revocations and newest records are kept", MaxOriginRecs))
+			refuse(i, ReasonTooManyRecords, fmt.Sprintf("%s: an origin has at most %d records in one place; its revocations and newest records are kept", ReasonTooManyRecords, MaxOriginRecs))
 			continue
 		}
 		out.Records = append(out.Records, results[i].rec)

@@ -193,7 +193,7 @@ func TestImportScopeLocalRefusesOtherOrigins(t *testing.T) {
 	must(t, b, nil, "publish", "--kind", "surprise", "The staging database is reset every night at midnight")
 	exportA, exportB := must(t, a, nil, "export"), must(t, b, nil, "export")
 	out := must(t, b, []byte(exportA+exportB), "import", "--scope", "local", "-")
-	for _, want := range []string{"stdin:1: refused: origin mismatch: scope local holds only this memory's records", "duplicate 1", "refused 1"} {
+	for _, want := range []string{"stdin:1: refused: origin mismatch: the line is signed by origin", "but scope local holds only records of", "duplicate 1", "refused 1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("import output lacks %q:\n%s", want, out)
 		}
