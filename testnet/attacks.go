@@ -31,13 +31,14 @@ type AttackParams struct {
 	APIFlood     int // idle connections opened on the API under attack
 	APISlowloris int // of them, connections that send a header byte at a time
 	APILimits    node.APILimits
+	Hold         time.Duration // the attacks last at least this long
 }
 
 // DefaultAttacks: 8 sybils, and a flood of half again as many connections
 // as the API under attack serves at once, a sixth of them slow.
 func DefaultAttacks() AttackParams {
 	return AttackParams{Sybils: 8, SyncStreams: 2, SyncTargets: 2, APIFlood: 96, APISlowloris: 16,
-		APILimits: node.APILimits{ReadHeaderTimeout: time.Second, IdleTimeout: 2 * time.Second, MaxConns: 64}}
+		APILimits: node.APILimits{ReadHeaderTimeout: time.Second, IdleTimeout: 2 * time.Second, MaxConns: 64}, Hold: 4 * time.Second}
 }
 
 // AttackReport says what the attacks of the byzantine phase did.

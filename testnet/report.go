@@ -273,6 +273,10 @@ func (r Report) WriteTable(w io.Writer) error {
 				fmt.Fprintf(w, "; honest p50/p99 %.0f/%.0f ms vs clean %.0f/%.0f ms", p.P50Ms, p.P99Ms, b.CleanP50Ms, b.CleanP99Ms)
 			}
 			fmt.Fprintln(w)
+			if a := b.Attacks; a != nil {
+				fmt.Fprintf(w, "attacks: %d sybils held %d sync streams; an API serving %d connections at once under a flood of %d answered %d of %d honest requests (slowest %.0f ms)\n",
+					a.SybilHosts, a.SybilStreams, a.APIMaxConns, a.APIFloodConns, a.APIAnswered, a.APIRequests, a.APIMaxAnswerMs)
+			}
 		}
 		if pr := p.Partition; pr != nil {
 			fmt.Fprintf(w, "partition: sides %d/%d, %d connections cut, %d leaked, all across %.0f ms after healing\n",

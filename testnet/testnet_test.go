@@ -38,5 +38,20 @@ func TestSmallTestnet(t *testing.T) {
 		if p.Error != "" {
 			t.Errorf("%s: %s", p.Name, p.Error)
 		}
+		if b := p.Byzantine; b != nil {
+			a := b.Attacks
+			t.Logf("byzantine: %d offenders, rejected lines %v, held forged %d; %d sybils held %d sync streams; API flood of %d connections: %d of %d honest requests answered, slowest %.0f ms",
+				b.Offenders, b.RejectedLines, b.HeldForged, a.SybilHosts, a.SybilStreams, a.APIFloodConns, a.APIAnswered, a.APIRequests, a.APIMaxAnswerMs)
+			if a.SybilStreams == 0 || a.APIFloodConns <= a.APIMaxConns {
+				t.Errorf("the attacks did not attack: %+v", a)
+			}
+		}
+	}
+	// The hostile run's memory bound: every node and attacker in one
+	// process, 20 MiB per node.
+	const rssPerNode = 20 << 20
+	t.Logf("RSS peak %.1f MiB, %.1f MiB per node", float64(rep.RSSBytes)/(1<<20), float64(rep.RSSPerNodeBytes)/(1<<20))
+	if rep.RSSPerNodeBytes > rssPerNode {
+		t.Errorf("RSS %.1f MiB per node, over the %d MiB bound", float64(rep.RSSPerNodeBytes)/(1<<20), rssPerNode>>20)
 	}
 }
