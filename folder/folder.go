@@ -211,7 +211,7 @@ func readFile(path string, typ fs.FileMode) (data []byte, tooLarge bool, err err
 // accepted records; refusals and skips go to rep.
 func verifyFile(name, origin string, data []byte, now time.Time, rep *Report) []*protocol.Record {
 	b := protocol.VerifyBatch(protocol.SplitLines(data), protocol.Bound{Source: name, Origin: origin}, now)
-	rep.Skipped += b.Skipped
+	rep.Skipped += len(b.Skipped)
 	rep.Refused = append(rep.Refused, b.Refused...)
 	for _, rec := range b.Records {
 		rec.Raw = slices.Clip(rec.Raw)

@@ -2,12 +2,11 @@ package gossip
 
 import (
 	"context"
-	"runtime"
-	"sync"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/remem/remem/internal/parallel"
 	"github.com/remem/remem/protocol"
 )
 
@@ -44,38 +43,6 @@ func (v verdict) String() string {
 // several cores at once.
 const parallelLines = 32
 
-// parallelEach runs do(i) for i in [0, n) on up to GOMAXPROCS goroutines
-// for long messages (each started and joined here), the protocol.Bound.Each
-// of the validator. It stops early when ctx ends (the validator's timeout).
-func parallelEach(ctx context.Context) func(n int, do func(i int)) {
-	return func(n int, do func(i int)) {
-		workers := min(runtime.GOMAXPROCS(0), n/(parallelLines/2))
-		if workers <= 1 {
-			for i := range n {
-				if i%64 == 63 && ctx.Err() != nil {
-					return
-				}
-				do(i)
-			}
-			return
-		}
-		var wg sync.WaitGroup
-		chunk := (n + workers - 1) / workers
-		for w := 0; w < n; w += chunk {
-			end := min(w+chunk, n)
-			wg.Go(func() {
-				for i := w; i < end; i++ {
-					if i%64 == 63 && ctx.Err() != nil {
-						return
-					}
-					do(i)
-				}
-			})
-		}
-		wg.Wait()
-	}
-}
-
 // checkMessage is the whole validator decision for one message's data.
 // local is true for this node's own publications (the duplicate check is
 // skipped: the holder already holds its own records). author is the signed
@@ -96,11 +63,11 @@ func (n *Node) checkMessage(ctx context.Context, t *team, data []byte, local boo
 		n.metrics.rejectLine(string(protocol.ReasonOriginMismatch))
 		return vReject, nil
 	}
-	b := protocol.VerifyBatch(protocol.SplitLines(data), protocol.Bound{Source: author.String(), Origin: origin, Each: parallelEach(ctx)}, n.now())
+	b := protocol.VerifyBatch(protocol.SplitLines(data), protocol.Bound{Source: author.String(), Origin: origin, Each: parallel.Each(ctx, parallelLines/2)}, n.now())
 	if ctx.Err() != nil {
 		return vIgnore, nil // timed out: not the sender's fault for sure
 	}
-	recs, skipped := b.Records, b.Skipped
+	recs, skipped := b.Records, len(b.Skipped)
 	for reason, count := range protocol.TallyOf(b.Refused) {
 		for range count {
 			n.metrics.rejectLine(string(reason))

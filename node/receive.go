@@ -35,7 +35,7 @@ func (m *Memory) Receive(ctx context.Context, scope string, lines []protocol.Lin
 		bound.Source, bound.Origin = "scope local", m.Origin()
 	}
 	b := protocol.VerifyBatch(lines, bound, m.Now())
-	rep := ReceiveReport{Skipped: b.Skipped, Refused: b.Refused, ByReason: protocol.TallyOf(b.Refused)}
+	rep := ReceiveReport{Skipped: len(b.Skipped), Refused: b.Refused, ByReason: protocol.TallyOf(b.Refused)}
 	for _, rec := range b.Records {
 		// The caller may reuse its bytes; the store keeps a copy.
 		rec.Raw = slices.Clone(rec.Raw)

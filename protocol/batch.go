@@ -68,7 +68,23 @@ type Bound struct {
 type Batch struct {
 	Records []*Record // in line order
 	Refused []Refused // in line order
-	Skipped int       // lines of an unknown version (not an error)
+	Skipped []int     // line numbers of lines of an unknown version (not an error)
+}
+
+// First is the batch's first line not taken, refused or skipped, as a
+// refusal (a skipped line with ReasonUnknownVersion): what a transport
+// that takes a batch whole or not at all answers with. ok is false when
+// every line was taken.
+func (b Batch) First() (r Refused, ok bool) {
+	if len(b.Refused) > 0 {
+		r, ok = b.Refused[0], true
+	}
+	if len(b.Skipped) > 0 && (!ok || b.Skipped[0] < r.Line) {
+		r = Refused{Line: b.Skipped[0], Reason: ReasonUnknownVersion,
+			Detail: fmt.Sprintf("%s: the line is of a protocol version this implementation does not know", ReasonUnknownVersion)}
+		ok = true
+	}
+	return r, ok
 }
 
 // VerifyBatch verifies lines as one batch bound by b at time now.
@@ -103,7 +119,7 @@ func VerifyBatch(lines []Line, b Bound, now time.Time) Batch {
 		case !r.ran:
 			continue
 		case VerdictOf(r.err) == Skip:
-			out.Skipped++
+			out.Skipped = append(out.Skipped, lines[i].N)
 		case r.err != nil:
 			refuse(i, ReasonOf(r.err), r.err.Error())
 		case b.Origin != "" && r.rec.Origin != b.Origin:

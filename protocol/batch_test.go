@@ -43,7 +43,7 @@ func TestVerifyBatchBindsOrigin(t *testing.T) {
 	}
 	lines = append(lines, Line{N: len(lines) + 1, Bytes: []byte(`{"v":2}`)}, Line{N: len(lines) + 2, Bytes: []byte(`not json`)})
 	got := VerifyBatch(lines, Bound{Source: a.Origin() + ".jsonl", Origin: a.Origin()}, now)
-	if len(got.Records) != 3 || got.Skipped != 1 {
+	if len(got.Records) != 3 || len(got.Skipped) != 1 {
 		t.Fatalf("%d records, %d skipped; want 3 of a's and 1 skipped", len(got.Records), got.Skipped)
 	}
 	tally := TallyOf(got.Refused)
