@@ -7,12 +7,14 @@
 //
 //   - The libp2p host. Its identity is the memory's Ed25519 key, so a peer id
 //     maps to exactly one origin (OriginOf). It listens on TCP and QUIC
-//     (DefaultListen: port 4002 on all interfaces), secures connections
-//     with Noise or TLS and multiplexes with yamux (go-libp2p's defaults),
-//     runs a resource manager (libp2p's auto-scaled limits, the sync
-//     protocol bounded per peer and in all) and a connection manager that
-//     keeps Params.ConnLow..ConnHigh peers (mesh and bootstrap peers
-//     protected).
+//     (DefaultListen: port 4002 on all interfaces; a port another process
+//     holds is an error, as TCP listens without SO_REUSEPORT unless
+//     Params.TCPReuseport), secures connections with Noise or TLS and
+//     multiplexes with yamux (go-libp2p's defaults), runs a resource
+//     manager (libp2p's limits scaled for Params.ResourceMemory, with
+//     explicit connection, per-peer stream and sync stream limits) and a
+//     connection manager that keeps Params.ConnLow..ConnHigh peers
+//     (members of private teams, mesh and bootstrap peers protected).
 //   - GossipSub with peer scoring on: topic "remem/1/team/<name>"
 //     (TopicName), message ids that are the SHA-256 of the data (the same
 //     batch is one message whoever sends it), messages signed by the host
@@ -34,7 +36,9 @@
 //     on connect (by the dialing side), on SyncNow (every sleep) and every
 //     Params.SyncInterval, with a few random peers of each topic. It sends
 //     per-origin counts and digests, then ids only for origins that differ,
-//     then only missing lines, so the bytes grow with the difference.
+//     then only missing lines, so the bytes grow with the difference. The
+//     answering side spends slots only on peers that keep the exchange
+//     moving, one session per peer, within a byte budget (sync.go).
 //   - Private teams: Config.Members (keys or origins). When every team of the
 //     node is private, a connection gater refuses every peer that is not a
 //     member of one of them; the validator and sync refuse non-members per

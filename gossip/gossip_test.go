@@ -399,9 +399,9 @@ func allHave(nodes []*tnode, rec *protocol.Record) bool {
 	return true
 }
 
-// (An address libp2p cannot bind is refused too, but go-libp2p v0.52 leaves
-// some of its goroutines running when its host fails to start, so that case
-// is not here under goleak.)
+// (An address that cannot be bound is refused too: see
+// TestSecondNodeOnSamePortFails. The host has started by then, so closing
+// it leaves no goroutine behind.)
 func TestNewRefusesBadConfig(t *testing.T) {
 	id, _ := protocol.GenerateIdentity()
 	p := TestnetParams()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -130,11 +131,6 @@ type PeerInfo struct {
 // ErrClosed is returned by operations on a closed node.
 var ErrClosed = errors.New("gossip: node closed")
 
-type busyKey struct {
-	p    peer.ID
-	team string
-}
-
 type team struct {
 	name    string
 	topic   string
@@ -166,9 +162,11 @@ type Node struct {
 	cancel context.CancelFunc
 	tasks  tracker // handlers and Run's goroutines
 
-	inbound chan struct{} // sync sessions answered at once
-	busyMu  sync.Mutex
-	busy    map[busyKey]bool // (peer, team) sessions being answered
+	inbound     chan struct{} // slots of sync sessions answered at once
+	memberSlots chan struct{} // more slots, for sessions of private teams only (nil: none)
+	busyMu      sync.Mutex
+	busy        map[peer.ID]bool // peers whose session is being answered
+	outgoing    peerLocks        // this node's own sessions, one per peer at a time
 
 	running   atomic.Bool
 	runDone   chan struct{}
@@ -199,8 +197,11 @@ func New(cfg Config, h Holder) (*Node, error) {
 		teams:   map[string]*team{},
 		scores:  map[peer.ID]float64{},
 		inbound: make(chan struct{}, max(1, p.SyncMaxInbound)),
-		busy:    map[busyKey]bool{},
+		busy:    map[peer.ID]bool{},
 		runDone: make(chan struct{}),
+	}
+	if p.SyncMemberInbound > 0 {
+		n.memberSlots = make(chan struct{}, p.SyncMemberInbound)
 	}
 	if n.log == nil {
 		n.log = slog.New(slog.DiscardHandler)
@@ -275,9 +276,13 @@ func New(cfg Config, h Holder) (*Node, error) {
 			return nil, fmt.Errorf("gossip: listen address %q: %w", l, err)
 		}
 	}
+	var tcpOpts []any
+	if !p.TCPReuseport {
+		tcpOpts = append(tcpOpts, tcp.DisableReuseport())
+	}
 	opts := []libp2p.Option{
 		libp2p.Identity(priv),
-		libp2p.Transport(tcp.NewTCPTransport),
+		libp2p.Transport(tcp.NewTCPTransport, tcpOpts...),
 		libp2p.DefaultSecurity,
 		libp2p.DefaultMuxers,
 		libp2p.ConnectionGater(&gater{self: self, allowed: union, extra: cfg.ConnGater}),
@@ -300,8 +305,9 @@ func New(cfg Config, h Holder) (*Node, error) {
 	} else {
 		opts = append(opts, libp2p.Transport(quic.NewTransport))
 	}
-	opts = append(opts, libp2p.ListenAddrStrings(listen...))
-	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(resourceLimits()))
+	// The host starts without listening: n.listen opens each address after.
+	opts = append(opts, libp2p.NoListenAddrs)
+	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(p.resourceLimits()))
 	if err != nil {
 		return nil, fmt.Errorf("gossip: resource manager: %w", err)
 	}
@@ -324,9 +330,15 @@ func New(cfg Config, h Holder) (*Node, error) {
 		return nil, fmt.Errorf("gossip: starting libp2p host on %v: %w", listen, err)
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.tracer = newMeshTracer(n.metrics, n.host.ConnManager())
+	n.host.Network().Notify(&network.NotifyBundle{ConnectedF: n.connected, DisconnectedF: n.disconnected})
+	if err := n.listen(listen); err != nil {
+		n.cancel()
+		n.host.Close()
+		return nil, err
+	}
 
 	// GossipSub.
-	n.tracer = newMeshTracer(n.metrics)
 	topics := make([]string, 0, len(n.order))
 	for _, t := range n.order {
 		topics = append(topics, t.topic)
@@ -394,30 +406,62 @@ func messageID(m *pb.Message) string {
 	return string(sum[:])
 }
 
-var (
-	limitsOnce sync.Once
-	limits     rcmgr.ConcreteLimitConfig
-)
-
-// resourceLimits are libp2p's auto-scaled defaults with the sync protocol
-// bounded (a few sessions per peer, a few dozen in all) and the connection
-// counts capped for a team node.
-func resourceLimits() rcmgr.ConcreteLimitConfig {
-	limitsOnce.Do(func() {
-		scaling := rcmgr.DefaultLimits
-		libp2p.SetDefaultServiceLimits(&scaling)
-		scaling.AddProtocolLimit(SyncProtocol,
-			rcmgr.BaseLimit{Streams: 64, StreamsInbound: 32, StreamsOutbound: 32, Memory: 64 << 20},
-			rcmgr.BaseLimitIncrease{})
-		scaling.AddProtocolPeerLimit(SyncProtocol,
-			rcmgr.BaseLimit{Streams: 8, StreamsInbound: 4, StreamsOutbound: 4, Memory: 16 << 20},
-			rcmgr.BaseLimitIncrease{})
-		partial := rcmgr.PartialLimitConfig{
-			System: rcmgr.ResourceLimits{Conns: 1024, ConnsInbound: 512, ConnsOutbound: 512},
+// listen opens the listen addresses one at a time: libp2p alone fails only
+// when none can be opened, and a node that silently lost its TCP port (to
+// another node on the same machine, say) would never be reached there.
+func (n *Node) listen(addrs []string) error {
+	for _, s := range addrs {
+		a, err := ma.NewMultiaddr(s)
+		if err == nil {
+			err = n.host.Network().Listen(a)
 		}
-		limits = partial.Build(scaling.AutoScale())
-	})
-	return limits
+		if err != nil {
+			return listenError(a, s, err)
+		}
+	}
+	return nil
+}
+
+// listenError says what to do when a listen address cannot be opened; a
+// port in use is the usual case: another remem node on this machine.
+func listenError(a ma.Multiaddr, s string, err error) error {
+	// libp2p's swarm formats its listen errors with %s: the errno is lost
+	// to errors.Is, its text is not.
+	inUse := errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), syscall.EADDRINUSE.Error())
+	if !inUse || a == nil {
+		return fmt.Errorf("gossip: cannot listen on %s: %w", s, err)
+	}
+	kind, port := "TCP", ""
+	if v, perr := a.ValueForProtocol(ma.P_TCP); perr == nil {
+		port = v
+	} else if v, perr := a.ValueForProtocol(ma.P_UDP); perr == nil {
+		kind, port = "UDP", v
+	}
+	return fmt.Errorf("gossip: cannot listen on %s: %s port %s is already in use, perhaps by another remem node on this machine: stop that node, or give this one another port with --listen (%w)", s, kind, port, err)
+}
+
+// connected protects members of this node's private teams in the
+// connection manager, so a flood of strangers past its high-water mark is
+// trimmed before them. (In open teams anyone is a member; there the mesh
+// peers are protected, see meshTracer.) The protection stays after a
+// disconnect: members are few, and a reconnect needs it again.
+func (n *Node) connected(_ network.Network, c network.Conn) {
+	p := c.RemotePeer()
+	for _, t := range n.order {
+		if !t.members.open() && t.members.hasPeer(p) {
+			n.host.ConnManager().Protect(p, protectMember)
+			return
+		}
+	}
+}
+
+// disconnected ends the mesh protections of a peer with no connection left
+// (GossipSub drops it from its mesh without a PRUNE).
+func (n *Node) disconnected(net network.Network, c network.Conn) {
+	p := c.RemotePeer()
+	if net.Connectedness(p) != network.Connected {
+		n.tracer.forget(p)
+	}
 }
 
 func (n *Node) inspectScores(m map[peer.ID]float64) {

@@ -4,8 +4,10 @@ import (
 	"net"
 	"time"
 
+	"github.com/libp2p/go-libp2p"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
+	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 )
 
 // Params groups the tunables of the gossip layer. DefaultParams suits a real
@@ -83,6 +85,40 @@ type Params struct {
 	// speaks the sync protocol (only the dialing side starts it: one session
 	// per pair moves records both ways).
 	SyncOnConnect bool
+
+	// Budgets of an answered sync session, so that throwaway identities
+	// cannot hold the answering slots. The opening (the peer's summaries)
+	// must arrive within SyncOpenTimeout and takes no slot. Once it holds a
+	// slot, each later frame the peer owes, or must take, has
+	// SyncStepTimeout; that is also how long a session waits for a slot
+	// when all are taken. A session sends at most SyncServeBytes (the peer
+	// gets the rest in its next session). A peer is answered one session at
+	// a time. SyncMemberInbound slots, besides SyncMaxInbound, are kept for
+	// sessions of private teams (those with a members list), so strangers
+	// in an open team cannot crowd out members.
+	SyncOpenTimeout   time.Duration
+	SyncStepTimeout   time.Duration
+	SyncServeBytes    int
+	SyncMemberInbound int
+
+	// Resource manager (libp2p's rcmgr): its limits are scaled for
+	// ResourceMemory bytes and ResourceFDs file descriptors, then capped:
+	// connections in and out (above ConnHigh, so the connection manager
+	// trims strangers before the resource manager refuses anyone), streams
+	// per peer, and sync streams (in all and per peer: a session is one
+	// stream).
+	ResourceMemory                          int64
+	ResourceFDs                             int
+	ConnsInbound, ConnsOutbound             int
+	PeerStreamsInbound, PeerStreamsOutbound int
+	SyncStreamsInbound, SyncPeerStreams     int
+
+	// TCPReuseport listens and dials with SO_REUSEPORT, so outgoing
+	// connections leave from the listen port. It is off by default: with
+	// it, a second node on the same machine binds the same port without an
+	// error and takes part of the incoming connections. The testnet turns
+	// it on, to tell which node a socket belongs to by its local port.
+	TCPReuseport bool
 }
 
 // DefaultParams returns the parameters for real networks.
@@ -119,6 +155,20 @@ func DefaultParams() Params {
 		SyncMaxInbound: 8,
 		SyncRecentTTL:  2 * time.Minute,
 		SyncOnConnect:  true,
+
+		SyncOpenTimeout:   5 * time.Second,
+		SyncStepTimeout:   10 * time.Second,
+		SyncServeBytes:    8 << 20,
+		SyncMemberInbound: 4,
+
+		ResourceMemory:      256 << 20,
+		ResourceFDs:         512,
+		ConnsInbound:        128,
+		ConnsOutbound:       128,
+		PeerStreamsInbound:  32,
+		PeerStreamsOutbound: 64,
+		SyncStreamsInbound:  64,
+		SyncPeerStreams:     2,
 	}
 }
 
@@ -140,7 +190,49 @@ func TestnetParams() Params {
 	p.SyncInterval = 2 * time.Second
 	p.SyncTimeout = 20 * time.Second
 	p.SyncRecentTTL = 30 * time.Second
+	p.TCPReuseport = true // the testnet tells a socket's node by its local port
 	return p
+}
+
+// resourceLimits are libp2p's default limits (with its service limits)
+// scaled for ResourceMemory and ResourceFDs, with the connection counts,
+// the memory in all, the streams per peer and the sync protocol's streams
+// set from p. Streams still negotiating their protocol count in the
+// transient scope, shared by every peer: it holds eight peers' worth, so
+// that one flooding peer (held to PeerStreamsInbound) cannot fill it.
+func (p Params) resourceLimits() rcmgr.ConcreteLimitConfig {
+	scaling := rcmgr.DefaultLimits
+	libp2p.SetDefaultServiceLimits(&scaling)
+	scaling.AddProtocolLimit(SyncProtocol, rcmgr.BaseLimit{
+		StreamsInbound:  p.SyncStreamsInbound,
+		StreamsOutbound: p.SyncStreamsInbound,
+		Streams:         2 * p.SyncStreamsInbound,
+		Memory:          64 << 20,
+	}, rcmgr.BaseLimitIncrease{})
+	scaling.AddProtocolPeerLimit(SyncProtocol, rcmgr.BaseLimit{
+		StreamsInbound:  p.SyncPeerStreams,
+		StreamsOutbound: p.SyncPeerStreams,
+		Streams:         2 * p.SyncPeerStreams,
+		Memory:          16 << 20,
+	}, rcmgr.BaseLimitIncrease{})
+	partial := rcmgr.PartialLimitConfig{
+		System: rcmgr.ResourceLimits{
+			Conns:         rcmgr.LimitVal(p.ConnsInbound + p.ConnsOutbound),
+			ConnsInbound:  rcmgr.LimitVal(p.ConnsInbound),
+			ConnsOutbound: rcmgr.LimitVal(p.ConnsOutbound),
+			Memory:        rcmgr.LimitVal64(p.ResourceMemory),
+		},
+		Transient: rcmgr.ResourceLimits{
+			StreamsInbound: rcmgr.LimitVal(8 * p.PeerStreamsInbound),
+			Streams:        rcmgr.LimitVal(8 * (p.PeerStreamsInbound + p.PeerStreamsOutbound)),
+		},
+		PeerDefault: rcmgr.ResourceLimits{
+			StreamsInbound:  rcmgr.LimitVal(p.PeerStreamsInbound),
+			StreamsOutbound: rcmgr.LimitVal(p.PeerStreamsOutbound),
+			Streams:         rcmgr.LimitVal(p.PeerStreamsInbound + p.PeerStreamsOutbound),
+		},
+	}
+	return partial.Build(scaling.Scale(p.ResourceMemory, p.ResourceFDs))
 }
 
 func (p Params) gossipSubParams() pubsub.GossipSubParams {

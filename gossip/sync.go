@@ -32,8 +32,9 @@ package gossip
 //	2. R→I DIFF     status:byte, then for status 0 only:
 //	                n:uvarint n×( origin k:uvarint k×id )
 //	                status 0 ok, 1 R is not in the team, 2 refused (I is not a member of
-//	                this private team), 3 busy (R answers one session per peer and
-//	                team, Params.SyncMaxInbound in all: try later or another peer), 4 R failed to read
+//	                this private team), 3 busy (R answers one session per peer at a
+//	                time, and works out differences for Params.SyncMaxInbound sessions
+//	                at once: try later or another peer), 4 R failed to read
 //	                what it holds, 5 the whole digests differ: send the full summary.
 //	                The list holds every
 //	                origin whose (count, digest) differs between the two sides, whichever
@@ -54,6 +55,17 @@ package gossip
 //
 // The two sides take turns, so neither blocks on a full window while the
 // other writes. The whole session has one deadline (Params.SyncTimeout).
+//
+// R's capacity is what throwaway identities would go for, so R spends it
+// only on peers that keep the exchange moving. The SUMMARY frames must come
+// within Params.SyncOpenTimeout each, and R holds no slot while it waits
+// for them. Only a full SUMMARY (a difference to work out) takes one of
+// the Params.SyncMaxInbound slots, waiting up to Params.SyncStepTimeout for
+// a free one; sessions of private teams have Params.SyncMemberInbound slots
+// of their own. From then on each frame R waits for, or waits to send, has
+// Params.SyncStepTimeout, and R sends at most Params.SyncServeBytes (fewer
+// records: the initiator asks again next time). R answers one session per
+// peer at a time.
 //
 // Nothing the peer says is trusted: every limit above is checked before
 // anything is allocated, a record whose id was not asked for or comes twice
@@ -334,6 +346,39 @@ type conn struct {
 	br  *bufio.Reader
 	bw  *bufio.Writer
 	buf []byte
+
+	step   time.Duration // each frame's deadline, from when it is awaited (0: end only)
+	end    time.Time     // the session's deadline
+	out    int           // bytes handed to writeFrame
+	budget int           // sendRecords stops before out passes it (0: no limit)
+}
+
+// pace gives each frame read or written from now on step to go through,
+// and never more than until end.
+func (c *conn) pace(step time.Duration, end time.Time) {
+	c.step, c.end = step, end
+	_ = c.s.SetDeadline(end)
+	c.tick()
+}
+
+// tick starts the deadline of the frame about to be awaited.
+func (c *conn) tick() {
+	if c.step <= 0 {
+		return
+	}
+	d := time.Now().Add(c.step)
+	if d.After(c.end) {
+		d = c.end
+	}
+	_ = c.s.SetDeadline(d)
+}
+
+// status writes a DIFF frame that is a status byte alone.
+func (c *conn) status(b byte) error {
+	if err := c.writeFrame([]byte{b}); err != nil {
+		return err
+	}
+	return c.flush()
 }
 
 func newConn(s network.Stream) *conn {
@@ -346,6 +391,7 @@ func newConn(s network.Stream) *conn {
 // readFrame reads one frame of at most limit bytes. The body aliases a
 // buffer reused by the next call.
 func (c *conn) readFrame(limit int) ([]byte, error) {
+	c.tick()
 	l, err := binary.ReadUvarint(c.br)
 	if err != nil {
 		return nil, err
@@ -364,8 +410,10 @@ func (c *conn) readFrame(limit int) ([]byte, error) {
 }
 
 func (c *conn) writeFrame(body []byte) error {
+	c.tick()
 	var hdr [binary.MaxVarintLen64]byte
 	k := binary.PutUvarint(hdr[:], uint64(len(body)))
+	c.out += k + len(body)
 	if _, err := c.bw.Write(hdr[:k]); err != nil {
 		return err
 	}
@@ -373,7 +421,10 @@ func (c *conn) writeFrame(body []byte) error {
 	return err
 }
 
-func (c *conn) flush() error { return c.bw.Flush() }
+func (c *conn) flush() error {
+	c.tick()
+	return c.bw.Flush()
+}
 
 // dec reads the fields of a frame body; the first error sticks.
 type dec struct {
@@ -627,12 +678,20 @@ func (n *Node) finish(c *conn, st *sessionStats, err *error) {
 }
 
 // sendRecords writes the lines of ids this side holds, then the end frame.
+// With a budget it stops early, before the bytes sent would pass it (but
+// after one record at least, so every session makes progress): the peer
+// asks for the rest in its next session.
 func (c *conn) sendRecords(snap *snapshot, ids []recID, st *sessionStats) error {
+	sent := 0
 	for _, id := range ids {
 		line, ok := snap.lines[id]
 		if !ok {
 			continue
 		}
+		if c.budget > 0 && sent > 0 && c.out+len(line)+2*binary.MaxVarintLen64 > c.budget {
+			break
+		}
+		sent++
 		if err := c.writeFrame(line); err != nil {
 			return err
 		}
@@ -725,16 +784,21 @@ func (n *Node) syncWith(ctx context.Context, t *team, p peer.ID) (err error) {
 	if !t.members.hasPeer(p) {
 		return fmt.Errorf("peer %s is not a member of team %s", p, t.name)
 	}
+	unlock, err := n.outgoing.lock(ctx, p)
+	if err != nil {
+		return fmt.Errorf("waiting for the last session with %s to end: %w", p, err)
+	}
+	defer unlock()
 	ctx, cancel := context.WithTimeout(ctx, n.p.SyncTimeout)
 	defer cancel()
 	s, err := n.host.NewStream(ctx, p, SyncProtocol)
 	if err != nil {
 		return fmt.Errorf("opening sync stream to %s: %w", p, err)
 	}
-	_ = s.SetDeadline(time.Now().Add(n.p.SyncTimeout))
 	stop := context.AfterFunc(ctx, func() { s.Reset() })
 	defer stop()
 	c := newConn(s)
+	c.pace(0, time.Now().Add(n.p.SyncTimeout))
 	var st sessionStats
 	defer n.finish(c, &st, &err)
 
@@ -845,14 +909,17 @@ func (n *Node) handleSync(s network.Stream) {
 }
 
 func (n *Node) answerSync(s network.Stream, p peer.ID) (err error) {
-	_ = s.SetDeadline(time.Now().Add(n.p.SyncTimeout))
+	c := newConn(s)
+	c.pace(n.p.SyncOpenTimeout, time.Now().Add(n.p.SyncTimeout))
 	stop := context.AfterFunc(n.ctx, func() { s.Reset() })
 	defer stop()
-	c := newConn(s)
 	var st sessionStats
 	defer n.finish(c, &st, &err)
+	var held releases
+	defer held.run()
 
-	// 1. SUMMARY
+	// 1. SUMMARY: the opening, each frame within SyncOpenTimeout, and no
+	// slot held yet.
 	body, err := c.readFrame(maxSummaryFrame)
 	if err != nil {
 		return fmt.Errorf("reading summary: %w", err)
@@ -862,47 +929,26 @@ func (n *Node) answerSync(s network.Stream, p peer.ID) (err error) {
 		return fmt.Errorf("reading summary: %w", err)
 	}
 	teamName := sum.team
-	refuse := func(status byte) error {
-		if err := c.writeFrame([]byte{status}); err != nil {
-			return err
-		}
-		return c.flush()
-	}
 	t := n.teams[teamName]
 	switch {
 	case t == nil:
-		return refuse(statusNoTeam)
+		return c.status(statusNoTeam)
 	case !t.members.hasPeer(p):
-		return refuse(statusRefused)
+		return c.status(statusRefused)
 	}
-	// One session per peer and team at a time, SyncMaxInbound in all.
-	key := busyKey{p, t.name}
-	n.busyMu.Lock()
-	if n.busy[key] {
-		n.busyMu.Unlock()
-		return refuse(statusBusy)
+	done, ok := n.markBusy(p)
+	if !ok {
+		return c.status(statusBusy)
 	}
-	n.busy[key] = true
-	n.busyMu.Unlock()
-	defer func() {
-		n.busyMu.Lock()
-		delete(n.busy, key)
-		n.busyMu.Unlock()
-	}()
-	select {
-	case n.inbound <- struct{}{}:
-		defer func() { <-n.inbound }()
-	default:
-		return refuse(statusBusy)
-	}
+	held.add(done)
 	snap, err := n.snapshot(t)
 	if err != nil {
-		_ = refuse(statusInternal)
+		_ = c.status(statusInternal)
 		return err
 	}
 	// The whole digest alone: in sync, or ask for the full summary.
 	if !sum.full && sum.whole != snap.whole {
-		if err := refuse(statusNeedFull); err != nil {
+		if err := c.status(statusNeedFull); err != nil {
 			return err
 		}
 		if body, err = c.readFrame(maxSummaryFrame); err == nil {
@@ -915,6 +961,17 @@ func (n *Node) answerSync(s network.Stream, p peer.ID) (err error) {
 			return violation("the second summary is not the full summary of team %q", teamName)
 		}
 	}
+	// A difference to work out takes a slot; in sync, the rest of the
+	// session is a few empty frames.
+	if sum.full {
+		release := n.takeSlot(t)
+		if release == nil {
+			return c.status(statusBusy)
+		}
+		held.add(release)
+	}
+	c.pace(n.p.SyncStepTimeout, c.end)
+	c.budget = n.p.SyncServeBytes
 	// 2. DIFF
 	var diff []diffEntry
 	if sum.full {
@@ -951,10 +1008,14 @@ func (n *Node) answerSync(s network.Stream, p peer.ID) (err error) {
 		}
 		delete(listed, id) // each at most once
 	}
-	// 4. ACCEPT
+	// 4. ACCEPT: offered records are taken under the diff's origins only,
+	// so with no diff there is nothing to accept.
 	var lack []recID
 	seenOffer := map[recID]struct{}{}
 	for _, id := range offer {
+		if len(diffOrigins) == 0 {
+			break
+		}
 		if _, have := snap.lines[id]; have {
 			continue
 		}
@@ -991,14 +1052,119 @@ func (n *Node) answerSync(s network.Stream, p peer.ID) (err error) {
 	if err = n.recvRecords(c, t, p, expect, underDiff, got, &st); err != nil {
 		return fmt.Errorf("receiving records: %w", err)
 	}
-	// 6. ours
+	// 6. ours, within the budget
 	if err = c.sendRecords(snap, want, &st); err != nil {
 		return fmt.Errorf("sending records: %w", err)
 	}
+	if st.recordsOut < len(want) {
+		n.log.Debug("sync session sent part of the records wanted", "peer", p, "scope", t.scope, "sent", st.recordsOut, "wanted", len(want), "budget", c.budget)
+	}
 	// Wait for the initiator to close, so our last frames are not cut by a
-	// reset: reading returns EOF then.
+	// reset: reading returns EOF then. The slot and the peer's mark are
+	// free already: the peer may start its next session at once.
+	held.run()
 	_, _ = c.br.ReadByte()
 	return nil
+}
+
+// releases are the things a session holds, freed in reverse order; run
+// frees them once.
+type releases []func()
+
+func (r *releases) add(f func()) { *r = append(*r, f) }
+
+func (r *releases) run() {
+	for i := len(*r) - 1; i >= 0; i-- {
+		(*r)[i]()
+	}
+	*r = nil
+}
+
+// markBusy marks p as having a session answered: a peer gets one at a
+// time, whatever the team, so one identity holds at most one slot. done
+// clears the mark; ok is false when p already has one.
+func (n *Node) markBusy(p peer.ID) (done func(), ok bool) {
+	n.busyMu.Lock()
+	defer n.busyMu.Unlock()
+	if n.busy[p] {
+		return nil, false
+	}
+	n.busy[p] = true
+	return func() {
+		n.busyMu.Lock()
+		delete(n.busy, p)
+		n.busyMu.Unlock()
+	}, true
+}
+
+// takeSlot takes a slot for a session of team t, waiting up to
+// SyncStepTimeout for one to free (waiters are served in turn, so a peer
+// that asks again and again does not pass one that waits). A session of a
+// private team tries the slots kept for members first. It returns the
+// release, or nil when no slot freed in time.
+func (n *Node) takeSlot(t *team) func() {
+	var members chan struct{} // nil: never ready
+	if !t.members.open() {
+		members = n.memberSlots
+	}
+	select {
+	case members <- struct{}{}:
+		return func() { <-members }
+	default:
+	}
+	select {
+	case n.inbound <- struct{}{}:
+		return func() { <-n.inbound }
+	default:
+	}
+	timer := time.NewTimer(n.p.SyncStepTimeout)
+	defer timer.Stop()
+	select {
+	case n.inbound <- struct{}{}:
+		return func() { <-n.inbound }
+	case members <- struct{}{}:
+		return func() { <-members }
+	case <-timer.C:
+	case <-n.ctx.Done():
+	}
+	return nil
+}
+
+// peerLocks lets one goroutine at a time hold a peer: this node runs its
+// own sessions with a peer one after the other, as the peer answers one
+// at a time (the teams' rounds run in parallel, and sync on connect may
+// meet a round).
+type peerLocks struct {
+	mu   sync.Mutex
+	held map[peer.ID]chan struct{} // closed when the holder unlocks
+}
+
+// lock waits until p is free or ctx ends, and returns the unlock.
+func (l *peerLocks) lock(ctx context.Context, p peer.ID) (func(), error) {
+	for {
+		l.mu.Lock()
+		if l.held == nil {
+			l.held = map[peer.ID]chan struct{}{}
+		}
+		ch, busy := l.held[p]
+		if !busy {
+			ch = make(chan struct{})
+			l.held[p] = ch
+			l.mu.Unlock()
+			return func() {
+				l.mu.Lock()
+				delete(l.held, p)
+				l.mu.Unlock()
+				close(ch)
+			}, nil
+		}
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // ---- rounds ----

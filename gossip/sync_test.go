@@ -139,6 +139,9 @@ func TestSyncBothWays(t *testing.T) {
 	if err := a.syncWith(ctx, a.teams["t"], b.PeerID()); err != nil {
 		t.Fatal(err)
 	}
+	// a counts the session it answered when its handler returns, which may
+	// be after b's side returned.
+	eventually(t, 5*time.Second, "a to count the session it answered", func() bool { return a.Stats().SyncSessions >= 2 }) // and its own
 	st := a.Stats()
 	if st.SyncRecordsIn != 4 || st.SyncRecordsOut != 3 {
 		t.Errorf("a: %d records in, %d out", st.SyncRecordsIn, st.SyncRecordsOut)

@@ -5,23 +5,35 @@ import (
 	"time"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	"github.com/libp2p/go-libp2p/core/connmgr"
 	"github.com/libp2p/go-libp2p/core/peer"
 	lp2pproto "github.com/libp2p/go-libp2p/core/protocol"
 )
 
 // meshTracer follows GossipSub's mesh (GRAFT and PRUNE) so Peers can say
 // which peers are in this node's mesh of each topic, and counts messages
-// dropped because the subscription loop fell behind.
+// dropped because the subscription loop fell behind. Mesh peers are
+// protected in the connection manager while they are in the mesh: a flood
+// of connections past its high-water mark must not cut the links records
+// travel on (GossipSub only tags them, and a flood's peers can look busier).
+// The mesh is at most Dhi peers per topic, so this protects few.
 type meshTracer struct {
 	m    *metrics
+	cm   connmgr.ConnManager
 	mu   sync.Mutex
 	mesh map[string]map[peer.ID]struct{}
 }
 
 var _ pubsub.RawTracer = (*meshTracer)(nil)
 
-func newMeshTracer(m *metrics) *meshTracer {
-	return &meshTracer{m: m, mesh: map[string]map[peer.ID]struct{}{}}
+// Connection manager protection tags.
+const (
+	protectMember = "remem-member"
+	protectMesh   = "remem-mesh:" // + topic
+)
+
+func newMeshTracer(m *metrics, cm connmgr.ConnManager) *meshTracer {
+	return &meshTracer{m: m, cm: cm, mesh: map[string]map[peer.ID]struct{}{}}
 }
 
 func (t *meshTracer) Graft(p peer.ID, topic string) {
@@ -31,18 +43,35 @@ func (t *meshTracer) Graft(p peer.ID, topic string) {
 		t.mesh[topic] = map[peer.ID]struct{}{}
 	}
 	t.mesh[topic][p] = struct{}{}
+	t.cm.Protect(p, protectMesh+topic)
 }
 
 func (t *meshTracer) Prune(p peer.ID, topic string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.mesh[topic], p)
+	t.cm.Unprotect(p, protectMesh+topic)
 }
 
 func (t *meshTracer) Leave(topic string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	for p := range t.mesh[topic] {
+		t.cm.Unprotect(p, protectMesh+topic)
+	}
 	delete(t.mesh, topic)
+}
+
+// forget drops a peer that has no connection left from every mesh.
+func (t *meshTracer) forget(p peer.ID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for topic, peers := range t.mesh {
+		if _, ok := peers[p]; ok {
+			delete(peers, p)
+			t.cm.Unprotect(p, protectMesh+topic)
+		}
+	}
 }
 
 // peers returns the mesh peers of topic that pass keep (the router drops
