@@ -246,13 +246,8 @@ func (c *Client) Push(ctx context.Context, origin string, lines [][]byte) (PushR
 }
 
 // Refusal is one line of a pulled file that was not taken (Line 0: the
-// whole file).
-type Refusal struct {
-	Origin string          `json:"origin"`
-	Line   int             `json:"line"`
-	Reason protocol.Reason `json:"reason"`
-	Detail string          `json:"detail"`
-}
+// whole file); its Source is the file's origin.
+type Refusal = protocol.Refused
 
 // PullReport says what a pull did.
 type PullReport struct {
@@ -606,7 +601,7 @@ func (c *Client) fetch(ctx context.Context, origin, etag string, now time.Time) 
 		r.etag = "" // not remembered: a hostile server's header must not fill the state file
 	}
 	if len(data) > clientMaxFile {
-		r.refuse(Refusal{Origin: origin, Reason: protocol.ReasonFileTooLarge,
+		r.refuse(Refusal{Source: origin, Reason: protocol.ReasonFileTooLarge,
 			Detail: fmt.Sprintf("the file is over %d bytes (the limit of SPEC §12, plus slack); nothing of it was taken", clientMaxFile)})
 		return r
 	}
@@ -614,28 +609,13 @@ func (c *Client) fetch(ctx context.Context, origin, etag string, now time.Time) 
 	return r
 }
 
-// verify verifies every line of the pulled file of r.origin, keeping the
-// records and counting the refusals.
+// verify verifies the pulled file of r.origin as one batch bound to that
+// origin, keeping the records and counting the refusals.
 func (r *fetched) verify(data []byte, now time.Time) {
-	for _, l := range protocol.SplitLines(data) {
-		rec, err := checkLine(r.origin, l.Bytes, now)
-		if err != nil {
-			var oe *originError
-			switch {
-			case errors.As(err, &oe):
-				r.refuse(Refusal{Origin: r.origin, Line: l.N, Reason: protocol.ReasonOriginMismatch, Detail: err.Error()})
-			case protocol.VerdictOf(err) == protocol.Skip:
-				r.skipped++
-			default:
-				r.refuse(Refusal{Origin: r.origin, Line: l.N, Reason: protocol.ReasonOf(err), Detail: err.Error()})
-			}
-			continue
-		}
-		if len(r.recs) >= protocol.MaxOriginRecs {
-			r.refuse(Refusal{Origin: r.origin, Line: l.N, Reason: protocol.ReasonTooManyRecords,
-				Detail: fmt.Sprintf("a file holds at most %d records", protocol.MaxOriginRecs)})
-			continue
-		}
-		r.recs = append(r.recs, rec)
+	b := protocol.VerifyBatch(protocol.SplitLines(data), protocol.Bound{Source: r.origin, Origin: r.origin}, now)
+	r.skipped += len(b.Skipped)
+	for _, x := range b.Refused {
+		r.refuse(x)
 	}
+	r.recs = b.Records
 }

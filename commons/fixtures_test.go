@@ -195,7 +195,7 @@ func readFile(t testing.TB, path string) []byte {
 	return b
 }
 
-// verifyAllLines checks that data is a complete file of origin: every line
+// verifyFileBytes checks that data is a complete file of origin: every line
 // verifies and has that origin. It returns the record count.
 func verifyFileBytes(t testing.TB, origin string, data []byte) int {
 	t.Helper()
@@ -203,10 +203,8 @@ func verifyFileBytes(t testing.TB, origin string, data []byte) int {
 		t.Errorf("file of %s does not end in a newline (%d bytes)", origin, len(data))
 	}
 	lines := protocol.SplitLines(data)
-	for _, l := range lines {
-		if _, err := checkLine(origin, l.Bytes, time.Now()); err != nil {
-			t.Errorf("file of %s, line %d: %v", origin, l.N, err)
-		}
+	if _, bad := verifyAll(origin, lines, time.Now()); bad != nil {
+		t.Errorf("file of %s: %v", origin, bad)
 	}
 	return len(lines)
 }

@@ -1,6 +1,7 @@
 package commons
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -11,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/remem/remem/internal/parallel"
 	"github.com/remem/remem/protocol"
 )
 
@@ -352,17 +353,15 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 		return http.StatusBadRequest, 0, ReasonEmpty
 	}
 
-	recs, i, err := verifyAll(origin, lines, s.now())
-	if err != nil {
-		reason := protocol.ReasonOf(err)
-		var ol *originError
+	recs, bad := verifyAll(origin, lines, s.now())
+	if bad != nil {
 		code := http.StatusBadRequest
-		if errors.As(err, &ol) {
-			reason, code = protocol.ReasonOriginMismatch, http.StatusForbidden
+		if bad.Reason == protocol.ReasonOriginMismatch {
+			code = http.StatusForbidden
 		}
-		s.m.refused.WithLabelValues(string(reason)).Inc()
-		writeJSON(w, code, errorBody{Error: fmt.Sprintf("line %d: %v", lines[i].N, err), Line: lines[i].N, Reason: reason})
-		return code, 0, reason
+		s.m.refused.WithLabelValues(string(bad.Reason)).Inc()
+		writeJSON(w, code, errorBody{Error: fmt.Sprintf("line %d: %s", bad.Line, bad.Detail), Line: bad.Line, Reason: bad.Reason})
+		return code, 0, bad.Reason
 	}
 
 	// The sender's bucket for this origin is keyed by its address, never
@@ -427,87 +426,21 @@ func readBody(r io.Reader, n int64) ([]byte, error) {
 	}
 }
 
-// originError is a line that verifies but belongs to another origin.
-type originError struct{ line, file string }
-
-func (e *originError) Error() string {
-	return fmt.Sprintf("%s: the line is signed by origin %s, the file belongs to %s", protocol.ReasonOriginMismatch, e.line, e.file)
-}
-
-// checkLine verifies one line of origin's file: protocol.Verify, then the
-// origin against the file name.
-func checkLine(origin string, line []byte, now time.Time) (*protocol.Record, error) {
-	rec, err := protocol.Verify(line, now)
-	if err != nil {
-		return nil, err
-	}
-	if rec.Origin != origin {
-		return nil, &originError{line: rec.Origin, file: origin}
-	}
-	return rec, nil
-}
-
 // parallelMin is the number of lines from which verifyAll spreads the work
 // over the CPUs.
 const parallelMin = 64
 
-// verifyAll verifies every line of a PUT, spread over GOMAXPROCS
-// goroutines, and returns the records, or the index of the first refused
-// line with its error. Unknown-version lines are refused too: the server
-// cannot tell who wrote them.
-func verifyAll(origin string, lines []protocol.Line, now time.Time) ([]*protocol.Record, int, error) {
-	recs := make([]*protocol.Record, len(lines))
-	workers := runtime.GOMAXPROCS(0)
-	if workers > len(lines)/parallelMin {
-		workers = len(lines) / parallelMin
+// verifyAll verifies every line of a PUT as one batch bound to origin
+// (spread over the CPUs) and returns the records, or the first line not
+// taken. Unknown-version lines are refused too: the server cannot tell who
+// wrote them.
+func verifyAll(origin string, lines []protocol.Line, now time.Time) ([]*protocol.Record, *protocol.Refused) {
+	b := protocol.VerifyBatch(lines, protocol.Bound{Source: protocol.OriginFileName(origin), Origin: origin,
+		Each: parallel.Each(context.Background(), parallelMin)}, now)
+	if r, refused := b.First(); refused {
+		return nil, &r
 	}
-	if workers <= 1 {
-		for i, l := range lines {
-			rec, err := checkLine(origin, l.Bytes, now)
-			if err != nil {
-				return nil, i, err
-			}
-			recs[i] = rec
-		}
-		return recs, -1, nil
-	}
-	// Each worker takes a contiguous chunk and stops at its first refusal;
-	// the first refusal overall is the lowest index among the chunks.
-	first := make([]int, workers)
-	errs := make([]error, workers)
-	var stop atomic.Int64 // lowest refused index seen so far; later chunks may stop
-	stop.Store(int64(len(lines)))
-	var wg sync.WaitGroup
-	for k := range workers {
-		lo, hi := k*len(lines)/workers, (k+1)*len(lines)/workers
-		first[k] = -1
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				if int64(i) > stop.Load() {
-					return
-				}
-				rec, err := checkLine(origin, lines[i].Bytes, now)
-				if err != nil {
-					first[k], errs[k] = i, err
-					for {
-						cur := stop.Load()
-						if int64(i) >= cur || stop.CompareAndSwap(cur, int64(i)) {
-							break
-						}
-					}
-					return
-				}
-				recs[i] = rec
-			}
-		})
-	}
-	wg.Wait()
-	for k := range workers {
-		if first[k] >= 0 {
-			return nil, first[k], errs[k]
-		}
-	}
-	return recs, -1, nil
+	return b.Records, nil
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {

@@ -704,7 +704,7 @@ func (c *conn) sendRecords(snap *snapshot, ids []recID, st *sessionStats) error 
 }
 
 // recvRecords reads record frames until the end frame. Each must be one of
-// expect (by id, at most once) and passes protocol.Verify, the team's members
+// expect (by id, at most once) and passes protocol.VerifyBatch, the team's members
 // check and check (which returns a refusal reason, or "") before it is
 // delivered. got records the ids that arrived.
 func (n *Node) recvRecords(c *conn, t *team, from peer.ID, expect map[recID]originID, check func(id recID, rec *protocol.Record) string, got map[recID]bool, st *sessionStats) error {
@@ -733,15 +733,18 @@ func (n *Node) recvRecords(c *conn, t *team, from peer.ID, expect map[recID]orig
 		}
 		got[id] = true
 		line := bytes.Clone(body) // Raw must not alias the frame buffer
-		rec, err := protocol.Verify(line, n.now())
-		switch protocol.VerdictOf(err) {
-		case protocol.Reject:
-			n.metrics.rejectLine(string(protocol.ReasonOf(err)))
-			continue
-		case protocol.Skip:
-			n.metrics.update(func(s *Stats) { s.Skipped++ })
+		// Records arrive one frame at a time, each a batch of its own; sync
+		// carries records of every origin, so the batch is unbound.
+		b := protocol.VerifyBatch([]protocol.Line{{N: 1, Bytes: line}}, protocol.Bound{Source: from.String()}, n.now())
+		if r, refused := b.First(); refused {
+			if r.Reason == protocol.ReasonUnknownVersion {
+				n.metrics.update(func(s *Stats) { s.Skipped++ })
+			} else {
+				n.metrics.rejectLine(string(r.Reason))
+			}
 			continue
 		}
+		rec := b.Records[0]
 		if !t.members.hasOrigin(rec.Origin) {
 			n.metrics.rejectLine(ReasonNonMember)
 			continue
