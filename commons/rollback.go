@@ -49,7 +49,8 @@ func (e *rollbackError) Error() string {
 
 // checkRollback applies SPEC §10 "No rollback" to a new file (its verified
 // records) against the stored file's bytes: every stored revocation, and
-// every stored record at least as new as the new file's oldest record, must
+// every stored record at least as new as the new file's oldest lesson or
+// confirmation (a lesson the new file revokes excepted), must
 // be in the new file with the same or a newer version (protocol.Supersedes:
 // `updated`/`at`, ties broken by the line bytes). It returns the first
 // stored record, in file order, that is not. Stored lines that do not
@@ -59,10 +60,19 @@ func checkRollback(stored []byte, next []*protocol.Record) error {
 		return nil
 	}
 	best := make(map[protocol.RecordKey]*protocol.Record, len(next))
-	oldest := next[0].Time
+	// The oldest record a file keeps is its oldest lesson or confirmation:
+	// revocations are kept whatever their age, so an old one must not
+	// forbid dropping the oldest lessons to stay under the limits.
+	// Records signed in the same second are ordered by their bytes, as the
+	// merge rule orders them, so a file cut inside such a group is no
+	// rollback when it keeps the group's upper part.
+	var oldest *protocol.Record
+	revoked := map[string]time.Time{} // lesson hash → the origin's revocation in next
 	for _, r := range next {
-		if r.Time.Before(oldest) {
-			oldest = r.Time
+		if r.Type == protocol.TypeRevocation {
+			revoked[r.Hash] = r.Time
+		} else if oldest == nil || olderThan(r, oldest) {
+			oldest = r
 		}
 		if b, ok := best[r.SetKey()]; !ok || protocol.Supersedes(r, b) {
 			best[r.SetKey()] = r
@@ -73,18 +83,30 @@ func checkRollback(stored []byte, next []*protocol.Record) error {
 		if err != nil {
 			continue
 		}
-		if s.Type != protocol.TypeRevocation && s.Time.Before(oldest) {
+		if s.Type != protocol.TypeRevocation && (oldest == nil || olderThan(s, oldest)) {
 			continue // an old record the file may drop
+		}
+		if at, ok := revoked[s.Hash]; ok && s.Type == protocol.TypeLesson && !at.Before(s.Time) {
+			continue // the origin withdrew it: its revocation stands for it
 		}
 		n, ok := best[s.SetKey()]
 		if ok && (bytes.Equal(n.Raw, s.Raw) || protocol.Supersedes(n, s)) {
 			continue
 		}
-		e := &rollbackError{stored: s, oldest: oldest}
+		e := &rollbackError{stored: s, oldest: oldest.Time}
 		if ok {
 			e.have = n
 		}
 		return e
 	}
 	return nil
+}
+
+// olderThan orders records by time, then by their bytes: the order in
+// which a file drops its oldest records (node.Memory.FileLines).
+func olderThan(a, b *protocol.Record) bool {
+	if c := a.Time.Compare(b.Time); c != 0 {
+		return c < 0
+	}
+	return bytes.Compare(a.Raw, b.Raw) < 0
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"time"
@@ -133,6 +134,9 @@ func (m *Memory) FileLines(scope string) ([][]byte, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	// Revocations first, then the newest, records of one second by their
+	// bytes: a commons takes a file that drops only the tail of this order
+	// (SPEC §10, no rollback).
 	byPriority := slices.Clone(recs)
 	slices.SortStableFunc(byPriority, func(a, b *protocol.Record) int {
 		ar, br := a.Type == protocol.TypeRevocation, b.Type == protocol.TypeRevocation
@@ -142,7 +146,10 @@ func (m *Memory) FileLines(scope string) ([][]byte, int, error) {
 			}
 			return 1
 		}
-		return b.Time.Compare(a.Time)
+		if c := b.Time.Compare(a.Time); c != 0 {
+			return c
+		}
+		return bytes.Compare(b.Raw, a.Raw)
 	})
 	keep := map[*protocol.Record]bool{}
 	size := 0
