@@ -63,7 +63,14 @@ func (n *Node) checkMessage(ctx context.Context, t *team, data []byte, local boo
 		n.metrics.rejectLine(string(protocol.ReasonOriginMismatch))
 		return vReject, nil
 	}
-	b := protocol.VerifyBatch(protocol.SplitLines(data), protocol.Bound{Source: author.String(), Origin: origin, Each: parallel.Each(ctx, parallelLines/2)}, n.now())
+	lines := protocol.SplitLines(data)
+	if len(lines) > protocol.MaxOriginRecs {
+		// Every line is the signer's: past the cap the message is refused
+		// before a single signature is checked, so a flood costs nothing.
+		n.metrics.rejectLine(string(protocol.ReasonTooManyRecords))
+		return vReject, nil
+	}
+	b := protocol.VerifyBatch(lines, protocol.Bound{Source: author.String(), Origin: origin, Each: parallel.Each(ctx, parallelLines/2)}, n.now())
 	if ctx.Err() != nil {
 		return vIgnore, nil // timed out: not the sender's fault for sure
 	}
