@@ -169,3 +169,44 @@ func BenchmarkMemoryAtRest(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkDeliverFloodOverEvents delivers one key's 1,000 new lessons to
+// a memory holding 2,000 events: each new candidate is compared with the
+// events for "met before", under the sleep lock. metBeforeEvents bounds
+// that work.
+func BenchmarkDeliverFloodOverEvents(b *testing.B) {
+	m, err := Open(Config{Home: b.TempDir(), Create: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	evs := make([]protocol.Event, 2000)
+	for i := range evs {
+		evs[i] = protocol.Event{Kind: "error", Title: "go test", Happened: fmt.Sprintf("the integration suite %d times out when the VPN %d drops", i, i*7),
+			Session: fmt.Sprintf("s%d", i)}
+	}
+	if _, err := m.Remember(evs); err != nil {
+		b.Fatal(err)
+	}
+	flood, err := protocol.GenerateIdentity()
+	if err != nil {
+		b.Fatal(err)
+	}
+	batches := make([][]*protocol.Record, b.N)
+	for n := range batches {
+		for i := range protocol.MaxOriginRecs {
+			rec, err := protocol.SignLesson(flood, protocol.LessonDraft{Kind: protocol.KindError,
+				Text: fmt.Sprintf("The mirror build %d of round %d fails after midnight", i, n), Seen: 1, Strength: 0.5, Updated: time.Now().Add(-time.Hour)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			batches[n] = append(batches[n], rec)
+		}
+	}
+	b.ResetTimer()
+	for n := range b.N {
+		if _, err := m.Deliver(context.Background(), fmt.Sprintf("team:%d", n), batches[n]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
