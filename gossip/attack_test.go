@@ -21,6 +21,7 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/remem/remem/internal/hostile"
 	"github.com/remem/remem/protocol"
 )
 
@@ -129,7 +130,7 @@ func TestSybilsCannotStarveSync(t *testing.T) {
 // keep a member of a private team from syncing it: members have slots of
 // their own.
 func TestSyncSlotsKeptForMembers(t *testing.T) {
-	idA, idJ := mustIdentity(t), mustIdentity(t)
+	idA, idJ := hostile.Identity(t), hostile.Identity(t)
 	members := []string{idA.Key(), idJ.Key()}
 	params := withParams(func(p *Params) {
 		p.SyncInterval, p.SyncOnConnect = 0, false
@@ -166,15 +167,6 @@ func TestSyncSlotsKeptForMembers(t *testing.T) {
 	if got := j.holder.count(Scope("priv")); got != len(recs) {
 		t.Fatalf("the member holds %d of %d records", got, len(recs))
 	}
-}
-
-func mustIdentity(t testing.TB) protocol.Identity {
-	t.Helper()
-	id, err := protocol.GenerateIdentity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
 }
 
 // A peer that opens 3,000 streams is held to the per-peer stream limit of
@@ -271,7 +263,7 @@ func TestStreamFloodIsLimited(t *testing.T) {
 // but a member of a joined private team (not in any mesh) and a mesh peer
 // of an open team stay connected.
 func TestConnFloodKeepsTeamPeers(t *testing.T) {
-	idA, idM := mustIdentity(t), mustIdentity(t)
+	idA, idM := hostile.Identity(t), hostile.Identity(t)
 	members := []string{idA.Key(), idM.Key()}
 	small := withParams(func(p *Params) {
 		p.SyncInterval, p.SyncOnConnect = 0, false
@@ -350,7 +342,7 @@ func TestSecondNodeOnSamePortFails(t *testing.T) {
 	p := TestnetParams()
 	p.TCPReuseport = false
 	n, err := New(Config{
-		Identity: mustIdentity(t),
+		Identity: hostile.Identity(t),
 		Listen:   []string{"/ip4/127.0.0.1/tcp/" + port},
 		Teams:    []string{"t"},
 		Params:   &p,

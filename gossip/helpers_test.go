@@ -3,8 +3,6 @@ package gossip
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"sync"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/remem/remem/internal/forge"
 	"github.com/remem/remem/protocol"
 )
 
@@ -236,26 +235,12 @@ func raws(recs []*protocol.Record) [][]byte {
 // forgeLesson writes a lesson line signed by id whatever its text says (the
 // protocol's signer refuses instructions), as an attacker would.
 func forgeLesson(id protocol.Identity, text string) []byte {
-	hash := protocol.LessonHash("error", text)
-	updated := protocol.FormatTime(time.Now().Add(-time.Minute))
-	head := fmt.Sprintf(`{"hash":"%s","key":"%s","kind":"error","origin":"%s","seen":1,`, hash, id.Key(), id.Origin())
-	tail := fmt.Sprintf(`"strength":0.5,"text":%s,"updated":"%s","v":1}`, protocol.EncodeString(text), updated)
-	sig := ed25519.Sign(id.Private, []byte(head+tail))
-	return []byte(head + `"sig":"` + hex.EncodeToString(sig) + `",` + tail)
+	return forge.Lesson(id, text, protocol.FormatTime(time.Now().Add(-time.Minute)))
 }
 
 // badSignature returns a copy of a valid line with one hex digit of its
 // signature changed.
-func badSignature(line []byte) []byte {
-	out := bytes.Clone(line)
-	i := bytes.Index(out, []byte(`"sig":"`)) + len(`"sig":"`) + 10
-	if out[i] == '0' {
-		out[i] = '1'
-	} else {
-		out[i] = '0'
-	}
-	return out
-}
+func badSignature(line []byte) []byte { return forge.BadSignature(line) }
 
 func rawBytes(recs []*protocol.Record) int {
 	n := 0

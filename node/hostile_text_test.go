@@ -2,12 +2,12 @@ package node
 
 import (
 	"context"
-	"crypto/ed25519"
-	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/forge"
+	"github.com/remem/remem/internal/hostile"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
 )
@@ -16,27 +16,7 @@ import (
 // would: canonical members in sorted order, sig over the line without it.
 func hostileLine(t *testing.T, text string, at time.Time) []byte {
 	t.Helper()
-	pub, priv, err := ed25519.GenerateKey(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := hex.EncodeToString(pub)
-	member := func(k, v string) string { return protocol.EncodeString(k) + ":" + v }
-	head := "{" + strings.Join([]string{
-		member("hash", protocol.EncodeString(protocol.LessonHash("error", text))),
-		member("key", protocol.EncodeString(key)),
-		member("kind", protocol.EncodeString("error")),
-		member("origin", protocol.EncodeString(protocol.Fingerprint(pub))),
-		member("seen", "1"),
-	}, ",")
-	tail := strings.Join([]string{
-		member("strength", "0.5"),
-		member("text", protocol.EncodeString(text)),
-		member("updated", protocol.EncodeString(protocol.FormatTime(at))),
-		member("v", "1"),
-	}, ",") + "}"
-	sig := ed25519.Sign(priv, []byte(head+","+tail))
-	return []byte(head + "," + member("sig", protocol.EncodeString(hex.EncodeToString(sig))) + "," + tail)
+	return forge.Lesson(hostile.Identity(t), text, protocol.FormatTime(at))
 }
 
 // Every transport hands its lines to Receive; a signed line whose text

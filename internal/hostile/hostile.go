@@ -9,15 +9,13 @@ package hostile
 
 import (
 	"bytes"
-	"crypto/ed25519"
-	"encoding/hex"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/forge"
 	"github.com/remem/remem/protocol"
 )
 
@@ -63,7 +61,7 @@ type Case struct {
 // Cases is the table, with times around now.
 func Cases(t testing.TB, now time.Time) []Case {
 	t.Helper()
-	other := mustIdentity(t)
+	other := Identity(t)
 	at := now.Add(-time.Minute)
 	text := func(i int) string { return fmt.Sprintf("The mirror build number %d fails after midnight.", i) }
 	lesson := func(text string, at time.Time) func(protocol.Identity) []byte {
@@ -101,7 +99,7 @@ func Cases(t testing.TB, now time.Time) []Case {
 	blank := func(protocol.Identity) []byte { return []byte{} }
 	foreign := func(protocol.Identity) []byte { return Line(t, other, text(6), at) }
 	html := func(protocol.Identity) []byte { return []byte("<html>") }
-	badSig := func(o protocol.Identity) []byte { return BadSignature(good(8)(o)) }
+	badSig := func(o protocol.Identity) []byte { return forge.BadSignature(good(8)(o)) }
 	many := func(o protocol.Identity) [][]byte {
 		out := make([][]byte, protocol.MaxOriginRecs+1)
 		for i := range out {
@@ -129,7 +127,7 @@ func Cases(t testing.TB, now time.Time) []Case {
 		{Name: "not JSON", Lines: lines(good(10), html), Good: 1, Refused: protocol.Tally{protocol.ReasonJSON: 1}},
 		{Name: "future timestamp", Lines: lines(lesson(text(11), now.Add(time.Hour))), Refused: protocol.Tally{protocol.ReasonFuture: 1}},
 		{Name: "timestamp with an offset", Lines: lines(func(o protocol.Identity) []byte {
-			return LineAt(t, o, text(12), strings.TrimSuffix(protocol.FormatTime(at), "Z")+"+00:00")
+			return forge.Lesson(o, text(12), strings.TrimSuffix(protocol.FormatTime(at), "Z")+"+00:00")
 		}), Refused: protocol.Tally{protocol.ReasonTimestamp: 1}},
 		{Name: "unknown version", Lines: lines(good(13), edit(good(14), `"v":1`, `"v":2`)), Good: 1, Skipped: 1},
 		{Name: "one record past the per-origin cap", Lines: many, Good: protocol.MaxOriginRecs,
@@ -141,7 +139,7 @@ func Cases(t testing.TB, now time.Time) []Case {
 func Run(t *testing.T, tr Transport) {
 	for _, c := range Cases(t, time.Now().UTC()) {
 		t.Run(c.Name, func(t *testing.T) {
-			owner := mustIdentity(t)
+			owner := Identity(t)
 			lines := c.Lines(owner)
 			got := tr.Deliver(t, owner, lines)
 			want := c.expect(tr)
@@ -200,7 +198,8 @@ func nonZero(t protocol.Tally) protocol.Tally {
 	return out
 }
 
-func mustIdentity(t testing.TB) protocol.Identity {
+// Identity is a fresh memory identity, or the test fails.
+func Identity(t testing.TB) protocol.Identity {
 	t.Helper()
 	id, err := protocol.GenerateIdentity()
 	if err != nil {
@@ -212,49 +211,5 @@ func mustIdentity(t testing.TB) protocol.Identity {
 // Line signs an error lesson of id with any text, hostile ones included
 // (protocol.SignLesson refuses those), in canonical form.
 func Line(t testing.TB, id protocol.Identity, text string, updated time.Time) []byte {
-	return LineAt(t, id, text, protocol.FormatTime(updated))
-}
-
-// LineAt is Line with the updated member written as given.
-func LineAt(t testing.TB, id protocol.Identity, text, updated string) []byte {
-	t.Helper()
-	members := map[string]string{
-		"hash":     protocol.EncodeString(protocol.LessonHash(protocol.KindError, text)),
-		"key":      protocol.EncodeString(id.Key()),
-		"kind":     protocol.EncodeString(protocol.KindError),
-		"origin":   protocol.EncodeString(id.Origin()),
-		"seen":     "1",
-		"strength": "0.5",
-		"text":     protocol.EncodeString(text),
-		"updated":  protocol.EncodeString(updated),
-		"v":        "1",
-	}
-	encode := func() []byte {
-		var b bytes.Buffer
-		b.WriteByte('{')
-		for i, k := range slices.Sorted(maps.Keys(members)) {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(protocol.EncodeString(k) + ":" + members[k])
-		}
-		b.WriteByte('}')
-		return b.Bytes()
-	}
-	sig := ed25519.Sign(id.Private, encode())
-	members["sig"] = protocol.EncodeString(hex.EncodeToString(sig))
-	return encode()
-}
-
-// BadSignature returns a copy of line with one hex digit of its signature
-// changed.
-func BadSignature(line []byte) []byte {
-	out := bytes.Clone(line)
-	i := bytes.Index(out, []byte(`"sig":"`)) + len(`"sig":"`)
-	if out[i] == '0' {
-		out[i] = '1'
-	} else {
-		out[i] = '0'
-	}
-	return out
+	return forge.Lesson(id, text, protocol.FormatTime(updated))
 }
