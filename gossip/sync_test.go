@@ -236,6 +236,10 @@ func TestSyncDistrustsPeer(t *testing.T) {
 		_ = c.flush()
 		_, _ = c.br.ReadByte()
 	})
+	// The violation above may have closed the connection; dial again.
+	if err := victim.host.Connect(ctx, addrInfo(t, evil)); err != nil {
+		t.Fatal(err)
+	}
 	if err := victim.syncWith(ctx, victim.teams["t"], evil.PeerID()); !errors.Is(err, errProtocol) {
 		t.Fatalf("huge frame: err %v, want a protocol violation", err)
 	}
