@@ -76,7 +76,7 @@ func entryJSON(origin string) string {
 
 // pullWithin pulls with c and fails the test when the pull takes longer
 // than limit; a backstop context ends it at twice the limit.
-func pullWithin(t *testing.T, c *Client, limit time.Duration) (PullReport, error, [][]byte) {
+func pullWithin(t *testing.T, c *Client, limit time.Duration) (PullReport, [][]byte, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*limit)
 	defer cancel()
@@ -91,7 +91,7 @@ func pullWithin(t *testing.T, c *Client, limit time.Duration) (PullReport, error
 	if d := time.Since(start); d > limit {
 		t.Errorf("the pull took %v, more than %v", d, limit)
 	}
-	return rep, err, got
+	return rep, got, err
 }
 
 func hasError(rep PullReport, parts ...string) bool {
@@ -127,7 +127,7 @@ func TestPullBoundsHostileServer(t *testing.T) {
 	t.Run("endless index body", func(t *testing.T) {
 		release := make(chan struct{})
 		url := serveHostile(t, release, endless(release, `[{"origin":"`, strings.Repeat("a", 4096)), nil)
-		rep, err, _ := pullWithin(t, newClient(url), 10*time.Second)
+		rep, _, err := pullWithin(t, newClient(url), 10*time.Second)
 		if err != nil || !hasError(rep, "index", "over", fmt.Sprint(indexCap)) {
 			t.Errorf("err %v, report errors %v", err, rep.Errors)
 		}
@@ -155,7 +155,7 @@ func TestPullBoundsHostileServer(t *testing.T) {
 			w.Write([]byte("]"))
 		}
 		url := serveHostile(t, release, index, map[string]handler{a.Origin(): goodFile})
-		rep, err, got := pullWithin(t, newClient(url), 20*time.Second)
+		rep, got, err := pullWithin(t, newClient(url), 20*time.Second)
 		if err != nil || !hasError(rep, "more than", fmt.Sprint(maxOrigins), "origins") {
 			t.Errorf("err %v, report errors %v", err, rep.Errors)
 		}
@@ -184,7 +184,7 @@ func TestPullBoundsHostileServer(t *testing.T) {
 			carol:      silent(release),
 		})
 		c := newClient(url)
-		rep, err, got := pullWithin(t, c, 10*time.Second)
+		rep, got, err := pullWithin(t, c, 10*time.Second)
 		if err != nil || !equalLines(got, good) {
 			t.Fatalf("err %v, delivered %d records", err, len(got))
 		}
@@ -196,7 +196,7 @@ func TestPullBoundsHostileServer(t *testing.T) {
 		}
 		// Nothing pulled is lost: alice's file is remembered, carol's is
 		// asked for again.
-		rep, err, got = pullWithin(t, c, 10*time.Second)
+		rep, got, err = pullWithin(t, c, 10*time.Second)
 		if err != nil || len(got) != 0 || rep.Unchanged != 1 || !hasError(rep, carol) {
 			t.Errorf("second pull: %v, %d records, %+v", err, len(got), rep)
 		}
@@ -204,7 +204,7 @@ func TestPullBoundsHostileServer(t *testing.T) {
 		// An index that never answers: Pull returns the error.
 		indexSilent.Store(true)
 		start := time.Now()
-		_, err, _ = pullWithin(t, c, 10*time.Second)
+		_, _, err = pullWithin(t, c, 10*time.Second)
 		if err == nil || !strings.Contains(err.Error(), "no complete answer within 500ms") {
 			t.Errorf("silent index: %v after %v", err, time.Since(start))
 		}

@@ -196,7 +196,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)+1))
 	w.WriteHeader(code)
-	w.Write(append(data, '\n'))
+	_, _ = w.Write(append(data, '\n')) // a client gone away is not the server's error
 }
 
 // clientIP is the request's remote address without its port (logged).
@@ -482,7 +482,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, name string) int {
 	h.Set("Content-Type", "application/x-ndjson")
 	h.Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(http.StatusOK)
-	w.Write(data)
+	_, _ = w.Write(data) // a client gone away is not the server's error
 	return http.StatusOK
 }
 

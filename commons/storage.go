@@ -172,7 +172,7 @@ func removeTemps(dir, prefix string) {
 	}
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), prefix) && e.Type().IsRegular() {
-			os.Remove(filepath.Join(dir, e.Name()))
+			_ = os.Remove(filepath.Join(dir, e.Name())) // a stale temp file: the next start tries again
 		}
 	}
 }

@@ -166,7 +166,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	enc.Encode(v)
+	_ = enc.Encode(v) // the client went away: nothing left to tell it
 }
 
 func fail(w http.ResponseWriter, code int, err error) {
@@ -412,7 +412,9 @@ func (m *Memory) Status() (Status, error) {
 	st := Status{Origin: m.Origin(), Key: m.id.Key(), Home: m.cfg.Home, Stats: stats, Refused: refused,
 		LastSleep: stats.LastSleep, Scopes: []string{}, Peers: []PeerStatus{}}
 	if st.LastSleep.IsZero() {
-		m.store.GetMeta("last_sleep", &st.LastSleep)
+		if _, err := m.store.GetMeta("last_sleep", &st.LastSleep); err != nil {
+			return st, err
+		}
 	}
 	var err error
 	if st.Records, err = m.store.CountRecords(); err != nil {

@@ -86,7 +86,7 @@ func ServeAPI(ctx context.Context, ln net.Listener, h http.Handler, l APILimits)
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer scancel()
 		if srv.Shutdown(sctx) != nil {
-			srv.Close() // requests still running after 5s are cut
+			_ = srv.Close() // requests still running after 5s are cut; their errors are theirs
 		}
 	}()
 	err := srv.Serve(netutil.LimitListener(ln, l.MaxConns))
@@ -109,5 +109,5 @@ const longRequest = 10 * time.Minute
 func allowLong(w http.ResponseWriter) {
 	// The error is for a writer without deadlines (httptest's recorder),
 	// which needs none lifted.
-	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(longRequest))
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(longRequest))
 }

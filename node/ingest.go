@@ -176,10 +176,13 @@ func (m *Memory) DrainInbox() (IngestReport, error) {
 		}
 		// Wait for a locking writer that still holds the old inode, and give
 		// plain `>>` appenders a moment to finish their line.
-		syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			_ = f.Close()
+			return total, fmt.Errorf("locking %s: %w", path, err)
+		}
 		waitQuiet(path)
 		rep, err := m.Ingest(InboxFile, f)
-		f.Close()
+		_ = f.Close() // read only: its close says nothing
 		total.Taken += rep.Taken
 		total.Duplicates += rep.Duplicates
 		total.Rejected = append(total.Rejected, rep.Rejected...)
@@ -238,16 +241,16 @@ func lockAppend(path string) (*os.File, int64, error) {
 			return nil, 0, err
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			f.Close()
+			_ = f.Close()
 			return nil, 0, fmt.Errorf("locking %s: %w", path, err)
 		}
 		info, err := f.Stat()
 		if err != nil {
-			f.Close()
+			_ = f.Close()
 			return nil, 0, err
 		}
 		if !sameFile(info, path) {
-			f.Close() // renamed aside meanwhile: append to the new file
+			_ = f.Close() // renamed aside meanwhile (nothing written): append to the new file
 			continue
 		}
 		return f, info.Size(), nil

@@ -401,7 +401,7 @@ func ReadLayer(name, path string) (Layer, error) {
 	if err != nil {
 		return Layer{}, fmt.Errorf("layer %s: %w", name, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
 		return Layer{}, fmt.Errorf("layer %s: %s is not a regular file; give the path of a lessons.jsonl", name, path)
 	}

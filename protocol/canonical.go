@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // member is one top-level member of a record being written.
@@ -126,4 +125,3 @@ func encodeStrings(ss []string) string {
 	return b.String()
 }
 
-func validText(s string) bool { return utf8.ValidString(s) }

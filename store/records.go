@@ -156,15 +156,6 @@ func recordKey(k protocol.RecordKey) []byte {
 	return append(b, k.Origin...)
 }
 
-// parseRecordKey reads a key written by recordKey, without its "r/".
-func parseRecordKey(rest []byte) (protocol.RecordKey, bool) {
-	parts := strings.Split(string(rest), "/")
-	if len(parts) != 3 || len(parts[1]) != 1 {
-		return protocol.RecordKey{}, false
-	}
-	return protocol.RecordKey{Hash: parts[0], Type: protocol.Type(parts[1][0] - '0'), Origin: parts[2]}, true
-}
-
 // hashKey marks that some record is about hash (records are never deleted,
 // so neither is the mark).
 func hashKey(hash string) []byte { return []byte("h/" + hash) }

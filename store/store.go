@@ -97,12 +97,12 @@ func Open(home string, opts Options) (*Store, error) {
 	}
 	s.db = db
 	if err := s.replayJournals(); err != nil {
-		db.Close()
+		_ = db.Close() // opening failed already; that error is the one to report
 		s.releaseLock()
 		return nil, err
 	}
 	if err := s.loadOwn(); err != nil {
-		db.Close()
+		_ = db.Close() // opening failed already; that error is the one to report
 		s.releaseLock()
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func acquireLock(home string) (*os.File, error) {
 		return nil, fmt.Errorf("opening the lock file: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+		_ = f.Close() // not ours: nothing was written
 		if errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EAGAIN) {
 			return nil, &LockedError{Home: home, PID: readPID(path)}
 		}
@@ -196,7 +196,7 @@ func acquireLock(home string) (*os.File, error) {
 			err = f.Sync()
 		}
 		if err != nil {
-			f.Close()
+			_ = f.Close() // the write's error is the one to report
 			return nil, fmt.Errorf("writing the pid into %s: %w", path, err)
 		}
 	}

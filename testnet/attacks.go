@@ -132,7 +132,7 @@ func (a *attacks) stall(ctx context.Context, h host.Host, n *tnode, streams int)
 	}
 	<-ctx.Done()
 	for _, s := range held {
-		s.Reset()
+		_ = s.Reset()
 	}
 }
 
@@ -173,7 +173,7 @@ func (a *attacks) askStatus(ctx context.Context, addr string) {
 		a.mu.Lock()
 		a.rep.APIRequests++
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				a.rep.APIAnswered++
 				a.rep.APIMaxAnswerMs = max(a.rep.APIMaxAnswerMs, round2(float64(time.Since(start).Microseconds())/1000))
@@ -187,11 +187,11 @@ func (a *attacks) askStatus(ctx context.Context, addr string) {
 func (a *attacks) stop() *AttackReport {
 	a.cancel()
 	for _, c := range a.conns {
-		c.Close()
+		_ = c.Close()
 	}
 	a.wg.Wait()
 	for _, h := range a.hosts {
-		h.Close()
+		_ = h.Close()
 	}
 	return a.rep
 }

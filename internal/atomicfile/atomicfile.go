@@ -27,9 +27,9 @@ func Write(path, prefix string, data []byte, perm os.FileMode) (err error) {
 	}
 	tmp := f.Name()
 	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
+		if err != nil { // the first error is the one to report
+			_ = f.Close()
+			_ = os.Remove(tmp)
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
@@ -57,7 +57,7 @@ func SyncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }() // read only: Sync's error is what counts
 	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
 		return err
 	}

@@ -130,7 +130,7 @@ func (e *Embedding) fetch(ctx context.Context, texts []string) ([][]float64, err
 	if err != nil {
 		return nil, fmt.Errorf("embedding: POST %s: %w", endpoint, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a read body: its close says nothing
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, embedMaxBody+1))
 	if err != nil {
 		return nil, fmt.Errorf("embedding: POST %s: reading response: %w", endpoint, err)

@@ -182,7 +182,7 @@ func TestTokenize(t *testing.T) {
 	}
 	var got []tk
 	for _, x := range toks {
-		got = append(got, tk{x.raw, x.joined, x.quoted, x.colon})
+		got = append(got, tk(x))
 	}
 	want := []tk{
 		{"go", false, false, false}, {"test", false, false, false}, {"store", true, false, true},

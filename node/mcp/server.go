@@ -124,8 +124,11 @@ func (t *tools) with(ctx context.Context, f func(node.Service) error) error {
 	if err != nil {
 		return fmt.Errorf("opening the memory: %w", err)
 	}
-	defer svc.Close()
-	return f(svc)
+	err = f(svc)
+	if cerr := svc.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("closing the memory: %w", cerr))
+	}
+	return err
 }
 
 // RememberInput is one event (SPEC §2).

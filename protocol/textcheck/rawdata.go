@@ -480,7 +480,7 @@ func rawIPv6OK(text string, s, e int) (int, int, bool) {
 		return 0, 0, false
 	}
 	cand := text[s:e]
-	if strings.Count(cand, ":") < 2 || strings.IndexAny(cand, "0123456789abcdefABCDEF") < 0 {
+	if strings.Count(cand, ":") < 2 || !strings.ContainsAny(cand, "0123456789abcdefABCDEF") {
 		return 0, 0, false
 	}
 	a, err := netip.ParseAddr(cand)
