@@ -124,4 +124,3 @@ func encodeStrings(ss []string) string {
 	b.WriteByte(']')
 	return b.String()
 }
-
