@@ -260,20 +260,7 @@ type PullReport struct {
 	Refused     map[protocol.Reason]int `json:"refused"`      // lines refused, by reason
 	Refusals    []Refusal               `json:"refusals"`     // the first refusals, with line numbers
 	Bytes       int64                   `json:"bytes"`        // response body bytes received (index and files)
-	Errors      []error                 `json:"errors"`       // files that could not be fetched or delivered (JSON: their messages)
-}
-
-// MarshalJSON writes the report with each error as its message.
-func (r PullReport) MarshalJSON() ([]byte, error) {
-	type plain PullReport
-	errs := make([]string, len(r.Errors))
-	for i, e := range r.Errors {
-		errs[i] = e.Error()
-	}
-	return json.Marshal(struct {
-		plain
-		Errors []string `json:"errors"`
-	}{plain(r), errs})
+	Failed      int                     `json:"failed"`       // files (or index cuts) that failed; Pull returns their errors
 }
 
 // fetched is one worker's result.
@@ -312,9 +299,11 @@ func (r *fetched) refuse(x Refusal) {
 //
 // What a commons sends is bounded (see MaxOrigins, RequestTimeout and
 // clientMaxFile): an index over the limits is cut there, the entries
-// before the cut are pulled and the cut is reported in Errors. An error
-// that stops the pull before any file (the state, the index request) is
-// returned instead; the remembered state is then left as it was.
+// before the cut are pulled and the cut is one of the errors returned. A
+// pull that goes on past a failure returns the report of what it did with
+// every failure joined in its error (errors.Join); an error that stops it
+// before any file (the state, the index request) leaves the remembered
+// state as it was.
 func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver Deliver) (PullReport, error) {
 	rep := PullReport{Refused: map[protocol.Reason]int{}}
 	base, scope := c.base(), c.Scope()
@@ -333,14 +322,17 @@ func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver D
 		ss.ETags = map[string]string{}
 	}
 
-	failed := false
+	var errs []error // every failure; the pull goes on past each
+	fail := func(err error) {
+		errs = append(errs, err)
+		rep.Failed++
+	}
 	entries, n, err := c.index(ctx, ss.Since)
 	rep.Bytes += n
 	var cut *indexCutError
 	switch {
 	case errors.As(err, &cut):
-		failed = true // `since` stays: the entries past the cut are listed again
-		rep.Errors = append(rep.Errors, err)
+		fail(err) // `since` stays: the entries past the cut are listed again
 	case err != nil:
 		return rep, err
 	}
@@ -372,7 +364,8 @@ func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver D
 		}
 	}
 	if bad > 0 {
-		rep.Errors = append(rep.Errors, fmt.Errorf("the commons at %s lists %d entries that are not origins (the first: %.40q); they were passed over", base, bad, firstBad))
+		// Not a failure of this pull: the valid entries are all taken.
+		errs = append(errs, fmt.Errorf("the commons at %s lists %d entries that are not origins (the first: %.40q); they were passed over", base, bad, firstBad))
 	}
 
 	workers := c.Concurrency
@@ -415,8 +408,7 @@ func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver D
 		rep.Bytes += r.bytes
 		switch {
 		case r.err != nil:
-			failed = true
-			rep.Errors = append(rep.Errors, r.err)
+			fail(r.err)
 		case r.notModified:
 			rep.NotModified++
 			if r.etag != "" {
@@ -435,8 +427,7 @@ func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver D
 			}
 			if len(r.recs) > 0 {
 				if err := deliver(scope, r.recs); err != nil {
-					failed = true
-					rep.Errors = append(rep.Errors, fmt.Errorf("delivering the records of %s from %s: %w", r.origin, base, err))
+					fail(fmt.Errorf("delivering the records of %s from %s: %w", r.origin, base, err))
 					break
 				}
 				rep.Accepted += len(r.recs)
@@ -448,23 +439,22 @@ func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver D
 		}
 	}
 	if done < len(todo) { // ctx ended before every file was asked for
-		failed = true
-		rep.Errors = append(rep.Errors, fmt.Errorf("pulling from %s: %w", base, context.Cause(ctx)))
+		fail(fmt.Errorf("pulling from %s: %w", base, context.Cause(ctx)))
 	}
 	// Only a complete pull moves `since` on; after a partial one the
 	// index is asked again from the old time and the ETags skip the
 	// files already taken.
-	if !failed {
+	if rep.Failed == 0 {
 		ss.Since = since
 	}
 	ss.LastPull = time.Now()
 	state.Servers[base] = ss
 	if c.State != nil {
 		if err := c.State.Save(state); err != nil {
-			return rep, err
+			errs = append(errs, err)
 		}
 	}
-	return rep, nil
+	return rep, errors.Join(errs...)
 }
 
 // countingReader counts the bytes read through it.

@@ -168,8 +168,8 @@ func pullHas(t *testing.T, ts *testServer, want *protocol.Record) {
 		}
 		return nil
 	})
-	if err != nil || len(rep.Errors) > 0 {
-		t.Fatalf("pull: %v %v", err, rep.Errors)
+	if err != nil || rep.Failed > 0 {
+		t.Fatalf("pull: %v %+v", err, rep)
 	}
 	if !found {
 		t.Errorf("a fresh pull lacks the %s of %s", want.Type, want.Hash)

@@ -316,12 +316,12 @@ func (d *Daemon) logFolder(dir string, rep folder.Report, err error) {
 
 func (d *Daemon) pullCommons(ctx context.Context) {
 	for _, c := range d.commons {
+		// A pull goes on past a failed file; err holds every failure.
 		rep, err := d.m.PullCommons(ctx, c)
 		if err != nil {
-			d.log.Warn("commons pull failed", "scope", c.Scope(), "err", err)
-			continue
+			d.log.Warn("pulling the commons", "scope", c.Scope(), "failed", rep.Failed, "err", err)
 		}
-		d.log.Info("commons pulled", "scope", c.Scope(), "fetched", rep.Fetched, "accepted", rep.Accepted, "bytes", rep.Bytes)
+		d.log.Info("commons pulled", "scope", c.Scope(), "fetched", rep.Fetched, "accepted", rep.Accepted, "failed", rep.Failed, "bytes", rep.Bytes)
 	}
 }
 

@@ -161,29 +161,21 @@ func pull(c *cli.Context, m *node.Memory, client *commons.Client) error {
 			}
 		}
 	}
+	// A pull goes on past a failed file: the report says what it did, and
+	// err every failure.
 	rep, err := m.PullCommons(c.Context, client)
 	if c.Bool("json") {
-		errs := make([]string, len(rep.Errors))
-		for i, e := range rep.Errors {
-			errs[i] = e.Error()
+		if perr := printJSON(c.App.Writer, rep); perr != nil {
+			return errors.Join(err, perr)
 		}
-		if perr := printJSON(c.App.Writer, struct {
-			commons.PullReport
-			Errors []string
-		}{rep, errs}); perr != nil {
-			return perr
-		}
-		return err
-	}
-	if err != nil {
 		return err
 	}
 	for _, r := range rep.Refusals {
 		fmt.Fprintln(c.App.ErrWriter, "refused:", r)
 	}
-	fmt.Fprintf(c.App.Writer, "listed %d, fetched %d, unchanged %d, accepted %d records, refused %d lines, %d bytes\n",
-		rep.Listed, rep.Fetched, rep.Unchanged+rep.NotModified, rep.Accepted, sum(rep.Refused), rep.Bytes)
-	return errors.Join(rep.Errors...)
+	fmt.Fprintf(c.App.Writer, "listed %d, fetched %d, unchanged %d, accepted %d records, refused %d lines, failed %d, %d bytes\n",
+		rep.Listed, rep.Fetched, rep.Unchanged+rep.NotModified, rep.Accepted, sum(rep.Refused), rep.Failed, rep.Bytes)
+	return err
 }
 
 func sum[K comparable](m map[K]int) int {
