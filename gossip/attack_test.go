@@ -2,11 +2,13 @@ package gossip
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -352,6 +354,9 @@ func TestSecondNodeOnSamePortFails(t *testing.T) {
 		t.Fatalf("a second node started on port %s", port)
 	}
 	t.Log(err)
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		t.Errorf("a port in use is not EADDRINUSE to errors.Is: %v", err)
+	}
 	if msg := err.Error(); !strings.Contains(msg, port) || !strings.Contains(msg, "--listen") {
 		t.Errorf("the error does not name port %s and --listen: %v", port, err)
 	}

@@ -431,14 +431,28 @@ func listenError(a ma.Multiaddr, s string, err error) error {
 	if !inUse || a == nil {
 		return fmt.Errorf("gossip: cannot listen on %s: %w", s, err)
 	}
-	kind, port := "TCP", ""
+	e := &PortInUseError{Addr: s, Kind: "TCP", Err: err}
 	if v, perr := a.ValueForProtocol(ma.P_TCP); perr == nil {
-		port = v
+		e.Port = v
 	} else if v, perr := a.ValueForProtocol(ma.P_UDP); perr == nil {
-		kind, port = "UDP", v
+		e.Kind, e.Port = "UDP", v
 	}
-	return fmt.Errorf("gossip: cannot listen on %s: %s port %s is already in use, perhaps by another remem node on this machine: stop that node, or give this one another port with --listen (%w)", s, kind, port, err)
+	return e
 }
+
+// PortInUseError is a listen address whose port another process holds. It
+// is syscall.EADDRINUSE to errors.Is, which libp2p's own error is not.
+type PortInUseError struct {
+	Addr, Kind, Port string
+	Err              error // what libp2p said
+}
+
+func (e *PortInUseError) Error() string {
+	return fmt.Sprintf("gossip: cannot listen on %s: %s port %s is already in use, perhaps by another remem node on this machine: "+
+		"stop that node, or give this one another port with --listen (%v)", e.Addr, e.Kind, e.Port, e.Err)
+}
+
+func (e *PortInUseError) Unwrap() []error { return []error{syscall.EADDRINUSE, e.Err} }
 
 // connected protects members of this node's private teams in the
 // connection manager, so a flood of strangers past its high-water mark is

@@ -7,8 +7,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -155,7 +155,7 @@ func (nw *cluster) startNode(ctx context.Context, n *tnode) error {
 		if err = nw.tryStart(ctx, n, boot); err == nil {
 			return nil
 		}
-		if !strings.Contains(err.Error(), "address already in use") {
+		if !errors.Is(err, syscall.EADDRINUSE) {
 			return err
 		}
 		ports, perr := reservePorts(1)

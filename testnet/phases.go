@@ -13,7 +13,7 @@ import (
 )
 
 // runPhase runs one scenario and measures it.
-func (c *cluster) runPhase(ctx context.Context, ph Phase, progress func(Phase, int, int), before []PhaseReport) (PhaseReport, error) {
+func (c *cluster) runPhase(ctx context.Context, ph Phase, progress func(Phase, int, int), before []PhaseReport) PhaseReport {
 	r := newRand(c.cfg.Seed, 10+uint64(slices.Index(Phases, ph)))
 	pr := c.beginPhase(ph)
 	progress(ph, 0, 1)
@@ -39,8 +39,7 @@ func (c *cluster) runPhase(ctx context.Context, ph Phase, progress func(Phase, i
 	if err != nil {
 		pr.fail("%v", err)
 	}
-	rep := pr.finishWith(ctx)
-	return rep, nil
+	return pr.finishWith(ctx)
 }
 
 // results collects what a phase's waits found.

@@ -30,15 +30,15 @@ import (
 // reported with its error and the run goes on; Run then returns the report
 // together with an error naming every failed phase. Setup failures and the
 // end of ctx stop the run.
-func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total int)) (Report, error) {
+func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total int)) (rep Report, err error) {
 	if err := cfg.check(); err != nil {
-		return Report{}, err
+		return rep, err
 	}
 	if progress == nil {
 		progress = func(Phase, int, int) {}
 	}
 	g := cfg.Params.Gossip
-	rep := Report{Nodes: cfg.Nodes, Degree: cfg.Degree, Lessons: cfg.Lessons, Seed: cfg.Seed, Scenario: cfg.Phases,
+	rep = Report{Nodes: cfg.Nodes, Degree: cfg.Degree, Lessons: cfg.Lessons, Seed: cfg.Seed, Scenario: cfg.Phases,
 		SleepMs: ms(cfg.Sleep), Probes: cfg.Params.Probes, Started: time.Now().UTC(),
 		Gossip: GossipReport{D: g.D, Dlo: g.Dlo, Dhi: g.Dhi, Dlazy: g.Dlazy, HeartbeatMs: ms(g.HeartbeatInterval), SyncPeers: g.SyncPeers}}
 	start := time.Now()
@@ -77,10 +77,10 @@ func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total
 		bg.Wait()
 	}()
 
-	var runErr error
+	// Stopping the nodes may fail too; that joins whatever Run returns.
 	defer func() {
-		if err := c.close(); err != nil {
-			runErr = errors.Join(runErr, fmt.Errorf("stopping the testnet: %w", err))
+		if cerr := c.close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("stopping the testnet: %w", cerr))
 		}
 	}()
 
@@ -92,10 +92,7 @@ func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total
 		if ctx.Err() != nil {
 			break
 		}
-		pr, err := c.runPhase(ctx, ph, progress, rep.Phases)
-		if err != nil && pr.Error == "" {
-			pr.Error = err.Error()
-		}
+		pr := c.runPhase(ctx, ph, progress, rep.Phases)
 		rep.Phases = append(rep.Phases, pr)
 		if !pr.ok() {
 			failed = append(failed, string(ph))
@@ -111,11 +108,11 @@ func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total
 	rep.OK = len(failed) == 0 && len(rep.Phases) == len(cfg.Phases)
 	switch {
 	case ctx.Err() != nil:
-		runErr = fmt.Errorf("testnet interrupted: %w", ctx.Err())
+		return rep, fmt.Errorf("testnet interrupted: %w", ctx.Err())
 	case len(failed) > 0:
-		runErr = fmt.Errorf("phases failed: %s (see their errors in the report)", strings.Join(failed, ", "))
+		return rep, fmt.Errorf("phases failed: %s (see their errors in the report)", strings.Join(failed, ", "))
 	}
-	return rep, runErr
+	return rep, nil
 }
 
 // rss is the process's resident set (VmRSS), or the Go runtime's total
