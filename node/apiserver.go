@@ -2,100 +2,36 @@ package node
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"time"
 
-	"golang.org/x/net/netutil"
+	"github.com/remem/remem/internal/httpserve"
 )
 
 // APILimits bound what clients can hold of the local API (SPEC §11): any
 // local process, and any web page through the browser, can open
 // connections to it, and without limits 20,000 idle ones used up the
-// node's file descriptors. A zero field takes its default.
-type APILimits struct {
-	// ReadHeaderTimeout cuts a client that sends its headers slowly
-	// (slowloris). Default 5s.
-	ReadHeaderTimeout time.Duration
-	// ReadTimeout bounds reading a whole request, body included; a 4 MiB
-	// body over loopback takes milliseconds. Default 30s.
-	ReadTimeout time.Duration
-	// WriteTimeout bounds a request from the end of its headers to the end
-	// of its answer, so a client that stops reading lets go of its
-	// connection. Requests that may run longer (sleep, recall) extend their
-	// own deadlines to longRequest. Default 60s.
-	WriteTimeout time.Duration
-	// IdleTimeout closes a kept-alive connection with no new request.
-	// Default 60s.
-	IdleTimeout time.Duration
-	// MaxHeaderBytes caps the request line and headers. Default 64 KiB.
-	MaxHeaderBytes int
-	// MaxConns caps the connections served at once; more wait in the
-	// listen queue until one closes. Default 256: the CLI, an MCP server
-	// and a page or two use a handful, and the node keeps file descriptors
-	// for its store and its peers.
-	MaxConns int
-}
+// node's file descriptors. A zero field takes its value from
+// DefaultAPILimits.
+type APILimits = httpserve.Limits
 
-// DefaultAPILimits are the limits of `remem node`.
+// DefaultAPILimits are the limits of `remem node`: headers within 5 s (at
+// most 64 KiB), a request within 30 s, its answer within 60 s (sleep and
+// recall lift their own deadline to longRequest), idle connections closed
+// after 60 s, and 256 connections at once: the CLI, an MCP server and a
+// page or two use a handful, and the node keeps file descriptors for its
+// store and its peers.
 func DefaultAPILimits() APILimits {
 	return APILimits{ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
-		IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10, MaxConns: 256}
+		IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10, MaxConns: 256, ShutdownGrace: 5 * time.Second}
 }
 
-// orDefaults fills the zero fields of l from DefaultAPILimits.
-func (l APILimits) orDefaults() APILimits {
-	d := DefaultAPILimits()
-	pick := func(v *time.Duration, def time.Duration) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
-	pick(&l.ReadHeaderTimeout, d.ReadHeaderTimeout)
-	pick(&l.ReadTimeout, d.ReadTimeout)
-	pick(&l.WriteTimeout, d.WriteTimeout)
-	pick(&l.IdleTimeout, d.IdleTimeout)
-	if l.MaxHeaderBytes <= 0 {
-		l.MaxHeaderBytes = d.MaxHeaderBytes
-	}
-	if l.MaxConns <= 0 {
-		l.MaxConns = d.MaxConns
-	}
-	return l
-}
-
-// server is the http.Server of h with the timeouts of l.
-func (l APILimits) server(h http.Handler) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: l.ReadHeaderTimeout, ReadTimeout: l.ReadTimeout,
-		WriteTimeout: l.WriteTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes}
-}
-
-// ServeAPI serves h on ln with the limits l until ctx ends, then lets the
-// requests under way finish for up to 5 seconds. It returns nil on that
-// stop.
+// ServeAPI serves h on ln with the limits l (zero fields: the defaults)
+// until ctx ends, then lets the requests under way finish for up to
+// ShutdownGrace. It returns nil on that stop.
 func ServeAPI(ctx context.Context, ln net.Listener, h http.Handler, l APILimits) error {
-	l = l.orDefaults()
-	srv := l.server(h)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		<-ctx.Done()
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		if srv.Shutdown(sctx) != nil {
-			_ = srv.Close() // requests still running after 5s are cut; their errors are theirs
-		}
-	}()
-	err := srv.Serve(netutil.LimitListener(ln, l.MaxConns))
-	cancel() // Serve failing on its own also stops the server
-	<-stopped
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
+	return httpserve.Serve(ctx, ln, h, l.OrDefaults(DefaultAPILimits()), nil)
 }
 
 // longRequest is how long a request that may run for minutes (a sleep with
@@ -106,8 +42,4 @@ const longRequest = 10 * time.Minute
 // allowLong lifts the server's WriteTimeout for this request to
 // longRequest: past it, net/http would drop the answer of a request that
 // is still working.
-func allowLong(w http.ResponseWriter) {
-	// The error is for a writer without deadlines (httptest's recorder),
-	// which needs none lifted.
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(longRequest))
-}
+func allowLong(w http.ResponseWriter) { httpserve.AllowLong(w, longRequest) }
