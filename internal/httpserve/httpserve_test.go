@@ -76,7 +76,9 @@ func TestSilentConnectionsLetGo(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _ = Serve(ctx, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), short(), nil) }()
+	go func() {
+		_ = Serve(ctx, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), short(), nil)
+	}()
 	addr := ln.Addr().String()
 	for range 8 {
 		c, err := net.Dial("tcp", addr)
