@@ -31,7 +31,7 @@ func TestParamsValidate(t *testing.T) {
 		{"no HistoryGossip", "HistoryGossip", func(p *Params) { p.HistoryGossip = 0 }},
 		{"no HistoryLength", "HistoryLength", func(p *Params) { p.HistoryLength, p.HistoryGossip = 0, 0 }},
 		{"decay under a second", "ScoreDecayInterval", func(p *Params) { p.ScoreDecayInterval = time.Millisecond }},
-		{"decay of an hour", "ScoreDecayInterval", func(p *Params) { p.ScoreDecayInterval, p.InvalidMessageDecay = time.Hour, 2 * time.Hour }},
+		{"decay of an hour", "ScoreDecayInterval", func(p *Params) { p.ScoreDecayInterval, p.InvalidMessageDecay = time.Hour, 2*time.Hour }},
 		{"positive invalid weight", "InvalidMessageWeight", func(p *Params) { p.InvalidMessageWeight = 1 }},
 		{"invalid decay too short", "InvalidMessageDecay", func(p *Params) { p.InvalidMessageDecay = p.ScoreDecayInterval }},
 		{"positive gossip threshold", "GossipThreshold", func(p *Params) { p.GossipThreshold = 1 }},
