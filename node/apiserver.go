@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -13,7 +14,8 @@ import (
 // APILimits bound what clients can hold of the local API (SPEC §11): any
 // local process, and any web page through the browser, can open
 // connections to it, and without limits 20,000 idle ones used up the
-// node's file descriptors. A zero field takes its default.
+// node's file descriptors. A zero field takes its default; Validate
+// refuses a negative one.
 type APILimits struct {
 	// ReadHeaderTimeout cuts a client that sends its headers slowly
 	// (slowloris). Default 5s.
@@ -44,27 +46,6 @@ func DefaultAPILimits() APILimits {
 		IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10, MaxConns: 256}
 }
 
-// orDefaults fills the zero fields of l from DefaultAPILimits.
-func (l APILimits) orDefaults() APILimits {
-	d := DefaultAPILimits()
-	pick := func(v *time.Duration, def time.Duration) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
-	pick(&l.ReadHeaderTimeout, d.ReadHeaderTimeout)
-	pick(&l.ReadTimeout, d.ReadTimeout)
-	pick(&l.WriteTimeout, d.WriteTimeout)
-	pick(&l.IdleTimeout, d.IdleTimeout)
-	if l.MaxHeaderBytes <= 0 {
-		l.MaxHeaderBytes = d.MaxHeaderBytes
-	}
-	if l.MaxConns <= 0 {
-		l.MaxConns = d.MaxConns
-	}
-	return l
-}
-
 // server is the http.Server of h with the timeouts of l.
 func (l APILimits) server(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: l.ReadHeaderTimeout, ReadTimeout: l.ReadTimeout,
@@ -75,7 +56,10 @@ func (l APILimits) server(h http.Handler) *http.Server {
 // requests under way finish for up to 5 seconds. It returns nil on that
 // stop.
 func ServeAPI(ctx context.Context, ln net.Listener, h http.Handler, l APILimits) error {
-	l = l.orDefaults()
+	l = l.withDefaults()
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("API limits: %w", err)
+	}
 	srv := l.server(h)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
