@@ -12,6 +12,12 @@ import (
 	"github.com/remem/remem/internal/check"
 )
 
+// ValidTeamName reports whether name can name a team: 1 to 128 bytes, no
+// spaces, control characters or '/'.
+func ValidTeamName(name string) bool { return checkTeamName(name) == nil }
+
+const teamNameWant = "want 1 to 128 bytes with no spaces, control characters or '/'"
+
 // withDefaults fills the zero fields that have a default: Params, Listen,
 // Logger and Now.
 func (c Config) withDefaults() Config {
@@ -39,9 +45,7 @@ func (c Config) Validate() error {
 	c = c.withDefaults()
 	var l check.List
 	for _, t := range c.Teams {
-		if err := checkTeamName(t); err != nil {
-			l.Add("Teams", t, "want 1 to 128 bytes with no spaces, control characters or '/'")
-		}
+		l.If(!ValidTeamName(t), "Teams", t, teamNameWant)
 	}
 	if _, err := parseMembers(c.Members); err != nil {
 		l.Add("Members", nil, err.Error())

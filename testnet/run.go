@@ -31,8 +31,9 @@ import (
 // together with an error naming every failed phase. Setup failures and the
 // end of ctx stop the run.
 func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total int)) (Report, error) {
-	if err := cfg.check(); err != nil {
-		return Report{}, err
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return Report{}, fmt.Errorf("testnet config: %w", err)
 	}
 	if progress == nil {
 		progress = func(Phase, int, int) {}
