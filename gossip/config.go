@@ -57,7 +57,7 @@ func (c Config) Validate() error {
 	slices.Sort(teams)
 	for _, t := range teams {
 		if !slices.Contains(c.Teams, t) {
-			l.Add("TeamMembers", t, "lists members of a team this node is not in: add the team to Teams or drop its list")
+			l.Add("TeamMembers", t, "lists members of a team this node is not in: join that team or drop its members list")
 			continue
 		}
 		if _, err := parseMembers(c.TeamMembers[t]); err != nil {
