@@ -91,8 +91,8 @@ type Config struct {
 	// every team in Teams; empty means open teams. TeamMembers overrides
 	// it per team (`remem node --members TEAM=FILE`); its teams must be in
 	// Teams, and an empty list makes that team open. When every team is
-	// private, the connection gater only
-	// lets in peers that are members of at least one of them (the union);
+	// private, the connection gater only lets in peers that are members
+	// of at least one of them (the union);
 	// when some team is open the gater lets everyone in, and only the
 	// validator and sync keep non-members out of the private teams.
 	Members     []string
