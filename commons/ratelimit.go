@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/remem/remem/internal/check"
 )
 
 // Rate is a token bucket: PerMinute tokens flow in per minute, at most
@@ -21,6 +23,17 @@ var (
 	DefaultOriginRate = Rate{PerMinute: 6, Burst: 6}
 	DefaultClientRate = Rate{PerMinute: 60, Burst: 30}
 )
+
+// Validate checks that r is either the zero Rate (no limit) or a positive
+// rate with a positive burst.
+func (r Rate) Validate() error {
+	var l check.List
+	if r != (Rate{}) {
+		l.If(!(r.PerMinute > 0), "PerMinute", r.PerMinute, "want a positive rate, or the zero Rate for no limit")
+		l.AtLeast("Burst", r.Burst, 1)
+	}
+	return l.Err()
+}
 
 func (r Rate) unlimited() bool { return r.PerMinute <= 0 || r.Burst <= 0 }
 

@@ -20,11 +20,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/remem/remem/internal/check"
 	"github.com/remem/remem/internal/parallel"
 	"github.com/remem/remem/protocol"
 )
 
-// ServerConfig configures a commons server.
+// ServerConfig configures a commons server. A zero field takes the default
+// its comment names; NewServer fills them in and calls Validate.
 type ServerConfig struct {
 	// DataDir holds the storage: DataDir/commons/<origin>.jsonl and
 	// DataDir/index.json. Created when missing.
@@ -54,9 +56,61 @@ type ServerConfig struct {
 	// gatherer.
 	Registry prometheus.Registerer
 	// MaxFileBytes and MaxRecords bound one origin's file. Zero means the
-	// SPEC §12 limits, protocol.MaxOriginFile and protocol.MaxOriginRecs.
+	// SPEC §12 limits, protocol.MaxOriginFile and protocol.MaxOriginRecs;
+	// a negative value is refused.
 	MaxFileBytes int
 	MaxRecords   int
+}
+
+// DefaultServerConfig is `remem commons serve` before its flags: the
+// default rates, the SPEC §12 limits, a fresh registry. DataDir and Tokens
+// have no default.
+func DefaultServerConfig() ServerConfig {
+	return ServerConfig{RatePerOrigin: DefaultOriginRate, RatePerClient: DefaultClientRate,
+		Registry: prometheus.NewRegistry(), MaxFileBytes: protocol.MaxOriginFile, MaxRecords: protocol.MaxOriginRecs}
+}
+
+// withDefaults fills the zero fields that have a default: Logger, Now,
+// MaxFileBytes and MaxRecords (the zero Rate means no limit, and stays).
+func (c ServerConfig) withDefaults() ServerConfig {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.MaxFileBytes == 0 {
+		c.MaxFileBytes = protocol.MaxOriginFile
+	}
+	if c.MaxRecords == 0 {
+		c.MaxRecords = protocol.MaxOriginRecs
+	}
+	return c
+}
+
+// Validate checks c as NewServer would use it (zero fields take their
+// defaults first): a data directory, at least one token that an
+// Authorization header can carry, the rates and the limits. NewServer
+// calls it. No token is ever repeated in an error.
+func (c ServerConfig) Validate() error {
+	c = c.withDefaults()
+	var l check.List
+	l.If(c.DataDir == "", "DataDir", nil, "no data directory given")
+	l.If(len(c.Tokens) == 0, "Tokens", nil, "no token given; every PUT needs a bearer token (set --token-file)")
+	for i, t := range c.Tokens {
+		t = strings.TrimSpace(t) // a token file's trailing newline is not part of it
+		switch {
+		case t == "":
+			l.Add("Tokens", nil, fmt.Sprintf("token %d is empty", i+1))
+		case !validToken(t):
+			l.Add("Tokens", nil, fmt.Sprintf("token %d holds a space or control character, which an Authorization header cannot carry as sent; use printable ASCII without spaces (e.g. hex or base64)", i+1))
+		}
+	}
+	l.Nested("RatePerOrigin", c.RatePerOrigin.Validate())
+	l.Nested("RatePerClient", c.RatePerClient.Validate())
+	l.AtLeast("MaxFileBytes", c.MaxFileBytes, 1)
+	l.AtLeast("MaxRecords", c.MaxRecords, 1)
+	return l.Err()
 }
 
 // Server is the HTTP commons of SPEC §10. It implements http.Handler.
@@ -81,34 +135,13 @@ type Server struct {
 // NewServer opens (or creates) the storage in cfg.DataDir, reconciling its
 // index with the files, and returns the server.
 func NewServer(cfg ServerConfig) (*Server, error) {
-	if cfg.DataDir == "" {
-		return nil, errors.New("commons server: no data directory given")
-	}
-	if len(cfg.Tokens) == 0 {
-		return nil, errors.New("commons server: no token given; every PUT needs a bearer token (set --token-file)")
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("commons server: %w", err)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, maxBytes: cfg.MaxFileBytes, maxRecs: cfg.MaxRecords}
-	for i, t := range cfg.Tokens {
-		t = strings.TrimSpace(t) // a token file's trailing newline is not part of it
-		if t == "" {
-			return nil, fmt.Errorf("commons server: token %d is empty", i+1)
-		}
-		if !validToken(t) {
-			return nil, fmt.Errorf("commons server: token %d holds a space or control character, which an Authorization header cannot carry as sent; use printable ASCII without spaces (e.g. hex or base64)", i+1)
-		}
-		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if s.maxBytes <= 0 {
-		s.maxBytes = protocol.MaxOriginFile
-	}
-	if s.maxRecs <= 0 {
-		s.maxRecs = protocol.MaxOriginRecs
+	for _, t := range cfg.Tokens {
+		s.tokens = append(s.tokens, sha256.Sum256([]byte(strings.TrimSpace(t))))
 	}
 	var err error
 	if s.m, err = newMetrics(cfg.Registry); err != nil {

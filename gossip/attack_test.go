@@ -347,7 +347,7 @@ func TestSecondNodeOnSamePortFails(t *testing.T) {
 		Identity: hostile.Identity(t),
 		Listen:   []string{"/ip4/127.0.0.1/tcp/" + port},
 		Teams:    []string{"t"},
-		Params:   &p,
+		Params:   p,
 	}, newMemHolder())
 	if err == nil {
 		n.Close()

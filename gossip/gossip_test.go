@@ -406,7 +406,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	id, _ := protocol.GenerateIdentity()
 	p := TestnetParams()
 	base := func() Config {
-		return Config{Identity: id, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Teams: []string{"t"}, Params: &p}
+		return Config{Identity: id, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Teams: []string{"t"}, Params: p}
 	}
 	cases := map[string]func(c *Config){
 		"no identity":      func(c *Config) { c.Identity = protocol.Identity{} },

@@ -125,7 +125,7 @@ func withBootstrap(ns ...*tnode) nodeOpt {
 	}
 }
 func withParams(f func(p *Params)) nodeOpt {
-	return func(c *Config) { f(c.Params) }
+	return func(c *Config) { f(&c.Params) }
 }
 
 // startNode makes a node on 127.0.0.1 with TestnetParams and runs it; the
@@ -148,7 +148,7 @@ func newNode(t testing.TB, opts ...nodeOpt) *tnode {
 		Identity: id,
 		Listen:   []string{"/ip4/127.0.0.1/tcp/0"},
 		Teams:    []string{"t"},
-		Params:   &p,
+		Params:   p,
 	}
 	for _, o := range opts {
 		o(&cfg)

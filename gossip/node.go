@@ -70,8 +70,8 @@ type Versioned interface {
 // 4002 on every interface, over TCP and QUIC.
 var DefaultListen = []string{"/ip4/0.0.0.0/tcp/4002", "/ip4/0.0.0.0/udp/4002/quic-v1"}
 
-// Config configures a Node. Identity is required; everything else has a
-// default.
+// Config configures a Node. Identity is required; a zero field takes the
+// default its comment names, and Validate checks the rest.
 type Config struct {
 	// Identity is the memory's key; the libp2p host uses it too, so a peer
 	// id maps to exactly one origin.
@@ -89,8 +89,10 @@ type Config struct {
 	Teams []string
 	// Members lists the 64-hex keys or 16-hex origins of the members of
 	// every team in Teams; empty means open teams. TeamMembers overrides
-	// it per team. When every team is private, the connection gater only
-	// lets in peers that are members of at least one of them (the union);
+	// it per team (`remem node --members TEAM=FILE`); its teams must be in
+	// Teams, and an empty list makes that team open. When every team is
+	// private, the connection gater only lets in peers that are members
+	// of at least one of them (the union);
 	// when some team is open the gater lets everyone in, and only the
 	// validator and sync keep non-members out of the private teams.
 	Members     []string
@@ -98,8 +100,8 @@ type Config struct {
 	// PSK is an optional 32-byte libp2p private network key. Nodes with
 	// another key (or none) cannot connect. QUIC is disabled with a PSK.
 	PSK []byte
-	// Params are the tunables (default DefaultParams()).
-	Params *Params
+	// Params are the tunables (the zero Params: DefaultParams()).
+	Params Params
 	// Logger (default: discard).
 	Logger *slog.Logger
 	// Registry receives the Prometheus metrics, libp2p's included (nil: none
@@ -184,10 +186,11 @@ func New(cfg Config, h Holder) (*Node, error) {
 	if len(cfg.Identity.Private) != 64 {
 		return nil, errors.New("gossip: config has no identity (want a 64-byte Ed25519 private key)")
 	}
-	p := DefaultParams()
-	if cfg.Params != nil {
-		p = *cfg.Params
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("gossip: %w", err)
 	}
+	p := cfg.Params
 	n := &Node{
 		cfg:     cfg,
 		p:       p,
@@ -202,12 +205,6 @@ func New(cfg Config, h Holder) (*Node, error) {
 	}
 	if p.SyncMemberInbound > 0 {
 		n.memberSlots = make(chan struct{}, p.SyncMemberInbound)
-	}
-	if n.log == nil {
-		n.log = slog.New(slog.DiscardHandler)
-	}
-	if n.now == nil {
-		n.now = time.Now
 	}
 	var err error
 	if n.metrics, err = newMetrics(cfg.Registry); err != nil {
@@ -268,9 +265,6 @@ func New(cfg Config, h Holder) (*Node, error) {
 		return nil, fmt.Errorf("gossip: identity: %w", err)
 	}
 	listen := cfg.Listen
-	if len(listen) == 0 {
-		listen = DefaultListen
-	}
 	for _, l := range listen {
 		if _, err := ma.NewMultiaddr(l); err != nil {
 			return nil, fmt.Errorf("gossip: listen address %q: %w", l, err)

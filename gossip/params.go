@@ -1,6 +1,7 @@
 package gossip
 
 import (
+	"fmt"
 	"net"
 	"time"
 
@@ -8,10 +9,15 @@ import (
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
+
+	"github.com/remem/remem/internal/check"
 )
 
 // Params groups the tunables of the gossip layer. DefaultParams suits a real
 // team network; TestnetParams has fast timers for many nodes in one process.
+// A Params is taken whole, never merged field by field (a zero field may
+// mean "off"): start from one of the two and change what you need. The
+// zero Params, as a whole, stands for DefaultParams.
 type Params struct {
 	// Mesh degree of GossipSub. Team networks are small (a handful to a few
 	// dozen machines) and messages are rare (one per sleep per memory), so
@@ -194,6 +200,76 @@ func TestnetParams() Params {
 	return p
 }
 
+// Validate checks that p is a working set of parameters: the mesh degrees
+// in GossipSub's order, the history windows nested, the score thresholds
+// ordered, intervals positive and limits above zero. A zero field is an
+// error unless its comment gives it a meaning (Dout, SyncInterval,
+// SyncMemberInbound, ConnGrace). Each finding names the field and what to do.
+func (p Params) Validate() error {
+	var l check.List
+	// GossipSub's own rules (gossipsub.go validate), stated as remedies.
+	l.AtLeast("Dlo", p.Dlo, 1)
+	l.If(p.D < p.Dlo || p.D > p.Dhi, "D", p.D, fmt.Sprintf("want Dlo ≤ D ≤ Dhi (Dlo = %d, Dhi = %d)", p.Dlo, p.Dhi))
+	l.If(p.Dout < 0 || p.Dout >= p.Dlo || p.Dout >= p.D/2, "Dout", p.Dout,
+		fmt.Sprintf("want 0 or more, below both Dlo (%d) and D/2 (%d); D must be at least 2", p.Dlo, p.D/2))
+	l.If(p.Dscore < 0 || p.Dscore > p.Dhi, "Dscore", p.Dscore, fmt.Sprintf("want 0 to Dhi (%d)", p.Dhi))
+	l.AtLeast("Dlazy", p.Dlazy, 0)
+	l.Positive("HeartbeatInterval", p.HeartbeatInterval)
+	l.Positive("PruneBackoff", p.PruneBackoff)
+	l.AtLeast("HistoryLength", p.HistoryLength, 1)
+	l.If(p.HistoryGossip < 1 || p.HistoryGossip > p.HistoryLength, "HistoryGossip", p.HistoryGossip,
+		fmt.Sprintf("want 1 to HistoryLength (%d): a message is advertised only while it is kept; raise HistoryLength or lower HistoryGossip", p.HistoryLength))
+
+	// The decays of scoreParams are computed over an hour and ten minutes
+	// in steps of ScoreDecayInterval; GossipSub wants steps of at least 1s.
+	l.If(p.ScoreDecayInterval < time.Second || p.ScoreDecayInterval >= 10*time.Minute, "ScoreDecayInterval", p.ScoreDecayInterval, "want 1s or more, below 10m")
+	l.NotNegative("ScoreRetain", p.ScoreRetain, "forgetting a peer's score at once")
+	l.Positive("ScoreInspect", p.ScoreInspect)
+	l.If(!(p.InvalidMessageWeight < 0), "InvalidMessageWeight", p.InvalidMessageWeight, "want a negative weight: a rejected message must cost its sender")
+	l.If(p.InvalidMessageDecay <= p.ScoreDecayInterval, "InvalidMessageDecay", p.InvalidMessageDecay,
+		fmt.Sprintf("want longer than ScoreDecayInterval (%v)", p.ScoreDecayInterval))
+	l.If(!(p.GossipThreshold <= 0), "GossipThreshold", p.GossipThreshold, "want 0 or below")
+	l.If(!(p.PublishThreshold <= p.GossipThreshold), "PublishThreshold", p.PublishThreshold,
+		fmt.Sprintf("want at most GossipThreshold (%v)", p.GossipThreshold))
+	l.If(!(p.GraylistThreshold <= p.PublishThreshold), "GraylistThreshold", p.GraylistThreshold,
+		fmt.Sprintf("want at most PublishThreshold (%v)", p.PublishThreshold))
+	l.If(!(p.AcceptPXThreshold >= 0), "AcceptPXThreshold", p.AcceptPXThreshold, "want 0 or above")
+
+	l.Positive("ValidateTimeout", p.ValidateTimeout)
+	l.AtLeast("ValidateConcurrency", p.ValidateConcurrency, 1)
+
+	l.AtLeast("ConnLow", p.ConnLow, 0)
+	l.If(p.ConnHigh <= p.ConnLow, "ConnHigh", p.ConnHigh, fmt.Sprintf("want above ConnLow (%d): the manager trims down to ConnLow once ConnHigh is passed", p.ConnLow))
+	l.NotNegative("ConnGrace", p.ConnGrace, "no grace period")
+
+	l.Positive("BootstrapBackoff", p.BootstrapBackoff)
+	l.If(p.BootstrapMaxBackoff < p.BootstrapBackoff, "BootstrapMaxBackoff", p.BootstrapMaxBackoff,
+		fmt.Sprintf("want at least BootstrapBackoff (%v)", p.BootstrapBackoff))
+	l.Positive("BootstrapCheck", p.BootstrapCheck)
+
+	l.AtLeast("SyncPeers", p.SyncPeers, 1)
+	l.NotNegative("SyncInterval", p.SyncInterval, "no periodic rounds")
+	l.Positive("SyncTimeout", p.SyncTimeout)
+	l.AtLeast("SyncMaxInbound", p.SyncMaxInbound, 1)
+	l.Positive("SyncRecentTTL", p.SyncRecentTTL)
+	l.Positive("SyncOpenTimeout", p.SyncOpenTimeout)
+	l.Positive("SyncStepTimeout", p.SyncStepTimeout)
+	l.AtLeast("SyncServeBytes", p.SyncServeBytes, 1)
+	l.AtLeast("SyncMemberInbound", p.SyncMemberInbound, 0)
+
+	l.If(p.ResourceMemory < 1<<20, "ResourceMemory", p.ResourceMemory, "want at least 1 MiB (1048576)")
+	l.AtLeast("ResourceFDs", p.ResourceFDs, 1)
+	// The connection manager must trim strangers before the resource
+	// manager refuses anyone.
+	l.If(p.ConnsInbound <= p.ConnHigh, "ConnsInbound", p.ConnsInbound, fmt.Sprintf("want above ConnHigh (%d)", p.ConnHigh))
+	l.If(p.ConnsOutbound <= p.ConnHigh, "ConnsOutbound", p.ConnsOutbound, fmt.Sprintf("want above ConnHigh (%d)", p.ConnHigh))
+	l.AtLeast("PeerStreamsInbound", p.PeerStreamsInbound, 1)
+	l.AtLeast("PeerStreamsOutbound", p.PeerStreamsOutbound, 1)
+	l.AtLeast("SyncStreamsInbound", p.SyncStreamsInbound, 1)
+	l.AtLeast("SyncPeerStreams", p.SyncPeerStreams, 1)
+	return l.Err()
+}
+
 // resourceLimits are libp2p's default limits (with its service limits)
 // scaled for ResourceMemory and ResourceFDs, with the connection counts,
 // the memory in all, the streams per peer and the sync protocol's streams
@@ -243,9 +319,7 @@ func (p Params) gossipSubParams() pubsub.GossipSubParams {
 		g.HeartbeatInitialDelay = p.HeartbeatInterval
 	}
 	g.PruneBackoff = p.PruneBackoff
-	if p.HistoryLength > 0 && p.HistoryGossip > 0 && p.HistoryGossip <= p.HistoryLength {
-		g.HistoryLength, g.HistoryGossip = p.HistoryLength, p.HistoryGossip
-	}
+	g.HistoryLength, g.HistoryGossip = p.HistoryLength, p.HistoryGossip // Validate keeps them nested
 	if g.UnsubscribeBackoff > p.PruneBackoff {
 		g.UnsubscribeBackoff = p.PruneBackoff
 	}

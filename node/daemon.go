@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/connmgr"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -22,34 +21,29 @@ import (
 	"github.com/remem/remem/protocol"
 )
 
-// DaemonConfig configures `remem node`: one memory with its transports.
+// DaemonConfig configures `remem node`: one memory with its transports. A
+// zero field takes the default its comment names (DefaultDaemonConfig is
+// what `remem node` runs with); NewDaemon fills them in and calls Validate.
 type DaemonConfig struct {
 	Memory Config
 
-	// Gossip: the team topics. No team: no libp2p host is started unless
-	// MDNS or Bootstrap asks for one.
-	Teams     []string
-	Listen    []string
-	Bootstrap []string
-	MDNS      bool
-	Members   []string
-	PSK       []byte
-	Gossip    *gossip.Params
-	// ConnGater is consulted after the members gater (the testnet uses it
-	// to cut the network in two).
-	ConnGater connmgr.ConnectionGater
+	// Gossip configures the libp2p host and the team topics. No team: no
+	// host is started unless MDNS or Bootstrap asks for one. Its Identity,
+	// Logger, Registry and Now are set by NewDaemon: the memory's key and
+	// clock, and the daemon's logger and registry.
+	Gossip gossip.Config
 
 	Folders      []string      // shared folders to sync
 	Commons      []string      // commons URLs: pulled at start and every PullEvery, pushed after each sleep
 	CommonsToken string        // bearer token for the commons
-	PullEvery    time.Duration // default 10m
+	PullEvery    time.Duration // zero: 10m
 
-	SleepEvery time.Duration // default 10m
-	API        string        // local HTTP API address; "" = none, default 127.0.0.1:7878 from the CLI
+	SleepEvery time.Duration // zero: 10m
+	API        string        // local HTTP API address; "" = none (`remem node`: DefaultAPI)
 	APILimits  APILimits     // timeouts and connection cap of the API; zero fields: DefaultAPILimits
 	Web        http.Handler  // the page at /, when built in
 	Registry   *prometheus.Registry
-	Logger     *slog.Logger
+	Logger     *slog.Logger // nil: discard
 	// Ready, when set, is called once the daemon serves (API bound, host up).
 	Ready func(*Daemon)
 }
@@ -87,14 +81,9 @@ type sleepResult struct {
 
 // NewDaemon opens the memory and builds the transports; Run starts them.
 func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
-	if cfg.SleepEvery <= 0 {
-		cfg.SleepEvery = 10 * time.Minute
-	}
-	if cfg.PullEvery <= 0 {
-		cfg.PullEvery = 10 * time.Minute
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("node config: %w", err)
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
@@ -116,10 +105,9 @@ func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
 	for _, url := range cfg.Commons {
 		d.commons = append(d.commons, m.CommonsClient(url, cfg.CommonsToken))
 	}
-	if len(cfg.Teams) > 0 || cfg.MDNS || len(cfg.Bootstrap) > 0 {
-		g, err := gossip.New(gossip.Config{Identity: m.Identity(), Listen: cfg.Listen, Bootstrap: cfg.Bootstrap, MDNS: cfg.MDNS,
-			Teams: cfg.Teams, Members: cfg.Members, PSK: cfg.PSK, Params: cfg.Gossip, Logger: cfg.Logger,
-			Registry: cfg.Registry, Now: m.Now, ConnGater: cfg.ConnGater}, holder{d})
+	if gc := cfg.Gossip; len(gc.Teams) > 0 || gc.MDNS || len(gc.Bootstrap) > 0 {
+		gc.Identity, gc.Logger, gc.Registry, gc.Now = m.Identity(), cfg.Logger, cfg.Registry, m.Now
+		g, err := gossip.New(gc, holder{d})
 		if err != nil {
 			m.Close()
 			return nil, fmt.Errorf("starting the gossip host: %w", err)
@@ -191,7 +179,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	if d.cfg.Ready != nil {
 		d.cfg.Ready(d)
 	}
-	d.log.Info("node running", "api", d.apiAddr, "teams", d.cfg.Teams, "sleep", d.cfg.SleepEvery)
+	d.log.Info("node running", "api", d.apiAddr, "teams", d.cfg.Gossip.Teams, "sleep", d.cfg.SleepEvery)
 	runErr := d.loop(ctx, errc)
 	cancel()
 	wg.Wait()
@@ -264,7 +252,7 @@ func (d *Daemon) sleepAndShare(ctx context.Context) (SleepReport, error) {
 // a catch-up round with a few peers.
 func (d *Daemon) share(ctx context.Context) {
 	if d.gossip != nil {
-		for _, team := range d.cfg.Teams {
+		for _, team := range d.cfg.Gossip.Teams {
 			scope := gossip.Scope(team)
 			cursorName := "gossip:" + team
 			cursor, err := d.m.store.Cursor(cursorName)
@@ -363,7 +351,7 @@ func (d *Daemon) network(st *Status) {
 	for _, a := range d.gossip.Addrs() {
 		st.Addrs = append(st.Addrs, a.String())
 	}
-	for _, t := range d.cfg.Teams {
+	for _, t := range d.cfg.Gossip.Teams {
 		st.Topics = append(st.Topics, gossip.TopicName(t))
 		st.Scopes = append(st.Scopes, gossip.Scope(t))
 	}

@@ -24,14 +24,11 @@ type testDaemon struct {
 
 func startDaemon(t *testing.T, home string, bootstrap []string) *testDaemon {
 	t.Helper()
-	gp := gossip.TestnetParams()
 	ready := make(chan struct{})
 	d, err := NewDaemon(DaemonConfig{
-		Memory:     Config{Home: home, Create: true, Params: TestnetParams(), Store: store.Options{Small: true}},
-		Teams:      []string{"t"},
-		Listen:     []string{"/ip4/127.0.0.1/tcp/0"},
-		Bootstrap:  bootstrap,
-		Gossip:     &gp,
+		Memory: Config{Home: home, Create: true, Params: TestnetParams(), Store: store.Options{Small: true}},
+		Gossip: gossip.Config{Teams: []string{"t"}, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Bootstrap: bootstrap,
+			Params: gossip.TestnetParams()},
 		SleepEvery: time.Hour,
 		Ready:      func(*Daemon) { close(ready) },
 	})

@@ -36,14 +36,16 @@ func TestnetParams() Params {
 	return p
 }
 
-// Config builds a Memory.
+// Config builds a Memory. A zero field takes the default its comment
+// names; Open fills them in and calls Validate.
 type Config struct {
+	// Home is the memory's directory (zero: DefaultHome()).
 	Home       string
-	Params     Params
+	Params     Params                 // zero: DefaultParams()
 	Similarity consolidate.Similarity // nil: lexical
 	Writer     consolidate.Writer     // nil: the default writer
 	Now        func() time.Time       // nil: time.Now
-	Logger     *slog.Logger
+	Logger     *slog.Logger           // nil: discard
 	Store      store.Options
 	// Create makes the home and its key when missing.
 	Create bool
@@ -104,11 +106,9 @@ type Stats struct {
 
 // Open opens the memory at cfg.Home.
 func Open(cfg Config) (*Memory, error) {
-	if cfg.Home == "" {
-		cfg.Home = DefaultHome()
-	}
-	if cfg.Params == (Params{}) {
-		cfg.Params = DefaultParams()
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("memory config: %w", err)
 	}
 	var (
 		id  protocol.Identity
@@ -122,9 +122,6 @@ func Open(cfg Config) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
 	met, err := newMetrics(cfg.Registry)
 	if err != nil {
 		return nil, fmt.Errorf("registering metrics: %w", err)
@@ -135,15 +132,6 @@ func Open(cfg Config) (*Memory, error) {
 	}
 	m := &Memory{cfg: cfg, id: id, store: st, log: cfg.Logger.With("origin", id.Origin()), now: cfg.Now,
 		sim: cfg.Similarity, write: cfg.Writer, refused: map[protocol.Reason]int{}, metrics: met}
-	if m.now == nil {
-		m.now = time.Now
-	}
-	if m.sim == nil {
-		m.sim = consolidate.NewLexical()
-	}
-	if m.write == nil {
-		m.write = &consolidate.DefaultWriter{Redact: protocol.RedactRawData}
-	}
 	return m, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 
 	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/internal/check"
 	"github.com/remem/remem/node"
 )
 
@@ -39,6 +40,20 @@ type AttackParams struct {
 func DefaultAttacks() AttackParams {
 	return AttackParams{Sybils: 8, SyncStreams: 2, SyncTargets: 2, APIFlood: 96, APISlowloris: 16,
 		APILimits: node.APILimits{ReadHeaderTimeout: time.Second, IdleTimeout: 2 * time.Second, MaxConns: 64}, Hold: 4 * time.Second}
+}
+
+// Validate checks the counts (zero: that attack is off), the API limits
+// and Hold.
+func (a AttackParams) Validate() error {
+	var l check.List
+	l.AtLeast("Sybils", a.Sybils, 0)
+	l.AtLeast("SyncStreams", a.SyncStreams, 0)
+	l.AtLeast("SyncTargets", a.SyncTargets, 0)
+	l.AtLeast("APIFlood", a.APIFlood, 0)
+	l.If(a.APISlowloris < 0 || a.APISlowloris > a.APIFlood, "APISlowloris", a.APISlowloris, fmt.Sprintf("want 0 to APIFlood (%d): the slow connections are part of the flood", a.APIFlood))
+	l.Nested("APILimits", a.APILimits.OrDefaults(node.DefaultAPILimits()).Validate())
+	l.NotNegative("Hold", a.Hold, "attacks as short as the phase")
+	return l.Err()
 }
 
 // AttackReport says what the attacks of the byzantine phase did.

@@ -176,17 +176,13 @@ func (nw *cluster) tryStart(ctx context.Context, n *tnode, boot []int) error {
 	for _, j := range boot {
 		addrs = append(addrs, nw.nodes[j].addr())
 	}
-	gp := nw.p.Gossip
 	ready := make(chan struct{})
 	idx := n.idx
 	d, err := node.NewDaemon(node.DaemonConfig{
 		Memory: node.Config{Home: n.home, Params: nw.p.Memory, Store: store.Options{Small: true},
 			OnAccept: func(_ string, rec *protocol.Record, _ time.Time) { nw.trk.accept(idx, rec, time.Now()) }},
-		Teams:      []string{nw.p.Team},
-		Listen:     []string{fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", n.port)},
-		Bootstrap:  addrs,
-		Gossip:     &gp,
-		ConnGater:  n.gater,
+		Gossip: gossip.Config{Teams: []string{nw.p.Team}, Listen: []string{fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", n.port)},
+			Bootstrap: addrs, Params: nw.p.Gossip, ConnGater: n.gater},
 		SleepEvery: nw.cfg.Sleep,
 		Registry:   nw.reg,
 		Logger:     nw.cfg.Logger.With("node", n.idx),

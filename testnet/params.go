@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/internal/check"
 	"github.com/remem/remem/node"
 )
 
@@ -48,14 +49,15 @@ func ParseScenario(s string) ([]Phase, error) {
 	return nil, fmt.Errorf("unknown scenario %q: want all or one of %s", s, strings.Join(names, ", "))
 }
 
-// Params are the tunables of a run beyond its size.
+// Params are the tunables of a run beyond its size. A zero field takes the
+// default its comment names (Config.Validate and Run fill them in).
 type Params struct {
-	// Gossip are the nodes' gossip parameters (default gossip.TestnetParams).
+	// Gossip are the nodes' gossip parameters (zero: gossip.TestnetParams).
 	Gossip gossip.Params
-	// Memory are the memories' parameters (default node.TestnetParams: N = 3,
+	// Memory are the memories' parameters (zero: node.TestnetParams: N = 3,
 	// W = 30 s, so fading shows within a run).
 	Memory node.Params
-	// Team is the one team every node is in.
+	// Team is the one team every node is in (zero: "testnet").
 	Team string
 
 	// ChurnFraction of the live nodes stop in the churn phase; a
@@ -117,19 +119,10 @@ func DefaultConfig() Config {
 	return Config{Nodes: 50, Degree: 3, Lessons: 100, Seed: 1, Sleep: 200 * time.Millisecond, Params: DefaultParams()}
 }
 
-func (c *Config) check() error {
-	switch {
-	case c.Nodes < 2:
-		return fmt.Errorf("a testnet needs at least 2 nodes, got %d", c.Nodes)
-	case c.Nodes > 2000:
-		return fmt.Errorf("%d nodes is more than one process should run (at most 2000)", c.Nodes)
-	case c.Degree < 1:
-		return fmt.Errorf("degree %d: every node must dial at least one other", c.Degree)
-	case c.Lessons < 1:
-		return fmt.Errorf("lessons %d: publish at least one", c.Lessons)
-	case c.Sleep <= 0:
-		return fmt.Errorf("sleep %v: want a positive interval", c.Sleep)
-	}
+// withDefaults fills the zero fields that have a default: Phases, the
+// Params (see its comments) and Logger. The timeouts and the spacing of
+// publications grow with the number of nodes.
+func (c Config) withDefaults() Config {
 	if len(c.Phases) == 0 {
 		c.Phases = slices.Clone(Phases)
 	}
@@ -142,25 +135,59 @@ func (c *Config) check() error {
 	if c.Params.Memory == (node.Params{}) {
 		c.Params.Memory = node.TestnetParams()
 	}
-	if c.Params.PublishEvery <= 0 {
+	if c.Params.PublishEvery == 0 {
 		c.Params.PublishEvery = max(20*time.Millisecond, time.Duration(c.Nodes)*time.Millisecond)
 	}
-	if c.Params.PhaseTimeout <= 0 {
+	if c.Params.PhaseTimeout == 0 {
 		c.Params.PhaseTimeout = 30*time.Second + time.Duration(c.Nodes)*300*time.Millisecond
 	}
-	if c.Params.ConvergeTimeout <= 0 {
+	if c.Params.ConvergeTimeout == 0 {
 		c.Params.ConvergeTimeout = 15*time.Second + time.Duration(c.Nodes)*150*time.Millisecond
 	}
-	if c.Params.StartTimeout <= 0 {
+	if c.Params.StartTimeout == 0 {
 		c.Params.StartTimeout = 30*time.Second + time.Duration(c.Nodes)*500*time.Millisecond
 	}
-	if c.Params.Probes < 0 {
+	if c.Params.Probes == -1 {
 		c.Params.Probes = max(2, c.Nodes/25)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	return nil
+	return c
+}
+
+// Validate checks a run as Run would use it (zero fields take their
+// defaults first): its size, its phases and its Params. Run calls it.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	var l check.List
+	l.If(c.Nodes < 2 || c.Nodes > 2000, "Nodes", c.Nodes, "want 2 to 2000: at least two to gossip, and no more than one process should run")
+	l.If(c.Degree < 1, "Degree", c.Degree, "want at least 1: every node must dial another")
+	l.AtLeast("Lessons", c.Lessons, 1)
+	l.Positive("Sleep", c.Sleep)
+	for _, ph := range c.Phases {
+		l.If(!slices.Contains(Phases, ph), "Phases", string(ph), "not a phase; see ParseScenario")
+	}
+	l.Nested("Params", c.Params.Validate())
+	return l.Err()
+}
+
+// Validate checks the parameters as given (Config.Validate fills the
+// defaults first).
+func (p Params) Validate() error {
+	var l check.List
+	l.Nested("Gossip", p.Gossip.Validate())
+	l.Nested("Memory", p.Memory.Validate())
+	l.If(!gossip.ValidTeamName(p.Team), "Team", p.Team, "want 1 to 128 bytes with no spaces, control characters or '/'")
+	l.If(p.ChurnFraction < 0 || p.ChurnFraction >= 1, "ChurnFraction", p.ChurnFraction, "want 0 or more, below 1")
+	l.If(p.ByzantineFraction < 0 || p.ByzantineFraction >= 1, "ByzantineFraction", p.ByzantineFraction, "want 0 or more, below 1")
+	l.Nested("Attacks", p.Attacks.Validate())
+	l.AtLeast("Probes", p.Probes, -1)
+	l.NotNegative("PublishEvery", p.PublishEvery, "1ms per node, at least 20ms")
+	l.NotNegative("PhaseTimeout", p.PhaseTimeout, "a timeout from the number of nodes")
+	l.NotNegative("ConvergeTimeout", p.ConvergeTimeout, "a timeout from the number of nodes")
+	l.NotNegative("StartTimeout", p.StartTimeout, "a timeout from the number of nodes")
+	return l.Err()
 }
 
 // share is the number of lessons a phase other than propagate publishes: a

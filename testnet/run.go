@@ -31,8 +31,9 @@ import (
 // together with an error naming every failed phase. Setup failures and the
 // end of ctx stop the run.
 func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total int)) (rep Report, err error) {
-	if err := cfg.check(); err != nil {
-		return rep, err
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return rep, fmt.Errorf("testnet config: %w", err)
 	}
 	if progress == nil {
 		progress = func(Phase, int, int) {}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/urfave/cli/v2"
 
 	"github.com/remem/remem/commons"
@@ -86,8 +85,9 @@ func commonsServe(c *cli.Context) error {
 		return fmt.Errorf("%s holds no token; write one per line (e.g. `openssl rand -hex 32 > %s`)", c.String("token-file"), c.String("token-file"))
 	}
 	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
-	srv, err := commons.NewServer(commons.ServerConfig{DataDir: c.String("data"), Tokens: tokens, ReadNeedsToken: c.Bool("read-token"),
-		Logger: logger, RatePerOrigin: commons.DefaultOriginRate, RatePerClient: commons.DefaultClientRate, Registry: prometheus.NewRegistry()})
+	cfg := commons.DefaultServerConfig()
+	cfg.DataDir, cfg.Tokens, cfg.ReadNeedsToken, cfg.Logger = c.String("data"), tokens, c.Bool("read-token"), logger
+	srv, err := commons.NewServer(cfg)
 	if err != nil {
 		return err
 	}

@@ -4,73 +4,63 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/internal/check"
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/node/web"
 )
 
-// nodeConfig is $REMEM_HOME/config.toml; flags override it.
-type nodeConfig struct {
-	Teams        []string `toml:"teams"`
-	Listen       []string `toml:"listen"`
-	Bootstrap    []string `toml:"bootstrap"`
-	MDNS         *bool    `toml:"mdns"`
-	Members      string   `toml:"members"`
-	PSK          string   `toml:"psk"`
-	Folders      []string `toml:"folders"`
-	Commons      []string `toml:"commons"`
-	CommonsToken string   `toml:"commons_token_file"`
-	Sleep        string   `toml:"sleep"`
-	Pull         string   `toml:"pull"`
-	API          string   `toml:"api"`
-	Writer       string   `toml:"writer"`
-	EmbedURL     string   `toml:"embed_url"`
-	LogLevel     string   `toml:"log_level"`
-}
-
 func nodeCommand() *cli.Command {
+	def := defaultNodeSettings()
 	return &cli.Command{
 		Name:  "node",
 		Usage: "run this machine's memory: sleep loop, team gossip, folder, commons, local API",
 		UsageText: `remem node [--team T ...] [--listen MULTIADDR ...] [--bootstrap MULTIADDR ...] [--mdns=false]
-           [--members FILE] [--psk FILE] [--folder DIR ...] [--commons URL ...] [--token-file FILE]
+           [--members [TEAM=]FILE ...] [--psk FILE] [--folder DIR ...] [--commons URL ...] [--token-file FILE]
            [--sleep 10m] [--pull 10m] [--api 127.0.0.1:7878]
 
 With no flags the node starts at once: it sleeps every 10 minutes, serves the
 local API and web page on 127.0.0.1:7878 and finds LAN peers with mDNS. It
 listens on TCP and QUIC port 4002 on every interface by default.
-Settings may live in $REMEM_HOME/config.toml: teams, listen, bootstrap, mdns,
-members, psk, folders, commons, commons_token_file, sleep, pull, api, writer,
-embed_url, log_level; flags override it. SIGINT or SIGTERM finishes the current step and exits 0.
+Settings may live in $REMEM_HOME/config.toml, under these keys; flags
+override it, and an unknown key or a bad value is an error naming the key
+or the flag:
+` + settingKeys() + `
+SIGINT or SIGTERM finishes the current step and exits 0.
 
 Examples:
   remem node
   remem node --team backend --bootstrap /ip4/10.0.0.5/tcp/4002/p2p/12D3KooW...
   remem node --team ops --members ops-keys.txt --psk ops.psk --listen /ip4/0.0.0.0/tcp/4010
+  remem node --team ops --team public --members ops=ops-keys.txt
   remem node --folder /mnt/dropbox/remem --commons https://commons.example.org --sleep 2m`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "team", Usage: "join the team topic remem/1/team/NAME (repeatable)"},
 			&cli.StringSliceFlag{Name: "listen", Usage: "libp2p listen multiaddr (repeatable; default TCP and QUIC on port 4002)"},
 			&cli.StringSliceFlag{Name: "bootstrap", Usage: "a peer's full multiaddr with /p2p/ID (repeatable)"},
-			&cli.BoolFlag{Name: "mdns", Value: true, Usage: "find peers on the local network"},
-			&cli.StringFlag{Name: "members", Usage: "FILE of member keys or origins, one per line: a private team"},
+			&cli.BoolFlag{Name: "mdns", Value: def.MDNS, Usage: "find peers on the local network"},
+			&cli.StringSliceFlag{Name: "members", Usage: "FILE of member keys or origins, one per line: every team private; TEAM=FILE: that team only (repeatable)"},
 			&cli.StringFlag{Name: "psk", Usage: "FILE holding a 32-byte pre-shared key (64 hex): a libp2p private network"},
 			&cli.StringSliceFlag{Name: "folder", Usage: "a shared folder to sync (repeatable)"},
 			&cli.StringSliceFlag{Name: "commons", Usage: "a commons URL to bootstrap from and publish to (repeatable)"},
 			&cli.StringFlag{Name: "token-file", Usage: "FILE with the commons bearer token (or REMEM_COMMONS_TOKEN)"},
-			&cli.DurationFlag{Name: "sleep", Value: 10 * time.Minute, Usage: "time between sleeps"},
-			&cli.DurationFlag{Name: "pull", Value: 10 * time.Minute, Usage: "time between commons pulls"},
-			&cli.StringFlag{Name: "api", Value: "127.0.0.1:7878", Usage: "address of the local HTTP API and web page"},
-			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
+			&cli.DurationFlag{Name: "sleep", Value: time.Duration(def.Sleep), Usage: "time between sleeps"},
+			&cli.DurationFlag{Name: "pull", Value: time.Duration(def.Pull), Usage: "time between commons pulls"},
+			&cli.StringFlag{Name: "api", Value: def.API, Usage: "address of the local HTTP API and web page"},
+			&cli.StringFlag{Name: "log-level", Value: def.LogLevel, Usage: "debug, info, warn or error"},
 			writerFlag, embedFlag,
 		},
 		Action: runNode,
@@ -82,82 +72,11 @@ func runNode(c *cli.Context) error {
 	if _, _, err := node.InitHome(h); err != nil {
 		return err
 	}
-	cfg, err := loadNodeConfig(h)
+	dc, err := nodeDaemonConfig(c, h)
 	if err != nil {
 		return err
 	}
-	merge := func(name string, fromFile []string) []string {
-		if c.IsSet(name) {
-			return c.StringSlice(name)
-		}
-		return fromFile
-	}
-	str := func(name, fromFile string) string {
-		if c.IsSet(name) || fromFile == "" {
-			return c.String(name)
-		}
-		return fromFile
-	}
-	dur := func(name, fromFile string) (time.Duration, error) {
-		if c.IsSet(name) || fromFile == "" {
-			return c.Duration(name), nil
-		}
-		d, err := time.ParseDuration(fromFile)
-		if err != nil {
-			return 0, fmt.Errorf("config.toml: %s = %q is not a duration like 10m", name, fromFile)
-		}
-		return d, nil
-	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(str("log-level", cfg.LogLevel))); err != nil {
-		return cli.Exit(fmt.Sprintf("--log-level: %v (use debug, info, warn or error)", err), 2)
-	}
-	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level}))
-
-	dc := node.DaemonConfig{
-		// A short command may hold the home at this instant (a script
-		// polling the node while it starts): wait for it, briefly.
-		Memory:    node.Config{Home: h, LockWait: node.DefaultLockWait},
-		Teams:     merge("team", cfg.Teams),
-		Listen:    merge("listen", cfg.Listen),
-		Bootstrap: merge("bootstrap", cfg.Bootstrap),
-		MDNS:      c.Bool("mdns"),
-		Folders:   merge("folder", cfg.Folders),
-		Commons:   merge("commons", cfg.Commons),
-		API:       str("api", cfg.API),
-		Logger:    logger,
-		Web:       web.Handler(),
-	}
-	if !c.IsSet("mdns") && cfg.MDNS != nil {
-		dc.MDNS = *cfg.MDNS
-	}
-	if dc.SleepEvery, err = dur("sleep", cfg.Sleep); err != nil {
-		return err
-	}
-	if dc.PullEvery, err = dur("pull", cfg.Pull); err != nil {
-		return err
-	}
-	if w := str("writer", cfg.Writer); w != "" {
-		dc.Memory.Writer = commandWriter(w)
-	}
-	if u := str("embed-url", cfg.EmbedURL); u != "" {
-		if err := useEmbeddings(&dc.Memory, u); err != nil {
-			return err
-		}
-	}
-	if f := str("members", cfg.Members); f != "" {
-		if dc.Members, err = readMembers(f); err != nil {
-			return err
-		}
-	}
-	if f := str("psk", cfg.PSK); f != "" {
-		if dc.PSK, err = readPSK(f); err != nil {
-			return err
-		}
-	}
-	if dc.CommonsToken, err = commonsToken(str("token-file", cfg.CommonsToken)); err != nil {
-		return err
-	}
+	dc.Web = web.Handler()
 	dc.Ready = func(d *node.Daemon) {
 		fmt.Fprintf(c.App.ErrWriter, "remem node %s running; API and web page on http://%s\n", d.Memory().Origin(), d.APIAddr())
 		if g := d.Gossip(); g != nil {
@@ -173,20 +92,278 @@ func runNode(c *cli.Context) error {
 	return d.Run(c.Context)
 }
 
-func loadNodeConfig(h string) (nodeConfig, error) {
-	var cfg nodeConfig
-	path := filepath.Join(h, node.ConfigFile)
-	md, err := toml.DecodeFile(path, &cfg)
+// nodeDaemonConfig is runNode's config: config.toml, then the flags, then
+// the files they name, checked by DaemonConfig.Validate before anything
+// starts.
+func nodeDaemonConfig(c *cli.Context, home string) (node.DaemonConfig, error) {
+	s, src, err := loadNodeSettings(home)
+	if err != nil {
+		return node.DaemonConfig{}, err
+	}
+	s.override(c, &src)
+	dc, err := s.daemonConfig(home, src, c.App.ErrWriter)
+	if err != nil {
+		return dc, err
+	}
+	if err := dc.Validate(); err != nil {
+		return dc, src.explain(err)
+	}
+	return dc, nil
+}
+
+// nodeSettings are the settings of `remem node`, one field each:
+// $REMEM_HOME/config.toml decoded over defaultNodeSettings, then every flag
+// that was set (on the command line or by its environment variable). The
+// tags tie a field to the rest: toml is its key, flag its flag in
+// nodeCommand, and either to, the node.DaemonConfig field it is copied
+// into as it is, or via, the field daemonConfig reads it into (a file's
+// content, a command). Validate's findings about those fields name the key
+// or the flag. A new setting is a field here, its flag, and a line in the
+// README; --help lists the keys from the tags.
+type nodeSettings struct {
+	Teams        []string   `toml:"teams" flag:"team" to:"Gossip.Teams"`
+	Listen       []string   `toml:"listen" flag:"listen" to:"Gossip.Listen"`
+	Bootstrap    []string   `toml:"bootstrap" flag:"bootstrap" to:"Gossip.Bootstrap"`
+	MDNS         bool       `toml:"mdns" flag:"mdns" to:"Gossip.MDNS"`
+	Members      stringList `toml:"members" flag:"members" via:"Gossip.Members Gossip.TeamMembers"`
+	PSK          string     `toml:"psk" flag:"psk" via:"Gossip.PSK"`
+	Folders      []string   `toml:"folders" flag:"folder" to:"Folders"`
+	Commons      []string   `toml:"commons" flag:"commons" to:"Commons"`
+	CommonsToken string     `toml:"commons_token_file" flag:"token-file" via:"CommonsToken"`
+	Sleep        duration   `toml:"sleep" flag:"sleep" to:"SleepEvery"`
+	Pull         duration   `toml:"pull" flag:"pull" to:"PullEvery"`
+	API          string     `toml:"api" flag:"api" to:"API"`
+	Writer       string     `toml:"writer" flag:"writer" via:"Memory.Writer"`
+	EmbedURL     string     `toml:"embed_url" flag:"embed-url" via:"Memory.Similarity Memory.Params"`
+	LogLevel     string     `toml:"log_level" flag:"log-level" via:"Logger"`
+}
+
+// defaultNodeSettings are node.DefaultDaemonConfig in the settings' terms;
+// the flags show them as their defaults.
+func defaultNodeSettings() nodeSettings {
+	d := node.DefaultDaemonConfig()
+	return nodeSettings{MDNS: d.Gossip.MDNS, Sleep: duration(d.SleepEvery), Pull: duration(d.PullEvery), API: d.API, LogLevel: "info"}
+}
+
+// settingFields are nodeSettings' fields, with their tags.
+func settingFields() []reflect.StructField {
+	return reflect.VisibleFields(reflect.TypeFor[nodeSettings]())
+}
+
+// settingKeys lists the config.toml keys for --help, indented, in lines
+// of at most 72 characters.
+func settingKeys() string {
+	var b, line strings.Builder
+	for i, f := range settingFields() {
+		key := f.Tag.Get("toml")
+		if i < len(settingFields())-1 {
+			key += ","
+		}
+		if line.Len()+1+len(key) > 72 {
+			b.WriteString(line.String() + "\n")
+			line.Reset()
+		}
+		if line.Len() == 0 {
+			line.WriteString(" ")
+		}
+		line.WriteString(" " + key)
+	}
+	b.WriteString(line.String())
+	return b.String()
+}
+
+// duration is a config.toml duration: a string like "10m" (a bare number
+// would be nanoseconds, so it is refused).
+type duration time.Duration
+
+func (d *duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration like 10m or 1h30m", b)
+	}
+	*d = duration(v)
+	return nil
+}
+
+// stringList is a config.toml value that is one string or a list of them.
+type stringList []string
+
+func (l *stringList) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case string:
+		*l = stringList{v}
+		return nil
+	case []any:
+		out := make(stringList, 0, len(v))
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("%v is not a string", e)
+			}
+			out = append(out, s)
+		}
+		*l = out
+		return nil
+	}
+	return fmt.Errorf("want a string or a list of strings, not %T", v)
+}
+
+// settingSources says where each setting came from, to name it in errors.
+type settingSources struct {
+	file  string          // the config.toml path
+	flags map[string]bool // flags that were set
+}
+
+// loadNodeSettings reads home's config.toml over the defaults (a missing
+// file is no error; an unknown key is).
+func loadNodeSettings(home string) (nodeSettings, settingSources, error) {
+	s := defaultNodeSettings()
+	src := settingSources{file: filepath.Join(home, node.ConfigFile), flags: map[string]bool{}}
+	md, err := toml.DecodeFile(src.file, &s)
 	if errors.Is(err, fs.ErrNotExist) {
-		return cfg, nil
+		return s, src, nil
 	}
 	if err != nil {
-		return cfg, fmt.Errorf("reading %s: %w", path, err)
+		return s, src, fmt.Errorf("reading %s: %w", src.file, err)
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
-		return cfg, fmt.Errorf("%s: unknown setting %q (see `remem node --help` for the names)", path, undecoded[0].String())
+		return s, src, fmt.Errorf("%s: unknown setting %q (see `remem node --help` for the names)", src.file, undecoded[0].String())
 	}
-	return cfg, nil
+	return s, src, nil
+}
+
+// override copies every flag that was set into s: the one place where
+// flags win over config.toml.
+func (s *nodeSettings) override(c *cli.Context, src *settingSources) {
+	v := reflect.ValueOf(s).Elem()
+	for _, f := range settingFields() {
+		name := f.Tag.Get("flag")
+		if !c.IsSet(name) {
+			continue
+		}
+		src.flags[name] = true
+		var val any
+		switch f.Type.Kind() {
+		case reflect.Slice:
+			val = c.StringSlice(name)
+		case reflect.Bool:
+			val = c.Bool(name)
+		case reflect.Int64:
+			val = c.Duration(name)
+		default:
+			val = c.String(name)
+		}
+		v.FieldByIndex(f.Index).Set(reflect.ValueOf(val).Convert(f.Type))
+	}
+}
+
+// daemonConfig turns the settings into the node's config, starting from
+// node.DefaultDaemonConfig (whose DefaultLockWait lets the node wait for a
+// short command holding the home): the `to` fields as they are, the `via`
+// fields read.
+func (s nodeSettings) daemonConfig(home string, src settingSources, logTo io.Writer) (node.DaemonConfig, error) {
+	dc := node.DefaultDaemonConfig()
+	dc.Memory.Home = home
+	dv, sv := reflect.ValueOf(&dc).Elem(), reflect.ValueOf(s)
+	for _, f := range settingFields() {
+		if to := f.Tag.Get("to"); to != "" {
+			dst := dv
+			for _, name := range strings.Split(to, ".") {
+				dst = dst.FieldByName(name)
+			}
+			dst.Set(sv.FieldByIndex(f.Index).Convert(dst.Type()))
+		}
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(s.LogLevel)); err != nil {
+		return dc, cli.Exit(fmt.Sprintf("%s = %q: want debug, info, warn or error", src.name("log_level"), s.LogLevel), 2)
+	}
+	dc.Logger = slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: level}))
+	if s.Writer != "" {
+		dc.Memory.Writer = commandWriter(s.Writer)
+	}
+	if s.EmbedURL != "" {
+		if err := useEmbeddings(&dc.Memory, s.EmbedURL); err != nil {
+			return dc, fmt.Errorf("%s: %w", src.name("embed_url"), err)
+		}
+	}
+	if err := readAllMembers(s.Members, &dc.Gossip); err != nil {
+		return dc, fmt.Errorf("%s: %w", src.name("members"), err)
+	}
+	var err error
+	if s.PSK != "" {
+		if dc.Gossip.PSK, err = readPSK(s.PSK); err != nil {
+			return dc, fmt.Errorf("%s: %w", src.name("psk"), err)
+		}
+	}
+	if dc.CommonsToken, err = commonsToken(s.CommonsToken); err != nil {
+		return dc, fmt.Errorf("%s: %w", src.name("commons_token_file"), err)
+	}
+	return dc, nil
+}
+
+// readAllMembers reads the members files into g: FILE for every team,
+// TEAM=FILE for that team only (a private team beside open ones). Files of
+// the same reach add up.
+func readAllMembers(entries []string, g *gossip.Config) error {
+	for _, e := range entries {
+		team, file, ok := strings.Cut(e, "=")
+		if !ok || !gossip.ValidTeamName(team) {
+			team, file = "", e
+		}
+		list, err := readMembers(file)
+		if err != nil {
+			return err
+		}
+		if team == "" {
+			g.Members = append(g.Members, list...)
+			continue
+		}
+		if g.TeamMembers == nil {
+			g.TeamMembers = map[string][]string{}
+		}
+		g.TeamMembers[team] = append(g.TeamMembers[team], list...)
+	}
+	return nil
+}
+
+// name is how an error names a setting: by its flag when one was set,
+// else by its key in config.toml.
+func (src settingSources) name(key string) string {
+	for _, f := range settingFields() {
+		if f.Tag.Get("toml") == key && src.flags[f.Tag.Get("flag")] {
+			return "--" + f.Tag.Get("flag")
+		}
+	}
+	return fmt.Sprintf("%s: %s", src.file, key)
+}
+
+// explain words Validate's findings as settings: a field that a setting
+// feeds is named by that setting's flag or key; other fields keep their Go
+// names.
+func (src settingSources) explain(err error) error {
+	fes := check.Fields(err)
+	if len(fes) == 0 {
+		return err
+	}
+	lines := make([]string, 0, len(fes))
+	for _, fe := range fes {
+		line := "node config: " + fe.Error()
+		for _, f := range settingFields() {
+			if !slices.Contains(strings.Fields(f.Tag.Get("to")+" "+f.Tag.Get("via")), fe.Field) {
+				continue
+			}
+			named := check.FieldError{Field: f.Tag.Get("toml"), Value: fe.Value, Want: fe.Want}
+			if flag := f.Tag.Get("flag"); src.flags[flag] {
+				named.Field = "--" + flag
+				line = named.Error()
+			} else {
+				line = src.file + ": " + named.Error()
+			}
+		}
+		lines = append(lines, line)
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }
 
 // readMembers reads a members file: keys or origins, one per line, # comments.

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -13,8 +18,8 @@ import (
 
 func TestNodeConfig(t *testing.T) {
 	home := t.TempDir()
-	if cfg, err := loadNodeConfig(home); err != nil || cfg.Teams != nil {
-		t.Fatalf("no config file: %+v %v", cfg, err)
+	if s, _, err := loadNodeSettings(home); err != nil || s.Teams != nil || !reflect.DeepEqual(s, defaultNodeSettings()) {
+		t.Fatalf("no config file: %+v %v", s, err)
 	}
 	write := func(s string) {
 		if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(s), 0o600); err != nil {
@@ -22,17 +27,187 @@ func TestNodeConfig(t *testing.T) {
 		}
 	}
 	write("teams = [\"backend\"]\nsleep = \"5m\"\nmdns = false\n")
-	cfg, err := loadNodeConfig(home)
-	if err != nil || len(cfg.Teams) != 1 || cfg.Sleep != "5m" || cfg.MDNS == nil || *cfg.MDNS {
-		t.Fatalf("config: %+v %v", cfg, err)
+	s, _, err := loadNodeSettings(home)
+	if err != nil || len(s.Teams) != 1 || s.Sleep != duration(5*time.Minute) || s.MDNS || s.API != node.DefaultAPI {
+		t.Fatalf("config: %+v %v", s, err)
 	}
 	write("tems = [\"typo\"]\n")
-	if _, err := loadNodeConfig(home); err == nil || !strings.Contains(err.Error(), "unknown setting") {
+	if _, _, err := loadNodeSettings(home); err == nil || !strings.Contains(err.Error(), "unknown setting") {
 		t.Fatalf("a misspelt setting was accepted: %v", err)
 	}
 	write("teams = \n")
-	if _, err := loadNodeConfig(home); err == nil || !strings.Contains(err.Error(), "config.toml") {
+	if _, _, err := loadNodeSettings(home); err == nil || !strings.Contains(err.Error(), "config.toml") {
 		t.Fatalf("broken TOML: %v", err)
+	}
+}
+
+// nodeConfigFor is the DaemonConfig `remem node args...` would run with
+// on home's config.toml (written from toml), without starting it.
+func nodeConfigFor(t *testing.T, toml string, args ...string) (node.DaemonConfig, error) {
+	t.Helper()
+	home := t.TempDir()
+	if toml != "" {
+		if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var dc node.DaemonConfig
+	cmd := nodeCommand()
+	cmd.Action = func(c *cli.Context) (err error) {
+		dc, err = nodeDaemonConfig(c, home)
+		return err
+	}
+	app := &cli.App{Name: "remem", Commands: []*cli.Command{cmd}, Writer: io.Discard, ErrWriter: io.Discard,
+		ExitErrHandler: func(*cli.Context, error) {}}
+	err := app.Run(append([]string{"remem", "node"}, args...))
+	return dc, err
+}
+
+func TestNodeConfigDefaults(t *testing.T) {
+	dc, err := nodeConfigFor(t, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := node.DefaultDaemonConfig()
+	if !dc.Gossip.MDNS || dc.API != def.API || dc.SleepEvery != def.SleepEvery || dc.PullEvery != def.PullEvery ||
+		dc.Memory.LockWait != node.DefaultLockWait || dc.Gossip.Teams != nil || dc.Gossip.Members != nil || dc.Logger == nil {
+		t.Fatalf("no file, no flags: %+v", dc)
+	}
+}
+
+func TestNodeConfigFlagsOverrideFile(t *testing.T) {
+	const file = `teams = ["from-file"]
+sleep = "5m"
+pull = "7m"
+api = "127.0.0.1:9999"
+mdns = false
+listen = ["/ip4/127.0.0.1/tcp/4010", "/ip4/127.0.0.1/udp/4010/quic-v1"]
+folders = ["/tmp/a", "/tmp/b"]
+`
+	dc, err := nodeConfigFor(t, file, "--team", "x", "--team", "y", "--sleep", "1m", "--mdns=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Flags win; keys without a flag keep the file's value, lists whole.
+	if !slices.Equal(dc.Gossip.Teams, []string{"x", "y"}) || dc.SleepEvery != time.Minute || !dc.Gossip.MDNS {
+		t.Errorf("flags did not override: teams %v sleep %v mdns %v", dc.Gossip.Teams, dc.SleepEvery, dc.Gossip.MDNS)
+	}
+	if dc.PullEvery != 7*time.Minute || dc.API != "127.0.0.1:9999" || len(dc.Gossip.Listen) != 2 || !slices.Equal(dc.Folders, []string{"/tmp/a", "/tmp/b"}) {
+		t.Errorf("file values lost: pull %v api %v listen %v folders %v", dc.PullEvery, dc.API, dc.Gossip.Listen, dc.Folders)
+	}
+	// A false flag overrides a true default, and a file's false stays false.
+	if dc, err := nodeConfigFor(t, "", "--mdns=false"); err != nil || dc.Gossip.MDNS {
+		t.Errorf("--mdns=false: %v %v", dc.Gossip.MDNS, err)
+	}
+	if dc, err := nodeConfigFor(t, "mdns = false\n"); err != nil || dc.Gossip.MDNS {
+		t.Errorf("mdns = false: %v %v", dc.Gossip.MDNS, err)
+	}
+}
+
+func TestNodeConfigMembers(t *testing.T) {
+	dir := t.TempDir()
+	all, ops := filepath.Join(dir, "all.txt"), filepath.Join(dir, "ops.txt")
+	os.WriteFile(all, []byte("fb3a5590974ea181\n"), 0o600)
+	os.WriteFile(ops, []byte(strings.Repeat("ab", 32)+"\n595b6457bd8219cd\n"), 0o600)
+	// One file for every team, as a string (the old form).
+	dc, err := nodeConfigFor(t, fmt.Sprintf("teams = [\"a\"]\nmembers = %q\n", all))
+	if err != nil || !slices.Equal(dc.Gossip.Members, []string{"fb3a5590974ea181"}) || dc.Gossip.TeamMembers != nil {
+		t.Fatalf("members = FILE: %v %v %v", dc.Gossip.Members, dc.Gossip.TeamMembers, err)
+	}
+	// A list: a private team beside an open one.
+	dc, err = nodeConfigFor(t, fmt.Sprintf("teams = [\"ops\", \"public\"]\nmembers = [%q]\n", "ops="+ops))
+	if err != nil || dc.Gossip.Members != nil || len(dc.Gossip.TeamMembers["ops"]) != 2 || dc.Gossip.TeamMembers["public"] != nil {
+		t.Fatalf("members = [TEAM=FILE]: %v %v %v", dc.Gossip.Members, dc.Gossip.TeamMembers, err)
+	}
+	// The flag, repeated.
+	dc, err = nodeConfigFor(t, "", "--team", "ops", "--team", "dev", "--members", all, "--members", "ops="+ops)
+	if err != nil || len(dc.Gossip.Members) != 1 || len(dc.Gossip.TeamMembers["ops"]) != 2 {
+		t.Fatalf("--members FILE --members TEAM=FILE: %v %v %v", dc.Gossip.Members, dc.Gossip.TeamMembers, err)
+	}
+}
+
+// A bad value fails before the node starts, with a message naming the
+// key (and the file) or the flag.
+func TestNodeConfigBadValues(t *testing.T) {
+	dir := t.TempDir()
+	badPSK := filepath.Join(dir, "psk")
+	os.WriteFile(badPSK, []byte("short"), 0o600)
+	members := filepath.Join(dir, "members")
+	os.WriteFile(members, []byte("fb3a5590974ea181\n"), 0o600)
+	cases := []struct {
+		name, toml string
+		args       []string
+		want       []string // all in the error
+	}{
+		{"duration in words", `sleep = "5 minutes"`, nil, []string{"config.toml", "sleep", "5 minutes"}},
+		{"duration as a number", `pull = 5`, nil, []string{"config.toml", "pull"}},
+		{"negative sleep", `sleep = "-5m"`, nil, []string{"config.toml: sleep = -5m0s", "positive"}},
+		{"negative sleep flag", "", []string{"--sleep", "-1m"}, []string{"--sleep = -1m0s", "positive"}},
+		{"team with a space", `teams = ["a b"]`, nil, []string{"config.toml: teams = \"a b\""}},
+		{"team with a slash, flag", `teams = ["ok"]`, []string{"--team", "a/b"}, []string{"--team = \"a/b\""}},
+		{"team not a list", `teams = "backend"`, nil, []string{"config.toml", "teams"}},
+		{"bootstrap without peer id", `bootstrap = ["/ip4/10.0.0.5/tcp/4002"]`, nil, []string{"config.toml: bootstrap", "/p2p/"}},
+		{"bad listen flag", "", []string{"--listen", "/ip4/1.2.3.4/tcp/x"}, []string{"--listen"}},
+		{"commons without scheme", `commons = ["commons.example.org"]`, nil, []string{"config.toml: commons", "https://"}},
+		{"api without port", `api = "localhost"`, nil, []string{"config.toml: api", "HOST:PORT"}},
+		{"log level", `log_level = "loud"`, nil, []string{"config.toml: log_level = \"loud\""}},
+		{"log level flag", "", []string{"--log-level", "loud"}, []string{"--log-level = \"loud\""}},
+		{"missing members file", `members = "/nonexistent/members"`, nil, []string{"config.toml: members", "/nonexistent/members"}},
+		{"members of a team not joined", fmt.Sprintf("teams = [\"t\"]\nmembers = [%q]", "u="+members), nil, []string{"config.toml: members", "not in"}},
+		{"members flag of a team not joined", "", []string{"--team", "t", "--members", "u=" + members}, []string{"--members", "not in"}},
+		{"bad psk", fmt.Sprintf("psk = %q", badPSK), nil, []string{"config.toml: psk", "64 hex"}},
+		{"members of the wrong type", `members = 3`, nil, []string{"config.toml", "members"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := nodeConfigFor(t, tc.toml, tc.args...)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the error does not say %q: %v", w, err)
+				}
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// Every setting has its flag, every flag of the node its setting, and
+// every setting's field exists in node.DaemonConfig.
+func TestNodeSettingsTags(t *testing.T) {
+	flags := map[string]bool{}
+	for _, f := range nodeCommand().Flags {
+		flags[f.Names()[0]] = true
+	}
+	dc := reflect.TypeFor[node.DaemonConfig]()
+	for _, f := range settingFields() {
+		key, flag := f.Tag.Get("toml"), f.Tag.Get("flag")
+		if key == "" || !flags[flag] {
+			t.Errorf("field %s: key %q, flag %q (not a flag of remem node)", f.Name, key, flag)
+		}
+		delete(flags, flag)
+		to, via := f.Tag.Get("to"), f.Tag.Get("via")
+		if (to == "") == (via == "") {
+			t.Errorf("field %s: want one of the tags to and via", f.Name)
+		}
+		for _, path := range strings.Fields(to + " " + via) {
+			typ := dc
+			for _, name := range strings.Split(path, ".") {
+				sf, ok := typ.FieldByName(name)
+				if !ok {
+					t.Fatalf("field %s: node.DaemonConfig has no %s", f.Name, path)
+				}
+				typ = sf.Type
+			}
+			if to != "" && !f.Type.ConvertibleTo(typ) {
+				t.Errorf("field %s: %s cannot be copied into %s (%s)", f.Name, f.Type, path, typ)
+			}
+		}
+	}
+	for f := range flags {
+		t.Errorf("flag --%s of remem node has no setting", f)
 	}
 }
 

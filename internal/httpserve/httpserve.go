@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/net/netutil"
+
+	"github.com/remem/remem/internal/check"
 )
 
 // Limits bound what clients can hold of a server; a zero field takes its
@@ -42,10 +44,11 @@ type Limits struct {
 	ShutdownGrace time.Duration
 }
 
-// OrDefaults fills the zero fields of l from d.
+// OrDefaults fills the zero fields of l from d; a negative one stays, for
+// Validate to refuse.
 func (l Limits) OrDefaults(d Limits) Limits {
 	pick := func(v *time.Duration, def time.Duration) {
-		if *v <= 0 {
+		if *v == 0 {
 			*v = def
 		}
 	}
@@ -54,30 +57,26 @@ func (l Limits) OrDefaults(d Limits) Limits {
 	pick(&l.WriteTimeout, d.WriteTimeout)
 	pick(&l.IdleTimeout, d.IdleTimeout)
 	pick(&l.ShutdownGrace, d.ShutdownGrace)
-	if l.MaxHeaderBytes <= 0 {
+	if l.MaxHeaderBytes == 0 {
 		l.MaxHeaderBytes = d.MaxHeaderBytes
 	}
-	if l.MaxConns <= 0 {
+	if l.MaxConns == 0 {
 		l.MaxConns = d.MaxConns
 	}
 	return l
 }
 
-// Validate says which limit is missing: every one must be positive.
+// Validate refuses a limit that is not positive, naming it.
 func (l Limits) Validate() error {
-	for _, f := range []struct {
-		name string
-		ok   bool
-	}{
-		{"ReadHeaderTimeout", l.ReadHeaderTimeout > 0}, {"ReadTimeout", l.ReadTimeout > 0},
-		{"WriteTimeout", l.WriteTimeout > 0}, {"IdleTimeout", l.IdleTimeout > 0},
-		{"MaxHeaderBytes", l.MaxHeaderBytes > 0}, {"MaxConns", l.MaxConns > 0}, {"ShutdownGrace", l.ShutdownGrace > 0},
-	} {
-		if !f.ok {
-			return fmt.Errorf("http limits: %s must be positive (unset limits take their defaults through OrDefaults)", f.name)
-		}
-	}
-	return nil
+	var v check.List
+	v.Positive("ReadHeaderTimeout", l.ReadHeaderTimeout)
+	v.Positive("ReadTimeout", l.ReadTimeout)
+	v.Positive("WriteTimeout", l.WriteTimeout)
+	v.Positive("IdleTimeout", l.IdleTimeout)
+	v.AtLeast("MaxHeaderBytes", l.MaxHeaderBytes, 1)
+	v.AtLeast("MaxConns", l.MaxConns, 1)
+	v.Positive("ShutdownGrace", l.ShutdownGrace)
+	return v.Err()
 }
 
 // Serve serves h on ln with the limits l until ctx ends, then stops
