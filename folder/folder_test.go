@@ -433,20 +433,51 @@ func TestHostileInput(t *testing.T) {
 	}
 }
 
-func TestWatch(t *testing.T) {
+// TestWatcherPolls: the first snapshot is taken in NewWatcher, so each
+// change after it is seen by the next poll, and only *.jsonl files count.
+func TestWatcherPolls(t *testing.T) {
 	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	calls := make(chan struct{}, 16)
-	done := make(chan error, 1)
-	go func() { done <- Watch(ctx, dir, 5*time.Millisecond, func() { calls <- struct{}{} }) }()
-	time.Sleep(20 * time.Millisecond)
-	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644) // not *.jsonl: no call
-	time.Sleep(30 * time.Millisecond)
-	select {
-	case <-calls:
-		t.Error("called for a non-jsonl file")
-	default:
+	calls := 0
+	w, err := NewWatcher(dir, time.Hour, func() { calls++ })
+	if err != nil {
+		t.Fatal(err)
 	}
+	a := identity(t, "alice")
+	steps := []struct {
+		name   string
+		change func()
+		calls  int
+	}{
+		{"nothing changed", func() {}, 0},
+		{"a file that is not *.jsonl", func() { os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644) }, 0},
+		{"a new *.jsonl file", func() {
+			if _, err := Write(dir, a.Origin(), [][]byte{lesson(t, a, "the build cache breaks after a compiler upgrade", t0, 0.5).Raw}); err != nil {
+				t.Fatal(err)
+			}
+		}, 1},
+		{"the same files again", func() {}, 1},
+		{"a *.jsonl file removed", func() { os.Remove(filepath.Join(dir, protocol.OriginFileName(a.Origin()))) }, 2},
+	}
+	for _, step := range steps {
+		step.change()
+		w.poll()
+		if calls != step.calls {
+			t.Fatalf("after %s: %d calls, want %d", step.name, calls, step.calls)
+		}
+	}
+}
+
+func TestWatcherRun(t *testing.T) {
+	dir := t.TempDir()
+	calls := make(chan struct{}, 16)
+	w, err := NewWatcher(dir, 5*time.Millisecond, func() { calls <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
 	a := identity(t, "alice")
 	if _, err := Write(dir, a.Origin(), [][]byte{lesson(t, a, "the build cache breaks after a compiler upgrade", t0, 0.5).Raw}); err != nil {
 		t.Fatal(err)
@@ -460,8 +491,22 @@ func TestWatch(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if err := Watch(context.Background(), filepath.Join(dir, "missing"), time.Second, func() {}); err == nil {
-		t.Error("watching a missing folder")
+}
+
+func TestNewWatcherErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		dir      string
+		interval time.Duration
+	}{
+		{"a missing folder", filepath.Join(t.TempDir(), "missing"), time.Second},
+		{"no interval", t.TempDir(), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := NewWatcher(tc.dir, tc.interval, func() {}); err == nil {
+				t.Error("no error")
+			}
+		})
 	}
 }
 

@@ -66,10 +66,14 @@ func folderSync(c *cli.Context) error {
 	if err := once(); err != nil || !c.Bool("watch") {
 		return err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "watching %s (Ctrl-C stops)\n", dir)
-	return folder.Watch(c.Context, dir, c.Duration("interval"), func() {
+	w, err := folder.NewWatcher(dir, c.Duration("interval"), func() {
 		if err := once(); err != nil {
 			fmt.Fprintln(c.App.ErrWriter, "sync failed (will retry on the next change):", err)
 		}
 	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "watching %s (Ctrl-C stops)\n", dir)
+	return w.Run(c.Context)
 }
