@@ -40,7 +40,7 @@ func folderSync(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := node.Open(node.Config{Home: home(c), Create: true, LockWait: node.DefaultLockWait})
+	m, err := node.Open(node.Config{Home: home(c), Create: true, LockWait: node.DefaultLockWait, Now: clock()})
 	if err != nil {
 		return fmt.Errorf("%w; with a running node, give it --folder %s instead", err, dir)
 	}
