@@ -117,7 +117,7 @@ func runNode(c *cli.Context) error {
 	dc := node.DaemonConfig{
 		// A short command may hold the home at this instant (a script
 		// polling the node while it starts): wait for it, briefly.
-		Memory:    node.Config{Home: h, LockWait: node.DefaultLockWait, Now: clock()},
+		Memory:    node.Config{Home: h, LockWait: node.DefaultLockWait},
 		Teams:     merge("team", cfg.Teams),
 		Listen:    merge("listen", cfg.Listen),
 		Bootstrap: merge("bootstrap", cfg.Bootstrap),

@@ -50,7 +50,7 @@ folders and an HTTP commons. Lessons are observations, never instructions.
 
 The memory lives in $REMEM_HOME (default ~/.remem). For tests and reproducible
 runs, $REMEM_NOW (RFC 3339) stops the clock of the memory a command opens at that
-instant.`,
+instant (not a running node's: a command that goes through a node uses its clock).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "home", Usage: "the memory's directory", EnvVars: []string{"REMEM_HOME"}, Value: defaultHome()},
 		},
@@ -77,9 +77,10 @@ func commands() []*cli.Command {
 	}
 }
 
-// nowEnv names the variable that stops the clock of the memory every
-// command opens at one instant, so that a test can put two commands
-// minutes apart without waiting, and a run can be repeated exactly.
+// nowEnv names the variable that stops the clock of the memory a command
+// opens at one instant, so that a test can put two commands minutes apart
+// without waiting, and a run can be repeated exactly. `remem node` ignores
+// it: a running node's clock must move.
 const nowEnv = "REMEM_NOW"
 
 // fixedNow is the instant in $REMEM_NOW; ok is false when it is unset. It is
@@ -95,8 +96,9 @@ func fixedNow() (t time.Time, ok bool, err error) {
 	return t, true, nil
 }
 
-// clock is the node.Config.Now of every command: nil (the system clock)
-// unless $REMEM_NOW is set. The app's Before has refused a malformed value.
+// clock is the node.Config.Now of the commands that open the memory: nil
+// (the system clock) unless $REMEM_NOW is set. The app's Before has refused
+// a malformed value.
 func clock() func() time.Time {
 	t, ok, _ := fixedNow()
 	if !ok {
