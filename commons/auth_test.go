@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/remem/remem/internal/testutil"
 )
 
 // TestBearerStrict sends hostile Authorization headers straight to the
@@ -13,8 +15,8 @@ import (
 // them): only exactly "Bearer <token>" passes.
 func TestBearerStrict(t *testing.T) {
 	ts := newTestServer(t, func(c *ServerConfig) { c.ReadNeedsToken = true })
-	o := identity(t, "alice").Origin()
-	body := join(lessonLines(t, "alice", 2, "v1"))
+	o := testutil.Identity(t, "alice").Origin()
+	body := testutil.JoinLines(lessonLines(t, "alice", 2, "v1")...)
 	cases := []struct {
 		name   string
 		values []string // the Authorization header values; none when empty

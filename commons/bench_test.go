@@ -14,12 +14,12 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -34,10 +34,10 @@ var (
 func put1000Files(b *testing.B) [2][]byte {
 	put1000Once.Do(func() {
 		lines := lessonLines(b, "bench", 1000, "p0")
-		put1000[0] = join(lines)
+		put1000[0] = testutil.JoinLines(lines...)
 		reversed := slices.Clone(lines)
 		slices.Reverse(reversed)
-		put1000[1] = join(reversed)
+		put1000[1] = testutil.JoinLines(reversed...)
 	})
 	return put1000
 }
@@ -99,7 +99,7 @@ func BenchmarkPut1000(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	origin := identity(b, "bench").Origin()
+	origin := testutil.Identity(b, "bench").Origin()
 	put := func(body []byte) {
 		req := httptest.NewRequest(http.MethodPut, "/commons/"+origin+".jsonl", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+testToken)
@@ -118,16 +118,16 @@ func BenchmarkPut1000(b *testing.B) {
 	var putTime, bareTime, putCPU, bareCPU time.Duration
 	i := 0
 	for b.Loop() {
-		t, c := time.Now(), cpuTime()
+		t, c := time.Now(), testutil.CPUTime()
 		put(files[i%2])
 		putTime += time.Since(t)
-		putCPU += cpuTime() - c
+		putCPU += testutil.CPUTime() - c
 		i++
 		b.StopTimer()
-		t, c = time.Now(), cpuTime()
+		t, c = time.Now(), testutil.CPUTime()
 		bare.run(b)
 		bareTime += time.Since(t)
-		bareCPU += cpuTime() - c
+		bareCPU += testutil.CPUTime() - c
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(putTime)/float64(bareTime), "x-bare-verify")
@@ -164,7 +164,7 @@ func pullFixture(b *testing.B) string {
 					if o >= origins {
 						return
 					}
-					id := identity(b, fmt.Sprintf("pull%d", o))
+					id := testutil.Identity(b, fmt.Sprintf("pull%d", o))
 					var buf bytes.Buffer
 					for i := range per {
 						rec, err := protocol.SignLesson(id, protocol.LessonDraft{Kind: protocol.KindError,
@@ -224,7 +224,7 @@ func BenchmarkPull(b *testing.B) {
 	defer s.Close()
 	hs := httptest.NewServer(s)
 	defer hs.Close()
-	self := identity(b, "puller").Origin()
+	self := testutil.Identity(b, "puller").Origin()
 	state := &MemoryState{}
 	// Count what arrives on the wire too (headers included), not only the
 	// bodies PullReport.Bytes counts.
@@ -240,7 +240,7 @@ func BenchmarkPull(b *testing.B) {
 	b.Run("first", func(b *testing.B) {
 		var recs int
 		var bytes, wireBytes int64
-		cpu0 := cpuTime()
+		cpu0 := testutil.CPUTime()
 		for b.Loop() {
 			st := &MemoryState{}
 			k := &sink{recs: map[protocol.RecordKey]*protocol.Record{}}
@@ -257,7 +257,7 @@ func BenchmarkPull(b *testing.B) {
 		b.ReportMetric(float64(recs)/b.Elapsed().Seconds(), "records/s")
 		// Client and server share the process: this is records per CPU
 		// second of both, a figure the machine's load does not move.
-		b.ReportMetric(float64(recs)/(cpuTime()-cpu0).Seconds(), "records/cpu-s")
+		b.ReportMetric(float64(recs)/(testutil.CPUTime()-cpu0).Seconds(), "records/cpu-s")
 		b.ReportMetric(float64(bytes), "bytes/first-pull")
 		b.ReportMetric(float64(wireBytes), "wire-bytes/first-pull")
 	})
@@ -288,13 +288,4 @@ func (c *countConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.n.Add(int64(n))
 	return n, err
-}
-
-// cpuTime is the user+system CPU time of this process so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -2,7 +2,6 @@ package commons
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -23,17 +23,6 @@ const testToken = "test-token-0123456789"
 // recTime is the `updated` of every generated record: an hour ago, so no
 // record is ever in the future of any test clock.
 var recTime = time.Now().UTC().Truncate(time.Second).Add(-time.Hour)
-
-// identity derives a stable test identity from a name.
-func identity(t testing.TB, name string) protocol.Identity {
-	t.Helper()
-	seed := sha256.Sum256([]byte("remem commons test " + name))
-	id, err := protocol.NewIdentity(seed[:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
 
 var (
 	linesMu    sync.Mutex
@@ -66,7 +55,7 @@ func signedLines(t testing.TB, key, name string, n int, sign func(protocol.Ident
 	if len(have) >= n {
 		return have[:n:n]
 	}
-	id := identity(t, name)
+	id := testutil.Identity(t, name)
 	from := len(have)
 	out := make([][]byte, n)
 	copy(out, have)
@@ -93,15 +82,6 @@ func signedLines(t testing.TB, key, name string, n int, sign func(protocol.Ident
 	}
 	linesCache[key] = out
 	return out[:n:n]
-}
-
-func join(lines [][]byte) []byte {
-	var b bytes.Buffer
-	for _, l := range lines {
-		b.Write(l)
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
 }
 
 // testServer is a commons on a real loopback port.
@@ -244,7 +224,7 @@ func fileOf(recs ...*protocol.Record) []byte {
 	for i, r := range recs {
 		lines[i] = r.Raw
 	}
-	return join(lines)
+	return testutil.JoinLines(lines...)
 }
 
 // confirmsAt is confirmLines signed at the time at (cached per variant

@@ -5,27 +5,29 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/remem/remem/internal/testutil"
 )
 
 // FuzzPutBody sends arbitrary bodies as a PUT: the server never panics and
 // never answers 5xx, and a refused body leaves the stored file as it was.
 func FuzzPutBody(f *testing.F) {
 	good := lessonLines(f, "alice", 3, "v1")
-	f.Add(join(good))
-	f.Add(join(good)[:200])
+	f.Add(testutil.JoinLines(good...))
+	f.Add(testutil.JoinLines(good...)[:200])
 	f.Add([]byte{})
 	f.Add([]byte("\n\n\r\n"))
 	f.Add([]byte("{}\n[]\nnull\n"))
 	f.Add([]byte("\xff\xfe\x00binary"))
 	f.Add(bytes.Repeat([]byte("a"), 9000))
-	f.Add(append(join(lessonLines(f, "bob", 1, "v1")), join(good)...))
-	f.Add(bytes.Replace(join(good), []byte(`"v":1`), []byte(`"v":2`), 1))
+	f.Add(append(testutil.JoinLines(lessonLines(f, "bob", 1, "v1")...), testutil.JoinLines(good...)...))
+	f.Add(bytes.Replace(testutil.JoinLines(good...), []byte(`"v":1`), []byte(`"v":2`), 1))
 	s, err := NewServer(ServerConfig{DataDir: f.TempDir(), Tokens: []string{testToken}})
 	if err != nil {
 		f.Fatal(err)
 	}
 	defer s.Close()
-	origin := identity(f, "alice").Origin()
+	origin := testutil.Identity(f, "alice").Origin()
 	path := "/commons/" + origin + ".jsonl"
 	f.Fuzz(func(t *testing.T, body []byte) {
 		before := getBody(s, path)

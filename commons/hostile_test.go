@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -124,11 +125,11 @@ func hasError(err error, parts ...string) bool {
 // pull in bounded time and bytes, with an error in the report that names
 // the limit, and what was pulled is kept.
 func TestPullBoundsHostileServer(t *testing.T) {
-	a := identity(t, "alice")
+	a := testutil.Identity(t, "alice")
 	good := lessonLines(t, "alice", 3, "v1")
 	goodFile := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("ETag", `"`+a.Origin()+`"`) // as the index says
-		w.Write(join(good))
+		w.Write(testutil.JoinLines(good...))
 	}
 	const maxOrigins = 200
 	newClient := func(url string) *Client {
@@ -174,13 +175,13 @@ func TestPullBoundsHostileServer(t *testing.T) {
 		if rep.Listed != maxOrigins || !equalLines(got, good) || rep.Accepted != len(good) {
 			t.Errorf("listed %d, delivered %d records (alice fetched once?): %+v", rep.Listed, len(got), rep)
 		}
-		if rep.Bytes > indexCap+int64(len(join(good)))+1 {
+		if rep.Bytes > indexCap+int64(len(testutil.JoinLines(good...)))+1 {
 			t.Errorf("read %d bytes", rep.Bytes)
 		}
 	})
 
 	t.Run("endless file, silent file, silent index", func(t *testing.T) {
-		bob, carol := identity(t, "bob").Origin(), identity(t, "carol").Origin()
+		bob, carol := testutil.Identity(t, "bob").Origin(), testutil.Identity(t, "carol").Origin()
 		release := make(chan struct{})
 		var indexSilent atomic.Bool
 		index := func(w http.ResponseWriter, r *http.Request) {
@@ -203,7 +204,7 @@ func TestPullBoundsHostileServer(t *testing.T) {
 		if rep.Refused[protocol.ReasonFileTooLarge] != 1 || rep.Failed != 1 || len(joined(err)) != 1 || !hasError(err, carol, "no complete answer within 500ms") {
 			t.Errorf("report %+v, errors %v", rep, err)
 		}
-		if max := int64(clientMaxFile + 1 + len(join(good)) + 1024); rep.Bytes > max {
+		if max := int64(clientMaxFile + 1 + len(testutil.JoinLines(good...)) + 1024); rep.Bytes > max {
 			t.Errorf("read %d bytes, more than %d", rep.Bytes, max)
 		}
 		// Nothing pulled is lost: alice's file is remembered, carol's is

@@ -20,6 +20,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -119,9 +120,9 @@ func TestKillMidPut(t *testing.T) {
 		name := fmt.Sprintf("kill%d", i)
 		newer := confirmLines(t, name, 60, "a")
 		older := confirmsAt(t, name, 90, "b", recTime.Add(-time.Minute))
-		vs[i] = versions{origin: identity(t, name).Origin(), v: [2][]byte{
-			join(newer),
-			join(append(slices.Clone(older), newer...)),
+		vs[i] = versions{origin: testutil.Identity(t, name).Origin(), v: [2][]byte{
+			testutil.JoinLines(newer...),
+			testutil.JoinLines(append(slices.Clone(older), newer...)...),
 		}}
 	}
 	client := &http.Client{Timeout: 10 * time.Second}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -33,7 +34,7 @@ type rollbackFixture struct {
 }
 
 func newRollbackFixture(t *testing.T) rollbackFixture {
-	id := identity(t, "alice")
+	id := testutil.Identity(t, "alice")
 	t0 := recTime
 	f := rollbackFixture{id: id}
 	f.l1 = lessonAt(t, id, "the deploy script skips the migration step when the staging flag is missing", t0)

@@ -16,12 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
 func TestRoundTrip(t *testing.T) {
 	ts := newTestServer(t, nil)
-	a, b := identity(t, "alice"), identity(t, "bob")
+	a, b := testutil.Identity(t, "alice"), testutil.Identity(t, "bob")
 	aLines := lessonLines(t, "alice", 20, "v1")
 	bLines := lessonLines(t, "bob", 5, "v1")
 
@@ -105,9 +106,9 @@ func TestRefusals(t *testing.T) {
 	// is raised; the byte cases run on the SPEC defaults.
 	big := newTestServer(t, func(c *ServerConfig) { c.MaxFileBytes = 1 << 20 })
 	std := newTestServer(t, nil)
-	a, b := identity(t, "alice"), identity(t, "bob")
+	a, b := testutil.Identity(t, "alice"), testutil.Identity(t, "bob")
 	name := a.Origin() + ".jsonl"
-	prev := join(lessonLines(t, "alice", 10, "v1"))
+	prev := testutil.JoinLines(lessonLines(t, "alice", 10, "v1")...)
 
 	many := confirmLines(t, "alice", 1001, "many")
 	badSig := slices.Clone(many[:1000])
@@ -145,13 +146,13 @@ func TestRefusals(t *testing.T) {
 		{"no token", std, name, "", prev, 401, 0, ""},
 		{"wrong token", std, name, "not-the-token", prev, 401, 0, ""},
 		{"wrong token same length", std, name, strings.Repeat("x", len(testToken)), prev, 401, 0, ""},
-		{"line of another origin", std, name, testToken, join(mixed), 403, 4, protocol.ReasonOriginMismatch},
-		{"one bad signature among 999 good lines", big, name, testToken, join(badSig), 400, 501, protocol.ReasonSignature},
-		{"1001 records", big, name, testToken, join(many), 413, 0, protocol.ReasonTooManyRecords},
-		{"1001 records, SPEC byte limit", std, name, testToken, join(many), 413, 0, protocol.ReasonFileTooLarge},
+		{"line of another origin", std, name, testToken, testutil.JoinLines(mixed...), 403, 4, protocol.ReasonOriginMismatch},
+		{"one bad signature among 999 good lines", big, name, testToken, testutil.JoinLines(badSig...), 400, 501, protocol.ReasonSignature},
+		{"1001 records", big, name, testToken, testutil.JoinLines(many...), 413, 0, protocol.ReasonTooManyRecords},
+		{"1001 records, SPEC byte limit", std, name, testToken, testutil.JoinLines(many...), 413, 0, protocol.ReasonFileTooLarge},
 		{"257 KiB", std, name, testToken, over, 413, 0, protocol.ReasonFileTooLarge},
 		{"garbage", std, name, testToken, []byte("hello\n"), 400, 1, protocol.ReasonJSON},
-		{"truncated line", std, name, testToken, append(join(lessonLines(t, "alice", 3, "v1")), prev[:100]...), 400, 4, protocol.ReasonJSON},
+		{"truncated line", std, name, testToken, append(testutil.JoinLines(lessonLines(t, "alice", 3, "v1")...), prev[:100]...), 400, 4, protocol.ReasonJSON},
 		{"empty", std, name, testToken, nil, 400, 0, ReasonEmpty},
 		{"name not hex", std, "ALICE0123456789A.jsonl", testToken, prev, 400, 0, ""},
 		{"name not jsonl", std, a.Origin() + ".json", testToken, prev, 400, 0, ""},
@@ -218,8 +219,8 @@ func TestRefusals(t *testing.T) {
 
 func TestGetNeedsToken(t *testing.T) {
 	ts := newTestServer(t, func(c *ServerConfig) { c.ReadNeedsToken = true })
-	a := identity(t, "alice")
-	ts.put(t, a.Origin()+".jsonl", testToken, join(lessonLines(t, "alice", 2, "v1")))
+	a := testutil.Identity(t, "alice")
+	ts.put(t, a.Origin()+".jsonl", testToken, testutil.JoinLines(lessonLines(t, "alice", 2, "v1")...))
 	for _, p := range []string{"/commons/index", "/commons/" + a.Origin() + ".jsonl"} {
 		if code, _, _ := ts.get(t, p); code != 401 {
 			t.Errorf("GET %s without token: %d", p, code)
@@ -250,8 +251,8 @@ func TestWellKnownAndMetrics(t *testing.T) {
 	if strings.TrimSpace(body) != want {
 		t.Errorf("well-known\n got %s\nwant %s", body, want)
 	}
-	a := identity(t, "alice")
-	ts.put(t, a.Origin()+".jsonl", testToken, join(lessonLines(t, "alice", 2, "v1")))
+	a := testutil.Identity(t, "alice")
+	ts.put(t, a.Origin()+".jsonl", testToken, testutil.JoinLines(lessonLines(t, "alice", 2, "v1")...))
 	ts.put(t, a.Origin()+".jsonl", "", nil)
 	ts.put(t, a.Origin()+".jsonl", testToken, []byte("{}\n"))
 	ts.get(t, "/commons/index")
@@ -279,8 +280,8 @@ func TestConcurrent(t *testing.T) {
 	origins := make([]string, n)
 	for i := range n {
 		name := fmt.Sprintf("peer%d", i)
-		origins[i] = identity(t, name).Origin()
-		files[i] = join(confirmLines(t, name, 3, "v1"))
+		origins[i] = testutil.Identity(t, name).Origin()
+		files[i] = testutil.JoinLines(confirmLines(t, name, 3, "v1")...)
 	}
 	var wg sync.WaitGroup
 	for i := range n {
@@ -329,8 +330,8 @@ func TestRestartKeepsFiles(t *testing.T) {
 	files := map[string][]byte{}
 	for i := range 5 {
 		name := fmt.Sprintf("r%d", i)
-		o := identity(t, name).Origin()
-		files[o] = join(lessonLines(t, name, i+1, "v1"))
+		o := testutil.Identity(t, name).Origin()
+		files[o] = testutil.JoinLines(lessonLines(t, name, i+1, "v1")...)
 		if code, _, body := ts.put(t, o+".jsonl", testToken, files[o]); code != 201 {
 			t.Fatal(code, body)
 		}
@@ -373,8 +374,8 @@ func TestRestartKeepsFiles(t *testing.T) {
 
 	// A file replaced behind the index's back (a crash between the rename
 	// and the index write) is recomputed, with a fresh `updated`.
-	o := identity(t, "r0").Origin()
-	newer := join(lessonLines(t, "r0", 4, "v2"))
+	o := testutil.Identity(t, "r0").Origin()
+	newer := testutil.JoinLines(lessonLines(t, "r0", 4, "v2")...)
 	os.WriteFile(filepath.Join(dir, "commons", o+".jsonl"), newer, 0o644)
 	ts4 := newTestServerAt(t, dir, nil)
 	_, _, body = ts4.get(t, "/commons/index")
@@ -395,8 +396,8 @@ func TestRateLimit(t *testing.T) {
 		c.RatePerOrigin = Rate{PerMinute: 1, Burst: 2}
 		c.RatePerClient = Rate{PerMinute: 60, Burst: 6}
 	})
-	a := identity(t, "alice")
-	body := join(lessonLines(t, "alice", 2, "v1"))
+	a := testutil.Identity(t, "alice")
+	body := testutil.JoinLines(lessonLines(t, "alice", 2, "v1")...)
 	for i, want := range []int{201, 200, 429} {
 		code, hdr, _ := ts.put(t, a.Origin()+".jsonl", testToken, body)
 		if code != want {
@@ -417,11 +418,11 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("client 429: %v", err)
 	}
 	// Per client address: 6 tokens, 5 used.
-	b := identity(t, "bob")
-	if code, _, _ := ts.put(t, b.Origin()+".jsonl", testToken, join(lessonLines(t, "bob", 1, "v1"))); code != 201 {
+	b := testutil.Identity(t, "bob")
+	if code, _, _ := ts.put(t, b.Origin()+".jsonl", testToken, testutil.JoinLines(lessonLines(t, "bob", 1, "v1")...)); code != 201 {
 		t.Errorf("bob: %d", code)
 	}
-	if code, hdr, _ := ts.put(t, b.Origin()+".jsonl", testToken, join(lessonLines(t, "bob", 1, "v1"))); code != 429 || hdr.Get("Retry-After") != "1" {
+	if code, hdr, _ := ts.put(t, b.Origin()+".jsonl", testToken, testutil.JoinLines(lessonLines(t, "bob", 1, "v1")...)); code != 429 || hdr.Get("Retry-After") != "1" {
 		t.Errorf("client limit: %d %q", code, hdr.Get("Retry-After"))
 	}
 	mu.Lock()
@@ -434,7 +435,7 @@ func TestRateLimit(t *testing.T) {
 
 func TestETag(t *testing.T) {
 	ts := newTestServer(t, nil)
-	a := identity(t, "alice")
+	a := testutil.Identity(t, "alice")
 	path := "/commons/" + a.Origin() + ".jsonl"
 	if code, _, _ := ts.get(t, path); code != 404 {
 		t.Errorf("absent file: %d", code)
@@ -442,7 +443,7 @@ func TestETag(t *testing.T) {
 	if code, _, _ := ts.get(t, "/commons/nothex.jsonl"); code != 400 {
 		t.Errorf("bad name: %d", code)
 	}
-	v1 := join(lessonLines(t, "alice", 3, "v1"))
+	v1 := testutil.JoinLines(lessonLines(t, "alice", 3, "v1")...)
 	ts.put(t, a.Origin()+".jsonl", testToken, v1)
 	code, hdr, body := ts.get(t, path)
 	etag := hdr.Get("ETag")
@@ -460,7 +461,7 @@ func TestETag(t *testing.T) {
 	if _, h, _ := ts.get(t, path); code != 200 || h.Get("ETag") != etag {
 		t.Errorf("identical PUT: %d, etag %s", code, h.Get("ETag"))
 	}
-	ts.put(t, a.Origin()+".jsonl", testToken, join(lessonLines(t, "alice", 4, "v1")))
+	ts.put(t, a.Origin()+".jsonl", testToken, testutil.JoinLines(lessonLines(t, "alice", 4, "v1")...))
 	if code, h, _ := ts.get(t, path, "If-None-Match", etag); code != 200 || h.Get("ETag") == etag {
 		t.Errorf("after a change: %d", code)
 	}
@@ -469,8 +470,8 @@ func TestETag(t *testing.T) {
 func TestIndexSince(t *testing.T) {
 	ts := newTestServer(t, nil)
 	put := func(name string) IndexEntry {
-		o := identity(t, name).Origin()
-		code, _, body := ts.put(t, o+".jsonl", testToken, join(lessonLines(t, name, 1, "v1")))
+		o := testutil.Identity(t, name).Origin()
+		code, _, body := ts.put(t, o+".jsonl", testToken, testutil.JoinLines(lessonLines(t, name, 1, "v1")...))
 		var a PutAnswer
 		if err := json.Unmarshal([]byte(body), &a); err != nil || code != 201 {
 			t.Fatalf("%d %s", code, body)
@@ -534,7 +535,7 @@ func TestServe(t *testing.T) {
 		t.Fatal("Serve did not log its address")
 	}
 	c := &Client{BaseURL: "http://" + addr, Token: testToken}
-	a := identity(t, "alice")
+	a := testutil.Identity(t, "alice")
 	if _, err := c.Push(context.Background(), a.Origin(), lessonLines(t, "alice", 2, "v1")); err != nil {
 		t.Fatal(err)
 	}
@@ -581,9 +582,9 @@ func TestFileState(t *testing.T) {
 func TestPullRefusesWhatServerSends(t *testing.T) {
 	// A hostile "commons": its files hold lines of another origin, a bad
 	// line and garbage; the client refuses them itself.
-	a, b := identity(t, "alice"), identity(t, "bob")
+	a, b := testutil.Identity(t, "alice"), testutil.Identity(t, "bob")
 	good := lessonLines(t, "alice", 3, "v1")
-	file := join(append(slices.Clone(good), lessonLines(t, "bob", 1, "v1")[0], []byte("\x00\xffgarbage")))
+	file := testutil.JoinLines(append(slices.Clone(good), lessonLines(t, "bob", 1, "v1")[0], []byte("\x00\xffgarbage"))...)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /commons/index", func(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode([]IndexEntry{
@@ -623,12 +624,12 @@ func TestPullRefusesWhatServerSends(t *testing.T) {
 // by MaxBytesReader, and a token file's newline does not matter.
 func TestChunkedOverLimit(t *testing.T) {
 	ts := newTestServer(t, func(c *ServerConfig) { c.Tokens = []string{testToken + "\n"} })
-	a := identity(t, "alice")
-	prev := join(lessonLines(t, "alice", 2, "v1"))
+	a := testutil.Identity(t, "alice")
+	prev := testutil.JoinLines(lessonLines(t, "alice", 2, "v1")...)
 	if code, _, body := ts.put(t, a.Origin()+".jsonl", testToken, prev); code != 201 {
 		t.Fatal(code, body)
 	}
-	body := io.MultiReader(bytes.NewReader(join(confirmLines(t, "alice", 900, "many"))))
+	body := io.MultiReader(bytes.NewReader(testutil.JoinLines(confirmLines(t, "alice", 900, "many")...)))
 	req, _ := http.NewRequest(http.MethodPut, ts.URL+"/commons/"+a.Origin()+".jsonl", body)
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	if req.ContentLength != 0 {

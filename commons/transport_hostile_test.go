@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/remem/remem/internal/hostile"
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -21,7 +22,7 @@ func TestServerHostileInputs(t *testing.T) {
 		SizeLimit:      protocol.MaxOriginFile,
 		Deliver: func(t *testing.T, owner protocol.Identity, lines [][]byte) hostile.Outcome {
 			ts := newTestServer(t, nil)
-			code, _, body := ts.put(t, protocol.OriginFileName(owner.Origin()), testToken, join(lines))
+			code, _, body := ts.put(t, protocol.OriginFileName(owner.Origin()), testToken, testutil.JoinLines(lines...))
 			if code == http.StatusOK || code == http.StatusCreated {
 				var a PutAnswer
 				if err := json.Unmarshal([]byte(body), &a); err != nil {
@@ -46,7 +47,7 @@ func TestClientHostileInputs(t *testing.T) {
 		SizeLimit: protocol.MaxOriginFile,
 		Deliver: func(t *testing.T, owner protocol.Identity, lines [][]byte) hostile.Outcome {
 			origin := owner.Origin()
-			file := string(join(lines))
+			file := string(testutil.JoinLines(lines...))
 			index, _ := json.Marshal([]IndexEntry{{Origin: origin, Updated: time.Now().UTC(), Records: len(lines), ETag: `"x"`}})
 			mux := http.NewServeMux()
 			mux.HandleFunc("GET /commons/index", func(w http.ResponseWriter, r *http.Request) { w.Write(index) })

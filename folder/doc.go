@@ -8,8 +8,8 @@
 // every other file named <16 lowercase hex>.jsonl, verifies every line with
 // protocol.Verify, refuses a line whose origin differs from the file name,
 // and hands the accepted, parsed records to a Deliver callback with the
-// scope "folder:<absolute dir>". Watch polls the directory and calls back
-// when a *.jsonl file changes.
+// scope "folder:<absolute dir>". A Watcher polls the directory and calls
+// back when a *.jsonl file changes.
 //
 // A file that is damaged (truncated, garbage, lines of another origin, too
 // large) is reported line by line in the Report; its good lines are still

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,20 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
 var t0 = time.Now().UTC().Truncate(time.Second).Add(-2 * time.Hour)
-
-func identity(t testing.TB, name string) protocol.Identity {
-	t.Helper()
-	seed := sha256.Sum256([]byte("remem folder test " + name))
-	id, err := protocol.NewIdentity(seed[:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
 
 func lesson(t testing.TB, id protocol.Identity, text string, at time.Time, strength float64) *protocol.Record {
 	t.Helper()
@@ -48,7 +38,7 @@ type home struct {
 }
 
 func newHome(t testing.TB, name string) *home {
-	return &home{id: identity(t, name), recs: map[protocol.RecordKey]*protocol.Record{}}
+	return &home{id: testutil.Identity(t, name), recs: map[protocol.RecordKey]*protocol.Record{}}
 }
 
 func (h *home) add(r *protocol.Record) {
@@ -162,18 +152,9 @@ func TestTwoHomesConverge(t *testing.T) {
 	}
 }
 
-func join(lines ...[]byte) []byte {
-	var b bytes.Buffer
-	for _, l := range lines {
-		b.Write(l)
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
-}
-
 func TestDamagedFiles(t *testing.T) {
 	dir := t.TempDir()
-	good, trunc, garb, wrong, other := identity(t, "good"), identity(t, "trunc"), identity(t, "garbage"), identity(t, "wrong"), identity(t, "other")
+	good, trunc, garb, wrong, other := testutil.Identity(t, "good"), testutil.Identity(t, "trunc"), testutil.Identity(t, "garbage"), testutil.Identity(t, "wrong"), testutil.Identity(t, "other")
 	g1 := lesson(t, good, "the cache server returns stale entries after a deploy", t0, 0.5)
 	g2 := lesson(t, good, "the linter crashes on generated files with long lines", t0, 0.5)
 	t1 := lesson(t, trunc, "the nightly backup job skips tables with uppercase names", t0, 0.5)
@@ -182,14 +163,14 @@ func TestDamagedFiles(t *testing.T) {
 	o1 := lesson(t, other, "the test runner hides panics in parallel subtests", t0, 0.5)
 
 	files := map[string][]byte{
-		protocol.OriginFileName(good.Origin()):  join(g1.Raw, g2.Raw),
-		protocol.OriginFileName(trunc.Origin()): append(join(t1.Raw), t2.Raw[:len(t2.Raw)/2]...),
+		protocol.OriginFileName(good.Origin()):  testutil.JoinLines(g1.Raw, g2.Raw),
+		protocol.OriginFileName(trunc.Origin()): append(testutil.JoinLines(t1.Raw), t2.Raw[:len(t2.Raw)/2]...),
 		protocol.OriginFileName(garb.Origin()):  []byte("\x00\x01\xff\xfebinary garbage\n{not json}\n"),
 		// A line of another origin in wrong's file, between two of its own.
-		protocol.OriginFileName(wrong.Origin()): join(w1.Raw, o1.Raw),
+		protocol.OriginFileName(wrong.Origin()): testutil.JoinLines(w1.Raw, o1.Raw),
 		"notes.txt":                             []byte("not records"),
-		"ABCDEF0123456789.jsonl":                join(o1.Raw), // upper case: not a record file name
-		".0123456789abcdef.jsonl.tmp-1":         join(o1.Raw),
+		"ABCDEF0123456789.jsonl":                testutil.JoinLines(o1.Raw), // upper case: not a record file name
+		".0123456789abcdef.jsonl.tmp-1":         testutil.JoinLines(o1.Raw),
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -254,8 +235,8 @@ func TestDamagedFiles(t *testing.T) {
 
 func TestWriteAtomic(t *testing.T) {
 	dir := t.TempDir()
-	a, b := identity(t, "alice"), identity(t, "bob")
-	other := join(lesson(t, b, "the proxy strips the trace header on retries", t0, 0.5).Raw)
+	a, b := testutil.Identity(t, "alice"), testutil.Identity(t, "bob")
+	other := testutil.JoinLines(lesson(t, b, "the proxy strips the trace header on retries", t0, 0.5).Raw)
 	os.WriteFile(filepath.Join(dir, protocol.OriginFileName(b.Origin())), other, 0o644)
 	os.WriteFile(filepath.Join(dir, "README"), []byte("shared folder"), 0o644)
 	before := snapshotBytes(t, dir)
@@ -290,7 +271,7 @@ func TestWriteAtomic(t *testing.T) {
 				t.Errorf("reader: %v", err)
 				return
 			}
-			if !bytes.Equal(data, join(v1...)) && !bytes.Equal(data, join(v2...)) {
+			if !bytes.Equal(data, testutil.JoinLines(v1...)) && !bytes.Equal(data, testutil.JoinLines(v2...)) {
 				t.Errorf("reader saw %d bytes: neither version", len(data))
 				return
 			}
@@ -377,13 +358,13 @@ func snapshotBytes(t *testing.T, dir string) map[string][]byte {
 // and a symlink under record names never panic, hang or stop the others.
 func TestHostileInput(t *testing.T) {
 	dir := t.TempDir()
-	good := identity(t, "good")
+	good := testutil.Identity(t, "good")
 	g := lesson(t, good, "the cache server returns stale entries after a deploy", t0, 0.5)
-	os.WriteFile(filepath.Join(dir, protocol.OriginFileName(good.Origin())), join(g.Raw), 0o644)
+	os.WriteFile(filepath.Join(dir, protocol.OriginFileName(good.Origin())), testutil.JoinLines(g.Raw), 0o644)
 
 	names := make([]string, 6)
 	for i := range names {
-		names[i] = protocol.OriginFileName(identity(t, fmt.Sprint("hostile", i)).Origin())
+		names[i] = protocol.OriginFileName(testutil.Identity(t, fmt.Sprint("hostile", i)).Origin())
 	}
 	long := bytes.Repeat([]byte("x"), 9000)
 	huge := make([]byte, 10<<20)
@@ -393,7 +374,7 @@ func TestHostileInput(t *testing.T) {
 	}
 	bin := make([]byte, 4096)
 	rand.Read(bin)
-	os.WriteFile(filepath.Join(dir, names[0]), append(append(long, '\n'), join(g.Raw)...), 0o644)
+	os.WriteFile(filepath.Join(dir, names[0]), append(append(long, '\n'), testutil.JoinLines(g.Raw)...), 0o644)
 	os.WriteFile(filepath.Join(dir, names[1]), huge, 0o644)
 	os.WriteFile(filepath.Join(dir, names[2]), bin, 0o644)
 	if err := syscall.Mkfifo(filepath.Join(dir, names[3]), 0o644); err != nil {
@@ -433,21 +414,52 @@ func TestHostileInput(t *testing.T) {
 	}
 }
 
-func TestWatch(t *testing.T) {
+// TestWatcherPolls: the first snapshot is taken in NewWatcher, so each
+// change after it is seen by the next poll, and only *.jsonl files count.
+func TestWatcherPolls(t *testing.T) {
 	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	calls := make(chan struct{}, 16)
-	done := make(chan error, 1)
-	go func() { done <- Watch(ctx, dir, 5*time.Millisecond, func() { calls <- struct{}{} }) }()
-	time.Sleep(20 * time.Millisecond)
-	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644) // not *.jsonl: no call
-	time.Sleep(30 * time.Millisecond)
-	select {
-	case <-calls:
-		t.Error("called for a non-jsonl file")
-	default:
+	calls := 0
+	w, err := NewWatcher(dir, time.Hour, func() { calls++ })
+	if err != nil {
+		t.Fatal(err)
 	}
-	a := identity(t, "alice")
+	a := testutil.Identity(t, "alice")
+	steps := []struct {
+		name   string
+		change func()
+		calls  int
+	}{
+		{"nothing changed", func() {}, 0},
+		{"a file that is not *.jsonl", func() { os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644) }, 0},
+		{"a new *.jsonl file", func() {
+			if _, err := Write(dir, a.Origin(), [][]byte{lesson(t, a, "the build cache breaks after a compiler upgrade", t0, 0.5).Raw}); err != nil {
+				t.Fatal(err)
+			}
+		}, 1},
+		{"the same files again", func() {}, 1},
+		{"a *.jsonl file removed", func() { os.Remove(filepath.Join(dir, protocol.OriginFileName(a.Origin()))) }, 2},
+	}
+	for _, step := range steps {
+		step.change()
+		w.poll()
+		if calls != step.calls {
+			t.Fatalf("after %s: %d calls, want %d", step.name, calls, step.calls)
+		}
+	}
+}
+
+func TestWatcherRun(t *testing.T) {
+	dir := t.TempDir()
+	calls := make(chan struct{}, 16)
+	w, err := NewWatcher(dir, 5*time.Millisecond, func() { calls <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	a := testutil.Identity(t, "alice")
 	if _, err := Write(dir, a.Origin(), [][]byte{lesson(t, a, "the build cache breaks after a compiler upgrade", t0, 0.5).Raw}); err != nil {
 		t.Fatal(err)
 	}
@@ -460,8 +472,22 @@ func TestWatch(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if err := Watch(context.Background(), filepath.Join(dir, "missing"), time.Second, func() {}); err == nil {
-		t.Error("watching a missing folder")
+}
+
+func TestNewWatcherErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		dir      string
+		interval time.Duration
+	}{
+		{"a missing folder", filepath.Join(t.TempDir(), "missing"), time.Second},
+		{"no interval", t.TempDir(), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := NewWatcher(tc.dir, tc.interval, func() {}); err == nil {
+				t.Error("no error")
+			}
+		})
 	}
 }
 

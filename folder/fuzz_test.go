@@ -6,18 +6,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
 // FuzzRead puts arbitrary bytes in a record file: Read never panics, and
 // whatever it delivers verified and belongs to the file's origin.
 func FuzzRead(f *testing.F) {
-	id := identity(f, "alice")
+	id := testutil.Identity(f, "alice")
 	rec := lesson(f, id, "the cache server returns stale entries after a deploy", t0, 0.5)
-	f.Add(join(rec.Raw))
-	f.Add(join(rec.Raw)[:50])
+	f.Add(testutil.JoinLines(rec.Raw))
+	f.Add(testutil.JoinLines(rec.Raw)[:50])
 	f.Add([]byte("\xff\x00\n\r\n{}\n"))
-	f.Add(join(lesson(f, identity(f, "bob"), "the proxy strips the trace header on retries", t0, 0.5).Raw))
+	f.Add(testutil.JoinLines(lesson(f, testutil.Identity(f, "bob"), "the proxy strips the trace header on retries", t0, 0.5).Raw))
 	dir := f.TempDir()
 	path := filepath.Join(dir, protocol.OriginFileName(id.Origin()))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/remem/remem/internal/hostile"
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -17,11 +18,7 @@ func TestHostileInputs(t *testing.T) {
 		SizeLimit: protocol.MaxOriginFile,
 		Deliver: func(t *testing.T, owner protocol.Identity, lines [][]byte) hostile.Outcome {
 			dir := t.TempDir()
-			var data []byte
-			for _, l := range lines {
-				data = append(append(data, l...), '\n')
-			}
-			if err := os.WriteFile(filepath.Join(dir, protocol.OriginFileName(owner.Origin())), data, 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, protocol.OriginFileName(owner.Origin())), testutil.JoinLines(lines...), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			taken := 0

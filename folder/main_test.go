@@ -6,5 +6,5 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestMain fails the run when a goroutine (a Watch loop) outlives the tests.
+// TestMain fails the run when a goroutine (a Watcher's Run) outlives the tests.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -46,21 +46,37 @@ func sameSnapshot(a, b map[string]stamp) bool {
 	return true
 }
 
-// Watch polls dir every interval and calls fn (from Watch's goroutine, one
-// call at a time) whenever a *.jsonl file was created, removed or changed
-// size or modification time since the last poll. It needs no file-system
-// notification support, so it works on network shares and synced folders.
-// It returns nil when ctx ends, and an error only when dir cannot be read
-// at the start; later read errors (a share briefly gone) are retried.
-func Watch(ctx context.Context, dir string, interval time.Duration, fn func()) error {
+// Watcher polls a directory for changes to its *.jsonl files. It needs no
+// file-system notification support, so it works on network shares and
+// synced folders.
+type Watcher struct {
+	dir      string
+	interval time.Duration
+	fn       func()
+	last     map[string]stamp
+}
+
+// NewWatcher takes the first snapshot of dir before it returns, so every
+// change made after it returns is one Run reports. It returns an error when
+// interval is not positive or dir cannot be read.
+func NewWatcher(dir string, interval time.Duration, fn func()) (*Watcher, error) {
 	if interval <= 0 {
-		return fmt.Errorf("watching %s: interval %v must be positive", dir, interval)
+		return nil, fmt.Errorf("watching %s: interval %v must be positive", dir, interval)
 	}
 	last, err := snapshot(dir)
 	if err != nil {
-		return fmt.Errorf("watching %s: %w", dir, err)
+		return nil, fmt.Errorf("watching %s: %w", dir, err)
 	}
-	t := time.NewTicker(interval)
+	return &Watcher{dir: dir, interval: interval, fn: fn, last: last}, nil
+}
+
+// Run polls the directory every interval and calls fn (from Run's
+// goroutine, one call at a time) whenever a *.jsonl file was created,
+// removed or changed size or modification time since the last snapshot.
+// Read errors (a share briefly gone) are retried on the next poll. It
+// returns nil when ctx ends; a Watcher runs once.
+func (w *Watcher) Run(ctx context.Context) error {
+	t := time.NewTicker(w.interval)
 	defer t.Stop()
 	for {
 		select {
@@ -68,13 +84,19 @@ func Watch(ctx context.Context, dir string, interval time.Duration, fn func()) e
 			return nil
 		case <-t.C:
 		}
-		cur, err := snapshot(dir)
-		if err != nil {
-			continue
-		}
-		if !sameSnapshot(last, cur) {
-			last = cur
-			fn()
-		}
+		w.poll()
+	}
+}
+
+// poll takes a snapshot and calls fn when it differs from the last one; a
+// directory that cannot be read now is left for the next poll.
+func (w *Watcher) poll() {
+	cur, err := snapshot(w.dir)
+	if err != nil {
+		return
+	}
+	if !sameSnapshot(w.last, cur) {
+		w.last = cur
+		w.fn()
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/remem/remem/internal/forge"
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -187,17 +188,9 @@ func (n *tnode) run(t testing.TB) {
 	}
 }
 
-// eventually polls cond every 20ms until it holds or d passes.
-func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// eventually is the shared testutil.Eventually (the same arguments),
+// under the name every test of this package calls.
+var eventually = testutil.Eventually
 
 var subjects = []string{"the linker", "the test runner", "the cache", "the formatter", "the race detector",
 	"the module proxy", "the build server", "the code generator", "the profiler", "the package index"}

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
 )
@@ -98,7 +98,7 @@ func receivePath(b *testing.B, merge func(*Memory, []*protocol.Record) error) {
 		bl := bareOf(b, lines)
 		b.StartTimer()
 
-		c0, t0 := cpuTime(), time.Now()
+		c0, t0 := testutil.CPUTime(), time.Now()
 		recs := make([]*protocol.Record, 0, perMsg)
 		now := time.Now()
 		for _, l := range lines {
@@ -111,13 +111,13 @@ func receivePath(b *testing.B, merge func(*Memory, []*protocol.Record) error) {
 		if err := merge(m, recs); err != nil {
 			b.Fatal(err)
 		}
-		c1, t1 := cpuTime(), time.Now()
+		c1, t1 := testutil.CPUTime(), time.Now()
 		for _, x := range bl {
 			if !ed25519.Verify(x.pub, x.msg, x.sig) {
 				b.Fatal("bare verify failed")
 			}
 		}
-		c2, t2 := cpuTime(), time.Now()
+		c2, t2 := testutil.CPUTime(), time.Now()
 		path += t1.Sub(t0)
 		bare += t2.Sub(t1)
 		pathCPU += c1 - c0
@@ -131,13 +131,6 @@ func receivePath(b *testing.B, merge func(*Memory, []*protocol.Record) error) {
 	// when other work shares the machine; wall time is not.
 	b.ReportMetric(float64(records)/pathCPU.Seconds(), "path-records/cpu-s")
 	b.ReportMetric(bareCPU.Seconds()/pathCPU.Seconds(), "path/bare-cpu-throughput")
-}
-
-// cpuTime is the CPU time this process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkMemoryAtRest reports the heap a memory holding 1,000 records and

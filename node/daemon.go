@@ -172,7 +172,9 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			folder.Watch(ctx, dir, 2*time.Second, func() { d.readFolder(ctx, dir) })
+			if w, err := folder.NewWatcher(dir, 2*time.Second, func() { d.readFolder(ctx, dir) }); err == nil {
+				w.Run(ctx)
+			}
 		}()
 	}
 	d.pullCommons(ctx) // bootstrap from the commons

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
 )
@@ -63,18 +64,6 @@ func (td *testDaemon) stop(t *testing.T) {
 
 func (td *testDaemon) addr() string { return td.d.Gossip().Addrs()[0].String() }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func stateOn(m *Memory, hash string) protocol.State {
 	views, err := m.Lessons(Filter{All: true})
 	if err != nil {
@@ -113,7 +102,7 @@ func TestDaemonsConfirmRevokeRestart(t *testing.T) {
 	}
 	nodes[0].d.SleepNow(ctx) // publishes the outbox
 	for _, n := range nodes {
-		eventually(t, "the lesson on every node", 30*time.Second, func() bool { return stateOn(n.d.Memory(), rec.Hash) != "" })
+		testutil.Eventually(t, 30*time.Second, "the lesson on every node", func() bool { return stateOn(n.d.Memory(), rec.Hash) != "" })
 	}
 	// Three other memories meet the surprise and confirm.
 	var wg sync.WaitGroup
@@ -128,7 +117,7 @@ func TestDaemonsConfirmRevokeRestart(t *testing.T) {
 	}
 	wg.Wait()
 	for _, n := range nodes {
-		eventually(t, "common on every node", 30*time.Second, func() bool { return stateOn(n.d.Memory(), rec.Hash) == protocol.StateCommon })
+		testutil.Eventually(t, 30*time.Second, "common on every node", func() bool { return stateOn(n.d.Memory(), rec.Hash) == protocol.StateCommon })
 	}
 	p, err := origin.Show(rec.Hash)
 	if err != nil || len(p.Confirmers) != 3 {
@@ -139,7 +128,7 @@ func TestDaemonsConfirmRevokeRestart(t *testing.T) {
 	}
 	nodes[0].d.SleepNow(ctx)
 	for _, n := range nodes {
-		eventually(t, "revoked on every node", 30*time.Second, func() bool { return stateOn(n.d.Memory(), rec.Hash) == protocol.StateRevoked })
+		testutil.Eventually(t, 30*time.Second, "revoked on every node", func() bool { return stateOn(n.d.Memory(), rec.Hash) == protocol.StateRevoked })
 	}
 	// Restart the last node on its home: the state survives.
 	nodes[3].stop(t)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/remem/remem/internal/hostile"
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -15,7 +16,7 @@ func TestHostileInputs(t *testing.T) {
 	hostile.Run(t, hostile.Transport{
 		Unbound: true, // an import takes another memory's export whole
 		Deliver: func(t *testing.T, owner protocol.Identity, lines [][]byte) hostile.Outcome {
-			rep, err := m.Receive(context.Background(), "import:hostile", protocol.SplitLines(joinLines(lines)))
+			rep, err := m.Receive(context.Background(), "import:hostile", protocol.SplitLines(testutil.JoinLines(lines...)))
 			if err != nil {
 				t.Fatal(err)
 			}

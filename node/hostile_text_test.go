@@ -8,6 +8,7 @@ import (
 
 	"github.com/remem/remem/internal/forge"
 	"github.com/remem/remem/internal/hostile"
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
 )
@@ -40,7 +41,7 @@ func TestReceiveRefusesHostileTexts(t *testing.T) {
 	}
 	good := hostileLine(t, "go vet ./... reports a copied lock in the cache package", clk.Now())
 	lines = append(lines, good)
-	rep, err := m.Receive(context.Background(), "team:x", protocol.SplitLines(joinLines(lines)))
+	rep, err := m.Receive(context.Background(), "team:x", protocol.SplitLines(testutil.JoinLines(lines...)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
 )
@@ -29,7 +30,7 @@ func TestImportLocalRefusesOtherOrigins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := string(joinLines(foreign)) + "garbage\n" + string(own.Raw) + "\n"
+	data := string(testutil.JoinLines(foreign...)) + "garbage\n" + string(own.Raw) + "\n"
 	for _, svc := range []Service{Local{M: b}} {
 		rep, err := svc.Import(context.Background(), store.ScopeLocal, []byte(data))
 		if err != nil {
@@ -50,11 +51,11 @@ func TestImportLocalRefusesOtherOrigins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if joined := string(joinLines(exported)); strings.Contains(joined, a.Origin()) {
+	if joined := string(testutil.JoinLines(exported...)); strings.Contains(joined, a.Origin()) {
 		t.Fatalf("B exports A's record as its own:\n%s", joined)
 	}
 	// Any other scope takes A's record as it always did.
-	rep, err := b.Import(context.Background(), "import", joinLines(foreign))
+	rep, err := b.Import(context.Background(), "import", testutil.JoinLines(foreign...))
 	if err != nil || rep.Accepted != 1 || len(rep.Refused) != 0 {
 		t.Fatalf("import by scope import: %+v, %v", rep, err)
 	}
@@ -86,7 +87,7 @@ func TestImportLocalRestoresOwnBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer restored.Close()
-	rep, err := restored.Import(context.Background(), store.ScopeLocal, joinLines(backup))
+	rep, err := restored.Import(context.Background(), store.ScopeLocal, testutil.JoinLines(backup...))
 	if err != nil || rep.Accepted != 1 || len(rep.Refused) != 0 {
 		t.Fatalf("restore: %+v, %v", rep, err)
 	}
@@ -109,7 +110,7 @@ func TestOwnLinesOnlyOwnOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Receive(context.Background(), store.ScopeLocal, protocol.SplitLines(joinLines(foreign))); err != nil {
+	if _, err := b.Receive(context.Background(), store.ScopeLocal, protocol.SplitLines(testutil.JoinLines(foreign...))); err != nil {
 		t.Fatal(err)
 	}
 	lines, err := b.OwnLines("")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -63,7 +64,7 @@ func transfer(t *testing.T, from, to *Memory, scope string) ReceiveReport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := to.Receive(context.Background(), scope, protocol.SplitLines(joinLines(lines)))
+	rep, err := to.Receive(context.Background(), scope, protocol.SplitLines(testutil.JoinLines(lines...)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestRevocationRemovesAndNeverResurrects(t *testing.T) {
 		t.Fatalf("revoked lesson still in B's active view: %+v", views)
 	}
 	// The old lesson line arrives again: it must not come back.
-	b.Receive(context.Background(), "folder:/x", protocol.SplitLines(joinLines(old)))
+	b.Receive(context.Background(), "folder:/x", protocol.SplitLines(testutil.JoinLines(old...)))
 	if views, _ := b.Lessons(Filter{}); len(views) != 0 {
 		t.Fatalf("an older record resurrected a revoked lesson: %+v", views)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -22,7 +23,7 @@ func TestOwnLinesLeaveOutRevokedLessons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	joined := string(joinLines(lines))
+	joined := string(testutil.JoinLines(lines...))
 	if strings.Contains(joined, "VPN") || !strings.Contains(joined, `"revoke":"`+rec.Hash) || !strings.Contains(joined, "staging") {
 		t.Fatalf("own lines after a revocation:\n%s", joined)
 	}
@@ -54,15 +55,7 @@ func TestFileLinesFitTheLimits(t *testing.T) {
 	if len(lines) > protocol.MaxOriginRecs || size > protocol.MaxOriginFile || left == 0 {
 		t.Fatalf("%d lines, %d bytes, %d left out", len(lines), size, left)
 	}
-	if !strings.Contains(string(joinLines(lines)), `"revoke":"`+first) {
+	if !strings.Contains(string(testutil.JoinLines(lines...)), `"revoke":"`+first) {
 		t.Fatal("the revocation did not make it into the file")
 	}
-}
-
-func joinLines(lines [][]byte) []byte {
-	var out []byte
-	for _, l := range lines {
-		out = append(append(out, l...), '\n')
-	}
-	return out
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
 )
@@ -25,7 +26,7 @@ func TestReceiveLocalTakesOnlyOwnRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := hostileLine(t, "The staging database is wiped every Sunday night", clk.Now())
-	rep, err := m.Receive(context.Background(), store.ScopeLocal, protocol.SplitLines(joinLines(append(own, other))))
+	rep, err := m.Receive(context.Background(), store.ScopeLocal, protocol.SplitLines(testutil.JoinLines(append(own, other)...)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestReceiveCapsAnOrigin(t *testing.T) {
 	half := protocol.MaxOriginRecs - 10
 	var over int
 	for _, part := range [][][]byte{lines[:half], lines[half:]} {
-		rep, err := m.Receive(context.Background(), "team:x", protocol.SplitLines(joinLines(part)))
+		rep, err := m.Receive(context.Background(), "team:x", protocol.SplitLines(testutil.JoinLines(part...)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +88,7 @@ func TestReceiveCapsAnOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	newer := sign(1, at.Add(time.Minute))
-	rep, err := m.Receive(context.Background(), "team:x", protocol.SplitLines(joinLines([][]byte{rev.Raw, newer})))
+	rep, err := m.Receive(context.Background(), "team:x", protocol.SplitLines(testutil.JoinLines([][]byte{rev.Raw, newer}...)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -34,7 +34,7 @@ func BenchmarkPutRecords(b *testing.B) {
 			defer func() { s.Close() }()
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := testutil.CPUTime()
 			for i := 0; i < b.N; i++ {
 				if i%len(batches) == 0 {
 					b.StopTimer()
@@ -66,7 +66,7 @@ func BenchmarkPutRecords(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := testutil.CPUTime()
 			for i := 0; i < b.N; i++ {
 				if _, err := s.PutRecords(recs, "team/a", t0); err != nil {
 					b.Fatal(err)
@@ -134,7 +134,7 @@ func BenchmarkForHash(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := testutil.CPUTime()
 			for i := 0; i < b.N; i++ {
 				held, err := s.ForHash(hashes[(i*7919)%len(hashes)])
 				if err != nil || len(held) != 5 {
@@ -187,19 +187,9 @@ func BenchmarkScan(b *testing.B) {
 	})
 }
 
-// cpuTime is the CPU time this process has used (all goroutines, Badger's
-// background work included): on a busy machine it says more than wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // reportCPU adds cpu-ns/op (and per record) since start.
 func reportCPU(b *testing.B, start time.Duration, perOp int) {
-	d := float64(cpuTime()-start) / float64(b.N)
+	d := float64(testutil.CPUTime()-start) / float64(b.N)
 	b.ReportMetric(d, "cpu-ns/op")
 	if perOp > 1 {
 		b.ReportMetric(d/float64(perOp), "cpu-ns/record")

@@ -40,7 +40,7 @@ func folderSync(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := node.Open(node.Config{Home: home(c), Create: true, LockWait: node.DefaultLockWait})
+	m, err := node.Open(node.Config{Home: home(c), Create: true, LockWait: node.DefaultLockWait, Now: clock()})
 	if err != nil {
 		return fmt.Errorf("%w; with a running node, give it --folder %s instead", err, dir)
 	}
@@ -66,10 +66,14 @@ func folderSync(c *cli.Context) error {
 	if err := once(); err != nil || !c.Bool("watch") {
 		return err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "watching %s (Ctrl-C stops)\n", dir)
-	return folder.Watch(c.Context, dir, c.Duration("interval"), func() {
+	w, err := folder.NewWatcher(dir, c.Duration("interval"), func() {
 		if err := once(); err != nil {
 			fmt.Fprintln(c.App.ErrWriter, "sync failed (will retry on the next change):", err)
 		}
 	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "watching %s (Ctrl-C stops)\n", dir)
+	return w.Run(c.Context)
 }

@@ -111,7 +111,7 @@ func showStatus(c *cli.Context, peersOnly bool) error {
 // fetchStatus asks the running node, or reads the memory at rest (waiting
 // a moment while a short command holds it).
 func fetchStatus(c *cli.Context) (node.Status, bool, error) {
-	svc, err := node.OpenOrDial(c.Context, node.Config{Home: home(c)}, node.DefaultLockWait)
+	svc, err := node.OpenOrDial(c.Context, node.Config{Home: home(c), Now: clock()}, node.DefaultLockWait)
 	if err != nil {
 		return node.Status{}, false, err
 	}

@@ -17,14 +17,10 @@ import (
 	"github.com/remem/remem/testnet"
 )
 
-// runTestnet runs `remem testnet` in this process (testnetCommand is added
-// when main.go does not register it yet).
+// runTestnet runs `remem testnet` in this process.
 func runTestnet(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	app := newApp()
-	if app.Command("testnet") == nil {
-		app.Commands = append(app.Commands, testnetCommand())
-	}
 	var out, errOut bytes.Buffer
 	app.Writer, app.ErrWriter = &out, &errOut
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -35,9 +35,12 @@ Examples:
   remem export | remem verify --json -
   remem verify --now 2026-12-01T00:00:00Z --json old.jsonl`,
 		Flags: []cli.Flag{jsonFlag,
-			&cli.StringFlag{Name: "now", Usage: "the clock for the future-timestamp check (RFC 3339)"}},
+			&cli.StringFlag{Name: "now", Usage: "the clock for the future-timestamp check (RFC 3339; default: $REMEM_NOW, else the system clock)"}},
 		Action: func(c *cli.Context) error {
 			now := time.Now()
+			if t, ok, _ := fixedNow(); ok {
+				now = t
+			}
 			if s := c.String("now"); s != "" {
 				t, err := protocol.ParseTime(s)
 				if err != nil {

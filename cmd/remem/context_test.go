@@ -15,14 +15,10 @@ import (
 	"github.com/remem/remem/protocol"
 )
 
-// runContext runs `remem context` in this process (contextCommand is added
-// when main.go does not register it yet).
+// runContext runs `remem context` in this process.
 func runContext(t *testing.T, home string, args ...string) (string, error) {
 	t.Helper()
 	app := newApp()
-	if app.Command("context") == nil {
-		app.Commands = append(app.Commands, contextCommand())
-	}
 	var out, errOut bytes.Buffer
 	app.Writer, app.ErrWriter = &out, &errOut
 	err := app.RunContext(context.Background(), append([]string{"remem", "--home", home, "context"}, args...))

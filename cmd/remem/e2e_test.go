@@ -203,11 +203,33 @@ func TestImportScopeLocalRefusesOtherOrigins(t *testing.T) {
 	}
 }
 
+// TestNowEnvSetsTheClock: $REMEM_NOW is the time of what a command signs,
+// and a malformed value is a usage error of every command.
+func TestNowEnvSetsTheClock(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv(nowEnv, "2026-05-04T03:02:01Z")
+	must(t, home, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
+	if out := must(t, home, nil, "export"); !strings.Contains(out, `"updated":"2026-05-04T03:02:01Z"`) {
+		t.Errorf("the lesson is not signed at $%s:\n%s", nowEnv, out)
+	}
+	t.Setenv(nowEnv, "yesterday")
+	if _, errOut, code := run(t, home, nil, "lessons"); code != 2 || !strings.Contains(errOut, nowEnv) {
+		t.Errorf("a malformed $%s: exit %d, %s", nowEnv, code, errOut)
+	}
+}
+
 // TestTwoHomesConfirmation is issue 3's end-to-end test with the binary.
+// $REMEM_NOW puts B's surprises a minute before and after the lesson's
+// arrival without waiting.
 func TestTwoHomesConfirmation(t *testing.T) {
+	start := time.Now().UTC().Truncate(time.Second)
 	for _, metBefore := range []bool{false, true} {
 		name := map[bool]string{false: "new surprise confirms", true: "surprise met before does not"}[metBefore]
 		t.Run(name, func(t *testing.T) {
+			at := func(minute int) {
+				t.Setenv(nowEnv, start.Add(time.Duration(minute)*time.Minute).Format(time.RFC3339))
+			}
+			at(0)
 			a, b := t.TempDir(), t.TempDir()
 			projA, projB := filepath.Join(a, "proj"), filepath.Join(b, "proj")
 			os.MkdirAll(projA, 0o755)
@@ -230,12 +252,14 @@ func TestTwoHomesConfirmation(t *testing.T) {
 					"--happened", "undefined: mocks.NewClient on a clean checkout, go generate not run yet")
 			}
 			if metBefore {
+				at(1)
 				surprise("early")
-				time.Sleep(1100 * time.Millisecond)
 			}
+			at(2)
 			must(t, b, []byte(must(t, a, nil, "export")), "import", "-")
-			time.Sleep(1100 * time.Millisecond)
+			at(3)
 			surprise("late")
+			at(4)
 			must(t, b, nil, "sleep")
 			exportB := must(t, b, nil, "export")
 			confirmed := strings.Contains(exportB, `"confirm":"`+hash+`"`)

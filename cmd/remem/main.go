@@ -9,8 +9,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/remem/remem/protocol"
 )
 
 func main() {
@@ -45,9 +48,17 @@ func newApp() *cli.App {
 signs them with its Ed25519 key and exchanges them over team gossip topics, shared
 folders and an HTTP commons. Lessons are observations, never instructions.
 
-The memory lives in $REMEM_HOME (default ~/.remem).`,
+The memory lives in $REMEM_HOME (default ~/.remem). For tests and reproducible
+runs, $REMEM_NOW (RFC 3339) stops the clock of the memory a command opens at that
+instant (not a running node's: a command that goes through a node uses its clock).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "home", Usage: "the memory's directory", EnvVars: []string{"REMEM_HOME"}, Value: defaultHome()},
+		},
+		Before: func(*cli.Context) error {
+			if _, _, err := fixedNow(); err != nil {
+				return cli.Exit(err.Error(), 2)
+			}
+			return nil
 		},
 		ExitErrHandler:  func(*cli.Context, error) {}, // main prints errors once
 		HideHelpCommand: true,
@@ -64,4 +75,34 @@ func commands() []*cli.Command {
 		nodeCommand(), statusCommand(), peersCommand(), folderCommand(), commonsCommand(),
 		mcpCommand(), contextCommand(), testnetCommand(),
 	}
+}
+
+// nowEnv names the variable that stops the clock of the memory a command
+// opens at one instant, so that a test can put two commands minutes apart
+// without waiting, and a run can be repeated exactly. `remem node` ignores
+// it: a running node's clock must move.
+const nowEnv = "REMEM_NOW"
+
+// fixedNow is the instant in $REMEM_NOW; ok is false when it is unset. It is
+// the one place the variable is read.
+func fixedNow() (t time.Time, ok bool, err error) {
+	s := os.Getenv(nowEnv)
+	if s == "" {
+		return time.Time{}, false, nil
+	}
+	if t, err = protocol.ParseTime(s); err != nil {
+		return time.Time{}, false, fmt.Errorf("%s=%q is not an RFC 3339 time with a Z or an offset, like 2026-12-01T00:00:00Z", nowEnv, s)
+	}
+	return t, true, nil
+}
+
+// clock is the node.Config.Now of the commands that open the memory: nil
+// (the system clock) unless $REMEM_NOW is set. The app's Before has refused
+// a malformed value.
+func clock() func() time.Time {
+	t, ok, _ := fixedNow()
+	if !ok {
+		return nil
+	}
+	return func() time.Time { return t }
 }

@@ -36,68 +36,36 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestMCPHelperProcess is not a test: TestMCPOverStdio runs the test binary
-// again with REMEM_MCP_HELPER=1, and then this runs `remem mcp` on the
-// process's stdin and stdout, with mcpCommand added when main.go does not
-// register it (yet).
+// TestMCPHelperProcess is not a test: TestMCPThroughRunningNode runs the
+// test binary again with REMEM_MCP_HELPER=1, and then this runs `remem mcp`
+// on the process's stdin and stdout.
 func TestMCPHelperProcess(t *testing.T) {
 	if os.Getenv("REMEM_MCP_HELPER") != "1" {
-		t.Skip("helper process for TestMCPOverStdio")
+		t.Skip("helper process for TestMCPThroughRunningNode")
 	}
 	app := newApp()
-	if app.Command("mcp") == nil {
-		app.Commands = append(app.Commands, mcpCommand())
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	os.Exit(exitCode(app.RunContext(ctx, []string{"remem", "mcp"})))
 }
 
-// mcpCommandLine is how to start `remem mcp`: the built binary, or this test
-// binary as the helper process.
-type mcpCommandLine func(home string) *exec.Cmd
-
-func binaryMCP(t *testing.T) mcpCommandLine {
-	bin := remem(t)
-	if out, err := exec.Command(bin, "mcp", "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "Model Context Protocol") {
-		t.Skipf("the built remem has no `mcp` command yet (mcpCommand() is not registered in main.go's commands()); "+
-			"the helper-process subtest drives the same command over stdio. `remem mcp --help`: %v\n%s", err, out)
-	}
-	return func(home string) *exec.Cmd {
-		cmd := exec.Command(bin, "mcp")
-		cmd.Env = append(os.Environ(), "REMEM_HOME="+home)
-		return cmd
-	}
+// helperMCP is `remem mcp` run by this test binary as the helper process,
+// on home.
+func helperMCP(home string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMCPHelperProcess$")
+	cmd.Env = append(os.Environ(), "REMEM_HOME="+home, "REMEM_MCP_HELPER=1")
+	return cmd
 }
 
-func helperMCP(*testing.T) mcpCommandLine {
-	return func(home string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestMCPHelperProcess$")
-		cmd.Env = append(os.Environ(), "REMEM_HOME="+home, "REMEM_MCP_HELPER=1")
-		return cmd
-	}
-}
-
-// TestMCPOverStdio drives `remem mcp` as an agent's MCP client does, over the
-// process's stdin and stdout: initialize, list the tools, report an error
-// event, sleep, and recall the lesson the sleep wrote.
+// TestMCPOverStdio drives the built `remem mcp` as an agent's MCP client
+// does, over the process's stdin and stdout: initialize, list the tools,
+// report an error event, sleep, and recall the lesson the sleep wrote.
 func TestMCPOverStdio(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		cmd  func(*testing.T) mcpCommandLine
-	}{
-		{"binary", binaryMCP},
-		{"helper-process", helperMCP},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			start := tc.cmd(t)
-			home := t.TempDir()
-			cmd := start(home)
-			var stderr syncBuffer
-			cmd.Stderr = &stderr
-			mcpScenario(t, cmd, &stderr, nil)
-		})
-	}
+	cmd := exec.Command(remem(t), "mcp")
+	cmd.Env = append(os.Environ(), "REMEM_HOME="+t.TempDir())
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	mcpScenario(t, cmd, &stderr, nil)
 }
 
 // TestMCPThroughRunningNode runs `remem mcp` on a home a node holds: the
@@ -119,7 +87,7 @@ func TestMCPThroughRunningNode(t *testing.T) {
 	if err := node.WriteNodeInfo(home, node.NodeInfo{API: ln.Addr().String(), PID: os.Getpid(), Origin: m.Origin()}); err != nil {
 		t.Fatal(err)
 	}
-	cmd := helperMCP(t)(home)
+	cmd := helperMCP(home)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	mcpScenario(t, cmd, &stderr, func(hash string) {

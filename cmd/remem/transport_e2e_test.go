@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/remem/remem/internal/testutil"
 )
 
 func lessonTexts(t *testing.T, home string) []string {
@@ -51,7 +52,7 @@ func TestCommonsRoundTripThroughBinary(t *testing.T) {
 	os.WriteFile(token, []byte("s3cret-token\n"), 0o600)
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	srv := exec.Command(remem(t), "commons", "serve", "--listen", addr, "--data", data, "--token-file", token)
-	var srvErr bytes.Buffer
+	var srvErr syncBuffer
 	srv.Stderr = &srvErr
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -60,19 +61,18 @@ func TestCommonsRoundTripThroughBinary(t *testing.T) {
 		srv.Process.Signal(syscall.SIGTERM)
 		if err := srv.Wait(); err != nil {
 			t.Errorf("commons did not stop cleanly: %v\n%s", err, srvErr.String())
+		} else if t.Failed() {
+			t.Logf("commons said:\n%s", srvErr.String())
 		}
 	}()
 	url := "http://" + addr
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if resp, err := http.Get(url + "/.well-known/remem"); err == nil {
+	testutil.Eventually(t, 10*time.Second, "the commons to answer", func() bool {
+		resp, err := http.Get(url + "/.well-known/remem")
+		if err == nil {
 			resp.Body.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("commons did not start:\n%s", srvErr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil
+	})
 	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
 	if _, errOut, code := run(t, a, nil, "commons", "push", url); code == 0 || !strings.Contains(errOut, "token") {
 		t.Fatalf("a push without a token: %d %s", code, errOut)
@@ -90,17 +90,23 @@ func TestCommonsRoundTripThroughBinary(t *testing.T) {
 	}
 }
 
-// TestFolderWatch: a watching sync takes a file another memory writes.
+// TestFolderWatch: a watching sync takes a file another memory writes
+// after it said it is watching (its first snapshot is taken by then).
 func TestFolderWatch(t *testing.T) {
 	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
 	must(t, b, nil, "init")
 	watch := exec.Command(remem(t), "folder", "sync", "--watch", "--interval", "100ms", dir)
 	watch.Env = append(os.Environ(), "REMEM_HOME="+b)
-	var errOut bytes.Buffer
-	watch.Stderr = &errOut
+	var out, errOut syncBuffer
+	watch.Stdout, watch.Stderr = &out, &errOut
 	if err := watch.Start(); err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("the watching sync said:\n%s%s", out.String(), errOut.String())
+		}
+	}()
 	stopped := false
 	stop := func() {
 		if !stopped {
@@ -110,22 +116,15 @@ func TestFolderWatch(t *testing.T) {
 		}
 	}
 	defer stop()
+	testutil.Eventually(t, 15*time.Second, "the sync to watch", func() bool { return strings.Contains(errOut.String(), "watching") })
 	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
 	must(t, a, nil, "folder", "sync", dir)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		entries, _ := os.ReadDir(dir)
-		if len(entries) == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("b never wrote its file:\n%s", errOut.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond)
+	testutil.Eventually(t, 15*time.Second, "the watching sync to take a's lesson", func() bool { return strings.Contains(out.String(), "accepted 1,") })
 	stop()
 	if texts := lessonTexts(t, b); len(texts) != 1 {
-		t.Fatalf("the watching memory holds %v\n%s", texts, errOut.String())
+		t.Fatalf("the watching memory holds %v", texts)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Fatalf("the folder holds %d files, want a's and b's", len(entries))
 	}
 }
