@@ -2,7 +2,7 @@ package folder
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -32,24 +32,7 @@ type Report struct {
 	Accepted int       `json:"accepted"` // records verified and handed to Deliver
 	Skipped  int       `json:"skipped"`  // lines of an unknown version (not an error)
 	Refused  []Refusal `json:"refused"`  // lines refused, in file then line order
-	Errors   []error   `json:"errors"`   // files that could not be read, or Deliver errors (JSON: their messages)
-}
-
-// MarshalJSON writes the report with each error as its message.
-func (r Report) MarshalJSON() ([]byte, error) {
-	type plain Report
-	return json.Marshal(struct {
-		plain
-		Errors []string `json:"errors"`
-	}{plain(r), errorStrings(r.Errors)})
-}
-
-func errorStrings(errs []error) []string {
-	out := make([]string, len(errs))
-	for i, e := range errs {
-		out[i] = e.Error()
-	}
-	return out
+	Failed   int       `json:"failed"`   // files that could not be read or delivered; Read returns their errors
 }
 
 // ByReason counts the refusals by reason, e.g. for metrics.
@@ -131,13 +114,15 @@ func Scope(dir string) (string, error) {
 }
 
 // Read reads every file DIR/<16 lowercase hex>.jsonl except self's, in name
-// order, verifies every line with protocol.Verify(line, now), refuses lines
-// whose origin differs from the file name, and calls deliver once per file
-// that has accepted records. Other names are ignored. A damaged file is
-// reported in the Report (its good lines are still delivered); the error
-// return is only for a folder that cannot be listed.
+// order, verifies each as one batch bound to its origin
+// (protocol.VerifyBatch), and calls deliver once per file that has accepted
+// records. Other names are ignored. A refused line is reported in the
+// Report and the file's good lines are still delivered. A file that cannot
+// be read or delivered does not stop the others: Read returns every such
+// failure joined (errors.Join) with the report of what it did.
 func Read(dir, self string, now time.Time, deliver Deliver) (Report, error) {
 	var rep Report
+	var errs []error
 	scope, err := Scope(dir)
 	if err != nil {
 		return rep, err
@@ -154,7 +139,8 @@ func Read(dir, self string, now time.Time, deliver Deliver) (Report, error) {
 		rep.Files++
 		data, tooLarge, err := readFile(filepath.Join(dir, e.Name()), e.Type())
 		if err != nil {
-			rep.Errors = append(rep.Errors, err)
+			errs = append(errs, err)
+			rep.Failed++
 			continue
 		}
 		if tooLarge {
@@ -166,12 +152,13 @@ func Read(dir, self string, now time.Time, deliver Deliver) (Report, error) {
 			continue
 		}
 		if err := deliver(scope, recs); err != nil {
-			rep.Errors = append(rep.Errors, fmt.Errorf("delivering %s: %w", e.Name(), err))
+			errs = append(errs, fmt.Errorf("delivering %s: %w", e.Name(), err))
+			rep.Failed++
 			continue
 		}
 		rep.Accepted += len(recs)
 	}
-	return rep, nil
+	return rep, errors.Join(errs...)
 }
 
 // readFile reads at most protocol.MaxOriginFile bytes of a regular file.
@@ -187,7 +174,7 @@ func readFile(path string, typ fs.FileMode) (data []byte, tooLarge bool, err err
 	if err != nil {
 		return nil, false, fmt.Errorf("reading %s: %w", path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
 		return nil, false, fmt.Errorf("reading %s: not a regular file", path)
 	}

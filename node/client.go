@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -41,8 +42,14 @@ func WriteNodeInfo(home string, info NodeInfo) error {
 	return atomicfile.Write(filepath.Join(home, NodeFile), "", data, 0o600)
 }
 
-// RemoveNodeInfo forgets the running node's address (on exit).
-func RemoveNodeInfo(home string) { os.Remove(filepath.Join(home, NodeFile)) }
+// RemoveNodeInfo forgets the running node's address (on exit); a file
+// already gone is no error.
+func RemoveNodeInfo(home string) error {
+	if err := os.Remove(filepath.Join(home, NodeFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
 
 // DialNode returns a Client for the node running on home, or an error when
 // none answers.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/sync/errgroup"
 	"log/slog"
 	"net"
 	"net/http"
@@ -98,8 +99,7 @@ func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
 	d := &Daemon{cfg: cfg, m: m, log: cfg.Logger.With("origin", m.Origin()), reg: cfg.Registry, sleepNow: make(chan chan sleepResult), news: make(chan struct{}, 1)}
 	for _, dir := range cfg.Folders {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			m.Close()
-			return nil, fmt.Errorf("folder %s: %w", dir, err)
+			return nil, errors.Join(fmt.Errorf("folder %s: %w", dir, err), m.Close())
 		}
 	}
 	for _, url := range cfg.Commons {
@@ -109,8 +109,7 @@ func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
 		gc.Identity, gc.Logger, gc.Registry, gc.Now = m.Identity(), cfg.Logger, cfg.Registry, m.Now
 		g, err := gossip.New(gc, holder{d})
 		if err != nil {
-			m.Close()
-			return nil, fmt.Errorf("starting the gossip host: %w", err)
+			return nil, errors.Join(fmt.Errorf("starting the gossip host: %w", err), m.Close())
 		}
 		d.gossip = g
 	}
@@ -127,15 +126,13 @@ func (d *Daemon) Gossip() *gossip.Node { return d.gossip }
 func (d *Daemon) APIAddr() string { return d.apiAddr }
 
 // Run serves until ctx ends, then finishes the current step, flushes and
-// closes the store. It returns nil on a clean stop.
+// closes the store. It returns nil on a clean stop, and the first error of
+// any of its parts (the API, gossip, the loop) otherwise, which stops the
+// others.
 func (d *Daemon) Run(ctx context.Context) (err error) {
 	d.started = time.Now()
 	defer func() { err = errors.Join(err, d.close()) }()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
-	var wg sync.WaitGroup
-	errc := make(chan error, 4)
+	g, ctx := errgroup.WithContext(ctx)
 	if d.cfg.API != "" {
 		ln, err := net.Listen("tcp", d.cfg.API)
 		if err != nil {
@@ -143,54 +140,52 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		}
 		d.apiAddr = ln.Addr().String()
 		if err := WriteNodeInfo(d.m.Home(), NodeInfo{API: d.apiAddr, PID: os.Getpid(), Origin: d.m.Origin()}); err != nil {
-			ln.Close()
-			return err
+			return errors.Join(err, ln.Close())
 		}
-		defer RemoveNodeInfo(d.m.Home())
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := ServeAPI(ctx, ln, d.Handler(), d.cfg.APILimits); err != nil {
-				errc <- fmt.Errorf("the local API: %w", err)
+		defer func() {
+			if rerr := RemoveNodeInfo(d.m.Home()); rerr != nil {
+				d.log.Warn("removing the node's address file", "err", rerr)
 			}
 		}()
+		g.Go(func() error {
+			if err := ServeAPI(ctx, ln, d.Handler(), d.cfg.APILimits); err != nil {
+				return fmt.Errorf("the local API: %w", err)
+			}
+			return nil
+		})
 	}
 	if d.gossip != nil {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			if err := d.gossip.Run(ctx); err != nil && ctx.Err() == nil {
-				errc <- fmt.Errorf("gossip: %w", err)
+				return fmt.Errorf("gossip: %w", err)
 			}
-		}()
-		go func() {
-			defer wg.Done()
-			d.relayNews(ctx)
-		}()
+			return nil
+		})
+		g.Go(func() error { d.relayNews(ctx); return nil })
 	}
 	for _, dir := range d.cfg.Folders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if w, err := folder.NewWatcher(dir, 2*time.Second, func() { d.readFolder(ctx, dir) }); err == nil {
-				w.Run(ctx)
-			}
-		}()
+		w, err := folder.NewWatcher(dir, 2*time.Second, func() { d.readFolder(ctx, dir) })
+		if err != nil {
+			// The folder is read on every sleep anyway; only the watch is lost.
+			d.log.Error("watching the folder; it is read on each sleep only", "scope", FolderScope(dir), "err", err)
+			continue
+		}
+		g.Go(func() error { w.Run(ctx); return nil })
 	}
-	d.pullCommons(ctx) // bootstrap from the commons
-	if d.cfg.Ready != nil {
-		d.cfg.Ready(d)
-	}
-	d.log.Info("node running", "api", d.apiAddr, "teams", d.cfg.Gossip.Teams, "sleep", d.cfg.SleepEvery)
-	runErr := d.loop(ctx, errc)
-	cancel()
-	wg.Wait()
-	return runErr
+	g.Go(func() error {
+		d.pullCommons(ctx) // bootstrap from the commons
+		if d.cfg.Ready != nil {
+			d.cfg.Ready(d)
+		}
+		d.log.Info("node running", "api", d.apiAddr, "teams", d.cfg.Gossip.Teams, "sleep", d.cfg.SleepEvery)
+		return d.loop(ctx)
+	})
+	return g.Wait()
 }
 
 // loop sleeps every SleepEvery (or when asked), pulls the commons every
 // PullEvery, and stops when ctx ends.
-func (d *Daemon) loop(ctx context.Context, errc chan error) error {
+func (d *Daemon) loop(ctx context.Context) error {
 	sleepT := time.NewTimer(d.cfg.SleepEvery)
 	pullT := time.NewTicker(d.cfg.PullEvery)
 	defer sleepT.Stop()
@@ -200,8 +195,6 @@ func (d *Daemon) loop(ctx context.Context, errc chan error) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case err := <-errc:
-			return err
 		case <-pullT.C:
 			d.pullCommons(ctx)
 		case <-sleepT.C:
@@ -273,7 +266,10 @@ func (d *Daemon) share(ctx context.Context) {
 				}
 			}
 			if next != cursor {
-				d.m.store.SetCursor(cursorName, next)
+				if err := d.m.store.SetCursor(cursorName, next); err != nil {
+					// The records go out again next time; sync drops the duplicates.
+					d.log.Error("saving the outbox cursor", "scope", scope, "err", err)
+				}
 			}
 		}
 		d.gossip.SyncNow(ctx)

@@ -55,11 +55,8 @@ func folderSync(c *cli.Context) error {
 			for _, r := range res.Report.Refused {
 				fmt.Fprintln(c.App.ErrWriter, "refused:", r)
 			}
-			for _, e := range res.Report.Errors {
-				fmt.Fprintln(c.App.ErrWriter, "error:", e)
-			}
-			fmt.Fprintf(c.App.Writer, "%s: wrote own file: %v; read %d files: accepted %d, refused %d\n",
-				time.Now().Format(time.TimeOnly), res.Wrote, res.Report.Files, res.Report.Accepted, len(res.Report.Refused))
+			fmt.Fprintf(c.App.Writer, "%s: wrote own file: %v; read %d files: accepted %d, refused %d, failed %d\n",
+				time.Now().Format(time.TimeOnly), res.Wrote, res.Report.Files, res.Report.Accepted, len(res.Report.Refused), res.Report.Failed)
 		}
 		return err
 	}
