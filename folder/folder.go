@@ -99,7 +99,7 @@ func removeStaleTemps(dir, origin string) {
 			continue
 		}
 		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
-			os.Remove(filepath.Join(dir, e.Name()))
+			_ = os.Remove(filepath.Join(dir, e.Name())) // another writer's cleanup may win; the next write tries again
 		}
 	}
 }

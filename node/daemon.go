@@ -170,7 +170,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 			d.log.Error("watching the folder; it is read on each sleep only", "scope", FolderScope(dir), "err", err)
 			continue
 		}
-		g.Go(func() error { w.Run(ctx); return nil })
+		g.Go(func() error { return w.Run(ctx) })
 	}
 	g.Go(func() error {
 		d.pullCommons(ctx) // bootstrap from the commons

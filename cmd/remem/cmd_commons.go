@@ -70,7 +70,7 @@ Examples:
 	}
 }
 
-func commonsServe(c *cli.Context) error {
+func commonsServe(c *cli.Context) (err error) {
 	data, err := os.ReadFile(c.String("token-file"))
 	if err != nil {
 		return fmt.Errorf("reading tokens: %w", err)
@@ -91,7 +91,7 @@ func commonsServe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
+	defer closeInto(&err, srv)
 	fmt.Fprintf(c.App.ErrWriter, "commons serving %s on http://%s\n", c.String("data"), c.String("listen"))
 	return commons.Serve(c.Context, c.String("listen"), srv, logger)
 }
@@ -117,12 +117,12 @@ func openLocal(c *cli.Context) (*node.Memory, error) {
 }
 
 // withCommons opens the memory and a client for the URL argument.
-func withCommons(c *cli.Context, do func(*node.Memory, *commons.Client) error) error {
+func withCommons(c *cli.Context, do func(*node.Memory, *commons.Client) error) (err error) {
 	m, err := openLocal(c)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
+	defer closeInto(&err, m)
 	client, err := commonsClient(c, m)
 	if err != nil {
 		return err

@@ -46,7 +46,7 @@ Examples:
 			&cli.IntFlag{Name: "budget", Value: 2000, Usage: "at most CHARS characters of Markdown"},
 			&cli.StringFlag{Name: "format", Value: "md", Usage: "md or json"},
 		},
-		Action: func(c *cli.Context) error {
+		Action: func(c *cli.Context) (err error) {
 			format := c.String("format")
 			if format != "md" && format != "json" {
 				return cli.Exit(fmt.Sprintf("--format %q: use md or json", format), 2)
@@ -66,7 +66,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			defer svc.Close()
+			defer closeInto(&err, svc)
 			query := projectQuery(dir)
 			views, err := pickContext(c, svc, query, limit)
 			if err != nil {
@@ -116,7 +116,7 @@ func firstLine(path string) string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 64<<10)
 	for n := 0; sc.Scan() && n < 50; n++ {

@@ -35,7 +35,7 @@ Examples:
 	}
 }
 
-func folderSync(c *cli.Context) error {
+func folderSync(c *cli.Context) (err error) {
 	dir, err := oneArg(c, "DIR")
 	if err != nil {
 		return err
@@ -44,7 +44,7 @@ func folderSync(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w; with a running node, give it --folder %s instead", err, dir)
 	}
-	defer m.Close()
+	defer closeInto(&err, m)
 	once := func() error {
 		res, err := m.SyncFolder(c.Context, dir)
 		if c.Bool("json") {

@@ -109,15 +109,12 @@ Examples:
 			}
 			return withService(c, func(svc node.Service) (node.Provenance, error) {
 				return svc.Show(c.Context, hash)
-			}, func(p node.Provenance) error {
-				printProvenance(c, p)
-				return nil
-			})
+			}, func(p node.Provenance) error { return printProvenance(c, p) })
 		},
 	}
 }
 
-func printProvenance(c *cli.Context, p node.Provenance) {
+func printProvenance(c *cli.Context, p node.Provenance) error {
 	w := c.App.Writer
 	fmt.Fprintf(w, "%s  %s\n", p.Hash, printable(p.Text))
 	fmt.Fprintf(w, "kind %s, strength %.2f, seen %d\n", p.Kind, p.Strength, p.Seen)
@@ -134,7 +131,9 @@ func printProvenance(c *cli.Context, p node.Provenance) {
 	for _, r := range p.Records {
 		fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%s\n", r.Type, r.Origin, protocol.FormatTime(r.Time), protocol.FormatTime(r.Arrived), strings.Join(r.Scopes, ","))
 	}
-	t.Flush()
+	if err := t.Flush(); err != nil {
+		return err
+	}
 	for _, r := range p.Records {
 		if r.Reason != "" {
 			fmt.Fprintf(w, "%s by %s, reason: %q\n", r.Type, r.Origin, r.Reason)
@@ -143,6 +142,7 @@ func printProvenance(c *cli.Context, p node.Provenance) {
 			fmt.Fprintf(w, "%s by %s carries an unknown member %q: %q (never shown to agents)\n", r.Type, r.Origin, name, r.Unknown[name])
 		}
 	}
+	return nil
 }
 
 // printable escapes what a terminal would act on (control and format

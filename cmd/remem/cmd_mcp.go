@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -53,7 +54,9 @@ An MCP client's configuration:
 				via = "the running node's local API"
 			}
 			log.Info("remem mcp: serving over stdio", "origin", svc.Origin(), "home", home(c), "via", via)
-			svc.Close()
+			if err := svc.Close(); err != nil {
+				return fmt.Errorf("closing the memory opened at start: %w", err)
+			}
 			open := func(ctx context.Context) (node.Service, error) { return openServiceWithin(c, ctx, mcpLockWait) }
 			err = remcp.Run(c.Context, remcp.NewServerOpen(open, mcpVersion(c)), os.Stdin, os.Stdout)
 			log.Info("remem mcp: the client closed the connection")

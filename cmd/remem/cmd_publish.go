@@ -78,12 +78,12 @@ Examples:
   remem export > me.jsonl
   remem export | ssh other-box remem import -`,
 		Flags: []cli.Flag{jsonFlag},
-		Action: func(c *cli.Context) error {
+		Action: func(c *cli.Context) (err error) {
 			m, err := openService(c)
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer closeInto(&err, m)
 			lines, err := m.Export(c.Context)
 			if err != nil {
 				return err

@@ -110,16 +110,16 @@ func showStatus(c *cli.Context, peersOnly bool) error {
 
 // fetchStatus asks the running node, or reads the memory at rest (waiting
 // a moment while a short command holds it).
-func fetchStatus(c *cli.Context) (node.Status, bool, error) {
+func fetchStatus(c *cli.Context) (st node.Status, viaNode bool, err error) {
 	svc, err := node.OpenOrDial(c.Context, node.Config{Home: home(c), Now: clock()}, node.DefaultLockWait)
 	if err != nil {
 		return node.Status{}, false, err
 	}
-	defer svc.Close()
+	defer closeInto(&err, svc)
 	if client, ok := svc.(*node.Client); ok {
-		st, err := client.Status(c.Context)
+		st, err = client.Status(c.Context)
 		return st, true, err
 	}
-	st, err := svc.(node.Local).M.Status()
+	st, err = svc.(node.Local).M.Status()
 	return st, false, err
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,12 +60,12 @@ func commandWriter(cmd string) consolidate.Writer {
 
 // withService opens the memory (or the running node's API), runs do and
 // prints its result: as JSON with --json, else with human.
-func withService[T any](c *cli.Context, do func(node.Service) (T, error), human func(T) error) error {
+func withService[T any](c *cli.Context, do func(node.Service) (T, error), human func(T) error) (err error) {
 	svc, err := openService(c)
 	if err != nil {
 		return err
 	}
-	defer svc.Close()
+	defer closeInto(&err, svc)
 	out, err := do(svc)
 	if err != nil {
 		return err
@@ -96,4 +98,12 @@ func useEmbeddings(cfg *node.Config, url string) error {
 		cfg.Params.Threshold = t
 	}
 	return nil
+}
+
+// closeInto closes c and joins its error into *err: closing a memory
+// flushes its store, so a failed close fails the command.
+func closeInto(err *error, c io.Closer) {
+	if cerr := c.Close(); cerr != nil {
+		*err = errors.Join(*err, fmt.Errorf("closing: %w", cerr))
+	}
 }
