@@ -71,7 +71,7 @@ func stallSync(ctx context.Context, h host.Host, p peer.ID, team string, summary
 		stop := context.AfterFunc(ctx, func() { s.Reset() })
 		if summary {
 			c := newConn(s)
-			if c.writeFrame(encodeSummary(team, &snapshot{}, true)) != nil || c.flush() != nil {
+			if c.writeFrame(encodeSummary(summaryMsg{team: team, full: true})) != nil || c.flush() != nil {
 				s.Reset()
 			}
 		}
@@ -381,7 +381,7 @@ func TestSyncOneSessionPerPeer(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := newConn(s)
-		if err := c.writeFrame(encodeSummary(team, &snapshot{}, true)); err != nil {
+		if err := c.writeFrame(encodeSummary(summaryMsg{team: team, full: true})); err != nil {
 			t.Fatal(err)
 		}
 		if err := c.flush(); err != nil {

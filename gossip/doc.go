@@ -32,13 +32,23 @@
 //   - Discovery (discovery.go, mdns.go): bootstrap multiaddrs kept connected
 //     with backoff, mDNS on the LAN, GossipSub peer exchange. Any one is
 //     enough.
-//   - Catch-up sync (sync.go, protocol /remem/sync/1.0.0, wire format there):
-//     on connect (by the dialing side), on SyncNow (every sleep) and every
-//     Params.SyncInterval, with a few random peers of each topic. It sends
-//     per-origin counts and digests, then ids only for origins that differ,
-//     then only missing lines, so the bytes grow with the difference. The
-//     answering side spends slots only on peers that keep the exchange
-//     moving, one session per peer, within a byte budget (sync.go).
+//   - Catch-up sync (protocol /remem/sync/1.0.0): on connect (by the dialing
+//     side), on SyncNow (every sleep) and every Params.SyncInterval, with a
+//     few random peers of each topic. It sends per-origin counts and
+//     digests, then ids only for origins that differ, then only missing
+//     lines, so the bytes grow with the difference. The answering side
+//     spends slots only on peers that keep the exchange moving, one session
+//     per peer, within a byte budget. One file per job:
+//     syncwire.go (the wire format: frames and the encoding of each message,
+//     pure, tested and fuzzed without a host), syncsnapshot.go (what a team
+//     scope holds, from Holder.Held, cached per Versioned.HeldVersion),
+//     syncsession.go (the stream, records in and out, what both sides
+//     share), syncinit.go (the initiator's steps), syncanswer.go (the
+//     responder's steps and its capacity rules) and syncrounds.go (rounds,
+//     intervals, per-peer locks, slots and the ids being fetched).
+//   - What a bare GossipSub host must share with a node to sit in a mesh like
+//     one (mirror.go, params.go): RouterParams, MessageID and
+//     MessageValidator; the testnet's probes use them.
 //   - Private teams: Config.Members (keys or origins). When every team of the
 //     node is private, a connection gater refuses every peer that is not a
 //     member of one of them; the validator and sync refuse non-members per
@@ -50,8 +60,9 @@
 // # How the node plugs in
 //
 // The memory is behind the Holder interface: Deliver (verified records that
-// arrived on a team scope), Held (the raw lines of a scope, for sync) and
-// Known (duplicate fast path). Records are only ever offered in the scope
+// arrived on a team scope, with a context that ends when the node closes),
+// Held (the raw lines of a scope, for sync) and Known (duplicate fast
+// path); Capped and Versioned are optional. Records are only ever offered in the scope
 // Holder.Held returns them for, so nothing received in one scope is sent
 // into another. Publish sends the memory's new records of a team as one
 // message per call (split at 1 MiB).

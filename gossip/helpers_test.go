@@ -39,7 +39,7 @@ func newMemHolder() *memHolder {
 	return &memHolder{scopes: map[string]map[protocol.RecordKey]*protocol.Record{}}
 }
 
-func (h *memHolder) Deliver(scope string, from peer.ID, recs []*protocol.Record) {
+func (h *memHolder) Deliver(_ context.Context, scope string, from peer.ID, recs []*protocol.Record) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.delivered += len(recs)
@@ -140,6 +140,13 @@ func startNode(t testing.TB, opts ...nodeOpt) *tnode {
 
 func newNode(t testing.TB, opts ...nodeOpt) *tnode {
 	t.Helper()
+	return newNodeWith(t, nil, opts...)
+}
+
+// newNodeWith makes a node whose Holder is wrap(h) for the node's
+// memHolder h (h itself when wrap is nil).
+func newNodeWith(t testing.TB, wrap func(*memHolder) Holder, opts ...nodeOpt) *tnode {
+	t.Helper()
 	id, err := protocol.GenerateIdentity()
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +162,11 @@ func newNode(t testing.TB, opts ...nodeOpt) *tnode {
 		o(&cfg)
 	}
 	h := newMemHolder()
-	n, err := New(cfg, h)
+	var holder Holder = h
+	if wrap != nil {
+		holder = wrap(h)
+	}
+	n, err := New(cfg, holder)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,8 +40,10 @@ type Holder interface {
 	// Deliver hands on records that arrived on a team scope, already
 	// verified by the validator or by sync (never verify them twice). from
 	// is the peer that sent the bytes (the forwarder of a gossip message, or
-	// the sync partner).
-	Deliver(scope string, from peer.ID, recs []*protocol.Record)
+	// the sync partner). ctx ends when the node closes (or the sync round
+	// that fetched them ends): Deliver should give up then, as Close waits
+	// for it.
+	Deliver(ctx context.Context, scope string, from peer.ID, recs []*protocol.Record)
 	// Held returns the raw lines of the records this memory holds in scope
 	// (own records published into it and records received by it), for
 	// catch-up sync. Only these lines are ever offered to peers of scope.
@@ -62,6 +64,7 @@ type Capped interface {
 // Versioned is an optional extension of Holder: HeldVersion moves whenever
 // what Held returns may have changed, so sync reuses its snapshot (the
 // parsed and hashed held lines) until then. Snapshots are never modified.
+// Sync calls Held once per version, so the holder need not cache it.
 type Versioned interface {
 	HeldVersion() uint64
 }
@@ -337,7 +340,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 	for _, t := range n.order {
 		topics = append(topics, t.topic)
 	}
-	gsp := p.gossipSubParams()
+	gsp := RouterParams(p)
 	n.ps, err = pubsub.NewGossipSub(n.ctx, n.host,
 		pubsub.WithGossipSubParams(gsp),
 		pubsub.WithPeerScore(p.scoreParams(topics), p.scoreThresholds()),
@@ -348,7 +351,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 		// the team is small, and a node that just joined has an empty mesh
 		// for a heartbeat or two.
 		pubsub.WithFloodPublish(true),
-		pubsub.WithMessageIdFn(messageID),
+		pubsub.WithMessageIdFn(MessageID),
 		pubsub.WithMessageSignaturePolicy(pubsub.StrictSign),
 		pubsub.WithMaxMessageSize(protocol.MaxGossipMsg+64<<10),
 		pubsub.WithLogger(n.log),
@@ -393,10 +396,14 @@ func isUDP(addr string) bool {
 	return strings.Contains(addr, "/udp/")
 }
 
-// messageID is the content hash of a message, so the same batch is one
-// message whoever sends it.
-func messageID(m *pb.Message) string {
-	sum := sha256.Sum256(m.Data)
+// MessageID is the GossipSub message id of a message: the content hash of
+// its data, so the same batch is one message whoever sends it. A host that
+// must sit in a team's mesh like a node (the testnet's probes) uses it too.
+func MessageID(m *pb.Message) string { return MessageIDOf(m.Data) }
+
+// MessageIDOf is the id of a message holding data.
+func MessageIDOf(data []byte) string {
+	sum := sha256.Sum256(data)
 	return string(sum[:])
 }
 
@@ -543,7 +550,7 @@ func (n *Node) readLoop(ctx context.Context, t *team, sub *pubsub.Subscription) 
 		if !ok || len(recs) == 0 {
 			continue
 		}
-		n.holder.Deliver(t.scope, msg.ReceivedFrom, recs)
+		n.holder.Deliver(ctx, t.scope, msg.ReceivedFrom, recs)
 	}
 }
 

@@ -311,7 +311,10 @@ func (p Params) resourceLimits() rcmgr.ConcreteLimitConfig {
 	return partial.Build(scaling.Scale(p.ResourceMemory, p.ResourceFDs))
 }
 
-func (p Params) gossipSubParams() pubsub.GossipSubParams {
+// RouterParams are the GossipSub router settings New derives from p. A
+// host that must sit in a team's mesh like a node (the testnet's probes)
+// uses them too.
+func RouterParams(p Params) pubsub.GossipSubParams {
 	g := pubsub.DefaultGossipSubParams()
 	g.D, g.Dlo, g.Dhi, g.Dout, g.Dscore, g.Dlazy = p.D, p.Dlo, p.Dhi, p.Dout, p.Dscore, p.Dlazy
 	g.HeartbeatInterval = p.HeartbeatInterval

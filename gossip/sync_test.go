@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,103 +16,6 @@ import (
 
 	"github.com/remem/remem/protocol"
 )
-
-func snapshotOf(t *testing.T, recs []*protocol.Record) *snapshot {
-	t.Helper()
-	n := newNode(t)
-	n.holder.add(Scope("t"), recs...)
-	s, err := n.snapshot(n.teams["t"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func TestSummaryAndDiffRoundTrip(t *testing.T) {
-	a, _ := protocol.GenerateIdentity()
-	b, _ := protocol.GenerateIdentity()
-	c, _ := protocol.GenerateIdentity()
-	ra, rb, rc := lessons(t, a, 0, 5), lessons(t, b, 10, 4), lessons(t, c, 20, 3)
-	// mine: a (all), b (3 of 4); theirs: a (all), b (all), c.
-	mine := snapshotOf(t, append(slices.Clone(ra), rb[:3]...))
-	theirs := snapshotOf(t, append(append(slices.Clone(ra), rb...), rc...))
-
-	body := encodeSummary("t", theirs, true)
-	sum, err := decodeSummary(body)
-	if err != nil || sum.team != "t" || !sum.full || len(sum.entries) != 3 || sum.whole != theirs.whole {
-		t.Fatalf("decodeSummary: %+v %v", sum, err)
-	}
-	// The whole digest alone: different sets, different digests; equal sets, equal.
-	lite, err := decodeSummary(encodeSummary("t", theirs, false))
-	if err != nil || lite.full || lite.entries != nil || lite.whole != theirs.whole || lite.whole == mine.whole {
-		t.Fatalf("whole-digest summary: %+v %v", lite, err)
-	}
-	if again := snapshotOf(t, append(append(slices.Clone(ra), rb...), rc...)); again.whole != theirs.whole {
-		t.Fatal("equal record sets gave different whole digests")
-	}
-	diff := diffAgainst(mine, sum.entries)
-	// a is equal and left out; b differs (my 3 ids); c I lack (0 ids).
-	if len(diff) != 2 {
-		t.Fatalf("diff has %d origins, want 2", len(diff))
-	}
-	got := map[string]int{}
-	for _, e := range diff {
-		got[e.origin.String()] = len(e.ids)
-	}
-	if got[b.Origin()] != 3 || got[c.Origin()] != 0 {
-		t.Errorf("diff %v", got)
-	}
-	status, back, err := decodeDiff(encodeDiff(diff))
-	if err != nil || status != statusOK || len(back) != 2 {
-		t.Fatalf("decodeDiff: %d %d %v", status, len(back), err)
-	}
-	for i := range diff {
-		if back[i].origin != diff[i].origin || !slices.Equal(back[i].ids, diff[i].ids) {
-			t.Errorf("entry %d changed in the round trip", i)
-		}
-	}
-	status, _, err = decodeDiff([]byte{statusBusy})
-	if err != nil || status != statusBusy {
-		t.Errorf("busy: %d %v", status, err)
-	}
-}
-
-func TestDecodeRefusesBadFrames(t *testing.T) {
-	var o1, o2 originID
-	o1[0], o2[0] = 2, 1
-	var id recID
-	unsorted := binary.AppendUvarint([]byte{statusOK}, 2)
-	unsorted = append(unsorted, o1[:]...)
-	unsorted = appendIDs(unsorted, []recID{id})
-	unsorted = append(unsorted, o2[:]...)
-	unsorted = appendIDs(unsorted, nil)
-
-	tooMany := binary.AppendUvarint([]byte{statusOK}, 1)
-	tooMany = append(tooMany, o1[:]...)
-	tooMany = binary.AppendUvarint(tooMany, maxOriginIDs+1)
-
-	cases := map[string][]byte{
-		"origins out of order":    unsorted,
-		"too many ids":            tooMany,
-		"truncated":               unsorted[:len(unsorted)-3],
-		"trailing bytes":          append(encodeDiff(nil), 0),
-		"huge count, short frame": binary.AppendUvarint([]byte{statusOK}, maxOrigins),
-	}
-	for name, body := range cases {
-		if _, _, err := decodeDiff(body); !errors.Is(err, errProtocol) {
-			t.Errorf("%s: err %v, want a protocol violation", name, err)
-		}
-	}
-	if _, err := decodeSummary(binary.AppendUvarint(nil, maxTeamLen+1)); !errors.Is(err, errProtocol) {
-		t.Errorf("long team name: %v", err)
-	}
-	if _, err := decodeSummary(append(binary.AppendUvarint(nil, 1), 't', 7)); !errors.Is(err, errProtocol) {
-		t.Errorf("unknown summary mode: %v", err)
-	}
-	if _, err := decodeSummary(append(binary.AppendUvarint(nil, 1), 't', summaryWhole, 1, 2)); !errors.Is(err, errProtocol) {
-		t.Errorf("short whole digest: %v", err)
-	}
-}
 
 // Sync both ways in one session, and only what each side lacks moves.
 func TestSyncBothWays(t *testing.T) {
@@ -348,4 +252,120 @@ func TestInSyncSessionIsCheap(t *testing.T) {
 	if s.SyncFailures > 0 || s.SyncBytesOut+s.SyncBytesIn > 200 {
 		t.Fatalf("an in-sync session moved %d+%d bytes (failures %d)", s.SyncBytesOut, s.SyncBytesIn, s.SyncFailures)
 	}
+}
+
+// stallingHolder is a memHolder whose Deliver waits until its context
+// ends, as a memory does whose embeddings endpoint hangs.
+type stallingHolder struct {
+	*memHolder
+	entered chan struct{} // closed when the first Deliver starts
+	once    sync.Once
+	ended   chan error    // the context's error, for each Deliver that returned
+	release chan struct{} // closed by free: Deliver returns then in any case
+	free    func()
+}
+
+func newStallingHolder(h *memHolder) *stallingHolder {
+	release := make(chan struct{})
+	return &stallingHolder{memHolder: h, entered: make(chan struct{}), ended: make(chan error, 16),
+		release: release, free: sync.OnceFunc(func() { close(release) })}
+}
+
+func (h *stallingHolder) Deliver(ctx context.Context, _ string, _ peer.ID, _ []*protocol.Record) {
+	h.once.Do(func() { close(h.entered) })
+	select {
+	case <-ctx.Done():
+	case <-h.release:
+	}
+	select {
+	case h.ended <- ctx.Err():
+	default:
+	}
+}
+
+// Close returns promptly while the holder's Deliver waits (for records
+// that came by gossip, by a session the node answers and by one it
+// started): Deliver's context ends when the node closes.
+func TestCloseWhileDeliverWaits(t *testing.T) {
+	off := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
+	cases := []struct {
+		name string
+		// provoke makes b deliver records of a; it returns when b's
+		// session or round has returned.
+		provoke func(t *testing.T, a, b *tnode) (wait func())
+	}{
+		{"gossip message", func(t *testing.T, a, b *tnode) func() {
+			eventually(t, 10*time.Second, "a to see b in the topic", func() bool { return len(a.teams["t"].t.ListPeers()) > 0 })
+			recs := lessons(t, a.id, 0, 3)
+			a.holder.add(Scope("t"), recs...)
+			if err := a.Publish(context.Background(), "t", raws(recs)); err != nil {
+				t.Fatal(err)
+			}
+			return func() {}
+		}},
+		{"sync session answered", func(t *testing.T, a, b *tnode) func() {
+			a.holder.add(Scope("t"), lessons(t, a.id, 0, 3)...)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				_ = a.syncWith(ctx, a.teams["t"], b.PeerID()) // b accepts a's offer
+			}()
+			return func() { <-done }
+		}},
+		{"sync round started", func(t *testing.T, a, b *tnode) func() {
+			a.holder.add(Scope("t"), lessons(t, a.id, 0, 3)...)
+			eventually(t, 10*time.Second, "b to know a speaks sync", func() bool { return b.speaksSync(a.PeerID()) })
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				b.SyncNow(context.Background())
+			}()
+			return func() { <-done }
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { closeWhileDeliverWaits(t, off, c.provoke) })
+	}
+}
+
+// closeWhileDeliverWaits starts a with b, whose Deliver waits for its
+// context, has provoke make b deliver, and closes b.
+func closeWhileDeliverWaits(t *testing.T, off nodeOpt, provoke func(t *testing.T, a, b *tnode) (wait func())) {
+	a := startNode(t, off)
+	var stalling *stallingHolder
+	b := newNodeWith(t, func(h *memHolder) Holder { stalling = newStallingHolder(h); return stalling }, off, withBootstrap(a))
+	t.Cleanup(stalling.free) // runs before b's cleanup closes it
+	b.run(t)
+	eventually(t, 10*time.Second, "connected", func() bool { return connectedTo(b, a) })
+	wait := provoke(t, a, b)
+	select {
+	case <-stalling.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("b never delivered")
+	}
+	start := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- b.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		stalling.free()
+		t.Fatal("Close did not return within 5 s of a Deliver that waits for its context")
+	}
+	select {
+	case err := <-stalling.ended:
+		if err == nil {
+			t.Error("Deliver returned with its context alive")
+		}
+	case <-time.After(5 * time.Second):
+		stalling.free()
+		t.Error("Deliver still waits 5 s after Close: its context did not end")
+	}
+	wait()
+	t.Logf("Close took %v", time.Since(start))
 }

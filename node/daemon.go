@@ -64,15 +64,6 @@ type Daemon struct {
 	commons  []*commons.Client
 	sleepNow chan chan sleepResult
 	news     chan struct{} // records new to this memory arrived by gossip or sync
-
-	heldMu sync.Mutex
-	held   map[string]heldLines // what sync offers per scope, by memory version
-}
-
-// heldLines are the lines sync offers in one scope at one memory version.
-type heldLines struct {
-	version uint64
-	lines   [][]byte
 }
 
 type sleepResult struct {
@@ -390,8 +381,11 @@ func (d *Daemon) relayNews(ctx context.Context) {
 // holder is the memory as gossip sees it.
 type holder struct{ d *Daemon }
 
-func (h holder) Deliver(scope string, from peer.ID, recs []*protocol.Record) {
-	rep, err := h.d.m.Deliver(context.Background(), scope, recs)
+// Deliver hands gossip's records to the memory with gossip's context,
+// which ends when the node closes: Deliver holds the sleep lock and may
+// wait for an embeddings endpoint, and must not hold up Close.
+func (h holder) Deliver(ctx context.Context, scope string, from peer.ID, recs []*protocol.Record) {
+	rep, err := h.d.m.Deliver(ctx, scope, recs)
 	if err != nil {
 		h.d.log.Error("deliver failed", "scope", scope, "peer", from.String(), "err", err)
 		return
@@ -405,28 +399,10 @@ func (h holder) Deliver(scope string, from peer.ID, recs []*protocol.Record) {
 }
 
 // Held is what sync offers in scope: own records that belong there and
-// records received by it, never records of another scope. Every sync
-// session asks, so the lines are kept until the memory changes.
+// records received by it, never records of another scope. Sync asks once
+// per HeldVersion and keeps the snapshot it makes of them, so nothing is
+// cached here.
 func (h holder) Held(scope string) ([][]byte, error) {
-	d := h.d
-	v := d.m.Version()
-	d.heldMu.Lock()
-	defer d.heldMu.Unlock()
-	if c, ok := d.held[scope]; ok && c.version == v {
-		return c.lines, nil
-	}
-	lines, err := h.collect(scope)
-	if err != nil {
-		return nil, err
-	}
-	if d.held == nil {
-		d.held = map[string]heldLines{}
-	}
-	d.held[scope] = heldLines{version: v, lines: lines}
-	return lines, nil
-}
-
-func (h holder) collect(scope string) ([][]byte, error) {
 	own, err := h.d.m.OwnLines(scope)
 	if err != nil {
 		return nil, err
@@ -449,7 +425,8 @@ func (h holder) collect(scope string) ([][]byte, error) {
 	return own, nil
 }
 
-// HeldVersion lets sync reuse its snapshot until the memory changes.
+// HeldVersion lets sync reuse its snapshot of Held until the memory
+// changes.
 func (h holder) HeldVersion() uint64 { return h.d.m.Version() }
 
 // Room lets the validator ignore an origin past the cap.

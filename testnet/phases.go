@@ -354,23 +354,33 @@ func (c *cluster) churn(ctx context.Context, pr *phaseRun, r *rand.Rand, progres
 	for _, v := range victims {
 		pr.started(v)
 	}
-	return c.catchUp(ctx, pr, victims, ref, held, wire0, progress)
+	return c.catchUp(ctx, pr, catchUpJob{nodes: victims, ref: ref, held: held, wire0: wire0}, progress)
 }
 
 // catchUpGrace is how long after its last missing record a catching-up
 // node's bytes are read.
 const catchUpGrace = 150 * time.Millisecond
 
-// catchUp waits until each of nodes holds every record of ref it did not
-// hold before (held), and reports time and bytes per node.
-func (c *cluster) catchUp(ctx context.Context, pr *phaseRun, nodes []*tnode, ref holding, held map[int]map[recID]bool, wire0 map[int]uint64, progress func(Phase, int, int)) error {
+// catchUpJob is what catchUp waits for: nodes that came back or joined,
+// and what they must get.
+type catchUpJob struct {
+	nodes []*tnode
+	ref   holding                // what the nodes that stayed hold
+	held  map[int]map[recID]bool // by node index, the ids it held before (none when absent)
+	wire0 map[int]uint64         // the wire byte counts before the nodes started
+}
+
+// catchUp waits until each of job.nodes holds every record of job.ref it
+// did not hold before, and reports time and bytes per node.
+func (c *cluster) catchUp(ctx context.Context, pr *phaseRun, job catchUpJob, progress func(Phase, int, int)) error {
+	nodes, wire0 := job.nodes, job.wire0
 	var exps []expectation
 	lacked := map[int]*CatchUp{}
 	for _, n := range nodes {
 		cu := &CatchUp{Node: n.idx, Origin: n.id.Origin()}
 		lacked[n.idx] = cu
-		for id, rec := range ref.ids {
-			if held[n.idx][id] {
+		for id, rec := range job.ref.ids {
+			if job.held[n.idx][id] {
 				continue
 			}
 			cu.LackedRecords++
@@ -598,5 +608,5 @@ func (c *cluster) lateJoin(ctx context.Context, pr *phaseRun, r *rand.Rand, prog
 		return err
 	}
 	pr.started(n)
-	return c.catchUp(ctx, pr, []*tnode{n}, conv.ref, map[int]map[recID]bool{}, wire0, progress)
+	return c.catchUp(ctx, pr, catchUpJob{nodes: []*tnode{n}, ref: conv.ref, wire0: wire0}, progress)
 }

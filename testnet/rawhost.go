@@ -2,7 +2,6 @@ package testnet
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/libp2p/go-libp2p"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
-	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
@@ -64,7 +62,7 @@ func (c *routerCount) ValidateMessage(m *pubsub.Message) {
 	if c.firstAt == nil {
 		c.firstAt = map[string]time.Time{}
 	}
-	c.firstAt[messageID(m.Message)] = now
+	c.firstAt[gossip.MessageID(m.Message)] = now
 	c.mu.Unlock()
 }
 
@@ -92,33 +90,10 @@ func (c *routerCount) snapshot() routerSnapshot {
 	return routerSnapshot{c.first.Load(), c.dup.Load()}
 }
 
-// routerParams mirror the router settings gossip.New derives from
-// gossip.Params, so a probe sits in the mesh like a node.
-func routerParams(p gossip.Params) pubsub.GossipSubParams {
-	g := pubsub.DefaultGossipSubParams()
-	g.D, g.Dlo, g.Dhi, g.Dout, g.Dscore, g.Dlazy = p.D, p.Dlo, p.Dhi, p.Dout, p.Dscore, p.Dlazy
-	g.HeartbeatInterval = p.HeartbeatInterval
-	if p.HeartbeatInterval < g.HeartbeatInitialDelay {
-		g.HeartbeatInitialDelay = p.HeartbeatInterval
-	}
-	g.PruneBackoff = p.PruneBackoff
-	if g.UnsubscribeBackoff > p.PruneBackoff {
-		g.UnsubscribeBackoff = p.PruneBackoff
-	}
-	return g
-}
-
-func messageID(m *pb.Message) string { return messageIDOf(m.Data) }
-
-// messageIDOf is the id of a message holding data, as gossip computes it.
-func messageIDOf(data []byte) string {
-	sum := sha256.Sum256(data)
-	return string(sum[:])
-}
-
-// newRawHost starts a host on 127.0.0.1 in team's topic. validate, when
-// set, is the topic validator (probes verify like a node; byzantine hosts
-// have none, so they publish anything).
+// newRawHost starts a host on 127.0.0.1 in team's topic, with a node's
+// router settings and message ids. With validate, the host's topic
+// validator is a node's (probes forward what nodes forward); byzantine
+// hosts have none, so they publish anything.
 func newRawHost(team string, p gossip.Params, part *partition, validate bool) (*rawHost, error) {
 	id, err := rproto.GenerateIdentity()
 	if err != nil {
@@ -157,9 +132,9 @@ func newRawHost(team string, p gossip.Params, part *partition, validate bool) (*
 		return nil, err
 	}
 	r.ps, err = pubsub.NewGossipSub(ctx, h,
-		pubsub.WithGossipSubParams(routerParams(p)),
+		pubsub.WithGossipSubParams(gossip.RouterParams(p)),
 		pubsub.WithPeerExchange(true),
-		pubsub.WithMessageIdFn(messageID),
+		pubsub.WithMessageIdFn(gossip.MessageID),
 		pubsub.WithMessageSignaturePolicy(pubsub.StrictSign),
 		pubsub.WithMaxMessageSize(4<<20),
 		pubsub.WithRawTracer(r.trace),
@@ -169,7 +144,7 @@ func newRawHost(team string, p gossip.Params, part *partition, validate bool) (*
 	}
 	topic := gossip.TopicName(team)
 	if validate {
-		if err := r.ps.RegisterTopicValidator(topic, verifyLikeANode); err != nil {
+		if err := r.ps.RegisterTopicValidator(topic, gossip.MessageValidator(nil)); err != nil {
 			return fail(err)
 		}
 	}
@@ -187,30 +162,6 @@ func newRawHost(team string, p gossip.Params, part *partition, validate bool) (*
 		}
 	})
 	return r, nil
-}
-
-// verifyLikeANode rejects what a node's validator rejects: a message over
-// the limit or with a refused line.
-func verifyLikeANode(_ context.Context, _ peer.ID, msg *pubsub.Message) pubsub.ValidationResult {
-	if len(msg.Data) > rproto.MaxGossipMsg {
-		return pubsub.ValidationReject
-	}
-	now := time.Now()
-	ok := 0
-	for _, l := range rproto.SplitLines(msg.Data) {
-		_, err := rproto.Verify(l.Bytes, now)
-		switch rproto.VerdictOf(err) {
-		case rproto.Reject:
-			return pubsub.ValidationReject
-		case rproto.Skip:
-		default:
-			ok++
-		}
-	}
-	if ok == 0 {
-		return pubsub.ValidationIgnore
-	}
-	return pubsub.ValidationAccept
 }
 
 // peerID is the host's id.

@@ -366,7 +366,7 @@ func (pr *phaseRun) finish(ctx context.Context, delivered, expected int, latenci
 		if pr.noGossipLatency {
 			break
 		}
-		id := messageIDOf(l.rec.Raw)
+		id := gossip.MessageIDOf(l.rec.Raw)
 		for _, h := range c.probes {
 			if at, ok := h.trace.arrived(id); ok {
 				gossipLat = append(gossipLat, max(0, ms(at.Sub(l.at))))
