@@ -254,14 +254,6 @@ func rawBytes(recs []*protocol.Record) int {
 	return n
 }
 
-func peerIDs(ns []*tnode) []peer.ID {
-	var out []peer.ID
-	for _, n := range ns {
-		out = append(out, n.PeerID())
-	}
-	return out
-}
-
 func connectedTo(n *tnode, other *tnode) bool {
 	return slices.Contains(n.host.Network().Peers(), other.PeerID())
 }

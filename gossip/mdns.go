@@ -27,5 +27,5 @@ func (n *Node) startMDNS(ctx context.Context, run *tracker) (func(), error) {
 	if err := svc.Start(); err != nil {
 		return nil, err
 	}
-	return func() { svc.Close() }, nil
+	return func() { _ = svc.Close() }, nil // stopping mDNS at close: nothing to report
 }

@@ -310,7 +310,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 	}
 	cm, err := cmgr.NewConnManager(p.ConnLow, p.ConnHigh, cmgr.WithGracePeriod(p.ConnGrace))
 	if err != nil {
-		rm.Close()
+		_ = rm.Close() // the first error is the one to report
 		return nil, fmt.Errorf("gossip: connection manager: %w", err)
 	}
 	opts = append(opts, libp2p.ResourceManager(rm), libp2p.ConnectionManager(cm))
@@ -322,8 +322,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 	n.host, err = libp2p.New(opts...)
 	if err != nil {
 		// libp2p closes them on some failures, not all; closing twice is safe.
-		cm.Close()
-		rm.Close()
+		_, _ = cm.Close(), rm.Close()
 		return nil, fmt.Errorf("gossip: starting libp2p host on %v: %w", listen, err)
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
@@ -331,8 +330,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 	n.host.Network().Notify(&network.NotifyBundle{ConnectedF: n.connected, DisconnectedF: n.disconnected})
 	if err := n.listen(listen); err != nil {
 		n.cancel()
-		n.host.Close()
-		return nil, err
+		return nil, errors.Join(err, n.host.Close())
 	}
 
 	// GossipSub.
@@ -359,8 +357,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 	)
 	if err != nil {
 		n.cancel()
-		n.host.Close()
-		return nil, fmt.Errorf("gossip: starting GossipSub: %w", err)
+		return nil, errors.Join(fmt.Errorf("gossip: starting GossipSub: %w", err), n.host.Close())
 	}
 	for _, t := range n.order {
 		err := n.ps.RegisterTopicValidator(t.topic, n.validator(t),
@@ -371,8 +368,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 		}
 		if err != nil {
 			n.cancel()
-			n.host.Close()
-			return nil, fmt.Errorf("gossip: joining %s: %w", t.topic, err)
+			return nil, errors.Join(fmt.Errorf("gossip: joining %s: %w", t.topic, err), n.host.Close())
 		}
 	}
 	n.host.SetStreamHandler(SyncProtocol, n.handleSync)

@@ -27,7 +27,7 @@ import (
 // handleSync answers one session as responder.
 func (n *Node) handleSync(s network.Stream) {
 	if !n.tasks.enter() {
-		s.Reset()
+		_ = s.Reset() // closing: the peer's error is its own
 		return
 	}
 	defer n.tasks.leave()
@@ -49,7 +49,7 @@ type answering struct {
 func (n *Node) answerSync(s network.Stream, p peer.ID) (err error) {
 	c := newConn(s)
 	c.pace(n.p.SyncOpenTimeout, time.Now().Add(n.p.SyncTimeout))
-	stop := context.AfterFunc(n.ctx, func() { s.Reset() })
+	stop := context.AfterFunc(n.ctx, func() { _ = s.Reset() })
 	defer stop()
 	var st sessionStats
 	defer n.finish(c, &st, &err)

@@ -34,7 +34,7 @@ func (n *Node) syncWith(ctx context.Context, t *team, p peer.ID) (err error) {
 	if err != nil {
 		return fmt.Errorf("opening sync stream to %s: %w", p, err)
 	}
-	stop := context.AfterFunc(sctx, func() { s.Reset() })
+	stop := context.AfterFunc(sctx, func() { _ = s.Reset() })
 	defer stop()
 	c := newConn(s)
 	c.pace(0, time.Now().Add(n.p.SyncTimeout))

@@ -146,10 +146,12 @@ func (n *Node) finish(c *conn, st *sessionStats, err *error) {
 			s.SyncSessions++
 		}
 	})
+	// The session's own error is what counts; ending the stream after it
+	// tells the peer nothing more.
 	if *err != nil {
-		c.s.Reset()
+		_ = c.s.Reset()
 	} else {
-		c.s.Close()
+		_ = c.s.Close()
 	}
 }
 

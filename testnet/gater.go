@@ -103,7 +103,7 @@ func (g *gater) closeCut() int {
 	}
 	g.mu.Unlock()
 	for _, c := range doomed {
-		c.Close()
+		_ = c.Close() // cutting the partition: the connection is meant to fail
 	}
 	return len(doomed)
 }

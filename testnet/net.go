@@ -68,7 +68,7 @@ func reservePorts(n int) ([]int, error) {
 	ls := make([]net.Listener, 0, n)
 	defer func() {
 		for _, l := range ls {
-			l.Close()
+			_ = l.Close() // only held to reserve the port
 		}
 	}()
 	ports := make([]int, 0, n)
@@ -105,13 +105,11 @@ func newCluster(cfg Config) (*cluster, error) {
 	}
 	ports, err := reservePorts(cfg.Nodes)
 	if err != nil {
-		nw.removeDir()
-		return nil, err
+		return nil, errors.Join(err, nw.removeDir())
 	}
 	for i := range cfg.Nodes {
 		if _, err := nw.addNode(ports[i], topo.Out[i]); err != nil {
-			nw.removeDir()
-			return nil, err
+			return nil, errors.Join(err, nw.removeDir())
 		}
 	}
 	return nw, nil
@@ -136,10 +134,13 @@ func (nw *cluster) addNode(port int, boot []int) (*tnode, error) {
 	return n, nil
 }
 
-func (nw *cluster) removeDir() {
+func (nw *cluster) removeDir() error {
 	if nw.temp {
-		os.RemoveAll(nw.dir)
+		if err := os.RemoveAll(nw.dir); err != nil {
+			return fmt.Errorf("removing the testnet's temporary homes %s: %w", nw.dir, err)
+		}
 	}
+	return nil
 }
 
 // startNode starts n's daemon and waits until it serves. When its port was
@@ -297,8 +298,7 @@ func (nw *cluster) close() error {
 		h.close()
 	}
 	nw.byz, nw.probes = nil, nil
-	errs = append(errs, nw.stopAll(nw.nodes))
-	nw.removeDir()
+	errs = append(errs, nw.stopAll(nw.nodes), nw.removeDir())
 	return errors.Join(errs...)
 }
 

@@ -3,6 +3,7 @@ package testnet
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,12 +124,16 @@ func newRawHost(team string, p gossip.Params, part *partition, validate bool) (*
 	r := &rawHost{id: id, h: h, ctx: ctx, cancel: cancel, trace: &routerCount{}, gater: g}
 	for _, a := range h.Addrs() {
 		if port, err := a.ValueForProtocol(ma.P_TCP); err == nil {
-			fmt.Sscan(port, &r.port)
+			if r.port, err = strconv.Atoi(port); err != nil {
+				_ = h.Close()
+				cancel()
+				return nil, fmt.Errorf("a raw host's port %q: %w", port, err)
+			}
 		}
 	}
 	fail := func(err error) (*rawHost, error) {
 		cancel()
-		h.Close()
+		_ = h.Close() // the first error is the one to report
 		return nil, err
 	}
 	r.ps, err = pubsub.NewGossipSub(ctx, h,
@@ -201,6 +206,6 @@ func (r *rawHost) publish(ctx context.Context, data []byte) error {
 func (r *rawHost) close() {
 	r.cancel()
 	r.sub.Cancel()
-	r.h.Close()
+	_ = r.h.Close() // an offender or probe going away: its errors are not the run's
 	r.wg.Wait()
 }

@@ -228,7 +228,7 @@ func (r Report) WriteFiles(dir string) error {
 			return err
 		}
 		if err := fn(f); err != nil {
-			f.Close()
+			_ = f.Close() // the write's error is the one to report
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
 		return f.Close()

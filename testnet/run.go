@@ -120,7 +120,7 @@ func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total
 // memory where /proc cannot be read.
 func rss() int64 {
 	if f, err := os.Open("/proc/self/status"); err == nil {
-		defer f.Close()
+		defer func() { _ = f.Close() }() // read only
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
 			line := sc.Text()

@@ -19,7 +19,7 @@ func sockets() ([]sockStat, bool) {
 		return nil, false
 	}
 	names, err := dir.Readdirnames(-1)
-	dir.Close()
+	_ = dir.Close() // read only
 	if err != nil {
 		return nil, false
 	}
