@@ -21,11 +21,14 @@
 //     key (StrictSign), peer exchange on, flood publishing of own messages,
 //     a mesh degree tuned for small team networks (Params).
 //   - The validator (validate.go), DESIGN.md convention 4: a message over
-//     1 MiB, or with any line that protocol.Verify refuses, is rejected (the
-//     sender loses score: P4 weighs -100 per rejected message squared, below
-//     the graylist threshold of -80 after one). Lines of an unknown version
-//     are skipped. A message whose records are all held already, or whose
-//     author, forwarder or records are outside a private team, is ignored.
+//     1 MiB or 1,000 lines, or with any line that protocol.VerifyBatch
+//     refuses (bound to the message's signer: only an origin publishes its
+//     own records), is rejected (the sender loses score: P4 weighs -100 per
+//     rejected message squared, below the graylist threshold of -80 after
+//     one). Lines of an unknown version are skipped. A message whose
+//     records are all held already, whose origin has no room left
+//     (Capped), or whose author, forwarder or records are outside a
+//     private team, is ignored.
 //     Otherwise it is accepted and the parsed records ride along in
 //     Message.ValidatorData, so the subscription loop hands them to
 //     Holder.Deliver without verifying twice. Refusals are counted by reason.
