@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/remem/remem/internal/check"
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -63,12 +63,7 @@ func TestParamsValidate(t *testing.T) {
 			p := DefaultParams()
 			tc.mod(&p)
 			err := p.Validate()
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			if !hasField(err, tc.field) {
-				t.Fatalf("the error does not name %s: %v", tc.field, err)
-			}
+			testutil.WantField(t, err, tc.field)
 			t.Log(err)
 		})
 	}
@@ -78,15 +73,6 @@ func TestParamsValidate(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Errorf("documented zeros refused: %v", err)
 	}
-}
-
-func hasField(err error, field string) bool {
-	for _, fe := range check.Fields(err) {
-		if fe.Field == field {
-			return true
-		}
-	}
-	return false
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -115,12 +101,7 @@ func TestConfigValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.c.Identity = id
 			err := tc.c.Validate()
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			if !hasField(err, tc.field) {
-				t.Fatalf("the error does not name %s: %v", tc.field, err)
-			}
+			testutil.WantField(t, err, tc.field)
 			// New refuses it with the same words, before starting a host.
 			if n, nerr := New(tc.c, newMemHolder()); nerr == nil {
 				n.Close()

@@ -6,24 +6,9 @@ import (
 	"time"
 
 	"github.com/remem/remem/gossip"
-	"github.com/remem/remem/internal/check"
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
-
-// wantField fails unless err holds a FieldError for field.
-func wantField(t *testing.T, err error, field string) {
-	t.Helper()
-	if err == nil {
-		t.Fatal("accepted")
-	}
-	for _, fe := range check.Fields(err) {
-		if fe.Field == field {
-			t.Log(err)
-			return
-		}
-	}
-	t.Fatalf("the error does not name %s: %v", field, err)
-}
 
 func TestParamsValidate(t *testing.T) {
 	for name, p := range map[string]Params{"default": DefaultParams(), "testnet": TestnetParams()} {
@@ -45,7 +30,7 @@ func TestParamsValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := DefaultParams()
 			tc.mod(&p)
-			wantField(t, p.Validate(), tc.field)
+			testutil.WantField(t, p.Validate(), tc.field)
 		})
 	}
 }
@@ -64,7 +49,7 @@ func TestConfigValidate(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.c.Home, tc.c.Create = t.TempDir(), true
-			wantField(t, tc.c.Validate(), tc.field)
+			testutil.WantField(t, tc.c.Validate(), tc.field)
 			if _, err := Open(tc.c); err == nil || !strings.Contains(err.Error(), tc.field) {
 				t.Fatalf("Open: %v", err)
 			}
@@ -89,7 +74,7 @@ func TestAPILimitsValidate(t *testing.T) {
 		{"negative conns", "MaxConns", APILimits{MaxConns: -5}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { wantField(t, valid(tc.l), tc.field) })
+		t.Run(tc.name, func(t *testing.T) { testutil.WantField(t, valid(tc.l), tc.field) })
 	}
 }
 
@@ -123,7 +108,7 @@ func TestDaemonConfigValidate(t *testing.T) {
 			c := DefaultDaemonConfig()
 			c.Memory.Home, c.Memory.Create = t.TempDir(), true
 			tc.mod(&c)
-			wantField(t, c.Validate(), tc.field)
+			testutil.WantField(t, c.Validate(), tc.field)
 			// NewDaemon refuses it before opening anything.
 			if d, err := NewDaemon(c); err == nil {
 				d.close()

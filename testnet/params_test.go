@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/remem/remem/gossip"
-	"github.com/remem/remem/internal/check"
+	"github.com/remem/remem/internal/testutil"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -45,16 +45,7 @@ func TestConfigValidate(t *testing.T) {
 			c := DefaultConfig()
 			tc.mod(&c)
 			err := c.Validate()
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			found := false
-			for _, fe := range check.Fields(err) {
-				found = found || fe.Field == tc.field
-			}
-			if !found {
-				t.Fatalf("the error does not name %s: %v", tc.field, err)
-			}
+			testutil.WantField(t, err, tc.field)
 			// Run refuses it before starting a node.
 			if _, err := Run(context.Background(), c, nil); err == nil || !strings.Contains(err.Error(), tc.field) {
 				t.Fatalf("Run: %v", err)

@@ -3,7 +3,7 @@
 // joining record lines into a file, and the process's CPU time for
 // benchmarks. Only _test.go files import it.
 //
-// It imports protocol and the standard library only, so that the tests of
+// It imports protocol, internal/check and the standard library only, so that the tests of
 // every package above protocol can use it without an import cycle; it must
 // not import store, node or any transport.
 package testutil
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/check"
 	"github.com/remem/remem/protocol"
 )
 
@@ -56,4 +57,19 @@ func JoinLines(lines ...[]byte) []byte {
 		out = append(append(out, l...), '\n')
 	}
 	return out
+}
+
+// WantField fails the test unless err is a configuration error
+// (check.Errors) that names field.
+func WantField(t testing.TB, err error, field string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("accepted; want an error naming %s", field)
+	}
+	for _, fe := range check.Fields(err) {
+		if fe.Field == field {
+			return
+		}
+	}
+	t.Fatalf("the error does not name %s: %v", field, err)
 }
