@@ -1,0 +1,443 @@
+package node_test
+
+// The seed protocol document (../shared/seed/remem-protocol-draft0.txt),
+// rule by rule, beside its proof through the public API: one table per
+// section, each row a rule as the document states it and the check that it
+// holds. The byte-level rules have their own vectors (protocol's
+// conformance tests); here each rule is seen at work in a memory.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/remem/remem/commons"
+	"github.com/remem/remem/folder"
+	"github.com/remem/remem/internal/forge"
+	"github.com/remem/remem/node"
+	"github.com/remem/remem/protocol"
+)
+
+// seedClock is a settable clock shared by the memories of one rule.
+type seedClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *seedClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *seedClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// seedMemory opens a fresh memory on clk with project shared (errors only,
+// the default opt-in of §4).
+func seedMemory(t *testing.T, clk *seedClock) (*node.Memory, string) {
+	t.Helper()
+	home := t.TempDir()
+	m, err := node.Open(node.Config{Home: home, Create: true, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	project := filepath.Join(home, "project")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Share(node.ProjectShare{Project: project}); err != nil {
+		t.Fatal(err)
+	}
+	return m, project
+}
+
+func seedSleep(t *testing.T, m *node.Memory) node.SleepReport {
+	t.Helper()
+	rep, err := m.Sleep(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// failed is an error event of project.
+func failed(project, session, happened string) protocol.Event {
+	return protocol.Event{Kind: "error", Title: "go test ./...", Happened: happened, Agent: "claude", Session: session, Cwd: project}
+}
+
+func ownLines(t *testing.T, m *node.Memory) []byte {
+	t.Helper()
+	lines, err := m.OwnLines("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
+
+// carry hands every own record of from to to, by scope.
+func carry(t *testing.T, from, to *node.Memory, scope string) node.ReceiveReport {
+	t.Helper()
+	rep, err := to.Receive(context.Background(), scope, protocol.SplitLines(ownLines(t, from)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func activeLessons(t *testing.T, m *node.Memory) []node.LessonView {
+	t.Helper()
+	vs, err := m.Lessons(node.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vs
+}
+
+type seedRule struct {
+	rule  string
+	check func(t *testing.T)
+}
+
+func runRules(t *testing.T, rules []seedRule) {
+	for _, r := range rules {
+		t.Run(r.rule, r.check)
+	}
+}
+
+const clockStart = "2026-11-01T12:00:00Z"
+
+func newSeedClock(t *testing.T) *seedClock {
+	t0, err := time.Parse(time.RFC3339, clockStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &seedClock{t: t0}
+}
+
+// §0 The event.
+func TestSeed0Event(t *testing.T) {
+	runRules(t, []seedRule{
+		{"kind is one of correction, error, environment, surprise, note", func(t *testing.T) {
+			m, _ := seedMemory(t, newSeedClock(t))
+			for _, kind := range []string{"correction", "error", "environment", "surprise", "note"} {
+				ev := protocol.Event{Kind: kind, Said: "we use tabs", AgentDid: "indented with spaces", Title: "make", Happened: "it failed", Text: "a note", Session: kind}
+				if rep, err := m.Remember([]protocol.Event{ev}); err != nil || rep.Taken != 1 {
+					t.Errorf("kind %s: taken %d, %v", kind, rep.Taken, err)
+				}
+			}
+			if rep, _ := m.Remember([]protocol.Event{{Kind: "gossip", Text: "x"}}); rep.Taken != 0 || len(rep.Rejected) != 1 {
+				t.Errorf("an unknown kind was taken: %+v", rep)
+			}
+		}},
+		{"an event is stored once: the same agent, session, kind and title", func(t *testing.T) {
+			m, p := seedMemory(t, newSeedClock(t))
+			ev := failed(p, "s1", "the linker runs out of memory")
+			rep, err := m.Remember([]protocol.Event{ev, ev})
+			if err != nil || rep.Taken != 1 || rep.Duplicates != 1 {
+				t.Fatalf("taken %d, duplicates %d, %v", rep.Taken, rep.Duplicates, err)
+			}
+		}},
+		{"readers ignore unknown fields", func(t *testing.T) {
+			m, _ := seedMemory(t, newSeedClock(t))
+			line := `{"kind":"note","text":"the CI runners have no IPv6","mood":"tired","agent":"a","session":"s"}`
+			if rep, err := m.Ingest("test", strings.NewReader(line)); err != nil || rep.Taken != 1 {
+				t.Fatalf("taken %d, %v", rep.Taken, err)
+			}
+		}},
+		{"an event is raw stream: it stays on the machine", func(t *testing.T) {
+			m, p := seedMemory(t, newSeedClock(t))
+			ev := failed(p, "session-4711", "the integration suite times out when the VPN drops")
+			ev.Agent = "agent-zebra"
+			if _, err := m.Remember([]protocol.Event{ev}); err != nil {
+				t.Fatal(err)
+			}
+			seedSleep(t, m)
+			out := string(ownLines(t, m))
+			if out == "" {
+				t.Fatal("nothing was published: the test tests nothing")
+			}
+			for _, raw := range []string{"session-4711", "agent-zebra", p} {
+				if strings.Contains(out, raw) {
+					t.Errorf("the published records carry %q", raw)
+				}
+			}
+		}},
+	})
+}
+
+// §1 The lesson.
+func TestSeed1Lesson(t *testing.T) {
+	runRules(t, []seedRule{
+		{"lessons.jsonl holds id, text, kind, seen, strength, updated", func(t *testing.T) {
+			m, p := seedMemory(t, newSeedClock(t))
+			if _, err := m.Remember([]protocol.Event{failed(p, "s1", "the staging database is wiped every Sunday night")}); err != nil {
+				t.Fatal(err)
+			}
+			seedSleep(t, m)
+			data, err := os.ReadFile(filepath.Join(m.Home(), node.LessonsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var l map[string]any
+			if err := json.Unmarshal(protocol.SplitLines(data)[0].Bytes, &l); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{"id", "text", "kind", "seen", "strength", "updated"} {
+				if _, ok := l[f]; !ok {
+					t.Errorf("lessons.jsonl lacks %q: %v", f, l)
+				}
+			}
+		}},
+		{"the text is an observation, never an instruction", func(t *testing.T) {
+			m, _ := seedMemory(t, newSeedClock(t))
+			if _, err := m.Publish(protocol.KindError, "Always run make clean before release builds"); err == nil {
+				t.Fatal("an instruction was published")
+			}
+		}},
+		{"nothing from the raw stream appears: no paths, commands' outputs or names", func(t *testing.T) {
+			m, p := seedMemory(t, newSeedClock(t))
+			ev := failed(p, "s1", "open /home/alice/src/api/config.yaml: permission denied for alice@example.com")
+			if _, err := m.Remember([]protocol.Event{ev}); err != nil {
+				t.Fatal(err)
+			}
+			seedSleep(t, m)
+			for _, v := range activeLessons(t, m) {
+				if found := protocol.FindRawData(v.Text); len(found) > 0 {
+					t.Errorf("lesson %q holds raw data %v", v.Text, found)
+				}
+			}
+		}},
+	})
+}
+
+// §2 Provenance.
+func TestSeed2Provenance(t *testing.T) {
+	id, err := protocol.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(-time.Minute)
+	text := "The nightly build fails when two jobs share the module cache"
+	runRules(t, []seedRule{
+		{"hash: of kind and the lowercased, space-normalised text", func(t *testing.T) {
+			if protocol.LessonHash("error", text) != protocol.LessonHash("error", "  the NIGHTLY build fails when two   jobs share the module cache ") {
+				t.Error("case and spacing changed the hash")
+			}
+			if protocol.LessonHash("error", text) == protocol.LessonHash("surprise", text) {
+				t.Error("the kind is not in the hash")
+			}
+		}},
+		{"a receiver recomputes the hash and refuses a mismatch", func(t *testing.T) {
+			line := forge.Sign(id, map[string]string{"v": "1", "hash": protocol.EncodeString(strings.Repeat("0", 32)),
+				"origin": protocol.EncodeString(id.Origin()), "key": protocol.EncodeString(id.Key()), "kind": `"error"`,
+				"text": protocol.EncodeString(text), "seen": "1", "strength": "0.5", "updated": protocol.EncodeString(protocol.FormatTime(at))})
+			if _, err := protocol.Verify(line, time.Now()); protocol.ReasonOf(err) != protocol.ReasonHash {
+				t.Errorf("verdict %v, want a hash refusal", err)
+			}
+		}},
+		{"origin: the first 8 bytes of SHA-256 of the key, hex", func(t *testing.T) {
+			if len(id.Origin()) != 16 || id.Origin() != protocol.Fingerprint(id.Public) {
+				t.Errorf("origin %q", id.Origin())
+			}
+		}},
+		{"sig: over the record without sig, cut out of the received bytes", func(t *testing.T) {
+			line := forge.Lesson(id, text, protocol.FormatTime(at))
+			if _, err := protocol.Verify(line, time.Now()); err != nil {
+				t.Fatalf("a signed line: %v", err)
+			}
+			if _, err := protocol.Verify(forge.BadSignature(line), time.Now()); protocol.ReasonOf(err) != protocol.ReasonSignature {
+				t.Errorf("a broken signature: %v", err)
+			}
+		}},
+		{"the same sentence written by two memories is one lesson", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, _ := seedMemory(t, clk)
+			b, _ := seedMemory(t, clk)
+			ra, err := a.Publish(protocol.KindError, text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb, err := b.Publish(protocol.KindError, text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ra.Hash != rb.Hash {
+				t.Fatal("two hashes for one sentence")
+			}
+			carry(t, a, b, "team:x")
+			p, err := b.Show(ra.Hash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Origins) != 2 {
+				t.Errorf("origins %v, want both memories", p.Origins)
+			}
+		}},
+	})
+}
+
+// §4 Safety rules.
+func TestSeed4Safety(t *testing.T) {
+	runRules(t, []seedRule{
+		{"imperative lessons are rejected at write and at receive", func(t *testing.T) {
+			m, _ := seedMemory(t, newSeedClock(t))
+			const order = "Never push to main on Fridays"
+			if _, err := m.Publish(protocol.KindError, order); err == nil {
+				t.Error("written")
+			}
+			id, _ := protocol.GenerateIdentity()
+			rep, err := m.Receive(context.Background(), "team:x", protocol.SplitLines(forge.Lesson(id, order, protocol.FormatTime(time.Now().Add(-time.Minute)))))
+			if err != nil || rep.ByReason[protocol.ReasonInstruction] != 1 {
+				t.Errorf("received: %+v, %v", rep, err)
+			}
+		}},
+		{"lessons are published only by opt-in, per project", func(t *testing.T) {
+			m, err := node.Open(node.Config{Home: t.TempDir(), Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = m.Close() }()
+			if _, err := m.Remember([]protocol.Event{failed(t.TempDir(), "s1", "the cache volume fills up after thirty builds")}); err != nil {
+				t.Fatal(err)
+			}
+			seedSleep(t, m)
+			if out := ownLines(t, m); len(out) != 0 {
+				t.Errorf("published without opt-in: %s", out)
+			}
+		}},
+		{"a lesson without a valid signature is dropped", func(t *testing.T) {
+			m, _ := seedMemory(t, newSeedClock(t))
+			id, _ := protocol.GenerateIdentity()
+			line := forge.BadSignature(forge.Lesson(id, "The mirror drops uploads over two gigabytes", protocol.FormatTime(time.Now().Add(-time.Minute))))
+			rep, err := m.Receive(context.Background(), "team:x", protocol.SplitLines(line))
+			if err != nil || rep.Accepted != 0 || rep.ByReason[protocol.ReasonSignature] != 1 {
+				t.Errorf("%+v, %v", rep, err)
+			}
+		}},
+		{"corrections are never published by default; only error lessons are", func(t *testing.T) {
+			m, p := seedMemory(t, newSeedClock(t))
+			ev := protocol.Event{Kind: "correction", Said: "we indent Makefiles with tabs here", AgentDid: "indented the Makefile with spaces", Session: "s1", Cwd: p}
+			if _, err := m.Remember([]protocol.Event{ev}); err != nil {
+				t.Fatal(err)
+			}
+			seedSleep(t, m)
+			if out := ownLines(t, m); len(out) != 0 {
+				t.Errorf("a correction lesson was published by default: %s", out)
+			}
+		}},
+		{"any holder shows every lesson it holds, where it came from and who confirmed it", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, _ := seedMemory(t, clk)
+			b, _ := seedMemory(t, clk)
+			rec, err := a.Publish(protocol.KindError, "The release build fails when the changelog lacks the version")
+			if err != nil {
+				t.Fatal(err)
+			}
+			carry(t, a, b, "team:x")
+			p, err := b.Show(rec.Hash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Author != a.Origin() || len(p.Records) == 0 || p.Records[0].Scopes == nil {
+				t.Errorf("provenance %+v", p)
+			}
+		}},
+	})
+}
+
+// §5 Transport.
+func TestSeed5Transport(t *testing.T) {
+	runRules(t, []seedRule{
+		{"a folder carries DIR/<origin>.jsonl between memories", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, _ := seedMemory(t, clk)
+			b, _ := seedMemory(t, clk)
+			dir := t.TempDir()
+			rec, err := a.Publish(protocol.KindError, "The staging mirror drops uploads over two gigabytes")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.SyncFolder(context.Background(), dir); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, protocol.OriginFileName(a.Origin()))); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.SyncFolder(context.Background(), dir); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Show(rec.Hash); err != nil {
+				t.Errorf("b does not hold a's lesson: %v", err)
+			}
+		}},
+		{"a file's lines must be signed by the key of its origin", func(t *testing.T) {
+			id, other := mustID(t), mustID(t)
+			dir := t.TempDir()
+			line := forge.Lesson(other, "The mirror drops uploads over two gigabytes", protocol.FormatTime(time.Now().Add(-time.Minute)))
+			if err := os.WriteFile(filepath.Join(dir, protocol.OriginFileName(id.Origin())), append(line, '\n'), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rep, _ := folder.Read(dir, "", time.Now(), func(string, []*protocol.Record) error { return nil })
+			if rep.Accepted != 0 || rep.ByReason()[protocol.ReasonOriginMismatch] != 1 {
+				t.Errorf("%+v", rep)
+			}
+		}},
+		{"the commons: PUT replaces a memory's file, GET and the index read it", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, _ := seedMemory(t, clk)
+			b, _ := seedMemory(t, clk)
+			srv, err := commons.NewServer(commons.ServerConfig{DataDir: t.TempDir(), Tokens: []string{"tok"}, Registry: prometheus.NewRegistry()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = srv.Close() }()
+			hs := httptest.NewServer(srv)
+			defer hs.Close()
+			rec, err := a.Publish(protocol.KindError, "The release job needs the signing key mounted")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.PushCommons(context.Background(), a.CommonsClient(hs.URL, "tok")); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := b.PullCommons(context.Background(), b.CommonsClient(hs.URL, ""))
+			if err != nil || rep.Accepted != 1 {
+				t.Fatalf("pull: %+v, %v", rep, err)
+			}
+			if _, err := b.Show(rec.Hash); err != nil {
+				t.Error(err)
+			}
+		}},
+		{"at most 1,000 records per memory", func(t *testing.T) {
+			id := mustID(t)
+			var lines []protocol.Line
+			for i := range protocol.MaxOriginRecs + 1 {
+				l := forge.Lesson(id, fmt.Sprintf("The mirror build %d fails after midnight", i), protocol.FormatTime(time.Now().Add(-time.Minute)))
+				lines = append(lines, protocol.Line{N: i + 1, Bytes: l})
+			}
+			b := protocol.VerifyBatch(lines, protocol.Bound{Origin: id.Origin()}, time.Now())
+			if len(b.Records) != protocol.MaxOriginRecs {
+				t.Errorf("%d records taken of one origin", len(b.Records))
+			}
+		}},
+	})
+}
+
+func mustID(t *testing.T) protocol.Identity {
+	t.Helper()
+	id, err := protocol.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
