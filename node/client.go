@@ -166,7 +166,7 @@ func (c *Client) Show(ctx context.Context, hash string) (Provenance, error) {
 	return p, c.do(ctx, "GET", "/lessons/"+url.PathEscape(hash), nil, &p)
 }
 
-func (c *Client) Recall(ctx context.Context, query string, limit int) ([]LessonView, error) {
+func (c *Client) Recall(ctx context.Context, query string, limit int, layers ...Layer) ([]LessonView, error) {
 	var out []LessonView
 	q := url.Values{"q": {query}, "limit": {fmt.Sprint(limit)}}
 	return out, c.do(ctx, "GET", "/lessons?"+q.Encode(), nil, &out)

@@ -60,6 +60,10 @@ type Config struct {
 	// memory (added or replacing an older version), with the scope it came
 	// by; the testnet measures arrival times with it.
 	OnAccept func(scope string, rec *protocol.Record, at time.Time)
+	// Layers are lessons.jsonl files composed over the lessons held for
+	// every reader (SPEC §9), lowest first; each is read again when it
+	// changes.
+	Layers []LayerFile
 }
 
 // Memory is one memory: its identity, its store and the rules that turn

@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/remem/remem/internal/atomicfile"
@@ -47,19 +43,6 @@ type Filter struct {
 	Layers []Layer        // lessons.jsonl files added as domain layers
 }
 
-// Layer is a lessons.jsonl added as an extra layer: its name and its
-// content. A layer carries the content, not a path, so that the node never
-// opens a file a request names (SPEC §11): the command that names the file
-// reads it with ReadLayer.
-type Layer struct {
-	Name  string `json:"name"`
-	Lines string `json:"lines"` // the lessons.jsonl content
-}
-
-// MaxLayerFile is the largest lessons.jsonl ReadLayer takes: about two
-// thousand lessons, more than one origin may hold (SPEC §12).
-const MaxLayerFile = 1 << 20
-
 // Lessons lists the lessons held with their computed state, strongest first.
 func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
 	lessons, err := m.store.Lessons()
@@ -78,11 +61,8 @@ func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
 		out = append(out, v)
 	}
 	for _, layer := range f.Layers {
-		views, err := parseLayer(layer)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range views {
+		for _, l := range layer.Lessons {
+			v := &LessonView{Hash: l.Hash, Kind: l.Kind, Text: l.Text, State: protocol.StateCandidate, Strength: l.Strength, Layers: []string{layer.Name}}
 			if have, ok := byHash[v.Hash]; ok {
 				// The strongest instance is shown, with every layer it is in.
 				layers := append(slices.Clone(have.Layers), v.Layers...)
@@ -298,8 +278,8 @@ func (m *Memory) Show(hash string) (Provenance, error) {
 
 // Recall returns the active lessons most relevant to a task description,
 // strongest first among equals.
-func (m *Memory) Recall(ctx context.Context, query string, limit int) ([]LessonView, error) {
-	views, err := m.Lessons(Filter{})
+func (m *Memory) Recall(ctx context.Context, query string, limit int, layers ...Layer) ([]LessonView, error) {
+	views, err := m.Lessons(Filter{Layers: layers})
 	if err != nil {
 		return nil, err
 	}
@@ -384,63 +364,4 @@ func (m *Memory) writeLessonsFile(_ context.Context) error {
 		buf.Write(append(line, '\n'))
 	}
 	return atomicfile.Write(filepath.Join(m.cfg.Home, LessonsFile), "", buf.Bytes(), 0o644)
-}
-
-// ReadLayer reads the lessons.jsonl at path as the layer name. Only a
-// regular file of at most MaxLayerFile bytes is read: a FIFO would block the
-// command and a device such as /dev/zero would never end.
-func ReadLayer(name, path string) (Layer, error) {
-	if info, err := os.Stat(path); err != nil {
-		return Layer{}, fmt.Errorf("layer %s: %w", name, err)
-	} else if !info.Mode().IsRegular() {
-		return Layer{}, fmt.Errorf("layer %s: %s is not a regular file (%v); give the path of a lessons.jsonl", name, path, info.Mode().Type())
-	}
-	// O_NONBLOCK: should a FIFO replace the file after the check above,
-	// opening it does not wait for a writer.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return Layer{}, fmt.Errorf("layer %s: %w", name, err)
-	}
-	defer func() { _ = f.Close() }() // read only
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return Layer{}, fmt.Errorf("layer %s: %s is not a regular file; give the path of a lessons.jsonl", name, path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxLayerFile+1))
-	if err != nil {
-		return Layer{}, fmt.Errorf("layer %s: reading %s: %w", name, path, err)
-	}
-	if len(data) > MaxLayerFile {
-		return Layer{}, fmt.Errorf("layer %s: %s is larger than %d bytes, more than a lessons.jsonl holds; split it into several layers", name, path, MaxLayerFile)
-	}
-	return Layer{Name: name, Lines: string(data)}, nil
-}
-
-// parseLayer reads the lessons of a layer. Its errors are the caller's: a
-// layer that is not a lessons.jsonl.
-func parseLayer(layer Layer) ([]*LessonView, error) {
-	if layer.Name == "" {
-		return nil, badRequest{errors.New("a layer needs a name, e.g. team")}
-	}
-	var out []*LessonView
-	for _, l := range protocol.SplitLines([]byte(layer.Lines)) {
-		var ll lessonLine
-		if err := json.Unmarshal(l.Bytes, &ll); err != nil {
-			return nil, badRequest{fmt.Errorf("layer %s line %d: not a lesson: %v", layer.Name, l.N, err)}
-		}
-		if !protocol.ValidKind(ll.Kind) || ll.Text == "" {
-			return nil, badRequest{fmt.Errorf("layer %s line %d: a lesson needs text and a kind of error, correction or surprise", layer.Name, l.N)}
-		}
-		if protocol.CheckAgentText(ll.Text) != nil {
-			continue // instructions and raw data are refused in every layer
-		}
-		updated, _ := time.Parse(time.RFC3339, ll.Updated)
-		state := ll.State
-		if state == "" {
-			state = protocol.StateCandidate
-		}
-		out = append(out, &LessonView{Hash: protocol.LessonHash(ll.Kind, ll.Text), ID: ll.ID, Kind: ll.Kind, Text: ll.Text,
-			State: state, StateReason: "from layer " + layer.Name, Strength: ll.Strength, Seen: ll.Seen,
-			Origins: ll.Origins, Confirmers: []string{}, Layers: []string{layer.Name}, Updated: updated})
-	}
-	return out, nil
 }
