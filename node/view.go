@@ -40,45 +40,39 @@ type LessonView struct {
 type Filter struct {
 	State  protocol.State // "" = the active view (no removed, no revoked)
 	All    bool           // every state, inactive ones included
-	Layers []Layer        // lessons.jsonl files added as domain layers
+	Layers []Layer        // lessons.jsonl a reader adds (--layer), above the configured layers
 }
 
-// Lessons lists the lessons held with their computed state, strongest first.
+// Lessons lists the lessons held with their computed state, strongest
+// first, with the configured layers and f.Layers composed over them
+// (SPEC §9).
 func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
 	lessons, err := m.store.Lessons()
 	if err != nil {
 		return nil, err
 	}
 	now := m.Now()
-	byHash := map[string]*LessonView{}
-	var out []*LessonView
+	held := make([]LessonView, 0, len(lessons))
 	for _, l := range lessons {
 		v, err := m.view(l, now)
 		if err != nil {
 			return nil, err
 		}
-		byHash[v.Hash] = v
-		out = append(out, v)
+		held = append(held, *v)
 	}
-	for _, layer := range f.Layers {
-		for _, l := range layer.Lessons {
-			v := &LessonView{Hash: l.Hash, Kind: l.Kind, Text: l.Text, State: protocol.StateCandidate, Strength: l.Strength, Layers: []string{layer.Name}}
-			if have, ok := byHash[v.Hash]; ok {
-				// The strongest instance is shown, with every layer it is in.
-				layers := append(slices.Clone(have.Layers), v.Layers...)
-				if v.Strength > have.Strength {
-					*have = *v
-				}
-				have.Layers = uniqSorted(layers)
-				continue
-			}
-			vv := v
-			byHash[v.Hash] = vv
-			out = append(out, vv)
-		}
+	views, err := ComposeLayers(held, append(m.layers.current(), f.Layers...), func(hash string) (LessonView, bool, error) {
+		return m.recordsView(hash, now)
+	})
+	if err != nil {
+		return nil, err
 	}
-	res := make([]LessonView, 0, len(out))
-	for _, v := range out {
+	return f.apply(views), nil
+}
+
+// apply keeps the views f selects, strongest first.
+func (f Filter) apply(views []LessonView) []LessonView {
+	res := make([]LessonView, 0, len(views))
+	for _, v := range views {
 		switch {
 		case f.All:
 		case f.State != "":
@@ -92,7 +86,7 @@ func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
 			// the checks grew stricter stays out of it (--all shows it).
 			continue
 		}
-		res = append(res, *v)
+		res = append(res, v)
 	}
 	sort.SliceStable(res, func(i, j int) bool {
 		if res[i].Strength != res[j].Strength {
@@ -100,7 +94,34 @@ func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
 		}
 		return res[i].Hash < res[j].Hash
 	})
-	return res, nil
+	return res
+}
+
+// recordsView is the view of a hash held as records only, with no lesson
+// (a revocation may arrive without the lesson it withdraws); held is false
+// when no record of it is held either.
+func (m *Memory) recordsView(hash string, now time.Time) (LessonView, bool, error) {
+	held, err := m.store.ForHash(hash)
+	if err != nil || len(held) == 0 {
+		return LessonView{}, false, err
+	}
+	v, err := m.view(lessonOfRecords(hash, held), now)
+	if err != nil {
+		return LessonView{}, false, err
+	}
+	return *v, true, nil
+}
+
+// lessonOfRecords stands for the lesson of a hash held as records only:
+// its kind and text from a lesson record, if one is held.
+func lessonOfRecords(hash string, held []store.Held) store.Lesson {
+	l := store.Lesson{Hash: hash}
+	for _, h := range held {
+		if h.Record.Type == protocol.TypeLesson {
+			l.Kind, l.Text = h.Record.Kind, h.Record.Text
+		}
+	}
+	return l
 }
 
 // view computes one lesson's state and provenance from the records held.
@@ -241,22 +262,30 @@ func (m *Memory) Show(hash string) (Provenance, error) {
 	if err != nil {
 		return p, err
 	}
+	layers := m.layers.current()
 	if !ok && len(held) == 0 {
+		// A lesson only the configured layers hold: no record, no
+		// provenance.
+		views, _ := ComposeLayers(nil, layers, nil)
+		for _, v := range views {
+			if v.Hash == hash {
+				return Provenance{LessonView: v, Records: []RecordView{}, Verifiers: []string{}, History: []StateStep{}}, nil
+			}
+		}
 		return p, fmt.Errorf("%w: %s (`remem lessons --all` lists the hashes)", ErrUnknownLesson, hash)
 	}
 	if !ok {
-		l = store.Lesson{Hash: hash}
-		for _, h := range held {
-			if h.Record.Type == protocol.TypeLesson {
-				l.Kind, l.Text = h.Record.Kind, h.Record.Text
-			}
-		}
+		l = lessonOfRecords(hash, held)
 	}
 	now := m.Now()
 	v, err := m.view(l, now)
 	if err != nil {
 		return p, err
 	}
+	// The configured layers' instances of the hash, as the lesson view
+	// shows them: v comes first in what ComposeLayers returns.
+	composed, _ := ComposeLayers([]LessonView{*v}, layers, nil)
+	v = &composed[0]
 	recs := make([]*protocol.Record, 0, len(held))
 	for _, h := range held {
 		recs = append(recs, h.Record)
@@ -277,7 +306,8 @@ func (m *Memory) Show(hash string) (Provenance, error) {
 }
 
 // Recall returns the active lessons most relevant to a task description,
-// strongest first among equals.
+// strongest first among equals, with the configured layers and layers
+// composed over the lessons held.
 func (m *Memory) Recall(ctx context.Context, query string, limit int, layers ...Layer) ([]LessonView, error) {
 	views, err := m.Lessons(Filter{Layers: layers})
 	if err != nil {
@@ -303,6 +333,12 @@ func (m *Memory) Recall(ctx context.Context, query string, limit int, layers ...
 		v.Score = score
 		out = append(out, v)
 	}
+	return rankRecall(out, limit), nil
+}
+
+// rankRecall orders scored lessons for recall and keeps the first limit
+// (limit <= 0: all).
+func rankRecall(out []LessonView, limit int) []LessonView {
 	sort.SliceStable(out, func(i, j int) bool {
 		// Rounded relevance first, so near-equal scores fall back to strength.
 		a, b := float64(int(out[i].Score*20)), float64(int(out[j].Score*20))
@@ -314,7 +350,7 @@ func (m *Memory) Recall(ctx context.Context, query string, limit int, layers ...
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
-	return out, nil
+	return out
 }
 
 func joinEpisodes(eps []string) string {
