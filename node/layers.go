@@ -211,6 +211,19 @@ func ComposeLayers(held []LessonView, layers []Layer, heldView HeldView) ([]Less
 	return out, nil
 }
 
+// layersOf keeps, of each layer, the instances of hash.
+func layersOf(layers []Layer, hash string) []Layer {
+	var out []Layer
+	for _, l := range layers {
+		for _, ll := range l.Lessons {
+			if ll.Hash == hash {
+				out = append(out, Layer{Name: l.Name, Lessons: []LayerLesson{ll}})
+			}
+		}
+	}
+	return out
+}
+
 // layerOnly is the view of a lesson no record of which is held.
 func layerOnly(l LayerLesson) LessonView {
 	return LessonView{Hash: l.Hash, ID: l.ID, Kind: l.Kind, Text: l.Text, Strength: l.Strength, Updated: l.Updated,

@@ -60,7 +60,27 @@ func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
 		}
 		held = append(held, *v)
 	}
-	views, err := ComposeLayers(held, append(m.layers.current(), f.Layers...), func(hash string) (LessonView, bool, error) {
+	layers := append(m.layers.current(), f.Layers...)
+	if len(layers) == 0 {
+		return f.apply(held), nil
+	}
+	// Hashes held as records only are few: the store is asked about a
+	// layer's hash only when some record of it is held.
+	var recorded map[string]bool
+	views, err := ComposeLayers(held, layers, func(hash string) (LessonView, bool, error) {
+		if recorded == nil {
+			hashes, err := m.store.Hashes()
+			if err != nil {
+				return LessonView{}, false, err
+			}
+			recorded = make(map[string]bool, len(hashes))
+			for _, h := range hashes {
+				recorded[h] = true
+			}
+		}
+		if !recorded[hash] {
+			return LessonView{}, false, nil
+		}
 		return m.recordsView(hash, now)
 	})
 	if err != nil {
@@ -262,7 +282,7 @@ func (m *Memory) Show(hash string) (Provenance, error) {
 	if err != nil {
 		return p, err
 	}
-	layers := m.layers.current()
+	layers := layersOf(m.layers.current(), hash)
 	if !ok && len(held) == 0 {
 		// A lesson only the configured layers hold: no record, no
 		// provenance.
