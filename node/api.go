@@ -67,17 +67,12 @@ type APIOptions struct {
 
 const maxBody = 4 << 20
 
-// MaxLayeredBody caps the body of POST /lessons/layered, which carries
-// whole lessons.jsonl files: several layers of MaxLayerFile, JSON-escaped.
-const MaxLayeredBody = 8 << 20
-
 // NewAPI serves the local HTTP API of SPEC §11 for m.
 func NewAPI(m *Memory, opts APIOptions) http.Handler {
 	a := &api{m: m, svc: Local{M: m}, opts: opts}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /memory/remember", a.remember)
 	mux.HandleFunc("GET /lessons", a.lessons)
-	mux.HandleFunc("POST /lessons/layered", a.layered)
 	mux.HandleFunc("POST /lessons", a.publish)
 	mux.HandleFunc("GET /lessons/{hash}", a.show)
 	mux.HandleFunc("POST /lessons/{hash}/revoke", a.revoke)
@@ -191,13 +186,9 @@ func (a *api) reply(w http.ResponseWriter, v any, err error) {
 }
 
 func body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	return bodyUpTo(w, r, maxBody)
-}
-
-func bodyUpTo(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		return nil, badRequest{fmt.Errorf("reading the request body (limit %d bytes): %w", limit, err)}
+		return nil, badRequest{fmt.Errorf("reading the request body (limit %d bytes): %w", maxBody, err)}
 	}
 	return data, nil
 }
@@ -233,7 +224,8 @@ func (a *api) remember(w http.ResponseWriter, r *http.Request) {
 
 // lessonParams are the query parameters GET /lessons takes. Any other is
 // refused by name: a "layer" parameter once named a file for the node to
-// read, and a caller still sending it must learn that it is gone.
+// read, and a caller still sending it must learn that it is gone. Layers
+// are named in the node's configuration, never in a request (SPEC §9).
 var lessonParams = []string{"q", "limit", "state", "all"}
 
 func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
@@ -260,36 +252,10 @@ func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 func onlyParams(q url.Values, known []string) error {
 	for _, name := range slices.Sorted(maps.Keys(q)) {
 		if !slices.Contains(known, name) {
-			return badRequest{fmt.Errorf("GET /lessons takes no parameter %q, only %s; layers go in the body of POST /lessons/layered", name, strings.Join(known, ", "))}
+			return badRequest{fmt.Errorf("GET /lessons takes no parameter %q, only %s; layers are named in the node's config.toml (layers) or by a command's --layer, never in a request", name, strings.Join(known, ", "))}
 		}
 	}
 	return nil
-}
-
-// LayeredRequest is the body of POST /lessons/layered: the lesson view with
-// lessons.jsonl layers added, each sent whole since the node opens no file
-// a request names.
-type LayeredRequest struct {
-	Layers []Layer        `json:"layers"`
-	State  protocol.State `json:"state,omitempty"`
-	All    bool           `json:"all,omitempty"`
-	Limit  int            `json:"limit,omitempty"`
-}
-
-func (a *api) layered(w http.ResponseWriter, r *http.Request) {
-	data, err := bodyUpTo(w, r, MaxLayeredBody)
-	if err != nil {
-		a.reply(w, nil, err)
-		return
-	}
-	var req LayeredRequest
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields() // a "path" member must not pass for a layer
-	if err := dec.Decode(&req); err != nil {
-		a.reply(w, nil, badRequest{fmt.Errorf("the body is not a layered lessons request ({\"layers\":[{\"name\":..,\"lines\":..}],\"state\":..,\"all\":..,\"limit\":..}): %w", err)})
-		return
-	}
-	a.listLessons(w, r, Filter{State: req.State, All: req.All, Layers: req.Layers}, req.Limit)
 }
 
 // listLessons answers the lesson view of f, at most limit lessons when

@@ -142,37 +142,3 @@ func TestAPILayerParameterReadsNoFile(t *testing.T) {
 		t.Errorf("answered after %v", d)
 	}
 }
-
-// TestAPILessonsLayered: layers travel in the body of POST /lessons/layered,
-// never as a path; a broken layer is the caller's error.
-func TestAPILessonsLayered(t *testing.T) {
-	m, _ := openTest(t, nil)
-	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
-	defer srv.Close()
-	post := func(body string) (int, string) {
-		resp, err := http.Post(srv.URL+"/lessons/layered", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode, string(data)
-	}
-	line := `{"id":"x2","text":"The staging database is reset every night at midnight","kind":"surprise","seen":2,"strength":0.75,"updated":"2026-11-01T00:00:00Z"}` + "\n"
-	lines, _ := json.Marshal(line)
-	code, out := post(`{"layers":[{"name":"team","lines":` + string(lines) + `}]}`)
-	if code != http.StatusOK || !strings.Contains(out, "staging database") || !strings.Contains(out, `"team"`) {
-		t.Errorf("layered lessons: %d %s", code, out)
-	}
-	cases := map[string]string{
-		"broken layer":   `{"layers":[{"name":"team","lines":"{broken\n"}]}`,
-		"unknown member": `{"layers":[{"name":"team","path":"/dev/zero"}]}`,
-		"bad state":      `{"state":"asleep"}`,
-		"no name":        `{"layers":[{"lines":""}]}`,
-	}
-	for name, body := range cases {
-		if code, out := post(body); code != http.StatusBadRequest {
-			t.Errorf("%s: %d %s, want 400", name, code, out)
-		}
-	}
-}

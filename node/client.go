@@ -12,9 +12,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/remem/remem/internal/atomicfile"
+	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
 )
 
@@ -124,17 +126,22 @@ func (c *Client) do(ctx context.Context, method, path string, in any, out any) e
 	return json.Unmarshal(data, out)
 }
 
-// Lessons lists the node's lessons. Layers go in the body of
-// POST /lessons/layered: the node reads no file a request names, so the
-// command has read them (ReadLayer).
+// Lessons lists the node's lessons, with the layers of its configuration.
+// The node is never sent a layer (SPEC §9): f.Layers are composed here, by
+// ComposeLayers as the node composes its own, over every lesson the node
+// holds in every state, so that state and provenance still come from the
+// node's records.
 func (c *Client) Lessons(ctx context.Context, f Filter) ([]LessonView, error) {
 	var out []LessonView
 	if len(f.Layers) > 0 {
-		data, err := layeredBody(f)
+		if err := c.do(ctx, "GET", "/lessons?all=1", nil, &out); err != nil {
+			return nil, err
+		}
+		views, err := ComposeLayers(out, f.Layers, c.heldView(ctx))
 		if err != nil {
 			return nil, err
 		}
-		return out, c.do(ctx, "POST", "/lessons/layered", data, &out)
+		return f.apply(views), nil
 	}
 	q := url.Values{}
 	if f.State != "" {
@@ -146,19 +153,19 @@ func (c *Client) Lessons(ctx context.Context, f Filter) ([]LessonView, error) {
 	return out, c.do(ctx, "GET", "/lessons?"+q.Encode(), nil, &out)
 }
 
-// layeredBody encodes f for POST /lessons/layered, refusing here what the
-// node would refuse for its size.
-func layeredBody(f Filter) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // '<' stays one byte, not six
-	if err := enc.Encode(LayeredRequest{Layers: f.Layers, State: f.State, All: f.All}); err != nil {
-		return nil, err
+// heldView asks the node about a hash that is not among its lessons: it may
+// hold records of it (a revocation without the lesson).
+func (c *Client) heldView(ctx context.Context) HeldView {
+	return func(hash string) (LessonView, bool, error) {
+		p, err := c.Show(ctx, hash)
+		if errors.Is(err, ErrUnknownLesson) {
+			return LessonView{}, false, nil
+		}
+		if err != nil {
+			return LessonView{}, false, err
+		}
+		return p.LessonView, true, nil
 	}
-	if buf.Len() > MaxLayeredBody {
-		return nil, fmt.Errorf("the %d layers come to %d bytes, more than the %d the running node takes in one request: pass fewer layers", len(f.Layers), buf.Len(), MaxLayeredBody)
-	}
-	return buf.Bytes(), nil
 }
 
 func (c *Client) Show(ctx context.Context, hash string) (Provenance, error) {
@@ -166,10 +173,47 @@ func (c *Client) Show(ctx context.Context, hash string) (Provenance, error) {
 	return p, c.do(ctx, "GET", "/lessons/"+url.PathEscape(hash), nil, &p)
 }
 
-func (c *Client) Recall(ctx context.Context, query string, limit int) ([]LessonView, error) {
+// Recall asks the node for the lessons relevant to query. With layers, the
+// view is composed here (see Lessons) and ranked as the node ranks: a
+// lesson the node scored keeps its score; one only these layers bring, or
+// that they reach, is scored here by its text with the lexical similarity.
+func (c *Client) Recall(ctx context.Context, query string, limit int, layers ...Layer) ([]LessonView, error) {
 	var out []LessonView
-	q := url.Values{"q": {query}, "limit": {fmt.Sprint(limit)}}
-	return out, c.do(ctx, "GET", "/lessons?"+q.Encode(), nil, &out)
+	if len(layers) == 0 {
+		q := url.Values{"q": {query}, "limit": {fmt.Sprint(limit)}}
+		return out, c.do(ctx, "GET", "/lessons?"+q.Encode(), nil, &out)
+	}
+	views, err := c.Lessons(ctx, Filter{Layers: layers})
+	if err != nil || len(views) == 0 {
+		return nil, err
+	}
+	scored, err := c.Recall(ctx, query, len(views))
+	if err != nil {
+		return nil, err
+	}
+	scores := make(map[string]float64, len(scored))
+	for _, v := range scored {
+		scores[v.Hash] = v.Score
+	}
+	names := make([]string, 0, len(layers))
+	for _, l := range layers {
+		names = append(names, l.Name)
+	}
+	sim := consolidate.NewLexical()
+	for _, v := range views {
+		score, ok := scores[v.Hash]
+		if !ok && slices.ContainsFunc(v.Layers, func(n string) bool { return slices.Contains(names, n) }) {
+			if score, err = sim.Similarity(ctx, query, v.Text); err != nil {
+				return nil, err
+			}
+		}
+		if score <= 0 {
+			continue
+		}
+		v.Score = score
+		out = append(out, v)
+	}
+	return rankRecall(out, limit), nil
 }
 
 func (c *Client) Remember(ctx context.Context, evs []protocol.Event) (IngestReport, error) {

@@ -60,6 +60,7 @@ func (c Config) Validate() error {
 	var l check.List
 	l.Nested("Params", c.Params.Validate())
 	l.NotNegative("LockWait", c.LockWait, "failing at once when the home is held")
+	validateLayers(&l, c.Layers)
 	return l.Err()
 }
 

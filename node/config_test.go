@@ -45,6 +45,10 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"bad params", "Params.State.N", Config{Params: Params{State: protocol.StateParams{N: -1, W: time.Hour}, Threshold: 0.5}}},
 		{"negative lock wait", "LockWait", Config{LockWait: -time.Second}},
+		{"layer with a relative path", "Layers", Config{Layers: []LayerFile{{Name: "team", Path: "team.jsonl"}}}},
+		{"layer without a name", "Layers", Config{Layers: []LayerFile{{Path: "/srv/team.jsonl"}}}},
+		{"layer named as a built-in layer", "Layers", Config{Layers: []LayerFile{{Name: "personal", Path: "/srv/team.jsonl"}}}},
+		{"two layers of one name", "Layers", Config{Layers: []LayerFile{{Name: "team", Path: "/srv/a.jsonl"}, {Name: "team", Path: "/srv/b.jsonl"}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

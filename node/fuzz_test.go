@@ -14,13 +14,16 @@ func FuzzReadLayer(f *testing.F) {
 	f.Add([]byte(`{"text":"Always run make clean","kind":"error"}` + "\n{broken\n"))
 	f.Add([]byte("\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		views, err := parseLayer(Layer{Name: "fuzz", Lines: string(data)})
+		layer, err := ParseLayer("fuzz", data)
 		if err != nil {
 			return
 		}
-		for _, v := range views {
+		for _, v := range layer.Lessons {
 			if !protocol.ValidKind(v.Kind) || v.Text == "" || protocol.CheckObservation(v.Text) != nil {
 				t.Fatalf("layer lesson taken: %+v", v)
+			}
+			if !(v.Strength >= 0 && v.Strength <= 1) {
+				t.Fatalf("layer lesson with strength %v", v.Strength)
 			}
 			if v.Hash != protocol.LessonHash(v.Kind, v.Text) {
 				t.Fatal("layer lesson with a wrong hash")

@@ -60,6 +60,10 @@ type Config struct {
 	// memory (added or replacing an older version), with the scope it came
 	// by; the testnet measures arrival times with it.
 	OnAccept func(scope string, rec *protocol.Record, at time.Time)
+	// Layers are lessons.jsonl files composed over the lessons held for
+	// every reader (SPEC §9), lowest first; each is read again when it
+	// changes.
+	Layers []LayerFile
 }
 
 // Memory is one memory: its identity, its store and the rules that turn
@@ -80,6 +84,7 @@ type Memory struct {
 	closed  bool
 	metrics *metrics
 	origins originCounts // records held per scope and origin (the cap)
+	layers  *layerFiles  // the configured layers (SPEC §9)
 
 	// changes counts changes to records and lessons; lessons.jsonl and the
 	// lines sync offers are rebuilt only when it moved.
@@ -132,6 +137,7 @@ func Open(cfg Config) (*Memory, error) {
 	}
 	m := &Memory{cfg: cfg, id: id, store: st, log: cfg.Logger.With("origin", id.Origin()), now: cfg.Now,
 		sim: cfg.Similarity, write: cfg.Writer, refused: map[protocol.Reason]int{}, metrics: met}
+	m.layers = newLayerFiles(cfg.Layers, m.log)
 	return m, nil
 }
 

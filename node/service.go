@@ -13,7 +13,7 @@ type Service interface {
 	Origin() string
 	Lessons(ctx context.Context, f Filter) ([]LessonView, error)
 	Show(ctx context.Context, hash string) (Provenance, error)
-	Recall(ctx context.Context, query string, limit int) ([]LessonView, error)
+	Recall(ctx context.Context, query string, limit int, layers ...Layer) ([]LessonView, error)
 	Remember(ctx context.Context, evs []protocol.Event) (IngestReport, error)
 	Ingest(ctx context.Context, source string, data []byte) (IngestReport, error)
 	Sleep(ctx context.Context) (SleepReport, error)
@@ -49,8 +49,8 @@ func (l Local) Lessons(_ context.Context, f Filter) ([]LessonView, error) {
 	return l.M.Lessons(f)
 }
 func (l Local) Show(_ context.Context, hash string) (Provenance, error) { return l.M.Show(hash) }
-func (l Local) Recall(ctx context.Context, q string, limit int) ([]LessonView, error) {
-	return l.M.Recall(ctx, q, limit)
+func (l Local) Recall(ctx context.Context, q string, limit int, layers ...Layer) ([]LessonView, error) {
+	return l.M.Recall(ctx, q, limit, layers...)
 }
 func (l Local) Remember(_ context.Context, evs []protocol.Event) (IngestReport, error) {
 	return l.M.Remember(evs)

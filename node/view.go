@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/remem/remem/internal/atomicfile"
@@ -44,61 +40,59 @@ type LessonView struct {
 type Filter struct {
 	State  protocol.State // "" = the active view (no removed, no revoked)
 	All    bool           // every state, inactive ones included
-	Layers []Layer        // lessons.jsonl files added as domain layers
+	Layers []Layer        // lessons.jsonl a reader adds (--layer), above the configured layers
 }
 
-// Layer is a lessons.jsonl added as an extra layer: its name and its
-// content. A layer carries the content, not a path, so that the node never
-// opens a file a request names (SPEC §11): the command that names the file
-// reads it with ReadLayer.
-type Layer struct {
-	Name  string `json:"name"`
-	Lines string `json:"lines"` // the lessons.jsonl content
-}
-
-// MaxLayerFile is the largest lessons.jsonl ReadLayer takes: about two
-// thousand lessons, more than one origin may hold (SPEC §12).
-const MaxLayerFile = 1 << 20
-
-// Lessons lists the lessons held with their computed state, strongest first.
+// Lessons lists the lessons held with their computed state, strongest
+// first, with the configured layers and f.Layers composed over them
+// (SPEC §9).
 func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
 	lessons, err := m.store.Lessons()
 	if err != nil {
 		return nil, err
 	}
 	now := m.Now()
-	byHash := map[string]*LessonView{}
-	var out []*LessonView
+	held := make([]LessonView, 0, len(lessons))
 	for _, l := range lessons {
 		v, err := m.view(l, now)
 		if err != nil {
 			return nil, err
 		}
-		byHash[v.Hash] = v
-		out = append(out, v)
+		held = append(held, *v)
 	}
-	for _, layer := range f.Layers {
-		views, err := parseLayer(layer)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range views {
-			if have, ok := byHash[v.Hash]; ok {
-				// The strongest instance is shown, with every layer it is in.
-				layers := append(slices.Clone(have.Layers), v.Layers...)
-				if v.Strength > have.Strength {
-					*have = *v
-				}
-				have.Layers = uniqSorted(layers)
-				continue
+	layers := append(m.layers.current(), f.Layers...)
+	if len(layers) == 0 {
+		return f.apply(held), nil
+	}
+	// Hashes held as records only are few: the store is asked about a
+	// layer's hash only when some record of it is held.
+	var recorded map[string]bool
+	views, err := ComposeLayers(held, layers, func(hash string) (LessonView, bool, error) {
+		if recorded == nil {
+			hashes, err := m.store.Hashes()
+			if err != nil {
+				return LessonView{}, false, err
 			}
-			vv := v
-			byHash[v.Hash] = vv
-			out = append(out, vv)
+			recorded = make(map[string]bool, len(hashes))
+			for _, h := range hashes {
+				recorded[h] = true
+			}
 		}
+		if !recorded[hash] {
+			return LessonView{}, false, nil
+		}
+		return m.recordsView(hash, now)
+	})
+	if err != nil {
+		return nil, err
 	}
-	res := make([]LessonView, 0, len(out))
-	for _, v := range out {
+	return f.apply(views), nil
+}
+
+// apply keeps the views f selects, strongest first.
+func (f Filter) apply(views []LessonView) []LessonView {
+	res := make([]LessonView, 0, len(views))
+	for _, v := range views {
 		switch {
 		case f.All:
 		case f.State != "":
@@ -112,7 +106,7 @@ func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
 			// the checks grew stricter stays out of it (--all shows it).
 			continue
 		}
-		res = append(res, *v)
+		res = append(res, v)
 	}
 	sort.SliceStable(res, func(i, j int) bool {
 		if res[i].Strength != res[j].Strength {
@@ -120,7 +114,34 @@ func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
 		}
 		return res[i].Hash < res[j].Hash
 	})
-	return res, nil
+	return res
+}
+
+// recordsView is the view of a hash held as records only, with no lesson
+// (a revocation may arrive without the lesson it withdraws); held is false
+// when no record of it is held either.
+func (m *Memory) recordsView(hash string, now time.Time) (LessonView, bool, error) {
+	held, err := m.store.ForHash(hash)
+	if err != nil || len(held) == 0 {
+		return LessonView{}, false, err
+	}
+	v, err := m.view(lessonOfRecords(hash, held), now)
+	if err != nil {
+		return LessonView{}, false, err
+	}
+	return *v, true, nil
+}
+
+// lessonOfRecords stands for the lesson of a hash held as records only:
+// its kind and text from a lesson record, if one is held.
+func lessonOfRecords(hash string, held []store.Held) store.Lesson {
+	l := store.Lesson{Hash: hash}
+	for _, h := range held {
+		if h.Record.Type == protocol.TypeLesson {
+			l.Kind, l.Text = h.Record.Kind, h.Record.Text
+		}
+	}
+	return l
 }
 
 // view computes one lesson's state and provenance from the records held.
@@ -261,22 +282,30 @@ func (m *Memory) Show(hash string) (Provenance, error) {
 	if err != nil {
 		return p, err
 	}
+	layers := layersOf(m.layers.current(), hash)
 	if !ok && len(held) == 0 {
+		// A lesson only the configured layers hold: no record, no
+		// provenance.
+		views, _ := ComposeLayers(nil, layers, nil)
+		for _, v := range views {
+			if v.Hash == hash {
+				return Provenance{LessonView: v, Records: []RecordView{}, Verifiers: []string{}, History: []StateStep{}}, nil
+			}
+		}
 		return p, fmt.Errorf("%w: %s (`remem lessons --all` lists the hashes)", ErrUnknownLesson, hash)
 	}
 	if !ok {
-		l = store.Lesson{Hash: hash}
-		for _, h := range held {
-			if h.Record.Type == protocol.TypeLesson {
-				l.Kind, l.Text = h.Record.Kind, h.Record.Text
-			}
-		}
+		l = lessonOfRecords(hash, held)
 	}
 	now := m.Now()
 	v, err := m.view(l, now)
 	if err != nil {
 		return p, err
 	}
+	// The configured layers' instances of the hash, as the lesson view
+	// shows them: v comes first in what ComposeLayers returns.
+	composed, _ := ComposeLayers([]LessonView{*v}, layers, nil)
+	v = &composed[0]
 	recs := make([]*protocol.Record, 0, len(held))
 	for _, h := range held {
 		recs = append(recs, h.Record)
@@ -297,9 +326,10 @@ func (m *Memory) Show(hash string) (Provenance, error) {
 }
 
 // Recall returns the active lessons most relevant to a task description,
-// strongest first among equals.
-func (m *Memory) Recall(ctx context.Context, query string, limit int) ([]LessonView, error) {
-	views, err := m.Lessons(Filter{})
+// strongest first among equals, with the configured layers and layers
+// composed over the lessons held.
+func (m *Memory) Recall(ctx context.Context, query string, limit int, layers ...Layer) ([]LessonView, error) {
+	views, err := m.Lessons(Filter{Layers: layers})
 	if err != nil {
 		return nil, err
 	}
@@ -323,6 +353,12 @@ func (m *Memory) Recall(ctx context.Context, query string, limit int) ([]LessonV
 		v.Score = score
 		out = append(out, v)
 	}
+	return rankRecall(out, limit), nil
+}
+
+// rankRecall orders scored lessons for recall and keeps the first limit
+// (limit <= 0: all).
+func rankRecall(out []LessonView, limit int) []LessonView {
 	sort.SliceStable(out, func(i, j int) bool {
 		// Rounded relevance first, so near-equal scores fall back to strength.
 		a, b := float64(int(out[i].Score*20)), float64(int(out[j].Score*20))
@@ -334,7 +370,7 @@ func (m *Memory) Recall(ctx context.Context, query string, limit int) ([]LessonV
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
-	return out, nil
+	return out
 }
 
 func joinEpisodes(eps []string) string {
@@ -384,63 +420,4 @@ func (m *Memory) writeLessonsFile(_ context.Context) error {
 		buf.Write(append(line, '\n'))
 	}
 	return atomicfile.Write(filepath.Join(m.cfg.Home, LessonsFile), "", buf.Bytes(), 0o644)
-}
-
-// ReadLayer reads the lessons.jsonl at path as the layer name. Only a
-// regular file of at most MaxLayerFile bytes is read: a FIFO would block the
-// command and a device such as /dev/zero would never end.
-func ReadLayer(name, path string) (Layer, error) {
-	if info, err := os.Stat(path); err != nil {
-		return Layer{}, fmt.Errorf("layer %s: %w", name, err)
-	} else if !info.Mode().IsRegular() {
-		return Layer{}, fmt.Errorf("layer %s: %s is not a regular file (%v); give the path of a lessons.jsonl", name, path, info.Mode().Type())
-	}
-	// O_NONBLOCK: should a FIFO replace the file after the check above,
-	// opening it does not wait for a writer.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return Layer{}, fmt.Errorf("layer %s: %w", name, err)
-	}
-	defer func() { _ = f.Close() }() // read only
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return Layer{}, fmt.Errorf("layer %s: %s is not a regular file; give the path of a lessons.jsonl", name, path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxLayerFile+1))
-	if err != nil {
-		return Layer{}, fmt.Errorf("layer %s: reading %s: %w", name, path, err)
-	}
-	if len(data) > MaxLayerFile {
-		return Layer{}, fmt.Errorf("layer %s: %s is larger than %d bytes, more than a lessons.jsonl holds; split it into several layers", name, path, MaxLayerFile)
-	}
-	return Layer{Name: name, Lines: string(data)}, nil
-}
-
-// parseLayer reads the lessons of a layer. Its errors are the caller's: a
-// layer that is not a lessons.jsonl.
-func parseLayer(layer Layer) ([]*LessonView, error) {
-	if layer.Name == "" {
-		return nil, badRequest{errors.New("a layer needs a name, e.g. team")}
-	}
-	var out []*LessonView
-	for _, l := range protocol.SplitLines([]byte(layer.Lines)) {
-		var ll lessonLine
-		if err := json.Unmarshal(l.Bytes, &ll); err != nil {
-			return nil, badRequest{fmt.Errorf("layer %s line %d: not a lesson: %v", layer.Name, l.N, err)}
-		}
-		if !protocol.ValidKind(ll.Kind) || ll.Text == "" {
-			return nil, badRequest{fmt.Errorf("layer %s line %d: a lesson needs text and a kind of error, correction or surprise", layer.Name, l.N)}
-		}
-		if protocol.CheckAgentText(ll.Text) != nil {
-			continue // instructions and raw data are refused in every layer
-		}
-		updated, _ := time.Parse(time.RFC3339, ll.Updated)
-		state := ll.State
-		if state == "" {
-			state = protocol.StateCandidate
-		}
-		out = append(out, &LessonView{Hash: protocol.LessonHash(ll.Kind, ll.Text), ID: ll.ID, Kind: ll.Kind, Text: ll.Text,
-			State: state, StateReason: "from layer " + layer.Name, Strength: ll.Strength, Seen: ll.Seen,
-			Origins: ll.Origins, Confirmers: []string{}, Layers: []string{layer.Name}, Updated: updated})
-	}
-	return out, nil
 }

@@ -41,7 +41,9 @@ func TestLayersShowTheStrongestInstance(t *testing.T) {
 	if _, err := ReadLayer("x", "/nonexistent/lessons.jsonl"); err == nil {
 		t.Error("a missing layer file was read")
 	}
-	if _, err := m.Lessons(Filter{Layers: []Layer{{Name: "x", Lines: "{broken\n"}}}); err == nil {
+	broken := filepath.Join(t.TempDir(), "broken.jsonl")
+	os.WriteFile(broken, []byte("{broken\n"), 0o644)
+	if _, err := ReadLayer("x", broken); err == nil {
 		t.Error("a broken layer was accepted")
 	}
 }

@@ -22,7 +22,7 @@ func contextCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "context",
 		Usage: "print the lessons worth putting in an agent's prompt for a project",
-		UsageText: `remem context [--cwd DIR] [--limit N] [--budget CHARS] [--format md|json]
+		UsageText: `remem context [--cwd DIR] [--limit N] [--budget CHARS] [--format md|json] [--layer NAME=FILE ...]
 
 Picks the lessons that relate to the project in DIR (default: the current
 directory), found by its name and the first line of its README, then fills up
@@ -36,15 +36,19 @@ the first lesson that would pass it. --format json gives the same lessons with t
 With no lesson to show, the Markdown output is empty, so a hook can paste it
 into a prompt as it is.
 
+` + layerHelp + `
+
 Examples:
   remem context
   remem context --cwd ~/src/payments --limit 5 --budget 1500
-  remem context --format json | jq '.lessons[].observation'`,
+  remem context --format json | jq '.lessons[].observation'
+  remem context --layer team=/mnt/share/team/lessons.jsonl`,
 		Flags: []cli.Flag{embedFlag,
 			&cli.StringFlag{Name: "cwd", Value: ".", Usage: "the project directory"},
 			&cli.IntFlag{Name: "limit", Value: 10, Usage: "at most N lessons"},
 			&cli.IntFlag{Name: "budget", Value: 2000, Usage: "at most CHARS characters of Markdown"},
 			&cli.StringFlag{Name: "format", Value: "md", Usage: "md or json"},
+			layerFlag,
 		},
 		Action: func(c *cli.Context) (err error) {
 			format := c.String("format")
@@ -62,13 +66,17 @@ Examples:
 			if head := utf8.RuneCountInString(contextHead()); budget < head {
 				return cli.Exit(fmt.Sprintf("--budget %d is smaller than the header alone (%d characters)", budget, head), 2)
 			}
+			layers, err := layerFlags(c)
+			if err != nil {
+				return err
+			}
 			svc, err := openService(c)
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, svc)
 			query := projectQuery(dir)
-			views, err := pickContext(c, svc, query, limit)
+			views, err := pickContext(c, svc, query, limit, layers)
 			if err != nil {
 				return err
 			}
@@ -130,9 +138,9 @@ func firstLine(path string) string {
 }
 
 // pickContext takes the lessons relevant to the project first, then the
-// strongest of the rest, up to limit.
-func pickContext(c *cli.Context, svc node.Service, query string, limit int) ([]node.LessonView, error) {
-	relevant, err := svc.Recall(c.Context, query, limit)
+// strongest of the rest, up to limit, with the command's layers composed.
+func pickContext(c *cli.Context, svc node.Service, query string, limit int, layers []node.Layer) ([]node.LessonView, error) {
+	relevant, err := svc.Recall(c.Context, query, limit, layers...)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +152,7 @@ func pickContext(c *cli.Context, svc node.Service, query string, limit int) ([]n
 	for _, v := range out {
 		have[v.Hash] = true
 	}
-	strongest, err := svc.Lessons(c.Context, node.Filter{})
+	strongest, err := svc.Lessons(c.Context, node.Filter{Layers: layers})
 	if err != nil {
 		return nil, err
 	}

@@ -21,10 +21,7 @@ func lessonsCommand() *cli.Command {
 		UsageText: `remem lessons [--json] [--state STATE | --all] [--layer NAME=FILE ...]
 
 STATE is candidate, common, fading, removed or revoked; without it the active
-view is shown (no removed or revoked lessons). --layer adds a lessons.jsonl
-(a regular file of at most 1 MiB) as a domain layer: for a lesson held in
-several layers the strongest instance is shown with the layers it is in.
-The command reads the file itself, also when a running node answers.
+view is shown (no removed or revoked lessons). ` + layerHelp + `
 
 Examples:
   remem lessons
@@ -33,7 +30,7 @@ Examples:
 		Flags: []cli.Flag{jsonFlag,
 			&cli.StringFlag{Name: "state", Usage: "only lessons in this state"},
 			&cli.BoolFlag{Name: "all", Usage: "every lesson, removed and revoked ones included"},
-			&cli.StringSliceFlag{Name: "layer", Usage: "NAME=FILE: a lessons.jsonl to add as a layer"}},
+			layerFlag},
 		Action: func(c *cli.Context) error {
 			f, err := lessonFilter(c)
 			if err != nil {
@@ -63,9 +60,7 @@ func printLessons(c *cli.Context, views []node.LessonView) error {
 	return w.Flush()
 }
 
-// lessonFilter reads the flags of `remem lessons`. The command reads the
-// --layer files itself, so a running node is sent their content and never
-// a path to open.
+// lessonFilter reads the flags of `remem lessons`.
 func lessonFilter(c *cli.Context) (node.Filter, error) {
 	f := node.Filter{All: c.Bool("all")}
 	if s := c.String("state"); s != "" {
@@ -78,18 +73,38 @@ func lessonFilter(c *cli.Context) (node.Filter, error) {
 		}
 		f.State = protocol.State(s)
 	}
-	for _, l := range c.StringSlice("layer") {
-		name, path, ok := strings.Cut(l, "=")
-		if !ok || name == "" || path == "" {
-			return f, cli.Exit(fmt.Sprintf("--layer %q must be NAME=FILE, e.g. team=/mnt/share/lessons.jsonl", l), 2)
-		}
-		layer, err := node.ReadLayer(name, path)
+	var err error
+	f.Layers, err = layerFlags(c)
+	return f, err
+}
+
+// layerFlag is --layer of the commands that read lessons.
+var layerFlag = &cli.StringSliceFlag{Name: "layer", Usage: "NAME=FILE: a lessons.jsonl composed as a layer (repeatable)"}
+
+// layerHelp says what --layer does, for the help of each reader.
+const layerHelp = `--layer NAME=FILE (repeatable) composes a lessons.jsonl (a regular file of at
+most 1 MiB) as a layer, above those config.toml's layers names: for a lesson
+in several layers the strongest instance is shown with the layers it is in,
+and its state, origins and confirmers always come from the records held (a
+layer brings back no revoked lesson). The command reads the file itself and
+composes it, also over what a running node answers; the node is never sent
+a layer.`
+
+// layerFlags reads the files --layer names: the command's own layers.
+func layerFlags(c *cli.Context) ([]node.Layer, error) {
+	var out []node.Layer
+	for _, spec := range c.StringSlice("layer") {
+		lf, err := node.ParseLayerFile(spec)
 		if err != nil {
-			return f, err
+			return nil, cli.Exit("--layer: "+err.Error(), 2)
 		}
-		f.Layers = append(f.Layers, layer)
+		layer, err := node.ReadLayer(lf.Name, lf.Path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, layer)
 	}
-	return f, nil
+	return out, nil
 }
 
 func showCommand() *cli.Command {

@@ -28,7 +28,8 @@ stdout; logs go to stderr only. Tools:
   show      one lesson with every record held for it
   sleep     turn the reported events into lessons now
 Lessons come framed as observations with their state and confirmations, never
-as instructions.
+as instructions. The layers config.toml names (layers) are composed in, as
+for every reader.
 
 Each tool call opens the memory at $REMEM_HOME and closes it after, so a node
 or another command can use the home between calls; while a node holds the

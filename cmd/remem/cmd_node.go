@@ -30,7 +30,7 @@ func nodeCommand() *cli.Command {
 		Usage: "run this machine's memory: sleep loop, team gossip, folder, commons, local API",
 		UsageText: `remem node [--team T ...] [--listen MULTIADDR ...] [--bootstrap MULTIADDR ...] [--mdns=false]
            [--members [TEAM=]FILE ...] [--psk FILE] [--folder DIR ...] [--commons URL ...] [--token-file FILE]
-           [--sleep 10m] [--pull 10m] [--api 127.0.0.1:7878]
+           [--sleep 10m] [--pull 10m] [--api 127.0.0.1:7878] [--layer NAME=FILE ...]
 
 With no flags the node starts at once: it sleeps every 10 minutes, serves the
 local API and web page on 127.0.0.1:7878 and finds LAN peers with mDNS. It
@@ -61,6 +61,7 @@ Examples:
 			&cli.DurationFlag{Name: "pull", Value: time.Duration(def.Pull), Usage: "time between commons pulls"},
 			&cli.StringFlag{Name: "api", Value: def.API, Usage: "address of the local HTTP API and web page"},
 			&cli.StringFlag{Name: "log-level", Value: def.LogLevel, Usage: "debug, info, warn or error"},
+			&cli.StringSliceFlag{Name: "layer", Usage: "NAME=FILE: a lessons.jsonl (absolute path) composed as a layer for every reader (repeatable)"},
 			writerFlag, embedFlag,
 		},
 		Action: runNode,
@@ -108,6 +109,13 @@ func nodeDaemonConfig(c *cli.Context, home string) (node.DaemonConfig, error) {
 	if err := dc.Validate(); err != nil {
 		return dc, src.explain(err)
 	}
+	// A layer file is read again whenever it changes; one that cannot be
+	// read at start is a mistake in the setting.
+	for _, lf := range dc.Memory.Layers {
+		if _, err := node.ReadLayer(lf.Name, lf.Path); err != nil {
+			return dc, fmt.Errorf("%s: %w", src.name("layers"), err)
+		}
+	}
 	return dc, nil
 }
 
@@ -136,6 +144,7 @@ type nodeSettings struct {
 	Writer       string     `toml:"writer" flag:"writer" via:"Memory.Writer"`
 	EmbedURL     string     `toml:"embed_url" flag:"embed-url" via:"Memory.Similarity Memory.Params"`
 	LogLevel     string     `toml:"log_level" flag:"log-level" via:"Logger"`
+	Layers       stringList `toml:"layers" flag:"layer" via:"Memory.Layers"`
 }
 
 // defaultNodeSettings are node.DefaultDaemonConfig in the settings' terms;
@@ -291,6 +300,9 @@ func (s nodeSettings) daemonConfig(home string, src settingSources, logTo io.Wri
 		return dc, fmt.Errorf("%s: %w", src.name("members"), err)
 	}
 	var err error
+	if dc.Memory.Layers, err = layerFiles(s.Layers); err != nil {
+		return dc, fmt.Errorf("%s: %w", src.name("layers"), err)
+	}
 	if s.PSK != "" {
 		if dc.Gossip.PSK, err = readPSK(s.PSK); err != nil {
 			return dc, fmt.Errorf("%s: %w", src.name("psk"), err)
@@ -300,6 +312,40 @@ func (s nodeSettings) daemonConfig(home string, src settingSources, logTo io.Wri
 		return dc, fmt.Errorf("%s: %w", src.name("commons_token_file"), err)
 	}
 	return dc, nil
+}
+
+// layerFiles reads the NAME=FILE entries of `layers` (paths are checked by
+// Validate: absolute).
+func layerFiles(entries []string) ([]node.LayerFile, error) {
+	var out []node.LayerFile
+	for _, e := range entries {
+		lf, err := node.ParseLayerFile(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, lf)
+	}
+	return out, nil
+}
+
+// configuredLayers are the layers home's config.toml names, for a command
+// that opens the memory itself: the readers see the layers a node running
+// on home would show them.
+func configuredLayers(home string) ([]node.LayerFile, error) {
+	s, src, err := loadNodeSettings(home)
+	if err != nil {
+		return nil, err
+	}
+	layers, err := layerFiles(s.Layers)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src.name("layers"), err)
+	}
+	var l check.List
+	l.Nested("Memory", node.Config{Layers: layers}.Validate())
+	if err := l.Err(); err != nil {
+		return nil, src.explain(err)
+	}
+	return layers, nil
 }
 
 // readAllMembers reads the members files into g: FILE for every team,

@@ -72,21 +72,28 @@ func recallCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "recall",
 		Usage: "find the lessons most relevant to a task",
-		UsageText: `remem recall [--json] [--limit N] QUERY
+		UsageText: `remem recall [--json] [--limit N] [--layer NAME=FILE ...] QUERY
 
 Lessons are observations of what happened, with how strongly they are held;
 what to do with them is the reader's decision.
 
+` + layerHelp + `
+
 Examples:
   remem recall "run the integration tests for the payments service"
-  remem recall --limit 3 --json "upgrade go dependencies"`,
-		Flags: []cli.Flag{jsonFlag, embedFlag, &cli.IntFlag{Name: "limit", Value: 5, Usage: "at most N lessons"}},
+  remem recall --limit 3 --json "upgrade go dependencies"
+  remem recall --layer team=/mnt/share/team/lessons.jsonl "deploy the billing service"`,
+		Flags: []cli.Flag{jsonFlag, embedFlag, &cli.IntFlag{Name: "limit", Value: 5, Usage: "at most N lessons"}, layerFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return cli.Exit("recall needs a QUERY describing the task; see `remem recall --help`", 2)
 			}
+			layers, err := layerFlags(c)
+			if err != nil {
+				return err
+			}
 			return withService(c, func(svc node.Service) ([]node.LessonView, error) {
-				views, err := svc.Recall(c.Context, joinArgs(c), c.Int("limit"))
+				views, err := svc.Recall(c.Context, joinArgs(c), c.Int("limit"), layers...)
 				if views == nil {
 					views = []node.LessonView{}
 				}

@@ -157,6 +157,12 @@ func TestNodeConfigBadValues(t *testing.T) {
 		{"members flag of a team not joined", "", []string{"--team", "t", "--members", "u=" + members}, []string{"--members", "not in"}},
 		{"bad psk", fmt.Sprintf("psk = %q", badPSK), nil, []string{"config.toml: psk", "64 hex"}},
 		{"members of the wrong type", `members = 3`, nil, []string{"config.toml", "members"}},
+		{"layer without a file", `layers = ["team"]`, nil, []string{"config.toml: layers", "NAME=FILE"}},
+		{"layer with a relative path", `layers = ["team=team.jsonl"]`, nil, []string{"config.toml: layers", "absolute"}},
+		{"layer file missing", `layers = ["team=/nonexistent/team.jsonl"]`, nil, []string{"config.toml: layers", "/nonexistent/team.jsonl"}},
+		{"layer named personal", `layers = ["personal=/srv/team.jsonl"]`, nil, []string{"config.toml: layers", "personal"}},
+		{"layer flag without a file", "", []string{"--layer", "team"}, []string{"--layer", "NAME=FILE"}},
+		{"layers of the wrong type", `layers = 3`, nil, []string{"config.toml", "layers"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -171,6 +177,24 @@ func TestNodeConfigBadValues(t *testing.T) {
 			}
 			t.Log(err)
 		})
+	}
+}
+
+// config.toml's layers go to the memory's config, a --layer flag replaces
+// them.
+func TestNodeConfigLayers(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	for _, p := range []string{a, b} {
+		os.WriteFile(p, []byte(`{"kind":"error","text":"go vet reports a copied lock in the cache package","strength":0.5}`+"\n"), 0o644)
+	}
+	dc, err := nodeConfigFor(t, fmt.Sprintf("layers = [%q, %q]\n", "team="+a, "ops="+b))
+	if want := []node.LayerFile{{Name: "team", Path: a}, {Name: "ops", Path: b}}; err != nil || !reflect.DeepEqual(dc.Memory.Layers, want) {
+		t.Errorf("layers from config.toml: %+v %v, want %+v", dc.Memory.Layers, err, want)
+	}
+	dc, err = nodeConfigFor(t, fmt.Sprintf("layers = [%q]\n", "team="+a), "--layer", "ops="+b)
+	if want := []node.LayerFile{{Name: "ops", Path: b}}; err != nil || !reflect.DeepEqual(dc.Memory.Layers, want) {
+		t.Errorf("--layer over config.toml: %+v %v, want %+v", dc.Memory.Layers, err, want)
 	}
 }
 

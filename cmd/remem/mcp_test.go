@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -204,5 +205,41 @@ func mcpScenario(t *testing.T, cmd *exec.Cmd, stderr *syncBuffer, check func(has
 	}
 	if !strings.Contains(stderr.String(), "serving over stdio") {
 		t.Errorf("remem mcp should log to stderr; got:\n%s", stderr)
+	}
+}
+
+// `remem mcp` on a home whose config.toml names a layer shows it, both
+// when it opens the memory and when a node holds the home.
+func TestMCPSeesConfiguredLayers(t *testing.T) {
+	text := "The ledger reconciliation job of the billing service times out when the exchange rate feed is slow."
+	path := writeLayerFile(t, "error", text)
+	for _, withNode := range []bool{false, true} {
+		home := t.TempDir()
+		writeConfig(t, home, fmt.Sprintf("layers = [%q]\n", "team="+path))
+		if withNode {
+			runTestNode(t, home, node.LayerFile{Name: "team", Path: path})
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := helperMCP(home)
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		client := sdk.NewClient(&sdk.Implementation{Name: "remem-test-agent", Version: "1"}, nil)
+		cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			cancel()
+			t.Fatalf("initialize: %v\nstderr:\n%s", err, stderr.String())
+		}
+		for name, args := range map[string]map[string]any{"lessons": {}, "recall": {"task": "billing ledger reconciliation"}} {
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+			if err != nil || res.IsError {
+				t.Fatalf("node %v: %s: %+v %v\nstderr:\n%s", withNode, name, res, err, stderr.String())
+			}
+			data, _ := json.Marshal(res.StructuredContent)
+			if !strings.Contains(string(data), "ledger reconciliation") || !strings.Contains(string(data), `"layers":["team"]`) {
+				t.Errorf("node %v: %s does not show the configured layer: %s", withNode, name, data)
+			}
+		}
+		cs.Close()
+		cancel()
 	}
 }

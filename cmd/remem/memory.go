@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,9 +31,19 @@ func openService(c *cli.Context) (node.Service, error) {
 	return openServiceWithin(c, c.Context, node.DefaultLockWait)
 }
 
-// openServiceWithin is openService waiting up to wait for a held home.
+// openServiceWithin is openService waiting up to wait for a held home. The
+// memory it opens composes the layers of home's config.toml, as a node
+// running on home does; a layer file it cannot read is left out with a
+// warning on stderr.
 func openServiceWithin(c *cli.Context, ctx context.Context, wait time.Duration) (node.Service, error) {
-	cfg := node.Config{Home: home(c), Create: true, Now: clock()}
+	layers, err := configuredLayers(home(c))
+	if err != nil {
+		return nil, err
+	}
+	cfg := node.Config{Home: home(c), Create: true, Now: clock(), Layers: layers}
+	if len(layers) > 0 {
+		cfg.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	if cmd := c.String("writer"); cmd != "" {
 		cfg.Writer = commandWriter(cmd)
 	}

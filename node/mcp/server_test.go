@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -345,4 +347,35 @@ func TestOpenPerCall(t *testing.T) {
 	if opened != 2 {
 		t.Errorf("opened %d times, want once per call", opened)
 	}
+}
+
+// The layers named in the memory's configuration reach the MCP tools as
+// they reach every other reader.
+func TestToolsSeeConfiguredLayers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "team.jsonl")
+	text := "The staging database is reset every night at midnight."
+	line := `{"id":"x","kind":"surprise","text":"` + text + `","seen":2,"strength":0.75,"updated":"2026-11-01T00:00:00Z"}` + "\n"
+	if err := os.WriteFile(path, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := node.Open(node.Config{Home: t.TempDir(), Create: true, Layers: []node.LayerFile{{Name: "team", Path: path}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	cs := connect(t, remcp.NewServer(node.Local{M: m}, "test"))
+	for name, args := range map[string]map[string]any{
+		"lessons": {},
+		"recall":  {"task": "reset the staging database at night"},
+	} {
+		res := call(t, cs, name, args)
+		mustOK(t, name, res)
+		var out remcp.LessonsOutput
+		structured(t, res, &out)
+		if len(out.Lessons) != 1 || out.Lessons[0].Text != text || len(out.Lessons[0].Layers) != 1 || out.Lessons[0].Layers[0] != "team" {
+			t.Errorf("%s does not show the layer's lesson: %s", name, textOf(res))
+		}
+	}
+	res := call(t, cs, "show", map[string]any{"hash": protocol.LessonHash("surprise", text)})
+	mustOK(t, "show", res)
 }
