@@ -137,11 +137,12 @@ func withoutRevoked(recs []*protocol.Record, keep func(*protocol.Record) (bool, 
 	return out, nil
 }
 
-// revocation is how a lesson hash is revoked, as this memory computes it
-// from every record it holds of the hash (protocol.ComputeState, SPEC §8).
-type revocation struct {
-	revoked bool
-	// evidence: revoked by a quorum of its confirmers while a publisher
+// Revocation is how a lesson hash is revoked, as a holder computes it
+// from every record it holds of the hash (protocol.ComputeState, SPEC §8),
+// and so what it still sends of the hash.
+type Revocation struct {
+	Revoked bool
+	// Evidence: revoked by a quorum of its confirmers while a publisher
 	// still stands (or no lesson record is held). A confirmer's revocation
 	// counts only beside its confirmation, so the confirmations keep
 	// travelling with the revocations: a memory that holds the lesson from
@@ -149,18 +150,50 @@ type revocation struct {
 	// quorum too. Once every publisher has withdrawn the lesson (an author
 	// does at its next sleep, see Memory.withdrawRevoked), the
 	// confirmations stop travelling as well.
-	evidence bool
+	Evidence bool
 }
 
-// drops reports whether r, a record of a hash revoked as rv, is no longer
-// sent: a lesson record of a revoked hash never is; a confirmation is
-// unless it is the quorum's evidence; revocations always are.
-func (rv revocation) drops(r *protocol.Record) bool {
+// RevocationOf computes how hash is revoked from held, every record held
+// of it (in any scope).
+func RevocationOf(hash string, held []*protocol.Record, now time.Time, p protocol.StateParams) Revocation {
+	st := protocol.ComputeState(hash, held, now, p)
+	if st.State != protocol.StateRevoked {
+		return Revocation{}
+	}
+	lesson := false
+	confirmed, revokedBy := map[string]bool{}, map[string]bool{}
+	for _, r := range held {
+		if r.Hash != hash {
+			continue
+		}
+		switch r.Type {
+		case protocol.TypeLesson:
+			lesson = true
+		case protocol.TypeConfirmation:
+			confirmed[r.Origin] = true
+		case protocol.TypeRevocation:
+			revokedBy[r.Origin] = true
+		}
+	}
+	quorum := 0
+	for origin := range confirmed {
+		if revokedBy[origin] && origin != st.Author {
+			quorum++
+		}
+	}
+	withdrawn := lesson && len(st.Publishers) == 0
+	return Revocation{Revoked: true, Evidence: p.N > 0 && quorum >= p.N && !withdrawn}
+}
+
+// Drops reports whether r, a record of a hash revoked as rv, is no longer
+// sent: a lesson record of a revoked hash never is; a confirmation is only
+// as the quorum's evidence; revocations always are.
+func (rv Revocation) Drops(r *protocol.Record) bool {
 	switch {
-	case !rv.revoked || r.Type == protocol.TypeRevocation:
+	case !rv.Revoked || r.Type == protocol.TypeRevocation:
 		return false
 	case r.Type == protocol.TypeConfirmation:
-		return !rv.evidence
+		return !rv.Evidence
 	default:
 		return true
 	}
@@ -168,10 +201,9 @@ func (rv revocation) drops(r *protocol.Record) bool {
 
 // revocations computes how each hash of a lesson or confirmation in recs is
 // revoked, from every record held of it (in any scope).
-func (m *Memory) revocations(recs []*protocol.Record) (map[string]revocation, error) {
-	out := map[string]revocation{}
+func (m *Memory) revocations(recs []*protocol.Record) (map[string]Revocation, error) {
+	out := map[string]Revocation{}
 	now := m.Now()
-	p := m.cfg.Params.State
 	for _, r := range recs {
 		if r.Type == protocol.TypeRevocation {
 			continue
@@ -184,32 +216,10 @@ func (m *Memory) revocations(recs []*protocol.Record) (map[string]revocation, er
 			return nil, err
 		}
 		all := make([]*protocol.Record, len(held))
-		lesson := false
-		confirmed, revokedBy := map[string]bool{}, map[string]bool{}
 		for i, h := range held {
 			all[i] = h.Record
-			switch h.Record.Type {
-			case protocol.TypeLesson:
-				lesson = true
-			case protocol.TypeConfirmation:
-				confirmed[h.Record.Origin] = true
-			case protocol.TypeRevocation:
-				revokedBy[h.Record.Origin] = true
-			}
 		}
-		st := protocol.ComputeState(r.Hash, all, now, p)
-		rv := revocation{revoked: st.State == protocol.StateRevoked}
-		if rv.revoked {
-			quorum := 0
-			for origin := range confirmed {
-				if revokedBy[origin] && origin != st.Author {
-					quorum++
-				}
-			}
-			withdrawn := lesson && len(st.Publishers) == 0
-			rv.evidence = p.N > 0 && quorum >= p.N && !withdrawn
-		}
-		out[r.Hash] = rv
+		out[r.Hash] = RevocationOf(r.Hash, all, now, m.cfg.Params.State)
 	}
 	return out, nil
 }
@@ -217,7 +227,7 @@ func (m *Memory) revocations(recs []*protocol.Record) (map[string]revocation, er
 // sendable is recs without what no holder sends of a revoked lesson
 // (SPEC §8: every holder drops a revoked lesson from what it sends and
 // keeps the revocation): its lesson records, and its confirmations unless
-// they are the quorum's evidence (revocation.evidence). It is the one rule
+// they are the quorum's evidence (Revocation.Evidence). It is the one rule
 // for this memory's export, files, gossip and sync offers.
 func (m *Memory) sendable(recs []*protocol.Record) ([]*protocol.Record, error) {
 	revs, err := m.revocations(recs)
@@ -226,7 +236,7 @@ func (m *Memory) sendable(recs []*protocol.Record) ([]*protocol.Record, error) {
 	}
 	out := recs[:0:0]
 	for _, r := range recs {
-		if !revs[r.Hash].drops(r) {
+		if !revs[r.Hash].Drops(r) {
 			out = append(out, r)
 		}
 	}
@@ -265,7 +275,7 @@ func (m *Memory) withdrawRevoked(now time.Time) ([]*protocol.Record, error) {
 	signed := map[string]bool{}
 	for _, r := range own {
 		rv := revs[r.Hash]
-		if signed[r.Hash] || !rv.drops(r) {
+		if signed[r.Hash] || !rv.Drops(r) {
 			continue
 		}
 		if at, ok := revokedAt[r.Hash]; ok && !at.Before(r.Time) {
