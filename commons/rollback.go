@@ -57,11 +57,12 @@ func (e *rollbackError) Error() string {
 //
 // A lesson or a confirmation the new file revokes is excepted: the
 // origin's revocation of that hash, at or after the stored record, stands
-// for it. An origin revokes its own lesson; a confirmer revokes the
-// lesson it confirmed once the lesson is revoked (by its origin or by a
-// quorum, SPEC §8), and then stops sending its confirmation, since no
-// holder sends anything of a revoked lesson but the revocations (see
-// node.Memory.FileLines).
+// for it. An origin revokes its own lesson; a memory that published or
+// confirmed a lesson revoked since (by its origins or by a quorum, SPEC
+// §8) signs its own revocation of it before its file drops the record, as
+// no holder sends a revoked lesson's records but the revocations
+// (node.RevocationOf, node.Memory.FileLines). The revocation must be at or
+// after the record it stands for.
 func checkRollback(stored []byte, next []*protocol.Record) error {
 	if len(stored) == 0 || len(next) == 0 {
 		return nil

@@ -243,6 +243,9 @@ func (m *Memory) sendable(recs []*protocol.Record) ([]*protocol.Record, error) {
 	return out, nil
 }
 
+// withdrawReason is the reason of the revocations withdrawRevoked signs.
+const withdrawReason = "The lesson was revoked elsewhere; this memory withdraws its record of it."
+
 // withdrawRevoked signs this memory's revocation of every lesson it
 // published or confirmed that is revoked (by its origins or by a quorum)
 // and whose record it therefore stops sending, unless its own revocation
@@ -281,7 +284,7 @@ func (m *Memory) withdrawRevoked(now time.Time) ([]*protocol.Record, error) {
 		if at, ok := revokedAt[r.Hash]; ok && !at.Before(r.Time) {
 			continue
 		}
-		rec, err := protocol.SignRevocation(m.id, r.Hash, now, "")
+		rec, err := protocol.SignRevocation(m.id, r.Hash, now, withdrawReason)
 		if err != nil {
 			return nil, err
 		}

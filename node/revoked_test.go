@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -240,7 +241,8 @@ func TestQuorumRevokedOwnLessonWithdrawn(t *testing.T) {
 
 // A confirmer's commons file keeps the confirmation until the lesson is
 // revoked; then its next push, with or without a sleep before it, is no
-// rollback and holds the confirmer's revocation instead.
+// rollback and holds the confirmer's revocation instead. Every record
+// travels by the commons.
 func TestRevokedConfirmationLeavesTheCommons(t *testing.T) {
 	srv, err := commons.NewServer(commons.ServerConfig{DataDir: t.TempDir(), Tokens: []string{"tok"}, Registry: prometheus.NewRegistry()})
 	if err != nil {
@@ -250,22 +252,24 @@ func TestRevokedConfirmationLeavesTheCommons(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	ctx := context.Background()
+	c := &commons.Client{BaseURL: hs.URL, Token: "tok"} // no pull state: every pull takes every file
+	push := func(m *Memory, what string) {
+		t.Helper()
+		if _, err := m.PushCommons(ctx, c); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	pull := func(m *Memory) {
+		t.Helper()
+		if _, err := m.PullCommons(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, sleepFirst := range []bool{false, true} {
 		clk := newClock()
 		a, projA := openTest(t, clk)
 		b, projB := openTest(t, clk)
-		hash := confirmedLesson(t, clk, a, projA, b, projB)
-		c := b.CommonsClient(hs.URL, "tok")
-		// The lesson arrived by team:x; its confirmation goes only there, so
-		// the commons file is the one of every scope.
-		lines, _, err := b.FileLines("")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Push(ctx, b.Origin(), lines); err != nil {
-			t.Fatal(err)
-		}
-		stored := func() sent {
+		stored := func(hash string) sent {
 			t.Helper()
 			req, _ := http.NewRequest("GET", hs.URL+"/commons/"+protocol.OriginFileName(b.Origin()), nil)
 			req.Header.Set("Authorization", "Bearer tok")
@@ -284,27 +288,45 @@ func TestRevokedConfirmationLeavesTheCommons(t *testing.T) {
 			}
 			return sentOf(t, hash, lines)
 		}
-		stored().only(t, "the first push", "confirmation/"+b.Origin())
 
+		a.Remember([]protocol.Event{
+			failure(projA, "s1", "undefined: mocks.NewClient on a clean checkout until go generate has run"),
+			failure(projA, "s2", "undefined: mocks.NewClient after a fresh clone, go generate had not run"),
+		})
+		sleep(t, a)
+		hash := ownLesson(t, a).Hash
+		push(a, "A's lesson")
+		clk.Add(time.Minute)
+		pull(b)
+		// A lesson of B's own, older than its confirmation: the commons
+		// then takes no file of B that drops the confirmation without
+		// B's revocation of it.
+		if _, err := b.Publish(protocol.KindError, "The staging database is reset every night at midnight"); err != nil {
+			t.Fatal(err)
+		}
+		clk.Add(time.Minute)
+		b.Remember([]protocol.Event{failure(projB, "s9", "undefined: mocks.NewClient on a clean checkout, go generate not run yet")})
+		if rep := sleep(t, b); rep.Confirmations != 1 {
+			t.Fatalf("B confirmed nothing: %+v", rep)
+		}
+		push(b, "B's confirmation")
+		stored(hash).only(t, "B's file with its confirmation", "confirmation/"+b.Origin())
+
+		clk.Add(time.Minute)
 		if _, err := a.Revoke(hash, "fixed"); err != nil {
 			t.Fatal(err)
 		}
-		transfer(t, a, b, "team:x")
+		push(a, "A's revocation")
+		pull(b)
+		if st := stateOn(b, hash); st != protocol.StateRevoked {
+			t.Fatalf("B computes %q", st)
+		}
 		clk.Add(time.Minute)
 		if sleepFirst {
 			sleep(t, b)
 		}
-		lines, _, err = b.FileLines("")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Push(ctx, b.Origin(), lines); err != nil {
-			t.Fatalf("sleep first %v: the push after the revocation: %v", sleepFirst, err)
-		}
-		stored().only(t, "the push after the revocation", "revocation/"+b.Origin())
-		if !strings.Contains(string(testutil.JoinLines(lines...)), hash) {
-			t.Fatal("the file lacks the revocation")
-		}
+		push(b, fmt.Sprintf("B's push after the revocation (sleep first: %v)", sleepFirst))
+		stored(hash).only(t, "B's file after the revocation", "revocation/"+b.Origin())
 	}
 }
 

@@ -14,20 +14,18 @@ import (
 
 // SleepReport says what one sleep did.
 type SleepReport struct {
-	InboxTaken    int `json:"inbox_taken"`
-	InboxRejected int `json:"inbox_rejected"`
-	Events        int `json:"events"`
-	NewLessons    int `json:"new_lessons"`
-	Raised        int `json:"raised"`
-	Confirmations int `json:"confirmations"`
-	MetBefore     int `json:"met_before"`
-	Signed        int `json:"signed"`
-	KeptLocal     int `json:"kept_local"`
-	// Withdrawn: lessons this memory published or confirmed that are now
-	// revoked, whose revocation it signed so that it stops sending them.
-	Withdrawn int           `json:"withdrawn"`
-	Dropped   []string      `json:"dropped,omitempty"`
-	Took      time.Duration `json:"took_ns"`
+	InboxTaken    int           `json:"inbox_taken"`
+	InboxRejected int           `json:"inbox_rejected"`
+	Events        int           `json:"events"`
+	NewLessons    int           `json:"new_lessons"`
+	Raised        int           `json:"raised"`
+	Confirmations int           `json:"confirmations"`
+	MetBefore     int           `json:"met_before"`
+	Signed        int           `json:"signed"`
+	KeptLocal     int           `json:"kept_local"`
+	Withdrawn     int           `json:"withdrawn"` // revocations signed of revoked lessons published or confirmed here (withdrawRevoked)
+	Dropped       []string      `json:"dropped,omitempty"`
+	Took          time.Duration `json:"took_ns"`
 }
 
 func (r SleepReport) String() string {
