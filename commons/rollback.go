@@ -50,11 +50,19 @@ func (e *rollbackError) Error() string {
 // checkRollback applies SPEC §10 "No rollback" to a new file (its verified
 // records) against the stored file's bytes: every stored revocation, and
 // every stored record at least as new as the new file's oldest lesson or
-// confirmation (a lesson the new file revokes excepted), must
-// be in the new file with the same or a newer version (protocol.Supersedes:
+// confirmation, must be in the new file with the same or a newer version (protocol.Supersedes:
 // `updated`/`at`, ties broken by the line bytes). It returns the first
 // stored record, in file order, that is not. Stored lines that do not
 // decode are passed over: they prove nothing about the origin.
+//
+// A lesson or a confirmation the new file revokes is excepted: the
+// origin's revocation of that hash, at or after the stored record, stands
+// for it. An origin revokes its own lesson; a memory that published or
+// confirmed a lesson revoked since (by its origins or by a quorum, SPEC
+// §8) signs its own revocation of it before its file drops the record, as
+// no holder sends a revoked lesson's records but the revocations
+// (node.RevocationOf, node.Memory.FileLines). The revocation must be at or
+// after the record it stands for.
 func checkRollback(stored []byte, next []*protocol.Record) error {
 	if len(stored) == 0 || len(next) == 0 {
 		return nil
@@ -86,8 +94,8 @@ func checkRollback(stored []byte, next []*protocol.Record) error {
 		if s.Type != protocol.TypeRevocation && (oldest == nil || olderThan(s, oldest)) {
 			continue // an old record the file may drop
 		}
-		if at, ok := revoked[s.Hash]; ok && s.Type == protocol.TypeLesson && !at.Before(s.Time) {
-			continue // the origin withdrew it: its revocation stands for it
+		if at, ok := revoked[s.Hash]; ok && s.Type != protocol.TypeRevocation && !at.Before(s.Time) {
+			continue // the origin withdrew its lesson or confirmation: its revocation stands for it
 		}
 		n, ok := best[s.SetKey()]
 		if ok && (bytes.Equal(n.Raw, s.Raw) || protocol.Supersedes(n, s)) {

@@ -252,3 +252,41 @@ func TestClientKey(t *testing.T) {
 		}
 	}
 }
+
+// TestRollbackDropsARevokedConfirmation: a memory that confirmed a lesson
+// and then revoked it (its confirmer's revocation, SPEC §8) may drop its
+// stored confirmation, as an origin may drop a lesson it revokes; without
+// that revocation, or with one older than the confirmation, it may not.
+func TestRollbackDropsARevokedConfirmation(t *testing.T) {
+	ts := newTestServer(t, nil)
+	id := testutil.Identity(t, "carol")
+	name := id.Origin() + ".jsonl"
+	t0 := recTime
+	l := lessonAt(t, id, "the cache warmer times out when the registry mirror is down", t0)
+	hash := protocol.LessonHash(protocol.KindError, "the deploy script skips the migration step when the staging flag is missing")
+	conf, err := protocol.SignConfirmation(id, hash, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := ts.put(t, name, testToken, fileOf(l, conf)); code != 201 {
+		t.Fatalf("first file: %d %s", code, body)
+	}
+	for _, c := range []struct {
+		name string
+		body []byte
+	}{
+		{"no revocation", fileOf(l)},
+		{"a revocation older than the confirmation", fileOf(l, revocationAt(t, id, hash, t0))},
+	} {
+		if code, _, body := ts.put(t, name, testToken, c.body); code != http.StatusConflict || !strings.Contains(body, hash) {
+			t.Errorf("%s: %d %s, want 409 naming %s", c.name, code, body, hash)
+		}
+	}
+	next := fileOf(l, revocationAt(t, id, hash, t0.Add(2*time.Minute)))
+	if code, _, body := ts.put(t, name, testToken, next); code != 200 {
+		t.Fatalf("the confirmation dropped for its revocation: %d %s", code, body)
+	}
+	if got := readFile(t, ts.filePath(id.Origin())); !bytes.Equal(got, next) {
+		t.Fatal("not stored")
+	}
+}

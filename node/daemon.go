@@ -399,11 +399,12 @@ func (h holder) Deliver(ctx context.Context, scope string, from peer.ID, recs []
 }
 
 // Held is what sync offers in scope: own records that belong there and
-// records received by it, never records of another scope. Sync asks once
-// per HeldVersion and keeps the snapshot it makes of them, so nothing is
-// cached here.
+// records received by it, never records of another scope, and nothing of
+// a revoked lesson but the revocations (Memory.sendable; SPEC §8). Sync
+// asks once per HeldVersion and keeps the snapshot it makes of them, so
+// nothing is cached here.
 func (h holder) Held(scope string) ([][]byte, error) {
-	own, err := h.d.m.OwnLines(scope)
+	recs, err := h.d.m.ownInScope(scope)
 	if err != nil {
 		return nil, err
 	}
@@ -411,18 +412,23 @@ func (h holder) Held(scope string) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs := make([]*protocol.Record, 0, len(in))
+	others := make([]*protocol.Record, 0, len(in))
 	for _, r := range in {
 		if r.Record.Origin != h.d.m.Origin() {
-			recs = append(recs, r.Record)
+			others = append(others, r.Record)
 		}
 	}
 	// A lesson its origin withdrew is not sent on; the revocation is.
-	recs, _ = withoutRevoked(recs, nil)
-	for _, r := range recs {
-		own = append(own, r.Raw)
+	others, _ = withoutRevoked(others, nil)
+	recs, err = h.d.m.sendable(append(recs, others...))
+	if err != nil {
+		return nil, err
 	}
-	return own, nil
+	out := make([][]byte, len(recs))
+	for i, r := range recs {
+		out[i] = r.Raw
+	}
+	return out, nil
 }
 
 // HeldVersion lets sync reuse its snapshot of Held until the memory

@@ -66,7 +66,8 @@ func (m *Memory) Revoke(hash, reason string) (*protocol.Record, error) {
 // OwnLines are this memory's current signed records for scope: what its
 // folder or commons file holds and what sync offers there. A confirmation
 // goes only to the scopes its lesson arrived by; own lessons and
-// revocations go everywhere ("" = every scope).
+// revocations go everywhere ("" = every scope). Nothing of a revoked
+// lesson goes but the revocations (see sendable).
 func (m *Memory) OwnLines(scope string) ([][]byte, error) {
 	recs, err := m.ownRecords(scope)
 	if err != nil {
@@ -79,9 +80,20 @@ func (m *Memory) OwnLines(scope string) ([][]byte, error) {
 	return out, nil
 }
 
-// ownRecords are the own records that belong in scope, without the lessons
-// this memory has itself withdrawn (their revocations go instead).
+// ownRecords are the own records that belong in scope, minus what this
+// memory no longer sends: lessons it has itself withdrawn and everything
+// of a revoked lesson but the revocations.
 func (m *Memory) ownRecords(scope string) ([]*protocol.Record, error) {
+	recs, err := m.ownInScope(scope)
+	if err != nil {
+		return nil, err
+	}
+	return m.sendable(recs)
+}
+
+// ownInScope are the own records that belong in scope, without the lessons
+// this memory has itself withdrawn (their revocations go instead).
+func (m *Memory) ownInScope(scope string) ([]*protocol.Record, error) {
 	recs, err := m.store.OwnRecords()
 	if err != nil {
 		return nil, err
@@ -125,11 +137,185 @@ func withoutRevoked(recs []*protocol.Record, keep func(*protocol.Record) (bool, 
 	return out, nil
 }
 
+// Revocation is how a lesson hash is revoked, as a holder computes it
+// from every record it holds of the hash (protocol.ComputeState, SPEC §8),
+// and so what it still sends of the hash.
+type Revocation struct {
+	Revoked bool
+	// Evidence: revoked by a quorum of its confirmers while a publisher
+	// still stands (or no lesson record is held). A confirmer's revocation
+	// counts only beside its confirmation, so the confirmations keep
+	// travelling with the revocations: a memory that holds the lesson from
+	// before, or the author back from a long absence, then counts the
+	// quorum too. Once every publisher has withdrawn the lesson (an author
+	// does at its next sleep, see Memory.withdrawRevoked), the
+	// confirmations stop travelling as well.
+	Evidence bool
+}
+
+// RevocationOf computes how hash is revoked from held, every record held
+// of it (in any scope).
+func RevocationOf(hash string, held []*protocol.Record, now time.Time, p protocol.StateParams) Revocation {
+	st := protocol.ComputeState(hash, held, now, p)
+	if st.State != protocol.StateRevoked {
+		return Revocation{}
+	}
+	lesson := false
+	confirmed, revokedBy := map[string]bool{}, map[string]bool{}
+	for _, r := range held {
+		if r.Hash != hash {
+			continue
+		}
+		switch r.Type {
+		case protocol.TypeLesson:
+			lesson = true
+		case protocol.TypeConfirmation:
+			confirmed[r.Origin] = true
+		case protocol.TypeRevocation:
+			revokedBy[r.Origin] = true
+		}
+	}
+	quorum := 0
+	for origin := range confirmed {
+		if revokedBy[origin] && origin != st.Author {
+			quorum++
+		}
+	}
+	withdrawn := lesson && len(st.Publishers) == 0
+	return Revocation{Revoked: true, Evidence: p.N > 0 && quorum >= p.N && !withdrawn}
+}
+
+// Drops reports whether r, a record of a hash revoked as rv, is no longer
+// sent: a lesson record of a revoked hash never is; a confirmation is only
+// as the quorum's evidence; revocations always are.
+func (rv Revocation) Drops(r *protocol.Record) bool {
+	switch {
+	case !rv.Revoked || r.Type == protocol.TypeRevocation:
+		return false
+	case r.Type == protocol.TypeConfirmation:
+		return !rv.Evidence
+	default:
+		return true
+	}
+}
+
+// revocations computes how each hash of a lesson or confirmation in recs is
+// revoked, from every record held of it (in any scope).
+func (m *Memory) revocations(recs []*protocol.Record) (map[string]Revocation, error) {
+	out := map[string]Revocation{}
+	now := m.Now()
+	for _, r := range recs {
+		if r.Type == protocol.TypeRevocation {
+			continue
+		}
+		if _, done := out[r.Hash]; done {
+			continue
+		}
+		held, err := m.store.ForHash(r.Hash)
+		if err != nil {
+			return nil, err
+		}
+		all := make([]*protocol.Record, len(held))
+		for i, h := range held {
+			all[i] = h.Record
+		}
+		out[r.Hash] = RevocationOf(r.Hash, all, now, m.cfg.Params.State)
+	}
+	return out, nil
+}
+
+// sendable is recs without what no holder sends of a revoked lesson
+// (SPEC §8: every holder drops a revoked lesson from what it sends and
+// keeps the revocation): its lesson records, and its confirmations unless
+// they are the quorum's evidence (Revocation.Evidence). It is the one rule
+// for this memory's export, files, gossip and sync offers.
+func (m *Memory) sendable(recs []*protocol.Record) ([]*protocol.Record, error) {
+	revs, err := m.revocations(recs)
+	if err != nil {
+		return nil, err
+	}
+	out := recs[:0:0]
+	for _, r := range recs {
+		if !revs[r.Hash].Drops(r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// withdrawReason is the reason of the revocations withdrawRevoked signs.
+const withdrawReason = "The lesson was revoked elsewhere; this memory withdraws its record of it."
+
+// withdrawRevoked signs this memory's revocation of every lesson it
+// published or confirmed that is revoked (by its origins or by a quorum)
+// and whose record it therefore stops sending, unless its own revocation
+// at or after that record is held already. The revocation lets its folder
+// and commons files drop the record: a commons refuses a file that drops a
+// newer record without its origin's revocation (SPEC §10, no rollback). A
+// confirmer's revocation also counts toward a quorum, which changes
+// nothing for a lesson revoked already. The caller holds sleepMu.
+func (m *Memory) withdrawRevoked(now time.Time) ([]*protocol.Record, error) {
+	all, err := m.store.OwnRecords()
+	if err != nil {
+		return nil, err
+	}
+	var own []*protocol.Record
+	revokedAt := map[string]time.Time{}
+	for _, r := range all {
+		switch {
+		case r.Origin != m.Origin():
+		case r.Type == protocol.TypeRevocation:
+			revokedAt[r.Hash] = r.Time
+		default:
+			own = append(own, r)
+		}
+	}
+	revs, err := m.revocations(own)
+	if err != nil {
+		return nil, err
+	}
+	var out []*protocol.Record
+	signed := map[string]bool{}
+	for _, r := range own {
+		rv := revs[r.Hash]
+		if signed[r.Hash] || !rv.Drops(r) {
+			continue
+		}
+		if at, ok := revokedAt[r.Hash]; ok && !at.Before(r.Time) {
+			continue
+		}
+		rec, err := protocol.SignRevocation(m.id, r.Hash, now, withdrawReason)
+		if err != nil {
+			return nil, err
+		}
+		signed[r.Hash] = true
+		out = append(out, rec)
+		m.log.Info("revocation signed for a revoked lesson", "hash", r.Hash, "had", r.Type.String())
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	if _, err := m.store.AppendOutbox(out); err != nil {
+		return nil, err
+	}
+	m.changed()
+	return out, nil
+}
+
 // FileLines are this memory's lines for a per-origin file (a folder or a
 // commons), within the limits every reader enforces (SPEC §12: 1,000
 // records, 256 KiB). When they do not all fit, revocations go first, then
-// the newest records; the rest wait until older ones are revoked.
+// the newest records; the rest wait until older ones are revoked. It first
+// signs the revocations a sleep would (withdrawRevoked), so that a file
+// that drops a record of a revoked lesson always holds this memory's
+// revocation of it, and a commons takes it (SPEC §10, no rollback).
 func (m *Memory) FileLines(scope string) ([][]byte, int, error) {
+	m.sleepMu.Lock()
+	_, err := m.withdrawRevoked(m.Now())
+	m.sleepMu.Unlock()
+	if err != nil {
+		return nil, 0, err
+	}
 	recs, err := m.ownRecords(scope)
 	if err != nil {
 		return nil, 0, err
@@ -182,13 +368,14 @@ func (m *Memory) sendsTo(r *protocol.Record, scope string) (bool, error) {
 }
 
 // OutboxSince returns own records signed after cursor that belong in scope,
-// and the new cursor. Transports call it on every sleep.
+// and the new cursor. Transports call it on every sleep. Nothing of a
+// lesson revoked by then goes but the revocations (sendable).
 func (m *Memory) OutboxSince(scope string, cursor uint64) ([][]byte, uint64, error) {
 	entries, err := m.store.Outbox(cursor, 0)
 	if err != nil {
 		return nil, cursor, err
 	}
-	var out [][]byte
+	var recs []*protocol.Record
 	for _, e := range entries {
 		cursor = e.Seq
 		ok, err := m.sendsTo(e.Record, scope)
@@ -196,8 +383,16 @@ func (m *Memory) OutboxSince(scope string, cursor uint64) ([][]byte, uint64, err
 			return nil, cursor, err
 		}
 		if ok {
-			out = append(out, e.Record.Raw)
+			recs = append(recs, e.Record)
 		}
+	}
+	recs, err = m.sendable(recs)
+	if err != nil {
+		return nil, cursor, err
+	}
+	out := make([][]byte, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, r.Raw)
 	}
 	return out, cursor, nil
 }

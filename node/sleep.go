@@ -23,6 +23,7 @@ type SleepReport struct {
 	MetBefore     int           `json:"met_before"`
 	Signed        int           `json:"signed"`
 	KeptLocal     int           `json:"kept_local"`
+	Withdrawn     int           `json:"withdrawn"` // revocations signed of revoked lessons published or confirmed here (withdrawRevoked)
 	Dropped       []string      `json:"dropped,omitempty"`
 	Took          time.Duration `json:"took_ns"`
 }
@@ -30,6 +31,9 @@ type SleepReport struct {
 func (r SleepReport) String() string {
 	s := fmt.Sprintf("took %d events (%d from the inbox); %d new lessons, %d raised; %d confirmations; %d records signed; %d kept local",
 		r.Events, r.InboxTaken, r.NewLessons, r.Raised, r.Confirmations, r.Signed, r.KeptLocal)
+	if r.Withdrawn > 0 {
+		s += fmt.Sprintf("; %d revoked lessons withdrawn", r.Withdrawn)
+	}
 	if r.KeptLocal > 0 {
 		s += " (only lessons of projects opted in with `remem share --project DIR` are published)"
 	}
@@ -135,6 +139,14 @@ func (m *Memory) sleepLocked(ctx context.Context, now time.Time, rep *SleepRepor
 		return err
 	}
 	out = append(out, signed...)
+	// Stop sending what was published or confirmed here of lessons revoked
+	// since: sign this memory's revocation of each (withdrawRevoked).
+	withdrawn, err := m.withdrawRevoked(now)
+	if err != nil {
+		return err
+	}
+	rep.Withdrawn = len(withdrawn)
+	out = append(out, withdrawn...)
 	if len(out) > 0 {
 		m.changed()
 	}
@@ -370,6 +382,15 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster) (string
 
 // signDirty signs the own lessons that changed and may be shared; the
 // records are in the outbox when it returns.
+//
+// A lesson may be shared while one of the projects it came from is opted
+// in for its kind (ShareSettings.Allows), whether or not it was published
+// before: after `remem share --project DIR --off`, its lessons are signed
+// no more. Their records already out stay as they are (nothing is revoked
+// behind the person's back; `remem revoke` withdraws one), and such a
+// lesson stays dirty, so that if its project is opted in again the next
+// sleep signs it as it then is. A lesson published by hand (`remem
+// publish`) that came from no project keeps being signed.
 func (m *Memory) signDirty(now time.Time, rep *SleepReport) ([]*protocol.Record, error) {
 	lessons, err := m.store.OwnLessons()
 	if err != nil {
@@ -389,13 +410,18 @@ func (m *Memory) signDirty(now time.Time, rep *SleepReport) ([]*protocol.Record,
 		if !l.Dirty {
 			continue
 		}
-		l.Dirty = false
-		step := store.Step{Lesson: l}
-		if !l.Published && !share.Allows(l.Kind, l.Projects) {
+		if !share.Allows(l.Kind, l.Projects) && !(l.Published && len(l.Projects) == 0) {
 			rep.KeptLocal++
-			steps = append(steps, step)
+			if !l.Published {
+				// Never out: it is signed when a new event raises it
+				// after its project is opted in.
+				l.Dirty = false
+				steps = append(steps, store.Step{Lesson: l})
+			}
 			continue
 		}
+		l.Dirty = false
+		step := store.Step{Lesson: l}
 		rec, err := protocol.SignLesson(m.id, protocol.LessonDraft{Kind: l.Kind, Text: l.Text, Seen: l.Seen,
 			Strength: l.Strength, Updated: now, ID: l.ID})
 		if err != nil {

@@ -306,9 +306,10 @@ func (nw *cluster) close() error {
 
 // holding is one node's record set and states, as its store says. The
 // records compared are those in circulation: a lesson record whose origin
-// has revoked it is kept by those who hold it but never sent on again
-// (SPEC §8), so a node that joins later never gets it; those are counted
-// in withdrawn and left out of ids and the digest. The revocation itself,
+// has revoked it, and whatever of a revoked lesson is not a revocation (nor
+// a quorum's evidence, node.RevocationOf), is kept by those who hold it
+// but never sent on again (SPEC §8), so a node that joins later never gets
+// it; those are counted in withdrawn and left out of ids and the digest. The revocation itself,
 // and the state of every hash, are compared.
 type holding struct {
 	digest    [32]byte
@@ -333,8 +334,9 @@ func hold(n *tnode, now time.Time, p protocol.StateParams) (holding, error) {
 				revokedAt[r.Origin] = r.Time
 			}
 		}
+		rv := node.RevocationOf(cur, recs, now, p)
 		for _, r := range recs {
-			if at, ok := revokedAt[r.Origin]; ok && r.Type == protocol.TypeLesson && !at.Before(r.Time) {
+			if at, ok := revokedAt[r.Origin]; (ok && r.Type == protocol.TypeLesson && !at.Before(r.Time)) || rv.Drops(r) {
 				h.withdrawn++
 				continue
 			}
