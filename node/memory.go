@@ -79,7 +79,8 @@ type Memory struct {
 	stats   Stats
 	closed  bool
 	metrics *metrics
-	origins originCounts // records held per scope and origin (the cap)
+	origins originCounts     // records held per scope and origin (the cap)
+	recent  recentCandidates // the newest candidates, under sleepMu
 
 	// changes counts changes to records and lessons; lessons.jsonl and the
 	// lines sync offers are rebuilt only when it moved.
