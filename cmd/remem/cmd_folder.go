@@ -40,7 +40,11 @@ func folderSync(c *cli.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	m, err := node.Open(node.Config{Home: home(c), Create: true, LockWait: node.DefaultLockWait, Now: clock()})
+	params, err := memoryParams(home(c))
+	if err != nil {
+		return err
+	}
+	m, err := node.Open(node.Config{Home: home(c), Create: true, LockWait: node.DefaultLockWait, Now: clock(), Params: params})
 	if err != nil {
 		return fmt.Errorf("%w; with a running node, give it --folder %s instead", err, dir)
 	}

@@ -30,11 +30,14 @@ func nodeCommand() *cli.Command {
 		Usage: "run this machine's memory: sleep loop, team gossip, folder, commons, local API",
 		UsageText: `remem node [--team T ...] [--listen MULTIADDR ...] [--bootstrap MULTIADDR ...] [--mdns=false]
            [--members [TEAM=]FILE ...] [--psk FILE] [--folder DIR ...] [--commons URL ...] [--token-file FILE]
-           [--sleep 10m] [--pull 10m] [--api 127.0.0.1:7878]
+           [--sleep 10m] [--pull 10m] [--quorum 3] [--window 2160h] [--api 127.0.0.1:7878]
 
 With no flags the node starts at once: it sleeps every 10 minutes, serves the
 local API and web page on 127.0.0.1:7878 and finds LAN peers with mDNS. It
-listens on TCP and QUIC port 4002 on every interface by default.
+listens on TCP and QUIC port 4002 on every interface by default. A lesson
+is common once --quorum verifiers have it and fades after --window (90 days)
+without a new verification; config.toml's quorum and window hold for every
+command on the home.
 Settings may live in $REMEM_HOME/config.toml, under these keys; flags
 override it, and an unknown key or a bad value is an error naming the key
 or the flag:
@@ -59,6 +62,8 @@ Examples:
 			&cli.StringFlag{Name: "token-file", Usage: "FILE with the commons bearer token (or REMEM_COMMONS_TOKEN)"},
 			&cli.DurationFlag{Name: "sleep", Value: time.Duration(def.Sleep), Usage: "time between sleeps"},
 			&cli.DurationFlag{Name: "pull", Value: time.Duration(def.Pull), Usage: "time between commons pulls"},
+			&cli.IntFlag{Name: "quorum", Value: def.Quorum, Usage: "N: the verifiers (publishers and confirmers besides the author) that make a lesson common"},
+			&cli.DurationFlag{Name: "window", Value: time.Duration(def.Window), Usage: "W: a common lesson fades after W without a verification and leaves the active view after 2W; strength halves every W/2"},
 			&cli.StringFlag{Name: "api", Value: def.API, Usage: "address of the local HTTP API and web page"},
 			&cli.StringFlag{Name: "log-level", Value: def.LogLevel, Usage: "debug, info, warn or error"},
 			writerFlag, embedFlag,
@@ -132,6 +137,8 @@ type nodeSettings struct {
 	CommonsToken string     `toml:"commons_token_file" flag:"token-file" via:"CommonsToken"`
 	Sleep        duration   `toml:"sleep" flag:"sleep" to:"SleepEvery"`
 	Pull         duration   `toml:"pull" flag:"pull" to:"PullEvery"`
+	Quorum       int        `toml:"quorum" flag:"quorum" to:"Memory.Params.State.N"`
+	Window       duration   `toml:"window" flag:"window" to:"Memory.Params.State.W"`
 	API          string     `toml:"api" flag:"api" to:"API"`
 	Writer       string     `toml:"writer" flag:"writer" via:"Memory.Writer"`
 	EmbedURL     string     `toml:"embed_url" flag:"embed-url" via:"Memory.Similarity Memory.Params"`
@@ -142,7 +149,8 @@ type nodeSettings struct {
 // the flags show them as their defaults.
 func defaultNodeSettings() nodeSettings {
 	d := node.DefaultDaemonConfig()
-	return nodeSettings{MDNS: d.Gossip.MDNS, Sleep: duration(d.SleepEvery), Pull: duration(d.PullEvery), API: d.API, LogLevel: "info"}
+	return nodeSettings{MDNS: d.Gossip.MDNS, Sleep: duration(d.SleepEvery), Pull: duration(d.PullEvery),
+		Quorum: d.Memory.Params.State.N, Window: duration(d.Memory.Params.State.W), API: d.API, LogLevel: "info"}
 }
 
 // settingFields are nodeSettings' fields, with their tags.
@@ -248,6 +256,8 @@ func (s *nodeSettings) override(c *cli.Context, src *settingSources) {
 			val = c.StringSlice(name)
 		case reflect.Bool:
 			val = c.Bool(name)
+		case reflect.Int:
+			val = c.Int(name)
 		case reflect.Int64:
 			val = c.Duration(name)
 		default:
@@ -264,16 +274,7 @@ func (s *nodeSettings) override(c *cli.Context, src *settingSources) {
 func (s nodeSettings) daemonConfig(home string, src settingSources, logTo io.Writer) (node.DaemonConfig, error) {
 	dc := node.DefaultDaemonConfig()
 	dc.Memory.Home = home
-	dv, sv := reflect.ValueOf(&dc).Elem(), reflect.ValueOf(s)
-	for _, f := range settingFields() {
-		if to := f.Tag.Get("to"); to != "" {
-			dst := dv
-			for _, name := range strings.Split(to, ".") {
-				dst = dst.FieldByName(name)
-			}
-			dst.Set(sv.FieldByIndex(f.Index).Convert(dst.Type()))
-		}
-	}
+	s.copyTo(&dc)
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(s.LogLevel)); err != nil {
 		return dc, cli.Exit(fmt.Sprintf("%s = %q: want debug, info, warn or error", src.name("log_level"), s.LogLevel), 2)
@@ -300,6 +301,39 @@ func (s nodeSettings) daemonConfig(home string, src settingSources, logTo io.Wri
 		return dc, fmt.Errorf("%s: %w", src.name("commons_token_file"), err)
 	}
 	return dc, nil
+}
+
+// copyTo copies the settings with a `to` tag into dc, as they are.
+func (s nodeSettings) copyTo(dc *node.DaemonConfig) {
+	dv, sv := reflect.ValueOf(dc).Elem(), reflect.ValueOf(s)
+	for _, f := range settingFields() {
+		if to := f.Tag.Get("to"); to != "" {
+			dst := dv
+			for _, name := range strings.Split(to, ".") {
+				dst = dst.FieldByName(name)
+			}
+			dst.Set(sv.FieldByIndex(f.Index).Convert(dst.Type()))
+		}
+	}
+}
+
+// memoryParams are the memory's parameters as home's config.toml sets
+// them (quorum and window), for the commands that open the memory
+// themselves: they compute the states and strengths the node computes.
+// Flags of `remem node` do not reach them; config.toml does.
+func memoryParams(home string) (node.Params, error) {
+	s, src, err := loadNodeSettings(home)
+	if err != nil {
+		return node.Params{}, err
+	}
+	dc := node.DefaultDaemonConfig()
+	s.copyTo(&dc)
+	var l check.List
+	l.Nested("Memory.Params", dc.Memory.Params.Validate())
+	if err := l.Err(); err != nil {
+		return node.Params{}, src.explain(err)
+	}
+	return dc.Memory.Params, nil
 }
 
 // readAllMembers reads the members files into g: FILE for every team,

@@ -32,7 +32,11 @@ func openService(c *cli.Context) (node.Service, error) {
 
 // openServiceWithin is openService waiting up to wait for a held home.
 func openServiceWithin(c *cli.Context, ctx context.Context, wait time.Duration) (node.Service, error) {
-	cfg := node.Config{Home: home(c), Create: true, Now: clock()}
+	params, err := memoryParams(home(c))
+	if err != nil {
+		return nil, err
+	}
+	cfg := node.Config{Home: home(c), Create: true, Now: clock(), Params: params}
 	if cmd := c.String("writer"); cmd != "" {
 		cfg.Writer = commandWriter(cmd)
 	}
