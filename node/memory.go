@@ -83,8 +83,9 @@ type Memory struct {
 	stats   Stats
 	closed  bool
 	metrics *metrics
-	origins originCounts // records held per scope and origin (the cap)
-	layers  *layerFiles  // the configured layers (SPEC §9)
+	origins originCounts     // records held per scope and origin (the cap)
+	layers  *layerFiles      // the configured layers (SPEC §9)
+	recent  recentCandidates // the newest candidates, under sleepMu
 
 	// changes counts changes to records and lessons; lessons.jsonl and the
 	// lines sync offers are rebuilt only when it moved.

@@ -85,6 +85,8 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	}
 	// The merge rule decides from the lessons held before the batch; then
 	// the records and the lessons they changed are written in one go.
+	// Lessons go first, so that a confirmation finds the candidate its
+	// lesson made in the same batch.
 	dc := &deliverContext{m: m}
 	if err := dc.preload(recs, m.Origin()); err != nil {
 		return rep, err
@@ -101,10 +103,21 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 			rep.Candidates++
 		}
 	}
+	for _, rec := range recs {
+		if rec.Type != protocol.TypeConfirmation || rec.Origin == m.Origin() {
+			continue
+		}
+		if l, ok := dc.lesson(rec.Hash); ok {
+			if err := dc.support(l, rec.Origin, now); err != nil {
+				return rep, err
+			}
+		}
+	}
 	outcomes, err := m.store.Merge(recs, scope, now, dc.lessons())
 	if err != nil {
 		return rep, err
 	}
+	m.recent.note(dc.lessons(), dc.isFresh)
 	var added []*protocol.Record
 	for i, rec := range recs {
 		if outcomes[i] == store.Added {
@@ -135,27 +148,21 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 
 // noteLesson applies SPEC §7 to a lesson record of another origin: a hash
 // the memory does not hold becomes a candidate at strength 0.5; the same
-// hash or meaning as an own lesson corroborates it. Changed lessons are
-// gathered in dc and written once per batch.
+// hash or meaning as a local lesson, own or candidate, corroborates it.
+// Changed lessons are gathered in dc and written once per batch.
 func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protocol.Record, scope string, now time.Time) (bool, error) {
-	l, ok, err := dc.lesson(rec.Hash)
-	if err != nil {
-		return false, err
-	}
-	if ok {
+	if l, ok := dc.lesson(rec.Hash); ok {
 		if !slices.Contains(l.Scopes, scope) {
 			l.Scopes = append(l.Scopes, scope)
 			dc.changed(l)
 		}
-		if l.Own && !slices.Contains(l.Corroborators, rec.Origin) {
-			corroborate(l, rec.Origin, now)
-			dc.changed(l)
-		}
-		return false, nil
+		return false, dc.support(l, rec.Origin, now)
 	}
+	// The origin that brought the candidate is counted, without a rise:
+	// its lesson is what the candidate is.
 	cand := &store.Lesson{
 		Hash: rec.Hash, Kind: rec.Kind, Text: rec.Text, Seen: 0, Strength: protocol.CandidateStrength,
-		Updated: now, Arrived: now, Scopes: []string{scope}, Layer: layerOf(scope),
+		Updated: now, Arrived: now, Scopes: []string{scope}, Layer: layerOf(scope), Corroborators: []string{rec.Origin},
 	}
 	// Had this memory met the surprise before the lesson arrived?
 	events, err := dc.events(rec.Kind)
@@ -169,93 +176,188 @@ func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protoc
 			break
 		}
 	}
-	// Corroboration by meaning: an own lesson that says the same thing.
-	own, err := dc.ownLessons()
+	// Corroboration by meaning: a local lesson that says the same thing.
+	same, err := dc.sameMeaning(ctx, rec)
 	if err != nil {
 		return false, err
 	}
-	for _, o := range own {
-		if o.Kind != rec.Kind || slices.Contains(o.Corroborators, rec.Origin) {
-			continue
-		}
-		if m.similar(ctx, rec.Text, groupOf(*o)) >= m.cfg.Params.Threshold {
-			corroborate(o, rec.Origin, now)
-			dc.changed(o)
+	for _, l := range same {
+		if err := dc.support(l, rec.Origin, now); err != nil {
+			return false, err
 		}
 	}
-	dc.changed(cand)
+	dc.add(cand)
+	// Confirmations held from before the lesson came raise it too.
+	held, err := m.store.ForHash(rec.Hash)
+	if err != nil {
+		return false, err
+	}
+	for _, h := range held {
+		if h.Record.Type == protocol.TypeConfirmation {
+			if err := dc.support(cand, h.Record.Origin, now); err != nil {
+				return false, err
+			}
+		}
+	}
 	return true, nil
 }
 
-// corroborate raises an own lesson once per other origin that holds it too.
+// corroborate raises a lesson for an origin that holds it too or confirmed
+// it; the caller has checked that the origin was not counted yet.
 func corroborate(l *store.Lesson, origin string, now time.Time) {
 	l.Corroborators = append(l.Corroborators, origin)
 	l.Strength = protocol.Rise(l.Strength)
 	l.Updated = now
-	l.Dirty = true
+	l.Dirty = l.Dirty || l.Own // an own lesson is signed again
 }
 
 // deliverContext loads, once per delivered batch, what the merge rule
-// compares new lessons with, and gathers the lessons it changes.
+// compares new lessons with, and gathers the lessons it changes. Every
+// lesson it reads is held once, in held, so that changes add up.
 type deliverContext struct {
 	m       *Memory
 	evs     map[string][]string // by lesson kind, newest first
 	evsDone bool
-	own     []*store.Lesson
+	held    map[string]*store.Lesson // lessons read, as changed so far
+	own     []string                 // hashes of the own lessons
 	ownDone bool
-	touched map[string]*store.Lesson
-	order   []string
-	held    map[string]store.Lesson // lessons held before the batch
+	touched map[string]bool
+	order   []string        // hashes changed, in the order first changed
+	fresh   []*store.Lesson // candidates made by this batch, in order
+	made    map[string]bool // their hashes
 }
 
-// preload reads, in one go, the lessons the batch's lesson records are about.
+// preload reads, in one go, the lessons the batch's records are about.
 func (dc *deliverContext) preload(recs []*protocol.Record, self string) error {
+	dc.held = map[string]*store.Lesson{}
 	var hashes []string
 	for _, r := range recs {
-		if r.Type == protocol.TypeLesson && r.Origin != self {
+		if (r.Type == protocol.TypeLesson || r.Type == protocol.TypeConfirmation) && r.Origin != self {
 			hashes = append(hashes, r.Hash)
 		}
 	}
 	if len(hashes) == 0 {
 		return nil
 	}
-	var err error
-	dc.held, err = dc.m.store.GetLessons(hashes)
+	held, err := dc.m.store.GetLessons(hashes)
+	for h, l := range held {
+		dc.held[h] = &l
+	}
 	return err
 }
 
-// lesson returns the lesson held for hash, as changed so far in the batch.
-func (dc *deliverContext) lesson(hash string) (*store.Lesson, bool, error) {
-	if l, ok := dc.touched[hash]; ok {
+// lesson returns the lesson held for a hash the batch is about (preload
+// read them), as changed so far in the batch.
+func (dc *deliverContext) lesson(hash string) (*store.Lesson, bool) {
+	l, ok := dc.held[hash]
+	return l, ok
+}
+
+// get returns the lesson held for hash, read once per batch.
+func (dc *deliverContext) get(hash string) (*store.Lesson, bool, error) {
+	if l, ok := dc.held[hash]; ok {
 		return l, true, nil
 	}
-	for _, o := range dc.own {
-		if o.Hash == hash {
-			return o, true, nil
+	read, err := dc.m.store.GetLessons([]string{hash})
+	if err != nil {
+		return nil, false, err
+	}
+	dc.keep(read)
+	l, ok := dc.held[hash]
+	return l, ok, nil
+}
+
+// keep holds ls, read from the store, unless a copy is held already.
+func (dc *deliverContext) keep(ls map[string]store.Lesson) {
+	for h, l := range ls {
+		if _, ok := dc.held[h]; !ok {
+			dc.held[h] = &l
 		}
 	}
-	l, ok := dc.held[hash]
-	if !ok {
-		return nil, false, nil
+}
+
+// ownLessons are the own lessons, read once per batch.
+func (dc *deliverContext) ownLessons() ([]*store.Lesson, error) {
+	if !dc.ownDone {
+		own, err := dc.m.store.OwnLessons()
+		if err != nil {
+			return nil, err
+		}
+		byHash := make(map[string]store.Lesson, len(own))
+		for _, l := range own {
+			byHash[l.Hash] = l
+			dc.own = append(dc.own, l.Hash)
+		}
+		dc.keep(byHash)
+		dc.ownDone = true
 	}
-	return &l, true, nil
+	out := make([]*store.Lesson, 0, len(dc.own))
+	for _, h := range dc.own {
+		out = append(out, dc.held[h])
+	}
+	return out, nil
+}
+
+func (dc *deliverContext) isFresh(hash string) bool { return dc.made[hash] }
+
+// add holds a new candidate.
+func (dc *deliverContext) add(l *store.Lesson) {
+	dc.held[l.Hash] = l
+	dc.fresh = append(dc.fresh, l)
+	if dc.made == nil {
+		dc.made = map[string]bool{}
+	}
+	dc.made[l.Hash] = true
+	dc.changed(l)
+}
+
+// counts reports whether origin may still raise l: another memory's origin
+// not counted for it yet, while l can still rise. Strength reaches 1 after
+// about 53 rises, which bounds the origins a lesson keeps.
+func (dc *deliverContext) counts(l *store.Lesson, origin string) bool {
+	return l.Strength < 1 && origin != dc.m.Origin() && !slices.Contains(l.Corroborators, origin)
+}
+
+// support raises l for origin, once per origin (SPEC §7): another memory's
+// lesson of the same hash or meaning, or its confirmation. A candidate
+// kept before origins were counted has none: the origins of the records
+// held for it were counted then, so they are noted without a rise.
+func (dc *deliverContext) support(l *store.Lesson, origin string, now time.Time) error {
+	if !l.Own && len(l.Corroborators) == 0 {
+		held, err := dc.m.store.ForHash(l.Hash)
+		if err != nil {
+			return err
+		}
+		for _, h := range held {
+			if o := h.Record.Origin; h.Record.Type != protocol.TypeRevocation && o != dc.m.Origin() && !slices.Contains(l.Corroborators, o) {
+				l.Corroborators = append(l.Corroborators, o)
+			}
+		}
+		dc.changed(l)
+	}
+	if !dc.counts(l, origin) {
+		return nil
+	}
+	corroborate(l, origin, now)
+	dc.changed(l)
+	return nil
 }
 
 func (dc *deliverContext) changed(l *store.Lesson) {
 	if dc.touched == nil {
-		dc.touched = map[string]*store.Lesson{}
+		dc.touched = map[string]bool{}
 	}
-	if _, ok := dc.touched[l.Hash]; !ok {
+	if !dc.touched[l.Hash] {
+		dc.touched[l.Hash] = true
 		dc.order = append(dc.order, l.Hash)
 	}
-	dc.touched[l.Hash] = l
 }
 
 // lessons are the lessons the batch changed, in the order first changed.
 func (dc *deliverContext) lessons() []store.Lesson {
 	ls := make([]store.Lesson, len(dc.order))
 	for i, h := range dc.order {
-		ls[i] = *dc.touched[h]
+		ls[i] = *dc.held[h]
 	}
 	return ls
 }
@@ -286,25 +388,6 @@ func (dc *deliverContext) events(kind string) ([]string, error) {
 		dc.evsDone = true
 	}
 	return dc.evs[kind], nil
-}
-
-// ownLessons are this memory's own lessons, kept current within the batch.
-func (dc *deliverContext) ownLessons() ([]*store.Lesson, error) {
-	if !dc.ownDone {
-		all, err := dc.m.store.OwnLessons()
-		if err != nil {
-			return nil, err
-		}
-		for _, l := range all {
-			if t, ok := dc.touched[l.Hash]; ok {
-				dc.own = append(dc.own, t)
-				continue
-			}
-			dc.own = append(dc.own, &l)
-		}
-		dc.ownDone = true
-	}
-	return dc.own, nil
 }
 
 // layerOf maps a scope to its composition layer (SPEC §9).

@@ -224,6 +224,7 @@ func (m *Memory) verifyPass(ctx context.Context, lessons []store.Lesson, events 
 		if err := m.store.Commit(store.Step{Lesson: cand, Absorbed: seqs, Signed: []*protocol.Record{rec}}); err != nil {
 			return nil, nil, err
 		}
+		m.recent.note([]store.Lesson{cand}, nil) // its episodes grew
 		out = append(out, rec)
 	}
 	rest := events[:0:0]

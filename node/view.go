@@ -180,7 +180,7 @@ func (m *Memory) view(l store.Lesson, now time.Time) (*LessonView, error) {
 	}
 	return &LessonView{
 		Hash: l.Hash, ID: l.ID, Kind: l.Kind, Text: l.Text, State: st.State, StateReason: st.Reason,
-		Strength: protocol.EffectiveStrength(l.Strength, l.Updated, now, m.cfg.Params.State.W),
+		Strength: protocol.ShownStrength(l.Strength, l.Updated, st, now, m.cfg.Params.State.W),
 		Seen:     l.Seen, Own: l.Own, Published: l.Published, Author: st.Author, Origins: origins,
 		Confirmers: confirmers, Layers: uniqSorted(layers), Scopes: uniqSorted(append(scopes, l.Scopes...)), Updated: l.Updated,
 	}, nil

@@ -129,3 +129,28 @@ func TestStrength(t *testing.T) {
 		t.Errorf("clamp: %v", got)
 	}
 }
+
+// The strength shown follows the state: it decays from the last
+// verification when the records hold a later one than the local update,
+// and a lesson out of the active view shows none.
+func TestShownStrength(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := 90 * 24 * time.Hour
+	now := t0.Add(w)
+	st := Status{State: StateCommon, Last: t0.Add(w / 2)}
+	if got, want := ShownStrength(0.8, t0, st, now, w), EffectiveStrength(0.8, st.Last, now, w); got != want {
+		t.Errorf("verified after the local update: %v, want %v (decay from the verification)", got, want)
+	}
+	st.Last = t0.Add(-w)
+	if got, want := ShownStrength(0.8, t0, st, now, w), EffectiveStrength(0.8, t0, now, w); got != want {
+		t.Errorf("updated after the last verification: %v, want %v (decay from the update)", got, want)
+	}
+	if got := ShownStrength(0.8, t0, Status{State: StateCandidate}, t0, w); got != 0.8 {
+		t.Errorf("an unverified candidate: %v", got)
+	}
+	for _, s := range []State{StateRemoved, StateRevoked} {
+		if got := ShownStrength(0.8, now, Status{State: s, Last: now}, now, w); got != 0 {
+			t.Errorf("%s: %v, want 0", s, got)
+		}
+	}
+}

@@ -5,6 +5,11 @@ import (
 	"time"
 )
 
+// Strength (SPEC §7) lives here, in one place: where a lesson starts
+// (InitialStrength, CandidateStrength), how a confirmation, corroboration
+// or absorbed surprise raises it (Rise), and what is shown of it as time
+// passes (EffectiveStrength, ShownStrength).
+
 // CandidateStrength is the strength a received lesson starts with (SPEC §7).
 const CandidateStrength = 0.5
 
@@ -31,6 +36,23 @@ func EffectiveStrength(s float64, updated, now time.Time, w time.Duration) float
 	}
 	halfLife := float64(w) / 2
 	return clamp01(s * math.Pow(0.5, float64(age)/halfLife))
+}
+
+// ShownStrength is the strength every view shows for a lesson whose
+// stored strength is s, last raised locally at updated, whose hash has the
+// computed status st: decayed from the later of updated and the last
+// verification (st.Last, SPEC §8), so that a lesson verified again shows
+// its strength again and a fading one visibly loses it. A lesson out of
+// the active view (removed or revoked) shows 0.
+func ShownStrength(s float64, updated time.Time, st Status, now time.Time, w time.Duration) float64 {
+	if !st.State.Active() {
+		return 0
+	}
+	from := updated
+	if st.Last.After(from) {
+		from = st.Last
+	}
+	return EffectiveStrength(s, from, now, w)
 }
 
 func clamp01(s float64) float64 {

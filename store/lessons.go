@@ -51,8 +51,10 @@ type Lesson struct {
 	Published bool `json:"published,omitempty"`
 	// Layer: "personal", "domain" or "common".
 	Layer string `json:"layer,omitempty"`
-	// Corroborators: other origins whose lesson of the same hash or meaning
-	// raised this own lesson (each counts once).
+	// Corroborators: the other origins counted toward this lesson's
+	// strength, each once: those whose lesson of the same hash or meaning,
+	// or whose confirmation, raised it, and for a candidate the origin that
+	// brought it.
 	Corroborators []string `json:"corroborators,omitempty"`
 	// Dirty: an own lesson changed since it was last signed.
 	Dirty bool `json:"dirty,omitempty"`

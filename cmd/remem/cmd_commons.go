@@ -109,7 +109,12 @@ func commonsClient(c *cli.Context, m *node.Memory) (*commons.Client, error) {
 }
 
 func openLocal(c *cli.Context) (*node.Memory, error) {
-	m, err := node.Open(node.Config{Home: home(c), Create: true, LockWait: node.DefaultLockWait, Now: clock()})
+	cfg, err := memoryConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	cfg.LockWait = node.DefaultLockWait
+	m, err := node.Open(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w; with a running node, give it --commons instead", err)
 	}

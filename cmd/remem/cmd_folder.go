@@ -40,7 +40,12 @@ func folderSync(c *cli.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	m, err := node.Open(node.Config{Home: home(c), Create: true, LockWait: node.DefaultLockWait, Now: clock()})
+	cfg, err := memoryConfig(c)
+	if err != nil {
+		return err
+	}
+	cfg.LockWait = node.DefaultLockWait
+	m, err := node.Open(cfg)
 	if err != nil {
 		return fmt.Errorf("%w; with a running node, give it --folder %s instead", err, dir)
 	}

@@ -30,11 +30,14 @@ func nodeCommand() *cli.Command {
 		Usage: "run this machine's memory: sleep loop, team gossip, folder, commons, local API",
 		UsageText: `remem node [--team T ...] [--listen MULTIADDR ...] [--bootstrap MULTIADDR ...] [--mdns=false]
            [--members [TEAM=]FILE ...] [--psk FILE] [--folder DIR ...] [--commons URL ...] [--token-file FILE]
-           [--sleep 10m] [--pull 10m] [--api 127.0.0.1:7878] [--layer NAME=FILE ...]
+           [--sleep 10m] [--pull 10m] [--quorum 3] [--window 2160h] [--api 127.0.0.1:7878] [--layer NAME=FILE ...]
 
 With no flags the node starts at once: it sleeps every 10 minutes, serves the
 local API and web page on 127.0.0.1:7878 and finds LAN peers with mDNS. It
-listens on TCP and QUIC port 4002 on every interface by default.
+listens on TCP and QUIC port 4002 on every interface by default. A lesson
+is common once --quorum verifiers have it and fades after --window (90 days)
+without a new verification; config.toml's quorum and window hold for every
+command on the home.
 Settings may live in $REMEM_HOME/config.toml, under these keys; flags
 override it, and an unknown key or a bad value is an error naming the key
 or the flag:
@@ -59,6 +62,8 @@ Examples:
 			&cli.StringFlag{Name: "token-file", Usage: "FILE with the commons bearer token (or REMEM_COMMONS_TOKEN)"},
 			&cli.DurationFlag{Name: "sleep", Value: time.Duration(def.Sleep), Usage: "time between sleeps"},
 			&cli.DurationFlag{Name: "pull", Value: time.Duration(def.Pull), Usage: "time between commons pulls"},
+			&cli.IntFlag{Name: "quorum", Value: def.Quorum, Usage: "N: the verifiers (publishers and confirmers besides the author) that make a lesson common"},
+			&cli.DurationFlag{Name: "window", Value: time.Duration(def.Window), Usage: "W: a common lesson fades after W without a verification and leaves the active view after 2W; strength halves every W/2"},
 			&cli.StringFlag{Name: "api", Value: def.API, Usage: "address of the local HTTP API and web page"},
 			&cli.StringFlag{Name: "log-level", Value: def.LogLevel, Usage: "debug, info, warn or error"},
 			&cli.StringSliceFlag{Name: "layer", Usage: "NAME=FILE: a lessons.jsonl (absolute path) composed as a layer for every reader (repeatable)"},
@@ -140,6 +145,8 @@ type nodeSettings struct {
 	CommonsToken string     `toml:"commons_token_file" flag:"token-file" via:"CommonsToken"`
 	Sleep        duration   `toml:"sleep" flag:"sleep" to:"SleepEvery"`
 	Pull         duration   `toml:"pull" flag:"pull" to:"PullEvery"`
+	Quorum       int        `toml:"quorum" flag:"quorum" to:"Memory.Params.State.N"`
+	Window       duration   `toml:"window" flag:"window" to:"Memory.Params.State.W"`
 	API          string     `toml:"api" flag:"api" to:"API"`
 	Writer       string     `toml:"writer" flag:"writer" via:"Memory.Writer"`
 	EmbedURL     string     `toml:"embed_url" flag:"embed-url" via:"Memory.Similarity Memory.Params"`
@@ -151,7 +158,8 @@ type nodeSettings struct {
 // the flags show them as their defaults.
 func defaultNodeSettings() nodeSettings {
 	d := node.DefaultDaemonConfig()
-	return nodeSettings{MDNS: d.Gossip.MDNS, Sleep: duration(d.SleepEvery), Pull: duration(d.PullEvery), API: d.API, LogLevel: "info"}
+	return nodeSettings{MDNS: d.Gossip.MDNS, Sleep: duration(d.SleepEvery), Pull: duration(d.PullEvery),
+		Quorum: d.Memory.Params.State.N, Window: duration(d.Memory.Params.State.W), API: d.API, LogLevel: "info"}
 }
 
 // settingFields are nodeSettings' fields, with their tags.
@@ -257,6 +265,8 @@ func (s *nodeSettings) override(c *cli.Context, src *settingSources) {
 			val = c.StringSlice(name)
 		case reflect.Bool:
 			val = c.Bool(name)
+		case reflect.Int:
+			val = c.Int(name)
 		case reflect.Int64:
 			val = c.Duration(name)
 		default:
@@ -273,16 +283,7 @@ func (s *nodeSettings) override(c *cli.Context, src *settingSources) {
 func (s nodeSettings) daemonConfig(home string, src settingSources, logTo io.Writer) (node.DaemonConfig, error) {
 	dc := node.DefaultDaemonConfig()
 	dc.Memory.Home = home
-	dv, sv := reflect.ValueOf(&dc).Elem(), reflect.ValueOf(s)
-	for _, f := range settingFields() {
-		if to := f.Tag.Get("to"); to != "" {
-			dst := dv
-			for _, name := range strings.Split(to, ".") {
-				dst = dst.FieldByName(name)
-			}
-			dst.Set(sv.FieldByIndex(f.Index).Convert(dst.Type()))
-		}
-	}
+	s.copyTo(&dc)
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(s.LogLevel)); err != nil {
 		return dc, cli.Exit(fmt.Sprintf("%s = %q: want debug, info, warn or error", src.name("log_level"), s.LogLevel), 2)
@@ -328,24 +329,47 @@ func layerFiles(entries []string) ([]node.LayerFile, error) {
 	return out, nil
 }
 
-// configuredLayers are the layers home's config.toml names, for a command
-// that opens the memory itself: the readers see the layers a node running
-// on home would show them.
-func configuredLayers(home string) ([]node.LayerFile, error) {
-	s, src, err := loadNodeSettings(home)
-	if err != nil {
-		return nil, err
+// copyTo copies the settings with a `to` tag into dc, as they are.
+func (s nodeSettings) copyTo(dc *node.DaemonConfig) {
+	dv, sv := reflect.ValueOf(dc).Elem(), reflect.ValueOf(s)
+	for _, f := range settingFields() {
+		if to := f.Tag.Get("to"); to != "" {
+			dst := dv
+			for _, name := range strings.Split(to, ".") {
+				dst = dst.FieldByName(name)
+			}
+			dst.Set(sv.FieldByIndex(f.Index).Convert(dst.Type()))
+		}
 	}
+}
+
+// memoryConfig is the memory as home's config.toml sets it up (quorum,
+// window, layers), for the commands that open the memory themselves: they
+// compute the states, strengths and views a node running on home would.
+// Flags of `remem node` do not reach them; config.toml does. A layer file
+// that cannot be read is left out with a warning on stderr.
+func memoryConfig(c *cli.Context) (node.Config, error) {
+	h := home(c)
+	s, src, err := loadNodeSettings(h)
+	if err != nil {
+		return node.Config{}, err
+	}
+	dc := node.DefaultDaemonConfig()
+	s.copyTo(&dc)
 	layers, err := layerFiles(s.Layers)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", src.name("layers"), err)
+		return node.Config{}, fmt.Errorf("%s: %w", src.name("layers"), err)
 	}
+	cfg := node.Config{Home: h, Create: true, Now: clock(), Params: dc.Memory.Params, Layers: layers}
 	var l check.List
-	l.Nested("Memory", node.Config{Layers: layers}.Validate())
+	l.Nested("Memory", cfg.Validate())
 	if err := l.Err(); err != nil {
-		return nil, src.explain(err)
+		return node.Config{}, src.explain(err)
 	}
-	return layers, nil
+	if len(layers) > 0 {
+		cfg.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return cfg, nil
 }
 
 // readAllMembers reads the members files into g: FILE for every team,

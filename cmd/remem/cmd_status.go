@@ -111,7 +111,12 @@ func showStatus(c *cli.Context, peersOnly bool) error {
 // fetchStatus asks the running node, or reads the memory at rest (waiting
 // a moment while a short command holds it).
 func fetchStatus(c *cli.Context) (st node.Status, viaNode bool, err error) {
-	svc, err := node.OpenOrDial(c.Context, node.Config{Home: home(c), Now: clock()}, node.DefaultLockWait)
+	cfg, err := memoryConfig(c)
+	if err != nil {
+		return node.Status{}, false, err
+	}
+	cfg.Create = false // status never makes a memory
+	svc, err := node.OpenOrDial(c.Context, cfg, node.DefaultLockWait)
 	if err != nil {
 		return node.Status{}, false, err
 	}

@@ -13,16 +13,19 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/node"
+	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/testnet"
 )
 
 func testnetCommand() *cli.Command {
+	tn := node.TestnetParams().State
 	return &cli.Command{
 		Name:  "testnet",
 		Usage: "run many real nodes in this process on 127.0.0.1 and measure the network",
 		UsageText: `remem testnet [--nodes 50] [--degree 3] [--lessons 100] [--seed 1]
                [--scenario all|propagate|confirm|revoke|churn|partition|latejoin|byzantine]
-               [--sleep 200ms] [--out DIR] [--json]
+               [--sleep 200ms] [--quorum 3] [--window 30s] [--out DIR] [--json]
 
 Every node is a full remem node with its own libp2p host on 127.0.0.1 and
 its own store in a temporary home. The nodes form a random sparse graph
@@ -54,24 +57,14 @@ Examples:
 			&cli.StringFlag{Name: "homes", Usage: "keep the nodes' homes in this directory instead of a temporary one"},
 			&cli.DurationFlag{Name: "publish-every", Usage: "spacing of publications within a phase (default: 1ms per node, at least 20ms)"},
 			&cli.DurationFlag{Name: "phase-timeout", Usage: "bound on each wait for deliveries (default: 30s + 300ms per node)"},
+			&cli.IntFlag{Name: "quorum", Value: tn.N, Usage: "N, as `remem node --quorum`: verifiers that make a lesson common"},
+			&cli.DurationFlag{Name: "window", Value: tn.W, Usage: "W, as `remem node --window`, short so that fading shows within a run"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			cfg := testnet.DefaultConfig()
-			cfg.Nodes, cfg.Degree, cfg.Lessons, cfg.Seed = c.Int("nodes"), c.Int("degree"), c.Int("lessons"), c.Int64("seed")
-			cfg.Sleep = c.Duration("sleep")
-			cfg.Dir = c.String("homes")
-			cfg.Params.PhaseTimeout = c.Duration("phase-timeout")
-			cfg.Params.PublishEvery = c.Duration("publish-every")
-			phases, err := testnet.ParseScenario(c.String("scenario"))
+			cfg, err := testnetConfig(c)
 			if err != nil {
-				return cli.Exit(err.Error(), 2)
-			}
-			cfg.Phases = phases
-			if m := c.String("mesh"); m != "" {
-				if err := parseMesh(m, &cfg); err != nil {
-					return cli.Exit(err.Error(), 2)
-				}
+				return err
 			}
 			bar := newProgressBar(c.App.ErrWriter)
 			rep, runErr := testnet.Run(c.Context, cfg, bar.update)
@@ -100,6 +93,30 @@ Examples:
 			return nil
 		},
 	}
+}
+
+// testnetConfig is the run the flags ask for. --quorum and --window set
+// the memories' node.Params.State, the field `remem node` fills from its
+// quorum and window settings.
+func testnetConfig(c *cli.Context) (testnet.Config, error) {
+	cfg := testnet.DefaultConfig()
+	cfg.Nodes, cfg.Degree, cfg.Lessons, cfg.Seed = c.Int("nodes"), c.Int("degree"), c.Int("lessons"), c.Int64("seed")
+	cfg.Sleep = c.Duration("sleep")
+	cfg.Dir = c.String("homes")
+	cfg.Params.PhaseTimeout = c.Duration("phase-timeout")
+	cfg.Params.PublishEvery = c.Duration("publish-every")
+	cfg.Params.Memory.State = protocol.StateParams{N: c.Int("quorum"), W: c.Duration("window")}
+	phases, err := testnet.ParseScenario(c.String("scenario"))
+	if err != nil {
+		return cfg, cli.Exit(err.Error(), 2)
+	}
+	cfg.Phases = phases
+	if m := c.String("mesh"); m != "" {
+		if err := parseMesh(m, &cfg); err != nil {
+			return cfg, cli.Exit(err.Error(), 2)
+		}
+	}
+	return cfg, nil
 }
 
 func phaseNames() string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/node"
+	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/testnet"
 )
 
@@ -111,5 +114,30 @@ func TestParseMesh(t *testing.T) {
 	g := cfg.Params.Gossip
 	if g.D != 3 || g.Dlo != 2 || g.Dhi != 6 || g.Dlazy != 4 || g.Dout >= g.Dlo || g.Dout >= g.D/2 || g.Dscore > g.D {
 		t.Fatalf("mesh: %+v", g)
+	}
+}
+
+// The testnet's small W and its N reach the memories by the field that
+// `remem node --quorum/--window` fill: node.Params.State.
+func TestTestnetQuorumAndWindow(t *testing.T) {
+	configFor := func(args ...string) testnet.Config {
+		t.Helper()
+		var cfg testnet.Config
+		cmd := testnetCommand()
+		cmd.Action = func(c *cli.Context) (err error) {
+			cfg, err = testnetConfig(c)
+			return err
+		}
+		app := &cli.App{Name: "remem", Commands: []*cli.Command{cmd}, Writer: io.Discard, ErrWriter: io.Discard}
+		if err := app.Run(append([]string{"remem", "testnet"}, args...)); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	if got := configFor().Params.Memory.State; got != node.TestnetParams().State {
+		t.Errorf("without flags: %+v, want the testnet's %+v", got, node.TestnetParams().State)
+	}
+	if got := configFor("--quorum", "2", "--window", "5s").Params.Memory.State; got != (protocol.StateParams{N: 2, W: 5 * time.Second}) {
+		t.Errorf("--quorum 2 --window 5s: %+v", got)
 	}
 }

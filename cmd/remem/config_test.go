@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/remem/remem/node"
+	"github.com/remem/remem/protocol"
 )
 
 func TestNodeConfig(t *testing.T) {
@@ -104,6 +105,27 @@ folders = ["/tmp/a", "/tmp/b"]
 	}
 }
 
+// N and W of SPEC §8 come from config.toml (quorum, window) or the flags.
+func TestNodeConfigQuorumAndWindow(t *testing.T) {
+	dc, err := nodeConfigFor(t, "")
+	if err != nil || dc.Memory.Params.State != protocol.DefaultStateParams() {
+		t.Fatalf("defaults: %+v %v", dc.Memory.Params.State, err)
+	}
+	dc, err = nodeConfigFor(t, "quorum = 2\nwindow = \"1h\"\n")
+	if err != nil || dc.Memory.Params.State != (protocol.StateParams{N: 2, W: time.Hour}) {
+		t.Fatalf("config.toml: %+v %v", dc.Memory.Params.State, err)
+	}
+	dc, err = nodeConfigFor(t, "quorum = 2\nwindow = \"1h\"\n", "--quorum", "4", "--window", "2h")
+	if err != nil || dc.Memory.Params.State != (protocol.StateParams{N: 4, W: 2 * time.Hour}) {
+		t.Fatalf("flags: %+v %v", dc.Memory.Params.State, err)
+	}
+	// The embeddings backend changes the threshold, not N and W.
+	dc, err = nodeConfigFor(t, "quorum = 2\nembed_url = \"http://127.0.0.1:1/v1\"\n")
+	if err != nil || dc.Memory.Params.State.N != 2 || dc.Memory.Params.Threshold != embedThreshold {
+		t.Fatalf("with embed_url: %+v %v", dc.Memory.Params, err)
+	}
+}
+
 func TestNodeConfigMembers(t *testing.T) {
 	dir := t.TempDir()
 	all, ops := filepath.Join(dir, "all.txt"), filepath.Join(dir, "ops.txt")
@@ -163,6 +185,12 @@ func TestNodeConfigBadValues(t *testing.T) {
 		{"layer named personal", `layers = ["personal=/srv/team.jsonl"]`, nil, []string{"config.toml: layers", "personal"}},
 		{"layer flag without a file", "", []string{"--layer", "team"}, []string{"--layer", "NAME=FILE"}},
 		{"layers of the wrong type", `layers = 3`, nil, []string{"config.toml", "layers"}},
+		{"quorum of zero", `quorum = 0`, nil, []string{"config.toml: quorum = 0", "at least 1"}},
+		{"quorum flag of zero", "", []string{"--quorum", "0"}, []string{"--quorum = 0", "at least 1"}},
+		{"quorum in words", `quorum = "two"`, nil, []string{"config.toml", "quorum"}},
+		{"window of zero", `window = "0s"`, nil, []string{"config.toml: window = 0s", "positive"}},
+		{"negative window flag", "", []string{"--window", "-1h"}, []string{"--window = -1h0m0s", "positive"}},
+		{"window in days", `window = "90d"`, nil, []string{"config.toml", "window", "90d"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -36,13 +35,9 @@ func openService(c *cli.Context) (node.Service, error) {
 // running on home does; a layer file it cannot read is left out with a
 // warning on stderr.
 func openServiceWithin(c *cli.Context, ctx context.Context, wait time.Duration) (node.Service, error) {
-	layers, err := configuredLayers(home(c))
+	cfg, err := memoryConfig(c)
 	if err != nil {
 		return nil, err
-	}
-	cfg := node.Config{Home: home(c), Create: true, Now: clock(), Layers: layers}
-	if len(layers) > 0 {
-		cfg.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	if cmd := c.String("writer"); cmd != "" {
 		cfg.Writer = commandWriter(cmd)

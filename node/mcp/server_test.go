@@ -15,6 +15,7 @@ import (
 	"github.com/remem/remem/node"
 	remcp "github.com/remem/remem/node/mcp"
 	"github.com/remem/remem/protocol"
+	"sync/atomic"
 )
 
 // connect runs the server over in-memory transports and returns the SDK's
@@ -378,4 +379,60 @@ func TestToolsSeeConfiguredLayers(t *testing.T) {
 	}
 	res := call(t, cs, "show", map[string]any{"hash": protocol.LessonHash("surprise", text)})
 	mustOK(t, "show", res)
+}
+
+// A lesson whose verifications are over 2W old is removed: out of the
+// lessons and recall an agent reads, listed only when asked for removed
+// ones, with no strength left.
+func TestRemovedLessonLeavesTheAgentsLists(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second)
+	var clock atomic.Int64 // the MCP handlers read it on their goroutines
+	clock.Store(now.UnixNano())
+	p := node.DefaultParams()
+	p.State = protocol.StateParams{N: 1, W: time.Hour}
+	m, err := node.Open(node.Config{Home: t.TempDir(), Create: true, Params: p, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	author, _ := protocol.NewIdentity(make([]byte, 32))
+	confirmer, _ := protocol.NewIdentity(append(make([]byte, 31), 1))
+	text := "The ledger reconciliation job times out when the exchange rate feed is slow."
+	l, err := protocol.SignLesson(author, protocol.LessonDraft{Kind: "error", Text: text, Seen: 1, Strength: 0.5, Updated: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := protocol.SignConfirmation(confirmer, l.Hash, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Receive(context.Background(), "team:x", protocol.SplitLines([]byte(string(l.Raw)+"\n"+string(c.Raw)))); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, remcp.NewServer(node.Local{M: m}, "test"))
+	list := func(tool string, args map[string]any) remcp.LessonsOutput {
+		t.Helper()
+		res := call(t, cs, tool, args)
+		mustOK(t, tool, res)
+		var out remcp.LessonsOutput
+		structured(t, res, &out)
+		return out
+	}
+	recall := map[string]any{"task": "reconcile the ledger while the exchange rate feed is slow"}
+	if out := list("lessons", map[string]any{}); len(out.Lessons) != 1 || out.Lessons[0].State != "common" {
+		t.Fatalf("lessons while common: %+v", out.Lessons)
+	}
+	if out := list("recall", recall); len(out.Lessons) != 1 {
+		t.Fatalf("recall while common: %+v", out.Lessons)
+	}
+	clock.Store(now.Add(2*time.Hour + time.Minute).UnixNano())
+	if out := list("lessons", map[string]any{}); len(out.Lessons) != 0 {
+		t.Errorf("lessons lists a removed lesson: %+v", out.Lessons)
+	}
+	if out := list("recall", recall); len(out.Lessons) != 0 {
+		t.Errorf("recall returns a removed lesson: %+v", out.Lessons)
+	}
+	if out := list("lessons", map[string]any{"state": "removed"}); len(out.Lessons) != 1 || out.Lessons[0].Strength != 0 {
+		t.Errorf("the removed lesson, asked for: %+v", out.Lessons)
+	}
 }
