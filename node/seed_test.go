@@ -441,3 +441,290 @@ func mustID(t *testing.T) protocol.Identity {
 	}
 	return id
 }
+
+// confirmIn carries a's lessons to b by scope, lets time pass, has b meet
+// the same surprise in its own session and sleep, and carries b's records
+// back to a. It returns b's sleep report.
+func confirmIn(t *testing.T, clk *seedClock, a, b *node.Memory, project, happened string) node.SleepReport {
+	t.Helper()
+	carry(t, a, b, "team:x")
+	clk.Add(time.Minute)
+	if _, err := b.Remember([]protocol.Event{failed(project, "b-own", happened)}); err != nil {
+		t.Fatal(err)
+	}
+	rep := seedSleep(t, b)
+	carry(t, b, a, "team:x")
+	return rep
+}
+
+func viewOf(t *testing.T, m *node.Memory, hash string) node.LessonView {
+	t.Helper()
+	vs, err := m.Lessons(node.Filter{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.Hash == hash {
+			return v
+		}
+	}
+	t.Fatalf("lesson %s not held", hash)
+	return node.LessonView{}
+}
+
+const (
+	seedSurprise = "undefined: mocks.NewClient on a clean checkout until go generate has run"
+	seedSameMeet = "undefined: mocks.NewClient on a clean checkout, go generate not run yet"
+)
+
+// ownLesson has m meet seedSurprise and sleep; it returns the lesson's hash.
+func ownLesson(t *testing.T, m *node.Memory, project string) string {
+	t.Helper()
+	if _, err := m.Remember([]protocol.Event{failed(project, "a-own", seedSurprise)}); err != nil {
+		t.Fatal(err)
+	}
+	seedSleep(t, m)
+	vs := activeLessons(t, m)
+	if len(vs) != 1 {
+		t.Fatalf("%d lessons after one surprise", len(vs))
+	}
+	return vs[0].Hash
+}
+
+// §3 The merge rule.
+func TestSeed3MergeRule(t *testing.T) {
+	runRules(t, []seedRule{
+		{"a received lesson is a local candidate at strength 0.5", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, pa := seedMemory(t, clk)
+			b, _ := seedMemory(t, clk)
+			h := ownLesson(t, a, pa)
+			carry(t, a, b, "team:x")
+			if v := viewOf(t, b, h); v.State != protocol.StateCandidate || v.Strength != 0.5 || v.Own {
+				t.Errorf("b sees %+v", v)
+			}
+		}},
+		{"its confirmation in the receiving memory's own sessions raises it and is sent back", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, pa := seedMemory(t, clk)
+			b, pb := seedMemory(t, clk)
+			h := ownLesson(t, a, pa)
+			before := viewOf(t, a, h).Strength
+			if rep := confirmIn(t, clk, a, b, pb, seedSameMeet); rep.Confirmations != 1 {
+				t.Fatalf("b signed %d confirmations", rep.Confirmations)
+			}
+			if v := viewOf(t, b, h); v.Strength <= 0.5 {
+				t.Errorf("b's candidate stayed at %.3f", v.Strength)
+			}
+			v := viewOf(t, a, h)
+			if len(v.Confirmers) != 1 || v.Confirmers[0] != b.Origin() {
+				t.Errorf("a's confirmers %v", v.Confirmers)
+			}
+			if v.Strength <= before {
+				t.Errorf("the confirmation came back to a, and a's strength stayed at %.3f", v.Strength)
+			}
+		}},
+		{"a corroboration from another origin raises the local lesson, a candidate too", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, _ := seedMemory(t, clk)
+			b, _ := seedMemory(t, clk)
+			c, _ := seedMemory(t, clk)
+			const text = "The release build fails when the changelog lacks the version"
+			rec, err := a.Publish(protocol.KindError, text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Publish(protocol.KindError, text); err != nil {
+				t.Fatal(err)
+			}
+			carry(t, a, c, "team:x")
+			carry(t, b, c, "team:x")
+			if v := viewOf(t, c, rec.Hash); v.Strength <= 0.5 {
+				t.Errorf("c's candidate, held from two origins, stayed at %.3f", v.Strength)
+			}
+		}},
+		{"a memory never confirms a lesson it published", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, pa := seedMemory(t, clk)
+			h := ownLesson(t, a, pa)
+			if _, err := a.Remember([]protocol.Event{failed(pa, "a-again", seedSameMeet)}); err != nil {
+				t.Fatal(err)
+			}
+			if rep := seedSleep(t, a); rep.Confirmations != 0 {
+				t.Errorf("a confirmed its own lesson %s", h)
+			}
+		}},
+		{"no confirmation from a memory that had met the surprise before receiving it", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, pa := seedMemory(t, clk)
+			b, pb := seedMemory(t, clk)
+			if _, err := b.Remember([]protocol.Event{failed(pb, "b-early", seedSameMeet)}); err != nil {
+				t.Fatal(err)
+			}
+			clk.Add(time.Minute)
+			h := ownLesson(t, a, pa)
+			if rep := confirmIn(t, clk, a, b, pb, seedSameMeet+" again"); rep.Confirmations != 0 {
+				t.Errorf("b confirmed %s though it had met the surprise first", h)
+			}
+		}},
+		{"candidate → common after N = 3 confirmations; fading after W without; removed after 2W; back to common on a new one", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, pa := seedMemory(t, clk)
+			h := ownLesson(t, a, pa)
+			for i := range 3 {
+				b, pb := seedMemory(t, clk)
+				if rep := confirmIn(t, clk, a, b, pb, seedSameMeet); rep.Confirmations != 1 {
+					t.Fatalf("confirmer %d signed %d", i, rep.Confirmations)
+				}
+				want := protocol.StateCandidate
+				if i == 2 {
+					want = protocol.StateCommon
+				}
+				if v := viewOf(t, a, h); v.State != want {
+					t.Fatalf("after %d confirmations: %s", i+1, v.State)
+				}
+			}
+			w := a.Params().State.W
+			clk.Add(w + time.Hour)
+			if v := viewOf(t, a, h); v.State != protocol.StateFading {
+				t.Errorf("after W: %s", v.State)
+			}
+			late, pl := seedMemory(t, clk)
+			confirmIn(t, clk, a, late, pl, seedSameMeet)
+			if v := viewOf(t, a, h); v.State != protocol.StateCommon {
+				t.Errorf("after a new confirmation: %s", v.State)
+			}
+			clk.Add(2*w + time.Hour)
+			if v := viewOf(t, a, h); v.State != protocol.StateRemoved {
+				t.Errorf("after 2W: %s", v.State)
+			}
+			for _, v := range activeLessons(t, a) {
+				if v.Hash == h {
+					t.Error("a removed lesson is in the active view")
+				}
+			}
+		}},
+		{"revoked by its origin: every holder drops it", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, _ := seedMemory(t, clk)
+			b, _ := seedMemory(t, clk)
+			rec, err := a.Publish(protocol.KindError, "The mirror drops uploads over two gigabytes")
+			if err != nil {
+				t.Fatal(err)
+			}
+			carry(t, a, b, "team:x")
+			clk.Add(time.Minute)
+			if _, err := a.Revoke(rec.Hash, "it was the proxy"); err != nil {
+				t.Fatal(err)
+			}
+			carry(t, a, b, "team:x")
+			if v := viewOf(t, b, rec.Hash); v.State != protocol.StateRevoked {
+				t.Errorf("b sees %s", v.State)
+			}
+			for _, v := range activeLessons(t, b) {
+				if v.Hash == rec.Hash {
+					t.Error("b still shows it")
+				}
+			}
+		}},
+	})
+}
+
+// §3 continued: what a revocation does to what is sent.
+func TestSeed3Revoked(t *testing.T) {
+	runRules(t, []seedRule{
+		{"revoked: every holder drops it from what it sends, and keeps the revocation", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, _ := seedMemory(t, clk)
+			b, _ := seedMemory(t, clk)
+			rec, err := a.Publish(protocol.KindError, "The mirror drops uploads over two gigabytes")
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk.Add(time.Minute)
+			if _, err := a.Revoke(rec.Hash, "it was the proxy"); err != nil {
+				t.Fatal(err)
+			}
+			carry(t, a, b, "team:x")
+			for _, m := range []*node.Memory{a, b} {
+				lines, err := m.OwnLines("")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, l := range lines {
+					r, err := protocol.Decode(l)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if r.Hash == rec.Hash && r.Type != protocol.TypeRevocation {
+						t.Errorf("%s still sends the %s of a revoked lesson", m.Origin(), r.Type)
+					}
+				}
+			}
+			p, err := b.Show(rec.Hash)
+			if err != nil || len(p.Revokers) != 1 || p.Revokers[0] != a.Origin() {
+				t.Errorf("b keeps the revocation: %+v, %v", p.Revokers, err)
+			}
+		}},
+	})
+}
+
+// §6 Composition.
+func TestSeed6Composition(t *testing.T) {
+	writeLayer := func(t *testing.T, text string, strength float64) string {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "team.jsonl")
+		line := fmt.Sprintf(`{"id":"x","kind":"error","text":%q,"seen":2,"strength":%v,"updated":"2026-10-01T00:00:00Z"}`+"\n", text, strength)
+		if err := os.WriteFile(path, []byte(line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	open := func(t *testing.T, clk *seedClock, path string) *node.Memory {
+		t.Helper()
+		m, err := node.Open(node.Config{Home: t.TempDir(), Create: true, Now: clk.Now, Layers: []node.LayerFile{{Name: "team", Path: path}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = m.Close() })
+		return m
+	}
+	const text = "The release build fails when the changelog lacks the version"
+	runRules(t, []seedRule{
+		{"an agent sees the union of its layers, the strongest instance of a duplicate", func(t *testing.T) {
+			clk := newSeedClock(t)
+			m := open(t, clk, writeLayer(t, text, 0.9))
+			if _, err := m.Publish(protocol.KindError, text); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Publish(protocol.KindError, "The staging mirror drops uploads over two gigabytes"); err != nil {
+				t.Fatal(err)
+			}
+			vs := activeLessons(t, m)
+			if len(vs) != 2 {
+				t.Fatalf("%d lessons, want the union of 2", len(vs))
+			}
+			v := viewOf(t, m, protocol.LessonHash(protocol.KindError, text))
+			if v.Strength != 0.9 || len(v.Layers) != 2 {
+				t.Errorf("the duplicate shows strength %.2f in layers %v, want the layer's 0.9 in both", v.Strength, v.Layers)
+			}
+		}},
+		{"a layer never brings back a revoked lesson, nor changes its state", func(t *testing.T) {
+			clk := newSeedClock(t)
+			m := open(t, clk, writeLayer(t, text, 0.9))
+			rec, err := m.Publish(protocol.KindError, text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk.Add(time.Minute)
+			if _, err := m.Revoke(rec.Hash, "wrong"); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range activeLessons(t, m) {
+				if v.Hash == rec.Hash {
+					t.Errorf("the layer brought it back as %s", v.State)
+				}
+			}
+		}},
+	})
+}
