@@ -641,6 +641,7 @@ func TestSeed3Revoked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			carry(t, a, b, "team:x")
 			clk.Add(time.Minute)
 			if _, err := a.Revoke(rec.Hash, "it was the proxy"); err != nil {
 				t.Fatal(err)
