@@ -3,6 +3,7 @@ package consolidate
 import (
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Offer finds an offer to act in what an agent had just said or done (an
@@ -73,6 +74,7 @@ type otok struct {
 	w          string
 	start, end int
 	clauseEnd  bool
+	dashAfter  bool // a dash follows: "push the changes — just say the word"
 }
 
 func offerTokens(s string) []otok {
@@ -100,9 +102,10 @@ func offerTokens(s string) []otok {
 		} else if end && len(ts) > 0 { // a lone dash or comma
 			ts[len(ts)-1].clauseEnd = true
 		}
-		if s[i:j] == "-" || s[i:j] == "—" || s[i:j] == "–" {
+		if s[i:j] == "-" || s[i:j] == "—" || s[i:j] == "–" || s[i:j] == "--" {
 			if len(ts) > 0 {
 				ts[len(ts)-1].clauseEnd = true
+				ts[len(ts)-1].dashAfter = true
 			}
 		}
 		i = j
@@ -120,23 +123,25 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// An offerMarker opens an offer. past: the verb after it is in the past
-// tense ("would it help if I regenerated"). opening: only at the start of
-// a clause ("Happy to", "Going to"), where elsewhere it is not the agent's
-// ("CI is going to be slow").
+// An offerMarker opens an offer. form: the form of the verb after it
+// when that is not the base form: 'd' for a past tense ("would it help if
+// I regenerated"), 'g' for a gerund ("proposed deleting"). opening: only at
+// the start of a clause ("Happy to", "Going to"), where elsewhere it is not
+// the agent's ("CI is going to be slow").
 type offerMarker struct {
-	words         []string
-	past, opening bool
+	words   []string
+	form    byte
+	opening bool
 }
 
 var offerMarkers = func() []offerMarker {
 	var ms []offerMarker
-	add := func(past, opening bool, phrases ...string) {
+	add := func(form byte, opening bool, phrases ...string) {
 		for _, p := range phrases {
-			ms = append(ms, offerMarker{strings.Fields(p), past, opening})
+			ms = append(ms, offerMarker{strings.Fields(p), form, opening})
 		}
 	}
-	add(false, false,
+	add(0, false,
 		// asked
 		"shall i", "should i", "can i", "could i", "may i",
 		"want me to", "you want me to", "do you want me to", "would you want me to",
@@ -152,10 +157,13 @@ var offerMarkers = func() []offerMarker {
 		"i'm happy to", "i am happy to", "i'm glad to", "i am glad to",
 		"i'd like to", "i would like to", "i want to", "i plan to", "i'm planning to",
 		"i am planning to", "i intend to", "i'm about to", "i am about to", "i'm ready to",
-		"i am ready to", "i propose to", "i offer to", "offered to", "i'm offering to",
+		"i am ready to", "i propose to", "i offer to", "offered to", "i'm offering to", "offering to",
+		"offers to", "proposed to", "proposes to",
 		"i can go ahead and", "i'll go ahead and")
-	add(true, false, "would it help if i", "would it be ok if i", "would it be okay if i")
-	add(false, true, "happy to", "glad to", "going to", "ready to", "gonna")
+	add('d', false, "would it help if i", "would it be ok if i", "would it be okay if i")
+	add('g', false, "proposed", "proposes", "i propose", "how about", "what about",
+		"would you be ok with me", "would you be okay with me", "are you ok with me", "are you okay with me")
+	add(0, true, "happy to", "glad to", "going to", "ready to", "gonna")
 	// The longest marker first, so "would you like me to" wins over "i".
 	slices.SortStableFunc(ms, func(a, b offerMarker) int { return len(b.words) - len(a.words) })
 	return ms
@@ -222,7 +230,7 @@ func sentenceOffers(s string) []string {
 				end--
 			}
 		}
-		if a := offerAction(s, ts[f.act:end], f.m.past); a != "" {
+		if a := offerAction(s, ts[f.act:end], f.m.form); a != "" {
 			out = append(out, a)
 		}
 	}
@@ -267,6 +275,9 @@ func markerStands(ts []otok, i int, m offerMarker) bool {
 		return false
 	}
 	w := ts[j].w
+	if m.form == 'g' && (!strings.HasSuffix(w, "ing") || len(w) < 5) {
+		return false
+	}
 	switch {
 	case notActs[w] || strings.HasSuffix(w, "n't"):
 		return false
@@ -295,7 +306,7 @@ func skipFillers(ts []otok, j int) int {
 }
 
 // offerAction cuts the action out of the tokens after a marker.
-func offerAction(s string, ts []otok, past bool) string {
+func offerAction(s string, ts []otok, form byte) string {
 	ts = ts[skipFillers(ts, 0):]
 	// Cut at an alternative or a reason: "..., or would you rather",
 	// "... but it will take a while".
@@ -303,6 +314,10 @@ func offerAction(s string, ts []otok, past bool) string {
 		w := ts[k].w
 		alt := w == "or" && k+1 < len(ts) && (asks[ts[k+1].w] || ts[k-1].clauseEnd)
 		if alt || actCutter[w] || w == "if" && k+1 < len(ts) && conditions[ts[k+1].w] {
+			ts = ts[:k]
+			break
+		}
+		if ts[k-1].dashAfter {
 			ts = ts[:k]
 			break
 		}
@@ -323,16 +338,22 @@ func offerAction(s string, ts []otok, past bool) string {
 		return ""
 	}
 	first := s[ts[0].start:ts[0].end]
-	if past {
+	switch form {
+	case 'd':
 		first = pastToBase(ts[0].w)
+	case 'g':
+		first = gerundToBase(ts[0].w)
 	}
 	out := first + s[ts[0].end:ts[len(ts)-1].end]
-	return strings.TrimRight(out, ",;: -")
+	// Trailing marks that are not part of the words: ",", " -", an emoji.
+	return strings.TrimRightFunc(out, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(`)]"'`+"`", r)
+	})
 }
 
 var (
 	asks       = set("would", "do", "does", "should", "shall", "is", "are", "will", "can", "did", "leave", "keep", "not")
-	conditions = set("you", "that", "that's", "it", "needed", "necessary", "possible", "helpful", "useful", "desired", "wanted", "ok", "okay", "fine")
+	conditions = set("you", "you'd", "you're", "you'll", "u", "we", "that", "that's", "it", "it's", "needed", "necessary", "possible", "helpful", "useful", "desired", "wanted", "ok", "okay", "fine")
 )
 
 func endsWith(ts []otok, ws []string) bool {
@@ -355,17 +376,41 @@ func pastToBase(w string) string {
 	if !strings.HasSuffix(w, "ed") || len(w) < 5 {
 		return w
 	}
-	stem := w[:len(w)-2]
+	return baseFromStem(w[:len(w)-2])
+}
+
+// gerundToBase turns a gerund into a base verb, for "proposed deleting
+// the lock file": "deleting" → "delete", "running" → "run", "fixing" →
+// "fix". Like pastToBase, a heuristic.
+func gerundToBase(w string) string {
+	if !strings.HasSuffix(w, "ing") || len(w) < 5 {
+		return w
+	}
+	stem := w[:len(w)-3]
+	if strings.HasSuffix(stem, "y") { // "trying", "copying"
+		return stem
+	}
+	return baseFromStem(stem)
+}
+
+// baseFromStem restores the base verb from what is left when -ed or -ing
+// is cut off: a doubled final consonant is undone and a silent e put back.
+func baseFromStem(stem string) string {
 	n := len(stem)
+	if n < 2 {
+		return stem
+	}
 	vowel := func(c byte) bool { return strings.IndexByte("aeiou", c) >= 0 }
 	last, prev := stem[n-1], stem[n-2]
 	switch {
-	case last == 'i':
+	case last == 'i' && n > 2:
 		return stem[:n-1] + "y"
 	case last == prev && strings.IndexByte("bgmnprt", last) >= 0:
 		return stem[:n-1]
 	case last == 'e': // "freed"
 		return stem
+	case last == 'l' && strings.IndexByte("bcdfgkptz", prev) >= 0: // "disabled", "handling"
+		return stem + "e"
 	case strings.IndexByte("cgvz", last) >= 0 && !(last == 'g' && prev == 'n' && n > 5):
 		return stem + "e"
 	case !vowel(last) && vowel(prev) && (n < 3 || !vowel(stem[n-3])):

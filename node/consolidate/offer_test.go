@@ -142,7 +142,13 @@ func scoreOffers(cs []offerCase) offerScore {
 // the rules do on phrasings they were not tuned to. The adversarial set
 // (offers_adversarial.jsonl) was written after the rules, in other styles
 // (terse logs, third person, lowercase chat, hedges), to find their limits;
-// it is logged, not gated, and not tuned on either.
+// it is logged, not gated. Their first measurements (commit d86fd4b), before
+// any rule was changed after seeing them: blind P 1.000 R 1.000, actions
+// 34/35; adversarial P 1.000 R 0.724, actions 18/21. The misses then led to
+// general fixes (condition tails such as "if you'd like", a dash ends the
+// action, "offering to", "proposed deleting"), so since then neither set is
+// blind any more; both stay as regression sets. The same author wrote all
+// three sets, so even the first blind numbers are likely optimistic.
 func TestOfferCorpus(t *testing.T) {
 	tuned := scoreOffers(readOfferCases(t, "testdata/offers_tuned.jsonl"))
 	blind := scoreOffers(readOfferCases(t, "testdata/offers_blind.jsonl"))
@@ -163,5 +169,24 @@ func TestOfferCorpus(t *testing.T) {
 	}
 	if tuned.precision() < 0.95 || tuned.recall() < 0.95 || tuned.actions() < 0.9 {
 		t.Errorf("tuned set below the bar (precision and recall 0.95, actions 0.9)")
+	}
+}
+
+func TestVerbBase(t *testing.T) {
+	for past, want := range map[string]string{"regenerated": "regenerate", "added": "add", "dropped": "drop",
+		"tried": "try", "ran": "run", "deleted": "delete", "pushed": "push", "reverted": "revert",
+		"edited": "edit", "opened": "open", "merged": "merge", "installed": "install", "moved": "move",
+		"renamed": "rename", "disabled": "disable", "parsed": "parse", "filtered": "filter", "fixed": "fix",
+		"configured": "configure", "decided": "decide", "committed": "commit", "passed": "pass"} {
+		if got := pastToBase(past); got != want {
+			t.Errorf("pastToBase(%q) = %q, want %q", past, got, want)
+		}
+	}
+	for ger, want := range map[string]string{"deleting": "delete", "running": "run", "fixing": "fix",
+		"adding": "add", "regenerating": "regenerate", "trying": "try", "copying": "copy", "using": "use",
+		"pushing": "push", "merging": "merge", "opening": "open", "stopping": "stop", "reverting": "revert"} {
+		if got := gerundToBase(ger); got != want {
+			t.Errorf("gerundToBase(%q) = %q, want %q", ger, got, want)
+		}
 	}
 }
