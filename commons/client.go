@@ -20,8 +20,10 @@ import (
 // Client talks to a commons: it pushes this memory's file and pulls the
 // files of the others, verifying every line itself.
 type Client struct {
-	// BaseURL is the commons, e.g. "https://commons.example.org" (a
-	// trailing slash is ignored).
+	// BaseURL is the commons, e.g. "https://commons.example.org";
+	// "https://commons.example.org/commons/" (the seed's form), with or
+	// without the slashes, is the same commons (see CanonicalURL). Any
+	// other path is refused by every request.
 	BaseURL string
 	// Token is the bearer token (needed for Push; for Pull when the server
 	// says get_needs_token).
@@ -117,9 +119,19 @@ func (c *Client) http() *http.Client {
 	return defaultHTTP
 }
 
-func (c *Client) base() string { return strings.TrimRight(c.BaseURL, "/") }
+// base is the commons' canonical URL (CanonicalURL), or BaseURL without
+// its trailing slashes where that refuses it (every request then fails
+// with CanonicalURL's reason).
+func (c *Client) base() string {
+	if u, err := CanonicalURL(c.BaseURL); err == nil {
+		return u
+	}
+	return strings.TrimRight(c.BaseURL, "/")
+}
 
-// Scope is the scope records pulled from this commons arrive with.
+// Scope is the scope records pulled from this commons arrive with:
+// "commons:" and the canonical URL, so every spelling of one commons is one
+// scope.
 func (c *Client) Scope() string { return "commons:" + c.base() }
 
 // StatusError is a commons' refusal, with a message that says what to do.
@@ -183,6 +195,9 @@ func (c *Client) statusError(resp *http.Response) error {
 }
 
 func (c *Client) newRequest(ctx context.Context, method, path string, body []byte) (*http.Request, error) {
+	if _, err := CanonicalURL(c.BaseURL); err != nil {
+		return nil, err
+	}
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
@@ -209,6 +224,9 @@ type PushResult struct {
 // Push replaces this memory's file on the commons with lines (its current
 // records, each one signed line without the newline).
 func (c *Client) Push(ctx context.Context, origin string, lines [][]byte) (PushResult, error) {
+	if _, err := CanonicalURL(c.BaseURL); err != nil {
+		return PushResult{}, err
+	}
 	if !protocol.ValidOrigin(origin) {
 		return PushResult{}, fmt.Errorf("pushing to %s: origin %q is not 16 lowercase hex characters", c.base(), origin)
 	}
@@ -293,9 +311,10 @@ func (r *fetched) refuse(x Refusal) {
 // every listed file whose ETag differs from the one remembered, with
 // If-None-Match. It verifies every line itself (protocol.Verify, and the
 // origin against the file name), delivers each file's accepted records
-// with scope "commons:"+BaseURL, and remembers ETags and the index time in
-// State. self's own file is not fetched, nor one origin twice. A file that
-// fails is reported and fetched again next time; the others are kept.
+// with scope Scope() ("commons:" and the canonical URL), and remembers
+// ETags and the index time in State. self's own file is not fetched, nor
+// one origin twice. A file that fails is reported and fetched again next
+// time; the others are kept.
 //
 // What a commons sends is bounded (see MaxOrigins, RequestTimeout and
 // clientMaxFile): an index over the limits is cut there, the entries
@@ -306,6 +325,9 @@ func (r *fetched) refuse(x Refusal) {
 // state as it was.
 func (c *Client) Pull(ctx context.Context, self string, now time.Time, deliver Deliver) (PullReport, error) {
 	rep := PullReport{Refused: map[protocol.Reason]int{}}
+	if _, err := CanonicalURL(c.BaseURL); err != nil {
+		return rep, err
+	}
 	base, scope := c.base(), c.Scope()
 	var state PullState
 	if c.State != nil {

@@ -3,9 +3,9 @@ package node
 import (
 	"log/slog"
 	"net"
-	"net/url"
 	"time"
 
+	"github.com/remem/remem/commons"
 	"github.com/remem/remem/gossip"
 	"github.com/remem/remem/internal/check"
 	"github.com/remem/remem/node/consolidate"
@@ -113,9 +113,10 @@ func (c DaemonConfig) Validate() error {
 		l.If(dir == "", "Folders", dir, "want a directory")
 	}
 	for _, s := range c.Commons {
-		u, err := url.Parse(s)
-		l.If(err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "", "Commons", s,
-			"want an http:// or https:// URL with a host, like https://commons.example.org")
+		_, err := commons.CanonicalURL(s)
+		l.If(err != nil, "Commons", s,
+			"want an http:// or https:// URL of a host, like https://commons.example.org or https://commons.example.org/commons/ "+
+				"(a commons is served at the root of its host; no other path, credentials or query)")
 	}
 	l.NotNegative("PullEvery", c.PullEvery, "the default, 10m")
 	l.NotNegative("SleepEvery", c.SleepEvery, "the default, 10m")

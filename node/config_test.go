@@ -102,6 +102,7 @@ func TestDaemonConfigValidate(t *testing.T) {
 		{"empty folder", "Folders", func(c *DaemonConfig) { c.Folders = []string{""} }},
 		{"commons without scheme", "Commons", func(c *DaemonConfig) { c.Commons = []string{"commons.example.org"} }},
 		{"commons over ftp", "Commons", func(c *DaemonConfig) { c.Commons = []string{"ftp://commons.example.org"} }},
+		{"commons at another path", "Commons", func(c *DaemonConfig) { c.Commons = []string{"https://commons.example.org/remem/"} }},
 		{"negative sleep", "SleepEvery", func(c *DaemonConfig) { c.SleepEvery = -time.Minute }},
 		{"negative pull", "PullEvery", func(c *DaemonConfig) { c.PullEvery = -time.Minute }},
 		{"api without port", "API", func(c *DaemonConfig) { c.API = "127.0.0.1" }},

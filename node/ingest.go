@@ -35,12 +35,14 @@ type EventError struct {
 func (e EventError) String() string { return fmt.Sprintf("%s:%d: %s", e.Source, e.Line, e.Reason) }
 
 // Remember stores events (already validated or not: invalid ones are
-// refused with their index as line number), with "at" in UTC.
+// refused with their index as line number), with "at" in UTC. An "at" more
+// than protocol.MaxClockSkew ahead of the memory's clock is refused.
 func (m *Memory) Remember(evs []protocol.Event) (IngestReport, error) {
 	var rep IngestReport
 	good := evs[:0:0]
+	now := m.Now()
 	for i, ev := range evs {
-		if err := ev.Validate(); err != nil {
+		if err := ev.ValidateAt(now); err != nil {
 			rep.Rejected = append(rep.Rejected, EventError{Source: "event", Line: i + 1, Reason: err.Error()})
 			continue
 		}
@@ -53,7 +55,8 @@ func (m *Memory) Remember(evs []protocol.Event) (IngestReport, error) {
 }
 
 // Ingest reads JSONL events from r. Bad lines are reported with their number
-// and reason and kept in the rejects file; the good ones are taken.
+// and reason and kept in the rejects file; the good ones are taken. As in
+// Remember, an "at" too far ahead of the memory's clock makes a line bad.
 func (m *Memory) Ingest(source string, r io.Reader) (IngestReport, error) {
 	var (
 		rep     IngestReport
@@ -62,6 +65,7 @@ func (m *Memory) Ingest(source string, r io.Reader) (IngestReport, error) {
 	)
 	br := bufio.NewReader(r)
 	n := 0
+	now := m.Now()
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
@@ -69,6 +73,9 @@ func (m *Memory) Ingest(source string, r io.Reader) (IngestReport, error) {
 			trimmed := bytes.TrimSpace(line)
 			if len(trimmed) > 0 {
 				ev, derr := protocol.DecodeEvent(trimmed)
+				if derr == nil {
+					derr = ev.ValidateAt(now)
+				}
 				if derr != nil {
 					rep.Rejected = append(rep.Rejected, EventError{Source: source, Line: n, Reason: derr.Error()})
 					rejects = append(rejects, rejectLine(source, n, derr, trimmed))

@@ -154,8 +154,11 @@ func (m *Memory) sleepLocked(ctx context.Context, now time.Time, rep *SleepRepor
 	return nil
 }
 
+// eventTime is when an event happened: its "at" (every entry refuses one
+// more than protocol.MaxClockSkew ahead of the clock), or the time it
+// arrived when it has none or gives a later one.
 func eventTime(ev store.StoredEvent) time.Time {
-	if t, err := time.Parse(time.RFC3339, ev.Event.At); err == nil && t.Before(ev.Received) {
+	if t, err := protocol.ParseTime(ev.Event.At); err == nil && t.Before(ev.Received) {
 		return t.UTC()
 	}
 	return ev.Received

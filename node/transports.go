@@ -79,8 +79,15 @@ func (m *Memory) PullCommons(ctx context.Context, c *commons.Client) (commons.Pu
 	return rep, err
 }
 
-// CommonsClient builds a client for url whose pull state lives in the home.
+// CommonsClient builds a client for url whose pull state lives in the home,
+// in a file named after the commons' canonical URL (commons.CanonicalURL),
+// so every spelling of one commons shares it. A url CanonicalURL refuses
+// gives a client whose every request fails with the reason.
 func (m *Memory) CommonsClient(url, token string) *commons.Client {
+	name := url
+	if u, err := commons.CanonicalURL(url); err == nil {
+		name = u
+	}
 	return &commons.Client{BaseURL: url, Token: token,
-		State: commons.FileState{Path: filepath.Join(m.Home(), "commons-"+safeName(url)+".json")}}
+		State: commons.FileState{Path: filepath.Join(m.Home(), "commons-"+safeName(name)+".json")}}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -94,6 +95,26 @@ func (e Event) Validate() error {
 		if _, err := ParseTime(e.At); err != nil {
 			return fmt.Errorf(`"at" must be an RFC 3339 time with a Z or an offset, such as 2025-06-01T12:00:00Z (got %q); leave it out to use the time the event arrives`, e.At)
 		}
+	}
+	return nil
+}
+
+// ValidateAt is Validate, and refuses an "at" more than MaxClockSkew
+// ahead of now: the same bound a record's time has (SPEC §5 step 7). An
+// event from the future would stand for a surprise not yet met, and sleep
+// reads "at" to tell a lesson met before it arrived from one confirmed
+// after.
+func (e Event) ValidateAt(now time.Time) error {
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	if e.At == "" {
+		return nil
+	}
+	t, _ := ParseTime(e.At) // Validate has parsed it
+	if t.After(now.Add(MaxClockSkew)) {
+		return fmt.Errorf(`"at" %s is more than %v ahead of this clock (%s); give the time the event happened, or leave "at" out to use the time it arrives`,
+			FormatTime(t), MaxClockSkew, FormatTime(now))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package protocol
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDecodeEvent(t *testing.T) {
@@ -68,4 +69,28 @@ func FuzzDecodeEvent(f *testing.F) {
 			t.Fatal("accepted an invalid event")
 		}
 	})
+}
+
+func TestEventValidateAt(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ at, err string }{
+		{"", ""},
+		{"2026-05-01T11:00:00Z", ""},
+		{"2026-05-01T14:09:00+02:00", ""}, // 12:09 UTC: within the skew
+		{"2026-05-01T12:10:00Z", ""},      // exactly the skew
+		{"2026-05-01T12:10:01Z", "more than 10m0s ahead"},
+		{"2027-01-01T00:00:00Z", "more than 10m0s ahead"},
+		{"2026-05-01 11:00", "RFC 3339"},
+		{"2026-05-01T11:00:00", "RFC 3339"}, // no zone
+		{"yesterday", "RFC 3339"},
+	} {
+		err := Event{Kind: "note", Text: "x", At: c.at}.ValidateAt(now)
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("at %q: %v, want %q", c.at, err, c.err)
+		}
+	}
+	// the kind's checks still run
+	if err := (Event{Kind: "note"}).ValidateAt(now); err == nil {
+		t.Error("a note without text passed ValidateAt")
+	}
 }

@@ -46,6 +46,9 @@ Examples:
 				Usage: "publish this memory's file to a commons",
 				UsageText: `remem commons push [--token-file FILE] [--json] URL
 
+URL is the commons' address: https://host, or the seed's
+https://host/commons/ (the same commons); no other path.
+
 Examples:
   REMEM_COMMONS_TOKEN=... remem commons push https://commons.example.org
   remem commons push --token-file ~/.remem-token http://127.0.0.1:8787`,
@@ -58,7 +61,9 @@ Examples:
 				UsageText: `remem commons pull [--token-file FILE] [--json] URL
 
 Reads the index, then only the files changed since the last pull, with
-conditional GETs. Records arrive with scope commons:<URL>.
+conditional GETs. Records arrive with scope commons:<URL>. URL is the
+commons' address: https://host, or the seed's https://host/commons/ (the
+same commons, with or without the slashes); no other path.
 
 Examples:
   remem commons pull https://commons.example.org
@@ -100,6 +105,9 @@ func commonsClient(c *cli.Context, m *node.Memory) (*commons.Client, error) {
 	url, err := oneArg(c, "commons URL")
 	if err != nil {
 		return nil, err
+	}
+	if _, err := commons.CanonicalURL(url); err != nil {
+		return nil, cli.Exit(err.Error(), 2)
 	}
 	token, err := commonsToken(c.String("token-file"))
 	if err != nil {

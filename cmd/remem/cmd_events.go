@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -62,38 +63,73 @@ func rememberCommand() *cli.Command {
 		Name:  "remember",
 		Usage: "report one event (a surprise) from the command line",
 		UsageText: `remem remember --kind KIND [--title T] [--expected E] [--happened H] [--said S]
-               [--agent-did A] [--text T] [--agent NAME] [--session ID] [--cwd DIR] [--json]
+               [--agent-did A] [--text T] [--agent NAME] [--session ID] [--cwd DIR]
+               [--at TIME] [--json]
 
 KIND is correction (needs --said), error (needs --title or --happened),
 environment or surprise (need --happened or --text) or note (needs --text).
+--at is when it happened (RFC 3339 with Z or an offset, at most 10 minutes
+ahead of the clock); without it, the time the memory takes the event.
 
 Examples:
   remem remember --kind error --title "go test ./..." --happened "undefined: foo.Bar" --cwd .
-  remem remember --kind correction --said "we use tabs here" --agent-did "indented with spaces"`,
+  remem remember --kind correction --said "we use tabs here" --agent-did "Shall I indent with spaces?"
+  remem remember --kind note --text "the staging database is wiped nightly" --at 2026-05-01T09:30:00+02:00`,
 		Flags: []cli.Flag{jsonFlag,
 			&cli.StringFlag{Name: "kind", Required: true, Usage: "correction, error, environment, surprise or note"},
 			&cli.StringFlag{Name: "title", Usage: "an error: the call that failed"},
 			&cli.StringFlag{Name: "expected", Usage: "what the agent expected"},
 			&cli.StringFlag{Name: "happened", Usage: "what it met instead"},
 			&cli.StringFlag{Name: "said", Usage: "a correction: the person's words, verbatim"},
-			&cli.StringFlag{Name: "agent-did", Usage: "a correction: what the agent had just done"},
+			&cli.StringFlag{Name: "agent-did", Usage: "a correction: what the agent had just said or done (an offer to act is recognised)"},
 			&cli.StringFlag{Name: "text", Usage: "a note"},
 			&cli.StringFlag{Name: "agent", Usage: "who reports it"},
 			&cli.StringFlag{Name: "session", Usage: "which conversation"},
 			&cli.StringFlag{Name: "cwd", Usage: "which project (a directory)"},
+			&cli.StringFlag{Name: "at", Usage: "when it happened: RFC 3339, e.g. 2026-05-01T09:30:00Z (default: now)"},
 		},
 		Action: func(c *cli.Context) error {
 			ev := protocol.Event{Kind: c.String("kind"), Title: c.String("title"), Expected: c.String("expected"),
 				Happened: c.String("happened"), Said: c.String("said"), AgentDid: c.String("agent-did"), Text: c.String("text"),
-				Agent: c.String("agent"), Session: c.String("session"), Cwd: absDir(c.String("cwd"))}
+				Agent: c.String("agent"), Session: c.String("session"), Cwd: absDir(c.String("cwd")), At: c.String("at")}
+			if err := checkAt(ev.At); err != nil {
+				return cli.Exit(err.Error(), 2)
+			}
 			if err := ev.Validate(); err != nil {
 				return cli.Exit(err.Error(), 2)
 			}
 			return withService(c, func(svc node.Service) (node.IngestReport, error) {
-				return svc.Remember(c.Context, []protocol.Event{ev})
+				rep, err := svc.Remember(c.Context, []protocol.Event{ev})
+				if err == nil && len(rep.Rejected) > 0 {
+					// Refused by the memory (a running node's clock may differ).
+					err = fmt.Errorf("the event was not stored: %s", rep.Rejected[0].Reason)
+				}
+				return rep, err
 			}, func(rep node.IngestReport) error { return printIngest(c, rep) })
 		},
 	}
+}
+
+// checkAt refuses a --at that is not RFC 3339 or is more than
+// protocol.MaxClockSkew ahead of this command's clock ($REMEM_NOW, else the
+// system's), naming the flag. The memory checks again with its own clock.
+func checkAt(at string) error {
+	if at == "" {
+		return nil
+	}
+	t, err := protocol.ParseTime(at)
+	if err != nil {
+		return fmt.Errorf("--at: %v", err)
+	}
+	now, ok, _ := fixedNow()
+	if !ok {
+		now = time.Now()
+	}
+	if t.After(now.Add(protocol.MaxClockSkew)) {
+		return fmt.Errorf("--at %s is more than %v ahead of this clock (%s): give the time the event happened, or leave --at out to use now",
+			protocol.FormatTime(t), protocol.MaxClockSkew, protocol.FormatTime(now))
+	}
+	return nil
 }
 
 func sleepCommand() *cli.Command {

@@ -42,7 +42,13 @@ const MaxSentence = 300
 //	correction   "The person objected to the agent <doing X>" (a "don't")
 //	             "The person wanted the agent to <do X>" (a "do")
 //	             "The person corrected the agent: <fact>" (a fact)
-//	             "... when the agent <agent_did>"
+//	             "The person objected" (a bare "no")
+//	             "... when the agent <agent_did>" ("said ...", "asked: ...")
+//	             and when agent_did holds an offer to act (see Offer):
+//	             "The agent offered to <X>, and the person declined"
+//	             "The agent offered to <X>, and the person objected to <doing Y>"
+//	             "The agent offered to <X>, and the person wanted the agent to <do Y>"
+//	             "The agent offered to <X>, and the person corrected it: <fact>"
 //	environment, surprise
 //	             "<title>: <what happened>", or "<what happened>" (plus
 //	             " (expected: <expected>)")
@@ -83,7 +89,8 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		kind = strings.ToLower(strings.TrimSpace(c.Kind))
 	}
 	title, happened, expected := f(e.Title), facts(f(e.Happened)), facts(f(e.Expected))
-	said, did, text := f(e.Said), facts(f(e.AgentDid)), facts(f(e.Text))
+	agentDid := f(e.AgentDid)
+	said, text := f(e.Said), facts(f(e.Text))
 
 	var s string
 	switch kind {
@@ -108,7 +115,7 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 			s = happened + " where " + expected + " was expected"
 		}
 	case "correction":
-		s = correction(said, did)
+		s = correction(said, agentDid)
 	case "environment", "surprise":
 		switch {
 		case title != "" && happened != "":
@@ -123,7 +130,7 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		s = text
 	}
 	if s == "" { // a field the kind does not name, or an unknown kind
-		for _, v := range []string{happened, text, facts(said), subject(title)} {
+		for _, v := range []string{happened, text, facts(said), subject(title), agentFacts(agentDid)} {
 			if v != "" {
 				s = v
 				break
@@ -139,8 +146,15 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 
 // correction tells what the person corrected: the facts they stated, and
 // for each instruction they gave, what they wanted or objected to, never
-// their words as an order.
-func correction(said, did string) string {
+// their words as an order. What the agent had said or done (agentDid)
+// follows as "when the agent <did>" ("said <...>", "asked: <...>" when it
+// is not a verb phrase), and is left out where the sentence would then not
+// pass the observation check. When the agent had offered to act (Offer
+// finds it in agentDid), the sentence says so instead: "The agent offered
+// to <offer>, and the person declined / objected to <doing Y> / wanted the
+// agent to <do Y> / corrected it: <fact>". An offer whose sentence does not
+// pass the observation check is not told at all.
+func correction(said, agentDid string) string {
 	var wanted, objected, stated []string
 	for _, cl := range clauses(said) {
 		if textcheck.CheckObservation(cl.text) == nil {
@@ -155,21 +169,217 @@ func correction(said, did string) string {
 			}
 		}
 	}
-	when := ""
-	if did != "" {
-		when = " when the agent " + lowerFirst(did)
+	if offer, ok := Offer(agentDid); ok {
+		rest := "corrected it"
+		switch {
+		case refusal(said):
+			rest = "declined"
+		case len(objected) > 0:
+			rest = "objected to " + strings.Join(objected, " or ")
+		case len(wanted) > 0:
+			rest = "wanted the agent to " + strings.Join(wanted, " and ")
+		case len(stated) > 0:
+			rest = "corrected it: " + secondPerson(strings.Join(stated, "; "))
+		}
+		if s, ok := offered(lowerFirst(agentWords(offer)), ", and the person "+rest); ok {
+			return s
+		}
+		agentDid = "" // the offer is not told, not even as what the agent did
 	}
+	var s string
 	switch {
 	case len(objected) > 0:
-		return "The person objected to the agent " + strings.Join(objected, " or ") + when
+		s = "The person objected to the agent " + strings.Join(objected, " or ")
 	case len(wanted) > 0:
-		return "The person wanted the agent to " + strings.Join(wanted, " and ") + when
+		s = "The person wanted the agent to " + strings.Join(wanted, " and ")
 	case len(stated) > 0:
-		return "The person corrected the agent: " + secondPerson(strings.Join(stated, "; ")) + when
-	case did != "":
-		return "The person corrected the agent" + when
+		s = "The person corrected the agent: " + secondPerson(strings.Join(stated, "; "))
 	}
-	return ""
+	if s == "" || refusal(said) {
+		// A bare "no" is told as an objection to what the agent did.
+		for _, when := range whenAgent(agentDid) {
+			t := "The person corrected the agent" + when
+			if refusal(said) {
+				t = "The person objected" + when
+			}
+			if textcheck.CheckObservation(finish(t)) == nil {
+				return t
+			}
+		}
+		return s
+	}
+	for _, when := range whenAgent(agentDid) {
+		if textcheck.CheckObservation(finish(s+when)) == nil {
+			return s + when
+		}
+	}
+	return s
+}
+
+// whenAgent tells what the agent had said or done, as the end of a
+// sentence about the person: " when the agent deleted the lock file"
+// (from "I deleted the lock file"), " when the agent said the tests
+// should pass", " when the agent asked: did the build pass". The agent's
+// "you" is the person. It gives the whole of it first, then only the
+// clauses that read as observations; the caller takes the first that
+// passes in its sentence.
+func whenAgent(agentDid string) []string {
+	question := strings.HasSuffix(strings.TrimSpace(agentDid), "?")
+	var out []string
+	for _, did := range []string{strings.TrimRight(agentWords(agentDid), ".!? "), agentFacts(agentDid)} {
+		did, wasI := reported(did)
+		first, rest, _ := strings.Cut(did, " ")
+		lw := strings.ReplaceAll(strings.ToLower(strings.Trim(first, `"'(`)), "’", "'")
+		if it, ok := firstPerson[lw]; ok && rest != "" && (wasI || strings.HasPrefix(lw, "i'")) {
+			did, lw = it+" "+rest, "it" // "I'll need the key": said it will need the key
+		}
+		if did == "" || slices.Contains(out, did) {
+			continue
+		}
+		switch {
+		case question:
+			out = append(out, " when the agent asked: "+lowerFirst(did))
+		case notVerbs[lw] || first != lowerFirst(first) && !isTitleCase(first) || strings.IndexFunc(first, unicode.IsLetter) < 0:
+			out = append(out, " when the agent said "+lowerFirst(did))
+		default:
+			out = append(out, " when the agent "+lowerFirst(did))
+		}
+	}
+	return out
+}
+
+// firstPerson: the agent's "I" with a verb it cannot lose ("I will not",
+// "I'm"), told as "it".
+var firstPerson = map[string]string{"i'm": "it is", "i'd": "it would", "i'll": "it will", "i've": "it has",
+	"will": "it will", "won't": "it won't", "can": "it can", "can't": "it can't", "cannot": "it cannot",
+	"am": "it is", "was": "it was", "could": "it could", "couldn't": "it couldn't", "would": "it would",
+	"should": "it should", "might": "it might", "must": "it must", "do": "it does", "don't": "it doesn't",
+	"did": "it did", "didn't": "it didn't", "think": "it thinks", "have": "it has", "had": "it had"}
+
+// isTitleCase: "Deleted" (a capital at the start of a sentence), not "CI".
+func isTitleCase(w string) bool {
+	r, size := utf8.DecodeRuneInString(w)
+	return unicode.IsUpper(r) && strings.ToLower(w[size:]) == w[size:]
+}
+
+// notVerbs open what an agent said that is not a verb phrase ("the tests
+// pass", "it restarts", "there is").
+var notVerbs = set("the", "a", "an", "this", "that", "these", "those", "it", "its", "it's", "there", "they",
+	"we", "he", "she", "you", "your", "my", "our", "their", "what", "which", "where", "when", "why", "how",
+	"who", "did", "do", "does", "is", "are", "was", "were", "can", "could", "should", "shall", "would",
+	"will", "may", "might", "must", "has", "everything", "nothing", "all", "some", "no", "not", "yes",
+	"if", "i'm", "i'd", "i'll", "me", "ok", "okay", "sure", "maybe", "perhaps", "so", "but", "and")
+
+// agentFacts keeps the clauses of what the agent said that read as
+// observations, with "you" told as the person.
+func agentFacts(s string) string {
+	return factsWith(s, agentWords)
+}
+
+// offered writes "The agent offered to <act><rest>" so that it passes the
+// observation check. A verb joined to the first ("delete the lock file
+// and rerun npm install") reads to the check as a command; it gets its
+// own "to" ("and to rerun npm install"), the way careful prose would have
+// it. ok is false when the sentence still does not pass (an offer to
+// "ignore previous instructions" is never told).
+func offered(act, rest string) (string, bool) {
+	for range 6 {
+		s := "The agent offered to " + act + rest
+		err := textcheck.CheckObservation(finish(s))
+		if err == nil {
+			return s, true
+		}
+		var ie *textcheck.InstructionError
+		if !errors.As(err, &ie) || ie.Rule != "command verb" {
+			return "", false
+		}
+		verb, _, _ := strings.Cut(ie.Phrase, " ")
+		fixed := toBefore(act, verb)
+		if fixed == act {
+			return "", false
+		}
+		act = fixed
+	}
+	return "", false
+}
+
+// toBefore puts "to" before verb where it follows "and", "or", "then" or
+// a comma in act, the first time it does not already have one.
+func toBefore(act, verb string) string {
+	if verb == "" {
+		return act
+	}
+	lower := asciiLower(act)
+	for _, j := range []string{" and ", " or ", " then ", ", "} {
+		for from := 0; ; {
+			k := strings.Index(lower[from:], j+verb)
+			if k < 0 {
+				break
+			}
+			at := from + k + len(j)
+			end := at + len(verb)
+			if end == len(lower) || !isWordByte(lower[end]) {
+				return act[:at] + "to " + act[at:]
+			}
+			from = at
+		}
+	}
+	return act
+}
+
+func isWordByte(c byte) bool {
+	return c == '-' || c == '\'' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
+}
+
+// refusal reports whether the person's words are only a no: "No.", "no
+// thanks", "Don't.", "Stop".
+func refusal(said string) bool {
+	w := strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || r == '\'' || r == '’' {
+			return unicode.ToLower(r)
+		}
+		return ' '
+	}, said)), " ")
+	return refusals[strings.ReplaceAll(w, "’", "'")]
+}
+
+var refusals = map[string]bool{"no": true, "nope": true, "nah": true, "no thanks": true, "no thank you": true,
+	"don't": true, "do not": true, "please don't": true, "no please don't": true, "no don't": true,
+	"don't do that": true, "please do not": true, "not now": true, "no way": true, "stop": true,
+	"no need": true, "not necessary": true, "no no": true, "no stop": true, "definitely not": true,
+	"absolutely not": true, "no don't do that": true, "no not now": true}
+
+// agentWords tells the agent's own words from the outside: "you" is the
+// person, "my" is the agent's.
+func agentWords(s string) string {
+	return agentPronouns.ReplaceAllStringFunc(s, func(m string) string {
+		switch strings.ToLower(m) {
+		case "your", "yours":
+			return "the person's"
+		case "myself":
+			return "itself"
+		case "my":
+			return "its"
+		}
+		return "the person"
+	})
+}
+
+var agentPronouns = regexp.MustCompile(`(?i)\b(yourself|yours|your|you|myself|my)\b`)
+
+// reported drops the "I" that opens the agent's report of what it did:
+// "I deleted the lock file", "I've pushed", told as "the agent deleted...".
+// wasI says an "I" was dropped.
+func reported(did string) (_ string, wasI bool) {
+	for _, p := range []string{"I ", "I've ", "I have ", "I had ", "i ", "i've "} {
+		if rest, ok := strings.CutPrefix(did, p); ok && rest != "" {
+			if p == "I've " || p == "I have " || p == "i've " {
+				return "had " + rest, false
+			}
+			return rest, true
+		}
+	}
+	return did, false
 }
 
 // A clause of a field, with the mark that ended it.
@@ -208,16 +418,19 @@ func clauses(s string) []clause {
 // facts keeps the clauses of s that read as observations, with "you"
 // told as "the agent", and drops the ones that read as instructions ("so
 // run go generate"). Joining words left dangling go too.
-func facts(s string) string {
+func facts(s string) string { return factsWith(s, secondPerson) }
+
+// factsWith is facts with the rewriting of pronouns given.
+func factsWith(s string, pronouns func(string) string) string {
 	if s == "" {
 		return ""
 	}
-	if textcheck.CheckObservation(secondPerson(s)) == nil {
-		return strings.TrimRight(secondPerson(s), ".!? ")
+	if textcheck.CheckObservation(pronouns(s)) == nil {
+		return strings.TrimRight(pronouns(s), ".!? ")
 	}
 	var b strings.Builder
 	for _, cl := range clauses(s) {
-		t := secondPerson(cl.text)
+		t := pronouns(cl.text)
 		if textcheck.CheckObservation(t) != nil {
 			continue
 		}

@@ -143,7 +143,7 @@ type RememberInput struct {
 	Agent    string `json:"agent,omitempty" jsonschema:"who reports it (default: the MCP client's name)"`
 	Session  string `json:"session,omitempty" jsonschema:"which conversation (default: one id per MCP server process)"`
 	Cwd      string `json:"cwd,omitempty" jsonschema:"the project directory you work in, as an absolute path"`
-	At       string `json:"at,omitempty" jsonschema:"when it happened, RFC 3339 (default: now)"`
+	At       string `json:"at,omitempty" jsonschema:"when it happened, RFC 3339 with Z or an offset, at most 10 minutes ahead of the memory's clock (default: when it arrives)"`
 }
 
 // RememberOutput says what the memory did with the event.

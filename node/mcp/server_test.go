@@ -436,3 +436,21 @@ func TestRemovedLessonLeavesTheAgentsLists(t *testing.T) {
 		t.Errorf("the removed lesson, asked for: %+v", out.Lessons)
 	}
 }
+
+// TestRememberAt: the tool refuses an "at" more than ten minutes ahead of
+// the memory's clock, and stores one it takes as given (in UTC).
+func TestRememberAt(t *testing.T) {
+	m := openMemory(t)
+	cs := connect(t, remcp.NewServer(node.Local{M: m}, "test"))
+	future := protocol.FormatTime(time.Now().Add(11 * time.Minute))
+	res := call(t, cs, "remember", map[string]any{"kind": "note", "text": "the docs build takes four minutes", "at": future})
+	if !res.IsError || !strings.Contains(textOf(res), "ahead of this clock") {
+		t.Fatalf("a future at: %s", textOf(res))
+	}
+	res = call(t, cs, "remember", map[string]any{"kind": "note", "text": "the docs build takes four minutes", "at": "2025-06-01T14:00:00+02:00"})
+	mustOK(t, "remember", res)
+	evs, err := m.Store().PendingEvents()
+	if err != nil || len(evs) != 1 || evs[0].Event.At != "2025-06-01T12:00:00Z" {
+		t.Fatalf("stored: %+v, %v", evs, err)
+	}
+}
