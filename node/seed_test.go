@@ -154,6 +154,31 @@ func TestSeed0Event(t *testing.T) {
 				t.Fatalf("taken %d, %v", rep.Taken, err)
 			}
 		}},
+		{"agent_did: an offer to act is recognised in it", func(t *testing.T) {
+			m, p := seedMemory(t, newSeedClock(t))
+			ev := protocol.Event{Kind: "correction", Said: "No, leave the lock file alone", AgentDid: "Shall I delete the lock file and rerun?", Session: "s1", Cwd: p}
+			if _, err := m.Remember([]protocol.Event{ev}); err != nil {
+				t.Fatal(err)
+			}
+			seedSleep(t, m)
+			vs := activeLessons(t, m)
+			if len(vs) != 1 || !strings.Contains(vs[0].Text, "offered to delete the lock file") {
+				t.Errorf("lessons %+v", vs)
+			}
+		}},
+		{"at: when it happened, ISO 8601; a time ahead of the clock is refused", func(t *testing.T) {
+			clk := newSeedClock(t)
+			m, p := seedMemory(t, clk)
+			ev := failed(p, "s1", "the linker runs out of memory")
+			ev.At = "2026-10-31T14:00:00+02:00"
+			if rep, err := m.Remember([]protocol.Event{ev}); err != nil || rep.Taken != 1 {
+				t.Fatalf("a past at: %+v, %v", rep, err)
+			}
+			ev.Session, ev.At = "s2", protocol.FormatTime(clk.Now().Add(time.Hour))
+			if rep, _ := m.Remember([]protocol.Event{ev}); rep.Taken != 0 {
+				t.Errorf("an at an hour ahead was taken")
+			}
+		}},
 		{"an event is raw stream: it stays on the machine", func(t *testing.T) {
 			m, p := seedMemory(t, newSeedClock(t))
 			ev := failed(p, "session-4711", "the integration suite times out when the VPN drops")
