@@ -22,7 +22,8 @@ type originCounts struct {
 	byScope map[string]map[string]int
 }
 
-// counts returns the counts of scope (the caller holds oc.mu).
+// originCountsOf returns the counts of scope (the caller holds
+// m.origins.mu).
 func (m *Memory) originCountsOf(scope string) (map[string]int, error) {
 	oc := &m.origins
 	if c, ok := oc.byScope[scope]; ok {
@@ -53,6 +54,9 @@ func (m *Memory) Room(scope, origin string) int {
 	defer m.origins.mu.Unlock()
 	c, err := m.originCountsOf(scope)
 	if err != nil {
+		// Without the counts nothing new is taken: the validator ignores
+		// the message, and the next one asks the store again.
+		m.log.Warn("counting the records held per origin", "scope", scope, "err", err)
 		return 0
 	}
 	return max(0, protocol.MaxOriginRecs-c[origin])
