@@ -49,7 +49,6 @@ Examples:
 			}
 			var cl consolidate.Cluster
 			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
 			if err := dec.Decode(&cl); err != nil || len(cl.Episodes) == 0 {
 				if err == nil {
 					err = errors.New("no episodes")
