@@ -136,12 +136,18 @@ func sleepCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "sleep",
 		Usage: "turn events into lessons now: drain the inbox, verify, consolidate, sign",
-		UsageText: `remem sleep [--json] [--writer CMD] [--embed-url URL]
+		UsageText: `remem sleep [--json] [--writer CMD | --writer-url URL [--writer-model M] [--writer-token-file F]]
+            [--embed-url URL] [--threshold T]
+
+The writer, embeddings and threshold of config.toml (writer, writer_url,
+writer_model, writer_token_file, embed_url, threshold) hold here as for
+the node; a flag overrides its key.
 
 Examples:
   remem sleep
-  remem sleep --writer "llm -m small 'one observation sentence:'" --json`,
-		Flags: []cli.Flag{jsonFlag, writerFlag, embedFlag},
+  remem sleep --writer "remem writer-prompt | ollama run llama3.2" --json
+  REMEM_WRITER_TOKEN=sk-... remem sleep --writer-url https://api.openai.com/v1 --writer-model gpt-4o-mini`,
+		Flags: []cli.Flag{jsonFlag, writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, embedFlag, thresholdFlag},
 		Action: func(c *cli.Context) error {
 			return withService(c, func(svc node.Service) (node.SleepReport, error) {
 				return svc.Sleep(c.Context)

@@ -18,7 +18,7 @@ func mcpCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "mcp",
 		Usage: "serve the memory to an AI agent over MCP on stdin and stdout",
-		UsageText: `remem mcp [--writer CMD] [--embed-url URL]
+		UsageText: `remem mcp [--writer CMD | --writer-url URL [--writer-model M]] [--embed-url URL] [--threshold T]
 
 Speaks the Model Context Protocol (JSON-RPC, one message a line) on stdin and
 stdout; logs go to stderr only. Tools:
@@ -41,7 +41,7 @@ Examples:
 
 An MCP client's configuration:
   { "mcpServers": { "remem": { "command": "remem", "args": ["mcp"] } } }`,
-		Flags: []cli.Flag{writerFlag, embedFlag},
+		Flags: []cli.Flag{writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, embedFlag, thresholdFlag},
 		Action: func(c *cli.Context) error {
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelInfo}))
 			// Open once now, so a broken home is named at start, not at the

@@ -20,6 +20,7 @@ import (
 	"github.com/remem/remem/gossip"
 	"github.com/remem/remem/internal/check"
 	"github.com/remem/remem/node"
+	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/node/web"
 )
 
@@ -31,13 +32,14 @@ func nodeCommand() *cli.Command {
 		UsageText: `remem node [--team T ...] [--listen MULTIADDR ...] [--bootstrap MULTIADDR ...] [--mdns=false]
            [--members [TEAM=]FILE ...] [--psk FILE] [--folder DIR ...] [--commons URL ...] [--token-file FILE]
            [--sleep 10m] [--pull 10m] [--quorum 3] [--window 2160h] [--api 127.0.0.1:7878] [--layer NAME=FILE ...]
+           [--writer CMD | --writer-url URL [--writer-model M] [--writer-token-file F]] [--embed-url URL] [--threshold T]
 
 With no flags the node starts at once: it sleeps every 10 minutes, serves the
 local API and web page on 127.0.0.1:7878 and finds LAN peers with mDNS. It
 listens on TCP and QUIC port 4002 on every interface by default. A lesson
 is common once --quorum verifiers have it and fades after --window (90 days)
-without a new verification; config.toml's quorum and window hold for every
-command on the home.
+without a new verification; config.toml's quorum, window, layers, writer
+and similarity settings hold for every command on the home.
 Settings may live in $REMEM_HOME/config.toml, under these keys; flags
 override it, and an unknown key or a bad value is an error naming the key
 or the flag:
@@ -49,7 +51,8 @@ Examples:
   remem node --team backend --bootstrap /ip4/10.0.0.5/tcp/4002/p2p/12D3KooW...
   remem node --team ops --members ops-keys.txt --psk ops.psk --listen /ip4/0.0.0.0/tcp/4010
   remem node --team ops --team public --members ops=ops-keys.txt
-  remem node --folder /mnt/dropbox/remem --commons https://commons.example.org --sleep 2m`,
+  remem node --folder /mnt/dropbox/remem --commons https://commons.example.org --sleep 2m
+  remem node --writer-url http://127.0.0.1:11434/v1 --writer-model llama3.2`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "team", Usage: "join the team topic remem/1/team/NAME (repeatable)"},
 			&cli.StringSliceFlag{Name: "listen", Usage: "libp2p listen multiaddr (repeatable; default TCP and QUIC on port 4002)"},
@@ -67,7 +70,7 @@ Examples:
 			&cli.StringFlag{Name: "api", Value: def.API, Usage: "address of the local HTTP API and web page"},
 			&cli.StringFlag{Name: "log-level", Value: def.LogLevel, Usage: "debug, info, warn or error"},
 			&cli.StringSliceFlag{Name: "layer", Usage: "NAME=FILE: a lessons.jsonl (absolute path) composed as a layer for every reader (repeatable)"},
-			writerFlag, embedFlag,
+			writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, embedFlag, thresholdFlag,
 		},
 		Action: runNode,
 	}
@@ -149,7 +152,11 @@ type nodeSettings struct {
 	Window       duration   `toml:"window" flag:"window" to:"Memory.Params.State.W"`
 	API          string     `toml:"api" flag:"api" to:"API"`
 	Writer       string     `toml:"writer" flag:"writer" via:"Memory.Writer"`
+	WriterURL    string     `toml:"writer_url" flag:"writer-url" via:"Memory.Writer"`
+	WriterModel  string     `toml:"writer_model" flag:"writer-model" via:"Memory.Writer"`
+	WriterToken  string     `toml:"writer_token_file" flag:"writer-token-file" via:"Memory.Writer"`
 	EmbedURL     string     `toml:"embed_url" flag:"embed-url" via:"Memory.Similarity Memory.Params"`
+	Threshold    *float64   `toml:"threshold" flag:"threshold" via:"Memory.Params.Threshold"`
 	LogLevel     string     `toml:"log_level" flag:"log-level" via:"Logger"`
 	Layers       stringList `toml:"layers" flag:"layer" via:"Memory.Layers"`
 }
@@ -250,17 +257,22 @@ func loadNodeSettings(home string) (nodeSettings, settingSources, error) {
 }
 
 // override copies every flag that was set into s: the one place where
-// flags win over config.toml.
-func (s *nodeSettings) override(c *cli.Context, src *settingSources) {
+// flags win over config.toml. With only, it copies only those flags (a
+// command other than node may have a flag of the same name and another
+// meaning).
+func (s *nodeSettings) override(c *cli.Context, src *settingSources, only ...string) {
 	v := reflect.ValueOf(s).Elem()
 	for _, f := range settingFields() {
 		name := f.Tag.Get("flag")
-		if !c.IsSet(name) {
+		if !c.IsSet(name) || (only != nil && !slices.Contains(only, name)) {
 			continue
 		}
 		src.flags[name] = true
 		var val any
 		switch f.Type.Kind() {
+		case reflect.Pointer: // *float64: set or not
+			x := c.Float64(name)
+			val = &x
 		case reflect.Slice:
 			val = c.StringSlice(name)
 		case reflect.Bool:
@@ -289,13 +301,8 @@ func (s nodeSettings) daemonConfig(home string, src settingSources, logTo io.Wri
 		return dc, cli.Exit(fmt.Sprintf("%s = %q: want debug, info, warn or error", src.name("log_level"), s.LogLevel), 2)
 	}
 	dc.Logger = slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: level}))
-	if s.Writer != "" {
-		dc.Memory.Writer = commandWriter(s.Writer)
-	}
-	if s.EmbedURL != "" {
-		if err := useEmbeddings(&dc.Memory, s.EmbedURL); err != nil {
-			return dc, fmt.Errorf("%s: %w", src.name("embed_url"), err)
-		}
+	if err := s.memory(&dc.Memory, src); err != nil {
+		return dc, err
 	}
 	if err := readAllMembers(s.Members, &dc.Gossip); err != nil {
 		return dc, fmt.Errorf("%s: %w", src.name("members"), err)
@@ -313,6 +320,50 @@ func (s nodeSettings) daemonConfig(home string, src settingSources, logTo io.Wri
 		return dc, fmt.Errorf("%s: %w", src.name("commons_token_file"), err)
 	}
 	return dc, nil
+}
+
+// memory sets up cfg's writer (a command, or a chat endpoint), similarity
+// (lexical, or embeddings) and threshold from the settings. Validate
+// checks the threshold afterwards.
+func (s nodeSettings) memory(cfg *node.Config, src settingSources) error {
+	switch {
+	case s.Writer != "" && s.WriterURL != "":
+		return cli.Exit(fmt.Sprintf("%s and %s are both set: a memory has one writer; keep one of them", src.name("writer"), src.name("writer_url")), 2)
+	case s.WriterURL == "" && (s.WriterModel != "" || s.WriterToken != ""):
+		return cli.Exit(fmt.Sprintf("%s or %s is set without writer_url: give the chat endpoint with --writer-url or writer_url", src.name("writer_model"), src.name("writer_token_file")), 2)
+	case s.Writer != "":
+		cfg.Writer = commandWriter(s.Writer)
+	case s.WriterURL != "":
+		token, err := writerToken(s.WriterToken)
+		if err != nil {
+			return fmt.Errorf("%s: %w", src.name("writer_token_file"), err)
+		}
+		cfg.Writer = &consolidate.ChatWriter{URL: s.WriterURL, Model: s.WriterModel, APIKey: token, Timeout: time.Minute}
+	}
+	if s.EmbedURL != "" {
+		if err := useEmbeddings(cfg, s.EmbedURL); err != nil {
+			return fmt.Errorf("%s: %w", src.name("embed_url"), err)
+		}
+	}
+	if s.Threshold != nil {
+		if cfg.Params == (node.Params{}) {
+			cfg.Params = node.DefaultParams()
+		}
+		cfg.Params.Threshold = *s.Threshold
+	}
+	return nil
+}
+
+// writerToken reads the chat writer's token file, or REMEM_WRITER_TOKEN.
+func writerToken(path string) (string, error) {
+	if path == "" {
+		return os.Getenv("REMEM_WRITER_TOKEN"), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading the writer token: %w", err)
+	}
+	return strings.TrimSpace(string(data)), nil
 }
 
 // layerFiles reads the NAME=FILE entries of `layers` (paths are checked by
@@ -344,16 +395,18 @@ func (s nodeSettings) copyTo(dc *node.DaemonConfig) {
 }
 
 // memoryConfig is the memory as home's config.toml sets it up (quorum,
-// window, layers), for the commands that open the memory themselves: they
-// compute the states, strengths and views a node running on home would.
-// Flags of `remem node` do not reach them; config.toml does. A layer file
-// that cannot be read is left out with a warning on stderr.
+// window, layers, writer, embeddings, threshold), for the commands that
+// open the memory themselves: they compute the states, strengths and views
+// a node running on home would, and sleep as it would. Of the flags, only
+// the command's own memoryFlags override config.toml. A layer file that
+// cannot be read is left out with a warning on stderr.
 func memoryConfig(c *cli.Context) (node.Config, error) {
 	h := home(c)
 	s, src, err := loadNodeSettings(h)
 	if err != nil {
 		return node.Config{}, err
 	}
+	s.override(c, &src, memoryFlags...)
 	dc := node.DefaultDaemonConfig()
 	s.copyTo(&dc)
 	layers, err := layerFiles(s.Layers)
@@ -361,6 +414,9 @@ func memoryConfig(c *cli.Context) (node.Config, error) {
 		return node.Config{}, fmt.Errorf("%s: %w", src.name("layers"), err)
 	}
 	cfg := node.Config{Home: h, Create: true, Now: clock(), Params: dc.Memory.Params, Layers: layers}
+	if err := s.memory(&cfg, src); err != nil {
+		return node.Config{}, err
+	}
 	var l check.List
 	l.Nested("Memory", cfg.Validate())
 	if err := l.Err(); err != nil {

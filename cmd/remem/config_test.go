@@ -191,6 +191,14 @@ func TestNodeConfigBadValues(t *testing.T) {
 		{"window of zero", `window = "0s"`, nil, []string{"config.toml: window = 0s", "positive"}},
 		{"negative window flag", "", []string{"--window", "-1h"}, []string{"--window = -1h0m0s", "positive"}},
 		{"window in days", `window = "90d"`, nil, []string{"config.toml", "window", "90d"}},
+		{"threshold of zero", `threshold = 0.0`, nil, []string{"config.toml: threshold = 0", "above 0"}},
+		{"threshold above one", `threshold = 1.5`, nil, []string{"config.toml: threshold = 1.5", "at most 1"}},
+		{"threshold flag above one", "", []string{"--threshold", "2"}, []string{"--threshold = 2", "at most 1"}},
+		{"threshold in words", `threshold = "high"`, nil, []string{"config.toml", "threshold"}},
+		{"two writers", "writer = \"cat\"\nwriter_url = \"http://127.0.0.1:11434/v1\"", nil, []string{"config.toml: writer", "writer_url", "keep one"}},
+		{"two writers, one a flag", `writer = "cat"`, []string{"--writer-url", "http://127.0.0.1:11434/v1"}, []string{"config.toml: writer", "--writer-url", "keep one"}},
+		{"writer model without a URL", `writer_model = "llama3.2"`, nil, []string{"config.toml: writer_model", "--writer-url"}},
+		{"writer token file missing", "writer_url = \"http://127.0.0.1:1/v1\"\nwriter_token_file = \"/nonexistent/token\"", nil, []string{"config.toml: writer_token_file", "/nonexistent/token"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

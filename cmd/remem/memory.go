@@ -19,7 +19,16 @@ import (
 var (
 	writerFlag = &cli.StringFlag{Name: "writer", Usage: "a command that reads a cluster as JSON on stdin and prints one sentence", EnvVars: []string{"REMEM_WRITER"}}
 	embedFlag  = &cli.StringFlag{Name: "embed-url", Usage: "an OpenAI-compatible embeddings endpoint for similarity (default: lexical)", EnvVars: []string{"REMEM_EMBED_URL"}}
+
+	writerURLFlag   = &cli.StringFlag{Name: "writer-url", Usage: "an OpenAI-compatible chat endpoint (API base, e.g. http://127.0.0.1:11434/v1) that writes the lessons", EnvVars: []string{"REMEM_WRITER_URL"}}
+	writerModelFlag = &cli.StringFlag{Name: "writer-model", Usage: "the model --writer-url asks", EnvVars: []string{"REMEM_WRITER_MODEL"}}
+	writerTokenFlag = &cli.StringFlag{Name: "writer-token-file", Usage: "FILE with --writer-url's bearer token (or REMEM_WRITER_TOKEN)"}
+	thresholdFlag   = &cli.Float64Flag{Name: "threshold", Usage: "similarity in (0, 1] at which events join (default 0.48 lexical, 0.8 embeddings); `remem calibrate` picks one"}
 )
+
+// memoryFlags are the flags of `remem node` that set up the memory itself;
+// the commands that open the memory take them too, over config.toml.
+var memoryFlags = []string{"writer", "writer-url", "writer-model", "writer-token-file", "embed-url", "threshold"}
 
 // openService opens the memory of --home for a command that reads or
 // changes it. When a running node holds the home, the command talks to that
@@ -38,14 +47,6 @@ func openServiceWithin(c *cli.Context, ctx context.Context, wait time.Duration) 
 	cfg, err := memoryConfig(c)
 	if err != nil {
 		return nil, err
-	}
-	if cmd := c.String("writer"); cmd != "" {
-		cfg.Writer = commandWriter(cmd)
-	}
-	if url := c.String("embed-url"); url != "" {
-		if err := useEmbeddings(&cfg, url); err != nil {
-			return nil, err
-		}
 	}
 	return node.OpenOrDial(ctx, cfg, wait)
 }

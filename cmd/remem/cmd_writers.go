@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/remem/remem/node"
+	"github.com/remem/remem/node/consolidate"
+)
+
+// writerPromptMax bounds the cluster read on stdin.
+const writerPromptMax = 1 << 20
+
+func writerPromptCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "writer-prompt",
+		Usage: "turn a cluster (JSON on stdin, as --writer gets it) into a prompt for a local model CLI",
+		UsageText: `remem writer-prompt < cluster.json
+
+Reads the cluster a --writer command gets on stdin and prints the prompt the
+chat writer (--writer-url) sends: the rules of a lesson (one sentence, an
+observation, never an instruction, no raw data) and the events as quoted
+JSON data. Piped into a model CLI that reads a prompt on stdin, it makes a
+writer; what the model answers passes the same checks as any writer's, and
+the default writer is used when it does not.
+
+Examples:
+  remem sleep --writer "remem writer-prompt | ollama run llama3.2"
+  remem sleep --writer "remem writer-prompt | llm -m gpt-4o-mini"
+  echo '{"kind":"error","episodes":[{"kind":"error","title":"npm ci","happened":"EUSAGE"}]}' | remem writer-prompt`,
+		Action: func(c *cli.Context) error {
+			raw, err := io.ReadAll(io.LimitReader(c.App.Reader, writerPromptMax+1))
+			if err != nil {
+				return fmt.Errorf("reading the cluster on stdin: %w", err)
+			}
+			if len(raw) > writerPromptMax {
+				return cli.Exit(fmt.Sprintf("writer-prompt: more than %d bytes on stdin; it reads one cluster as --writer gets it", writerPromptMax), 2)
+			}
+			var cl consolidate.Cluster
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			if err := dec.Decode(&cl); err != nil || len(cl.Episodes) == 0 {
+				if err == nil {
+					err = errors.New("no episodes")
+				}
+				return cli.Exit(fmt.Sprintf(`writer-prompt: stdin is not a cluster (%v); it reads what a --writer command gets, like {"kind":"error","episodes":[{"kind":"error","title":"npm ci","happened":"EUSAGE"}]}`, err), 2)
+			}
+			system, user, err := consolidate.Prompt(cl)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(c.App.Writer, "%s\n\n%s\n", system, user)
+			return err
+		},
+	}
+}
+
+func calibrateCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "calibrate",
+		Usage: "pick the similarity threshold that best tells same from different on labelled pairs",
+		UsageText: `remem calibrate --pairs FILE [--embed-url URL] [--json]
+
+FILE holds labelled pairs of event texts, one JSON object a line:
+  {"a": "npm install fails with EACCES", "b": "EACCES from npm install -g", "same": true}
+Each pair is scored with the lexical similarity, or with the embeddings
+endpoint of --embed-url (model from REMEM_EMBED_MODEL, key from
+REMEM_EMBED_KEY). Pairs at or above the threshold count as the same; the
+threshold that maximises F1 is chosen, with its precision and recall and a
+table around it, and the config.toml lines to use it are printed. Use
+pairs from the events your agents report: a few dozen of each label.
+
+Examples:
+  remem calibrate --pairs node/consolidate/testdata/pairs.jsonl
+  REMEM_EMBED_MODEL=nomic-embed-text remem calibrate --pairs pairs.jsonl --embed-url http://127.0.0.1:11434/v1
+  remem calibrate --pairs pairs.jsonl --json`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "pairs", Required: true, Usage: "FILE of labelled pairs (JSONL: a, b, same)"},
+			embedFlag, jsonFlag,
+		},
+		Action: runCalibrate,
+	}
+}
+
+// labelledPair is a line of a pairs file; other members (e.g. "split") are
+// ignored.
+type labelledPair struct {
+	A    string `json:"a"`
+	B    string `json:"b"`
+	Same *bool  `json:"same"`
+}
+
+// calibrationRow is the outcome at one threshold.
+type calibrationRow struct {
+	Threshold float64 `json:"threshold"`
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F1        float64 `json:"f1"`
+}
+
+// calibration is what `remem calibrate` reports.
+type calibration struct {
+	Similarity string `json:"similarity"` // "lexical" or "embeddings"
+	Pairs      int    `json:"pairs"`
+	Same       int    `json:"same"`
+	calibrationRow
+	Table  []calibrationRow `json:"table"`
+	Config []string         `json:"config"` // config.toml lines
+}
+
+func runCalibrate(c *cli.Context) error {
+	pairs, err := readPairs(c.String("pairs"))
+	if err != nil {
+		return err
+	}
+	var sim consolidate.Similarity = consolidate.NewLexical()
+	kind, config := "lexical", []string(nil)
+	if url := c.String("embed-url"); url != "" {
+		var cfg node.Config
+		if err := useEmbeddings(&cfg, url); err != nil {
+			return err
+		}
+		sim, kind = cfg.Similarity, "embeddings"
+		config = append(config, fmt.Sprintf("embed_url = %q", url))
+	}
+	if p, ok := sim.(consolidate.Preparer); ok {
+		texts := make([]string, 0, 2*len(pairs))
+		for _, p := range pairs {
+			texts = append(texts, p.A, p.B)
+		}
+		if err := p.Prepare(c.Context, texts); err != nil {
+			return fmt.Errorf("%w (check --embed-url, REMEM_EMBED_MODEL and REMEM_EMBED_KEY)", err)
+		}
+	}
+	scores := make([]float64, len(pairs))
+	for i, p := range pairs {
+		if scores[i], err = sim.Similarity(c.Context, p.A, p.B); err != nil {
+			return fmt.Errorf("scoring pair %d: %w", i+1, err)
+		}
+	}
+	same := make([]bool, len(pairs))
+	for i, p := range pairs {
+		same[i] = *p.Same
+	}
+	res, err := calibrate(scores, same)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.String("pairs"), err)
+	}
+	res.Similarity = kind
+	res.Config = append(config, fmt.Sprintf("threshold = %s", formatThreshold(res.Threshold)))
+	if c.Bool("json") {
+		return printJSON(c.App.Writer, res)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "%s similarity on %d pairs (%d same, %d different)\n", kind, res.Pairs, res.Same, res.Pairs-res.Same)
+	fmt.Fprintf(w, "threshold %s: precision %.2f, recall %.2f, F1 %.2f\n\n", formatThreshold(res.Threshold), res.Precision, res.Recall, res.F1)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "threshold\tprecision\trecall\tF1")
+	for _, r := range res.Table {
+		mark := ""
+		if r.Threshold == res.Threshold {
+			mark = "  <- chosen"
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f%s\n", formatThreshold(r.Threshold), r.Precision, r.Recall, r.F1, mark)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nin %s/config.toml (or --threshold on node, sleep and mcp):\n", home(c))
+	for _, l := range res.Config {
+		fmt.Fprintln(w, "  "+l)
+	}
+	return nil
+}
+
+// readPairs reads a pairs file; a line without a, b or same is an error
+// naming the line.
+func readPairs(path string) ([]labelledPair, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the pairs: %w", err)
+	}
+	defer func() { _ = f.Close() }() // read only
+	var out []labelledPair
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var p labelledPair
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			return nil, fmt.Errorf(`%s:%d: %v; each line is {"a": "...", "b": "...", "same": true}`, path, n, err)
+		}
+		if strings.TrimSpace(p.A) == "" || strings.TrimSpace(p.B) == "" || p.Same == nil {
+			return nil, fmt.Errorf(`%s:%d: want the texts a and b and the label same; each line is {"a": "...", "b": "...", "same": true}`, path, n)
+		}
+		out = append(out, p)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// calibrate picks the threshold in (0, 1] with the highest F1 over the
+// scored pairs (a pair is "same" at threshold t when its score is at least
+// t); among equal F1s, the highest threshold (fewer wrong merges). The
+// threshold is put halfway between the lowest score it keeps and the next
+// score below, rounded to two or three decimals when that keeps the same
+// pairs, so that a small change in a score does not flip a pair.
+func calibrate(scores []float64, same []bool) (calibration, error) {
+	res := calibration{Pairs: len(scores)}
+	for _, s := range same {
+		if s {
+			res.Same++
+		}
+	}
+	if res.Same == 0 || res.Same == len(same) {
+		return res, errors.New("calibrating needs pairs of both labels, some \"same\": true and some \"same\": false")
+	}
+	distinct := slices.Clone(scores)
+	slices.Sort(distinct)
+	distinct = slices.Compact(distinct)
+	best := calibrationRow{F1: -1}
+	for i, s := range distinct {
+		if s <= 0 {
+			continue
+		}
+		lower := 0.0
+		if i > 0 {
+			lower = distinct[i-1]
+		}
+		t := between(lower, s)
+		if r := score(scores, same, t); r.F1 >= best.F1 {
+			best = r
+		}
+	}
+	if best.F1 < 0 {
+		return res, errors.New("every pair scores 0: the similarity sees nothing in common in any pair")
+	}
+	res.calibrationRow = best
+	for k := 1; k <= 9; k++ {
+		res.Table = append(res.Table, score(scores, same, float64(k)/10))
+	}
+	res.Table = append(res.Table, best)
+	slices.SortFunc(res.Table, func(a, b calibrationRow) int { return cmpFloat(a.Threshold, b.Threshold) })
+	res.Table = slices.CompactFunc(res.Table, func(a, b calibrationRow) bool { return a.Threshold == b.Threshold })
+	return res, nil
+}
+
+// between is a round threshold in (lo, hi]: their midpoint rounded to two
+// decimals, else to three, else hi itself.
+func between(lo, hi float64) float64 {
+	mid := (lo + hi) / 2
+	for _, scale := range []float64{100, 1000} {
+		if t := math.Round(mid*scale) / scale; t > lo && t <= hi && t > 0 {
+			return t
+		}
+	}
+	return hi
+}
+
+// score is precision, recall and F1 at threshold t.
+func score(scores []float64, same []bool, t float64) calibrationRow {
+	var tp, fp, fn int
+	for i, s := range scores {
+		switch {
+		case s >= t && same[i]:
+			tp++
+		case s >= t:
+			fp++
+		case same[i]:
+			fn++
+		}
+	}
+	r := calibrationRow{Threshold: t}
+	if tp+fp > 0 {
+		r.Precision = float64(tp) / float64(tp+fp)
+	}
+	if tp+fn > 0 {
+		r.Recall = float64(tp) / float64(tp+fn)
+	}
+	if r.Precision+r.Recall > 0 {
+		r.F1 = 2 * r.Precision * r.Recall / (r.Precision + r.Recall)
+	}
+	return r
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// formatThreshold prints a threshold as config.toml takes it: a float with
+// a decimal point.
+func formatThreshold(t float64) string {
+	s := fmt.Sprintf("%g", t)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s
+}
