@@ -393,6 +393,9 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 				counts.count(&counts.Skipped, name)
 			} else {
 				counts.count(&counts.Failed, name)
+				if name != "default" {
+					m.log.Warn("a writer gave no sentence", "writer", name, "err", err)
+				}
 			}
 			errs = append(errs, err)
 			continue

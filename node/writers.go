@@ -3,12 +3,14 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/remem/remem/node/consolidate"
+	"github.com/remem/remem/protocol"
 )
 
 // WriterCounts tell which writer wrote how many lessons and how many of
@@ -126,3 +128,50 @@ func (m *Memory) WriterCounts() (WriterCounts, error) {
 
 // isBudget reports whether err says a writer's budget is spent.
 func isBudget(err error) bool { return errors.Is(err, consolidate.ErrBudget) }
+
+// PlanClusters tells, without changing anything, the new clusters the next
+// sleep would write lessons for: the pending events that join no own lesson,
+// clustered among themselves, one lesson kind at a time. The verify pass may
+// yet take some of their events (it confirms received candidates), so a
+// planned cluster may not be written. The MCP server asks a client's model
+// for their sentences before it sleeps (multi round-trip sampling).
+func (m *Memory) PlanClusters(ctx context.Context) ([]consolidate.Cluster, error) {
+	stored, err := m.store.PendingEvents()
+	if err != nil || len(stored) == 0 {
+		return nil, err
+	}
+	lessons, err := m.store.Lessons()
+	if err != nil {
+		return nil, err
+	}
+	var out []consolidate.Cluster
+	for _, kind := range []string{protocol.KindError, protocol.KindCorrection, protocol.KindSurprise} {
+		var groups []consolidate.Group
+		for _, l := range lessons {
+			if l.Own && l.Kind == kind {
+				groups = append(groups, groupOf(l))
+			}
+		}
+		var episodes []consolidate.Episode
+		for _, ev := range stored {
+			if protocol.LessonKindOf(ev.Event.Kind) == kind {
+				episodes = append(episodes, episodeOf(ev.Event))
+			}
+		}
+		if len(episodes) == 0 {
+			continue
+		}
+		asg, err := consolidate.Assign(ctx, m.sim, m.cfg.Params.Threshold, groups, episodes)
+		if err != nil {
+			return nil, fmt.Errorf("clustering events: %w", err)
+		}
+		for _, idx := range asg.NewClusters {
+			c := consolidate.Cluster{Kind: kind}
+			for _, i := range idx {
+				c.Episodes = append(c.Episodes, episodes[i])
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package consolidate
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -51,8 +52,8 @@ const DefaultSamplingTimeout = 30 * time.Second
 // DefaultSamplingMax is how many requests a SamplingWriter sends at most.
 const DefaultSamplingMax = 20
 
-// samplingMaxTokens is the answer's length asked for: one sentence.
-const samplingMaxTokens = 200
+// SamplingMaxTokens is the answer's length asked for: one sentence.
+const SamplingMaxTokens = 200
 
 // ErrBudget is what a budgeted writer answers once its requests are spent.
 var ErrBudget = errors.New("the writer's request budget for this sleep is spent")
@@ -94,7 +95,7 @@ func (w *SamplingWriter) Write(ctx context.Context, c Cluster) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	answer, err := w.Ask(ctx, SamplingSystemPrompt, prompt, samplingMaxTokens)
+	answer, err := w.Ask(ctx, SamplingSystemPrompt, prompt, SamplingMaxTokens)
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		return "", fmt.Errorf("sampling writer: no answer within %s", timeout)
@@ -188,4 +189,38 @@ func WriterName(w Writer) string {
 		return w.Name()
 	}
 	return "custom"
+}
+
+// AnsweredWriter writes the sentences a model already gave: Answers maps a
+// cluster's ClusterKey to the model's answer (as a SamplingWriter got it
+// from the prompt SamplingPrompt makes). A cluster without an answer is an
+// error, so the node's default writer writes it. Its name is "sampling".
+type AnsweredWriter struct {
+	Answers map[string]string
+	// Asked holds the keys of the clusters the model was asked about; the
+	// others were over the budget (ErrBudget).
+	Asked map[string]bool
+}
+
+// Write implements Writer.
+func (w AnsweredWriter) Write(_ context.Context, c Cluster) (string, error) {
+	key := ClusterKey(c)
+	if !w.Asked[key] {
+		return "", fmt.Errorf("sampling writer: %w", ErrBudget)
+	}
+	a, ok := w.Answers[key]
+	if !ok {
+		return "", errors.New("sampling writer: the model was not asked about this cluster, or gave no answer")
+	}
+	return samplingAnswer(a)
+}
+
+// Name implements the name WriterName reports.
+func (AnsweredWriter) Name() string { return "sampling" }
+
+// ClusterKey identifies a cluster by its content: the SHA-256 of its JSON.
+func ClusterKey(c Cluster) string {
+	b, _ := json.Marshal(c)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }

@@ -87,6 +87,7 @@ type tools struct {
 	// so reports of one server's lifetime dedupe among themselves only.
 	session string
 	opts    Options
+	state   samplingState
 }
 
 func (t *tools) add(s *sdk.Server) {
@@ -324,8 +325,21 @@ type SleepOutput struct {
 
 func (t *tools) sleep(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, SleepOutput, error) {
 	if req != nil && !t.opts.NoSampling && samples(req.Session) {
-		// One writer per sleep: its budget is this sleep's.
-		ctx = node.WithWriter(ctx, t.opts.samplingWriter(req.Session))
+		switch {
+		case !roundTrips(req.Session):
+			// One writer per sleep: its budget is this sleep's.
+			ctx = node.WithWriter(ctx, t.opts.samplingWriter(req.Session))
+		case req.Params == nil || req.Params.RequestState == "":
+			res, asked, err := t.askModel(ctx)
+			if err != nil {
+				return nil, SleepOutput{}, err
+			}
+			if asked {
+				return res, SleepOutput{}, nil
+			}
+		default:
+			ctx = node.WithWriter(ctx, t.answered(req.Params))
+		}
 	}
 	var rep node.SleepReport
 	err := t.with(ctx, func(svc node.Service) (err error) {
