@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP sampling is deprecated as of protocol 2026-07-28 (SEP-2577) but served within its deprecation window: it is how a client lends its model
+
 package main
 
 import (
