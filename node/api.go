@@ -41,6 +41,10 @@ type Status struct {
 	Stats     Stats                   `json:"stats"`
 	Refused   map[protocol.Reason]int `json:"refused_by_reason"`
 	Started   time.Time               `json:"started,omitempty"`
+
+	// Writers tells which writer (default, command, sampling) wrote how
+	// many of this memory's lessons, and how many answers were refused.
+	Writers WriterCounts `json:"writers,omitzero"`
 }
 
 // PeerStatus is one connected peer.
@@ -384,6 +388,9 @@ func (m *Memory) Status() (Status, error) {
 	}
 	var err error
 	if st.Records, err = m.store.CountRecords(); err != nil {
+		return st, err
+	}
+	if st.Writers, err = m.WriterCounts(); err != nil {
 		return st, err
 	}
 	lessons, err := m.store.Lessons()

@@ -26,6 +26,10 @@ type SleepReport struct {
 	Withdrawn     int           `json:"withdrawn"` // revocations signed of revoked lessons published or confirmed here (withdrawRevoked)
 	Dropped       []string      `json:"dropped,omitempty"`
 	Took          time.Duration `json:"took_ns"`
+
+	// Writers tells which writer wrote the new lessons and which answers
+	// were not kept.
+	Writers WriterCounts `json:"writers,omitzero"`
 }
 
 func (r SleepReport) String() string {
@@ -33,6 +37,9 @@ func (r SleepReport) String() string {
 		r.Events, r.InboxTaken, r.NewLessons, r.Raised, r.Confirmations, r.Signed, r.KeptLocal)
 	if r.Withdrawn > 0 {
 		s += fmt.Sprintf("; %d revoked lessons withdrawn", r.Withdrawn)
+	}
+	if !r.Writers.Empty() {
+		s += "; written by " + r.Writers.String()
 	}
 	if r.KeptLocal > 0 {
 		s += " (only lessons of projects opted in with `remem share --project DIR` are published)"
@@ -128,6 +135,9 @@ func (m *Memory) sleepLocked(ctx context.Context, now time.Time, rep *SleepRepor
 			if err := m.consolidate(ctx, kind, events, now, rep); err != nil {
 				return err
 			}
+		}
+		if err := m.saveWriterCounts(rep.Writers); err != nil {
+			return err
 		}
 		m.changed()
 	}
@@ -299,7 +309,7 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 		for _, i := range cluster {
 			c.Episodes = append(c.Episodes, episodes[i])
 		}
-		text, err := m.writeLesson(ctx, c)
+		text, by, err := m.writeLesson(ctx, c, &rep.Writers)
 		if err != nil {
 			rep.Dropped = append(rep.Dropped, err.Error())
 			m.log.Warn("cluster dropped", "err", err)
@@ -313,6 +323,7 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 		if !ok {
 			existing = store.Lesson{Hash: hash, ID: "l-" + hash[:8], Kind: kind, Text: text, Own: true, Layer: LayerPersonal}
 			rep.NewLessons++
+			rep.Writers.count(&rep.Writers.Written, by)
 		} else {
 			existing.Own = true // this memory met it too: now it is its own as well
 			rep.Raised++
@@ -361,27 +372,46 @@ func appendEpisode(eps []string, text string) []string {
 
 // writeLesson asks the writer for one sentence and holds it to the rules of
 // SPEC §6; when a configured writer's sentence fails them the default writer
-// is tried before the cluster is dropped.
-func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster) (string, error) {
-	writers := []consolidate.Writer{m.write}
-	if _, isDefault := m.write.(*consolidate.DefaultWriter); !isDefault {
+// is tried before the cluster is dropped. A writer carried by ctx
+// (WithWriter) takes the configured one's place. by names the writer that
+// wrote it; counts get the refusals and failures.
+func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts *WriterCounts) (text, by string, err error) {
+	first := m.write
+	if w := writerFrom(ctx); w != nil {
+		first = w
+	}
+	writers := []consolidate.Writer{first}
+	if _, isDefault := first.(*consolidate.DefaultWriter); !isDefault {
 		writers = append(writers, &consolidate.DefaultWriter{Redact: protocol.RedactRawData})
 	}
 	var errs []error
 	for _, w := range writers {
+		name := consolidate.WriterName(w)
 		text, err := w.Write(ctx, c)
 		if err != nil {
+			if isBudget(err) {
+				counts.count(&counts.Skipped, name)
+			} else {
+				counts.count(&counts.Failed, name)
+				if name != "default" {
+					m.log.Warn("a writer gave no sentence", "writer", name, "err", err)
+				}
+			}
 			errs = append(errs, err)
 			continue
 		}
 		text = protocol.RedactRawData(text)
 		if err := protocol.CheckLessonText(text); err != nil {
+			counts.count(&counts.Refused, name)
+			if name != "default" {
+				m.log.Warn("a writer's sentence was refused", "writer", name, "err", err)
+			}
 			errs = append(errs, fmt.Errorf("%q: %w", text, err))
 			continue
 		}
-		return text, nil
+		return text, name, nil
 	}
-	return "", fmt.Errorf("no lesson written for a %s cluster of %d events: %w", c.Kind, len(c.Episodes), errors.Join(errs...))
+	return "", "", fmt.Errorf("no lesson written for a %s cluster of %d events: %w", c.Kind, len(c.Episodes), errors.Join(errs...))
 }
 
 // signDirty signs the own lessons that changed and may be shared; the

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/remem/remem/node"
+	"github.com/remem/remem/node/consolidate"
 	remcp "github.com/remem/remem/node/mcp"
 )
 
@@ -19,6 +20,7 @@ func mcpCommand() *cli.Command {
 		Name:  "mcp",
 		Usage: "serve the memory to an AI agent over MCP on stdin and stdout",
 		UsageText: `remem mcp [--writer CMD | --writer-url URL [--writer-model M]] [--embed-url URL] [--threshold T]
+          [--no-sampling] [--sampling-timeout D] [--sampling-max N]
 
 Speaks the Model Context Protocol (JSON-RPC, one message a line) on stdin and
 stdout; logs go to stderr only. Tools:
@@ -31,6 +33,15 @@ Lessons come framed as observations with their state and confirmations, never
 as instructions. The layers config.toml names (layers) are composed in, as
 for every reader.
 
+When the client declares the sampling capability, the sleep tool asks the
+client's model to write each new lesson's sentence (sampling/createMessage,
+in place of --writer): the events go as quoted data with the rules of a
+lesson, one request per new cluster, each within --sampling-timeout, at most
+--sampling-max a sleep. Every answer is checked as any writer's is; one that
+fails, or none in time, and the default writer writes the lesson.
+` + "`remem status`" + ` counts the lessons each writer wrote and the answers refused.
+While a node holds the home, the node's own writer writes.
+
 Each tool call opens the memory at $REMEM_HOME and closes it after, so a node
 or another command can use the home between calls; while a node holds the
 home, calls go through its local API.
@@ -41,7 +52,11 @@ Examples:
 
 An MCP client's configuration:
   { "mcpServers": { "remem": { "command": "remem", "args": ["mcp"] } } }`,
-		Flags: []cli.Flag{writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, embedFlag, thresholdFlag},
+		Flags: []cli.Flag{writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, embedFlag, thresholdFlag,
+			&cli.BoolFlag{Name: "no-sampling", Usage: "never ask the client's model to write lessons", EnvVars: []string{"REMEM_NO_SAMPLING"}},
+			&cli.DurationFlag{Name: "sampling-timeout", Value: consolidate.DefaultSamplingTimeout, Usage: "how long one sampling request may take", EnvVars: []string{"REMEM_SAMPLING_TIMEOUT"}},
+			&cli.IntFlag{Name: "sampling-max", Value: consolidate.DefaultSamplingMax, Usage: "sampling requests one sleep sends at most (the rest use the default writer)", EnvVars: []string{"REMEM_SAMPLING_MAX"}},
+		},
 		Action: func(c *cli.Context) error {
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelInfo}))
 			// Open once now, so a broken home is named at start, not at the
@@ -59,7 +74,8 @@ An MCP client's configuration:
 				return fmt.Errorf("closing the memory opened at start: %w", err)
 			}
 			open := func(ctx context.Context) (node.Service, error) { return openServiceWithin(c, ctx, mcpLockWait) }
-			err = remcp.Run(c.Context, remcp.NewServerOpen(open, mcpVersion(c)), os.Stdin, os.Stdout)
+			err = remcp.Run(c.Context, remcp.NewServerWith(open, mcpVersion(c), remcp.Options{
+				NoSampling: c.Bool("no-sampling"), SamplingTimeout: c.Duration("sampling-timeout"), SamplingMax: c.Int("sampling-max")}), os.Stdin, os.Stdout)
 			log.Info("remem mcp: the client closed the connection")
 			return err
 		},

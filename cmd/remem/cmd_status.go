@@ -96,6 +96,9 @@ func showStatus(c *cli.Context, peersOnly bool) error {
 		fmt.Fprintf(w, "next sleep %s\n", st.NextSleep.Format(time.RFC3339))
 	}
 	fmt.Fprintf(w, "records    %d\nlessons    %d\n", st.Records, st.Lessons)
+	if !st.Writers.Empty() {
+		fmt.Fprintf(w, "writers    %s\n", st.Writers)
+	}
 	fmt.Fprintf(w, "received   %d (accepted %d, duplicate %d, skipped %d)\n", st.Stats.Received, st.Stats.Accepted, st.Stats.Duplicate, st.Stats.Skipped)
 	reasons := make([]string, 0, len(st.Refused))
 	for r := range st.Refused {

@@ -36,12 +36,21 @@ func NewServer(svc node.Service, version string) *sdk.Server {
 // NewServerOpen returns an MCP server that opens the memory with open for
 // every tool call and closes it after.
 func NewServerOpen(open Opener, version string) *sdk.Server {
+	return NewServerWith(open, version, Options{})
+}
+
+// NewServerWith is NewServerOpen with options. When the client declares the
+// sampling capability (and opts allow it), the sleep tool has the client's
+// model write each new cluster's lesson sentence (see Options and
+// consolidate.SamplingWriter); a memory a running node holds sleeps with
+// the node's own writer.
+func NewServerWith(open Opener, version string, opts Options) *sdk.Server {
 	if version == "" {
 		version = "dev"
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: Name, Title: "remem: lessons shared between agents", Version: version},
 		&sdk.ServerOptions{Instructions: Instructions, Capabilities: &sdk.ServerCapabilities{}})
-	t := &tools{open: open, session: newSessionID()}
+	t := &tools{open: open, session: newSessionID(), opts: opts}
 	t.add(s)
 	return s
 }
@@ -77,6 +86,8 @@ type tools struct {
 	// session stands in for an event's session when the agent gives none,
 	// so reports of one server's lifetime dedupe among themselves only.
 	session string
+	opts    Options
+	state   samplingState
 }
 
 func (t *tools) add(s *sdk.Server) {
@@ -306,9 +317,30 @@ type SleepOutput struct {
 	Signed        int      `json:"signed"`
 	KeptLocal     int      `json:"kept_local"`
 	Dropped       []string `json:"dropped"`
+
+	// Writers tells which writer (default, command, sampling) wrote the
+	// new lessons, and how many answers were refused or failed.
+	Writers node.WriterCounts `json:"writers"`
 }
 
-func (t *tools) sleep(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, SleepOutput, error) {
+func (t *tools) sleep(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, SleepOutput, error) {
+	if req != nil && !t.opts.NoSampling && samples(req.Session) {
+		switch {
+		case !roundTrips(req.Session):
+			// One writer per sleep: its budget is this sleep's.
+			ctx = node.WithWriter(ctx, t.opts.samplingWriter(req.Session))
+		case req.Params == nil || req.Params.RequestState == "":
+			res, asked, err := t.askModel(ctx)
+			if err != nil {
+				return nil, SleepOutput{}, err
+			}
+			if asked {
+				return res, SleepOutput{}, nil
+			}
+		default:
+			ctx = node.WithWriter(ctx, t.answered(req.Params))
+		}
+	}
 	var rep node.SleepReport
 	err := t.with(ctx, func(svc node.Service) (err error) {
 		rep, err = svc.Sleep(ctx)
@@ -318,7 +350,7 @@ func (t *tools) sleep(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (
 		return nil, SleepOutput{}, err
 	}
 	out := SleepOutput{Summary: rep.String(), Events: rep.Events, NewLessons: rep.NewLessons, Raised: rep.Raised,
-		Confirmations: rep.Confirmations, Signed: rep.Signed, KeptLocal: rep.KeptLocal, Dropped: nonNil(rep.Dropped)}
+		Confirmations: rep.Confirmations, Signed: rep.Signed, KeptLocal: rep.KeptLocal, Dropped: nonNil(rep.Dropped), Writers: rep.Writers}
 	return text(out.Summary), out, nil
 }
 

@@ -1,0 +1,177 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/remem/remem/node/consolidate"
+	"github.com/remem/remem/protocol"
+)
+
+// WriterCounts tell which writer wrote how many lessons and how many of
+// their answers were not kept, by writer name (consolidate.WriterName:
+// default, command, sampling).
+type WriterCounts struct {
+	// Written counts the new lessons each writer wrote.
+	Written map[string]int `json:"written,omitempty"`
+	// Refused counts the sentences a writer gave that failed the checks of
+	// SPEC §6 (the default writer then wrote the lesson).
+	Refused map[string]int `json:"refused,omitempty"`
+	// Failed counts the requests that gave no sentence: an error, no answer
+	// within the time limit, or more than one sentence.
+	Failed map[string]int `json:"failed,omitempty"`
+	// Skipped counts the clusters a writer was not asked about because its
+	// budget for the sleep was spent.
+	Skipped map[string]int `json:"skipped,omitempty"`
+}
+
+// Empty reports whether nothing was counted.
+func (c WriterCounts) Empty() bool {
+	return len(c.Written)+len(c.Refused)+len(c.Failed)+len(c.Skipped) == 0
+}
+
+// Add adds o's counts to c.
+func (c *WriterCounts) Add(o WriterCounts) {
+	add := func(dst *map[string]int, src map[string]int) {
+		for k, v := range src {
+			if *dst == nil {
+				*dst = map[string]int{}
+			}
+			(*dst)[k] += v
+		}
+	}
+	add(&c.Written, o.Written)
+	add(&c.Refused, o.Refused)
+	add(&c.Failed, o.Failed)
+	add(&c.Skipped, o.Skipped)
+}
+
+func (c *WriterCounts) count(m *map[string]int, name string) {
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[name]++
+}
+
+// String reads "sampling 3 (1 refused), default 2".
+func (c WriterCounts) String() string {
+	names := map[string]bool{}
+	for _, m := range []map[string]int{c.Written, c.Refused, c.Failed, c.Skipped} {
+		for k := range m {
+			names[k] = true
+		}
+	}
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		s := n + " " + strconv.Itoa(c.Written[n])
+		var notes []string
+		for _, x := range []struct {
+			label string
+			v     int
+		}{{"refused", c.Refused[n]}, {"failed", c.Failed[n]}, {"over budget", c.Skipped[n]}} {
+			if x.v > 0 {
+				notes = append(notes, strconv.Itoa(x.v)+" "+x.label)
+			}
+		}
+		if len(notes) > 0 {
+			s += " (" + strings.Join(notes, ", ") + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writerCountsKey is the store meta key of the counts over the memory's
+// life.
+const writerCountsKey = "writer_counts"
+
+type writerKey struct{}
+
+// WithWriter returns ctx carrying w: a sleep of a local memory run with
+// ctx writes its new lessons with w instead of the configured writer (the
+// MCP server passes the client's model this way). Its sentences are held
+// to the same checks, with the default writer as the fallback. A running
+// node's API does not carry it: the node sleeps with its own writer.
+func WithWriter(ctx context.Context, w consolidate.Writer) context.Context {
+	return context.WithValue(ctx, writerKey{}, w)
+}
+
+func writerFrom(ctx context.Context) consolidate.Writer {
+	w, _ := ctx.Value(writerKey{}).(consolidate.Writer)
+	return w
+}
+
+// saveWriterCounts adds c to the counts kept in the store.
+func (m *Memory) saveWriterCounts(c WriterCounts) error {
+	if c.Empty() {
+		return nil
+	}
+	var total WriterCounts
+	if _, err := m.store.GetMeta(writerCountsKey, &total); err != nil {
+		return err
+	}
+	total.Add(c)
+	return m.store.SetMeta(writerCountsKey, total)
+}
+
+// WriterCounts are the writer counts over the memory's life.
+func (m *Memory) WriterCounts() (WriterCounts, error) {
+	var c WriterCounts
+	_, err := m.store.GetMeta(writerCountsKey, &c)
+	return c, err
+}
+
+// isBudget reports whether err says a writer's budget is spent.
+func isBudget(err error) bool { return errors.Is(err, consolidate.ErrBudget) }
+
+// PlanClusters tells, without changing anything, the new clusters the next
+// sleep would write lessons for: the pending events that join no own lesson,
+// clustered among themselves, one lesson kind at a time. The verify pass may
+// yet take some of their events (it confirms received candidates), so a
+// planned cluster may not be written. The MCP server asks a client's model
+// for their sentences before it sleeps (multi round-trip sampling).
+func (m *Memory) PlanClusters(ctx context.Context) ([]consolidate.Cluster, error) {
+	stored, err := m.store.PendingEvents()
+	if err != nil || len(stored) == 0 {
+		return nil, err
+	}
+	lessons, err := m.store.Lessons()
+	if err != nil {
+		return nil, err
+	}
+	var out []consolidate.Cluster
+	for _, kind := range []string{protocol.KindError, protocol.KindCorrection, protocol.KindSurprise} {
+		var groups []consolidate.Group
+		for _, l := range lessons {
+			if l.Own && l.Kind == kind {
+				groups = append(groups, groupOf(l))
+			}
+		}
+		var episodes []consolidate.Episode
+		for _, ev := range stored {
+			if protocol.LessonKindOf(ev.Event.Kind) == kind {
+				episodes = append(episodes, episodeOf(ev.Event))
+			}
+		}
+		if len(episodes) == 0 {
+			continue
+		}
+		asg, err := consolidate.Assign(ctx, m.sim, m.cfg.Params.Threshold, groups, episodes)
+		if err != nil {
+			return nil, fmt.Errorf("clustering events: %w", err)
+		}
+		for _, idx := range asg.NewClusters {
+			c := consolidate.Cluster{Kind: kind}
+			for _, i := range idx {
+				c.Episodes = append(c.Episodes, episodes[i])
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
