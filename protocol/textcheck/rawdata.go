@@ -284,13 +284,31 @@ func RedactRawData(text string) string {
 		b.Grow(len(text))
 		prev := 0
 		for _, f := range found {
-			b.WriteString(text[prev:f.Start])
-			b.WriteString(rawDescription(f))
+			before := text[prev:f.Start]
+			if f.Kind == "secret" && rawNamedAlready(before) {
+				// "the token ghp_..." is "the token", not "the token a token".
+				b.WriteString(strings.TrimRight(before, " "))
+			} else {
+				b.WriteString(before)
+				b.WriteString(rawDescription(f))
+			}
 			prev = f.End
 		}
 		b.WriteString(text[prev:])
 		text = b.String()
 	}
+}
+
+// rawNamedAlready: the words before a secret name what it is ("the
+// token ", "API key ").
+func rawNamedAlready(before string) bool {
+	low := strings.ToLower(before)
+	for _, w := range []string{"token ", "key ", "password ", "secret ", "passphrase "} {
+		if strings.HasSuffix(low, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // rawDescription says in words what a finding was.
@@ -359,7 +377,7 @@ func describeLoopback(text string) string {
 		return text
 	}
 	type span struct {
-		s, e int
+		s, e  int
 		words string
 	}
 	var spans []span

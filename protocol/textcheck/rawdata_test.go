@@ -99,7 +99,7 @@ func TestFindRawData(t *testing.T) {
 			t.Errorf("FindRawData(%q): offsets do not give the match", c.text)
 		}
 		red := RedactRawData(c.text)
-		if want := rawDescription(got[0]); want == "" || !strings.Contains(red, want) || strings.Contains(red, c.match) {
+		if want := rawDescription(got[0]); want == "" || !strings.Contains(red, want) && !rawNamedAlready(c.text[:got[0].Start]) || strings.Contains(red, c.match) {
 			t.Errorf("RedactRawData(%q) = %q, want %q in place of %q", c.text, red, want, c.match)
 		}
 		if f := FindRawData(red); f != nil {
@@ -178,7 +178,7 @@ func TestRedactRawDataSaysWhatWasThere(t *testing.T) {
 		{"the cache at cache.build.internal is read-only", "the cache at an internal host is read-only"},
 		{"mail to ops@example.com bounces", "mail to an e-mail address bounces"},
 		{"ssh deploy@build07.corp.internal fails", "ssh an account on an internal host fails"},
-		{"the token ghp_abcdefghijklmnopqrstuvwxyz0123 expired", "the token a token expired"},
+		{"the token ghp_abcdefghijklmnopqrstuvwxyz0123 expired", "the token expired"},
 		{"Postgres on 10.2.3.4:5432 refuses", "Postgres on port 5432 on an internal address refuses"},
 		{"the hosts file /etc/hosts is stale", "the hosts file a system file is stale"},
 	} {
