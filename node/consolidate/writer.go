@@ -29,7 +29,8 @@ type Cluster struct {
 	Episodes []Episode `json:"episodes"`
 }
 
-// MaxSentence is the longest sentence DefaultWriter writes, in characters.
+// MaxSentence is the longest sentence DefaultWriter writes, in characters:
+// one a reader takes in at a glance.
 const MaxSentence = 200
 
 // DefaultWriter writes a lesson without a model, deterministically: from the
@@ -37,21 +38,24 @@ const MaxSentence = 200
 // Lexical similarity to the others; the first on ties) it builds one
 // sentence that describes what happened:
 //
-//	error        "<call> fails: <what happened>"
-//	             "<call> returned <what happened> where <expected> was expected"
-//	correction   "The person objected to the agent <doing X>" (a "don't")
+//	error        "<call> fails with <failure> because|until|when <cause>"
+//	             ("go test fails with undefined: X because the generated
+//	             client is missing until go generate runs"); "<call> times
+//	             out ..." when what happened goes on from the call;
+//	             "<call> returns 404 instead of 200" for a bare result
+//	correction   "The person objected to the agent <doing X> because <reason>"
 //	             "The person wanted the agent to <do X>" (a "do")
-//	             "The person corrected the agent: <fact>" (a fact)
+//	             "When the agent <did>, the person pointed out that <fact>"
 //	             "The person objected" (a bare "no")
-//	             "... when the agent <agent_did>" ("said ...", "asked: ...")
 //	             and when agent_did holds an offer to act (see Offer):
 //	             "The agent offered to <X>, and the person declined"
 //	             "The agent offered to <X>, and the person objected to <doing Y>"
 //	             "The agent offered to <X>, and the person wanted the agent to <do Y>"
 //	             "The agent offered to <X>, and the person corrected it: <fact>"
 //	environment, surprise
-//	             "<title>: <what happened>", or "<what happened>" (plus
-//	             " (expected: <expected>)")
+//	             "<title> <what happened> <cause>" when what happened goes
+//	             on from the title, else "<what happened>" with "there"
+//	             told as the title; what was expected is not told
 //	note         "<the facts in the note>"
 //
 // It never quotes an event's words and never carries an instruction: every
@@ -59,8 +63,14 @@ const MaxSentence = 200
 // (textcheck.CheckObservation); a clause that reads as an instruction is
 // left out ("mocks not generated, run go generate" keeps "mocks not
 // generated"), except in a correction, where it is told as what the person
-// wanted. A call that reads like a command ("go test ./...") is written as
-// "Running go test ./...". Redact is applied to every field first (nil
+// wanted; a clause the check reads as a command only for its first word
+// ("exec format error") is kept when that word is no verb that orders
+// and the sentence passes the check. A call is named without its package
+// pattern, URL or path arguments ("go test ./..." is "go test"); one that
+// still reads like a command is written "Running <call>". A cause that
+// another event of the cluster states is added when the chosen one states
+// none. Each candidate sentence is checked whole, and the first that reads
+// as an observation is taken. Redact is applied to every field first (nil
 // leaves them as they are; the node passes its raw-data redactor). White
 // space is collapsed, the sentence is cut at a word boundary to at most
 // MaxSentence characters and ends with a period. A cluster whose episode
