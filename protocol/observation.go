@@ -19,7 +19,8 @@ func CheckObservation(text string) error { return textcheck.CheckObservation(tex
 func FindRawData(text string) []RawFinding { return textcheck.FindRawData(text) }
 
 // RedactRawData removes hidden characters (textcheck.Clean) and replaces
-// each piece of raw data with a placeholder such as "<path>".
+// each piece of raw data with words that say what was there, such as "a
+// file in the home directory" (textcheck.RedactRawData).
 func RedactRawData(text string) string { return textcheck.RedactRawData(textcheck.Clean(text)) }
 
 // CheckAgentText runs both checks a text passes before an agent may read

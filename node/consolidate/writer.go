@@ -29,29 +29,33 @@ type Cluster struct {
 	Episodes []Episode `json:"episodes"`
 }
 
-// MaxSentence is the longest sentence DefaultWriter writes, in characters.
-const MaxSentence = 300
+// MaxSentence is the longest sentence DefaultWriter writes, in characters:
+// one a reader takes in at a glance.
+const MaxSentence = 200
 
 // DefaultWriter writes a lesson without a model, deterministically: from the
 // most representative episode of the cluster (the one with the highest mean
 // Lexical similarity to the others; the first on ties) it builds one
 // sentence that describes what happened:
 //
-//	error        "<call> fails: <what happened>"
-//	             "<call> returned <what happened> where <expected> was expected"
-//	correction   "The person objected to the agent <doing X>" (a "don't")
+//	error        "<call> fails with <failure> because|until|when <cause>"
+//	             ("go test fails with undefined: X because the generated
+//	             client is missing until go generate runs"); "<call> times
+//	             out ..." when what happened goes on from the call;
+//	             "<call> returns 404 instead of 200" for a bare result
+//	correction   "The person objected to the agent <doing X> because <reason>"
 //	             "The person wanted the agent to <do X>" (a "do")
-//	             "The person corrected the agent: <fact>" (a fact)
+//	             "When the agent <did>, the person pointed out that <fact>"
 //	             "The person objected" (a bare "no")
-//	             "... when the agent <agent_did>" ("said ...", "asked: ...")
 //	             and when agent_did holds an offer to act (see Offer):
 //	             "The agent offered to <X>, and the person declined"
 //	             "The agent offered to <X>, and the person objected to <doing Y>"
 //	             "The agent offered to <X>, and the person wanted the agent to <do Y>"
 //	             "The agent offered to <X>, and the person corrected it: <fact>"
 //	environment, surprise
-//	             "<title>: <what happened>", or "<what happened>" (plus
-//	             " (expected: <expected>)")
+//	             "<title> <what happened> <cause>" when what happened goes
+//	             on from the title, else "<what happened>" with "there"
+//	             told as the title; what was expected is not told
 //	note         "<the facts in the note>"
 //
 // It never quotes an event's words and never carries an instruction: every
@@ -59,8 +63,14 @@ const MaxSentence = 300
 // (textcheck.CheckObservation); a clause that reads as an instruction is
 // left out ("mocks not generated, run go generate" keeps "mocks not
 // generated"), except in a correction, where it is told as what the person
-// wanted. A call that reads like a command ("go test ./...") is written as
-// "Running go test ./...". Redact is applied to every field first (nil
+// wanted; a clause the check reads as a command only for its first word
+// ("exec format error") is kept when that word is no verb that orders
+// and the sentence passes the check. A call is named without its package
+// pattern, URL or path arguments ("go test ./..." is "go test"); one that
+// still reads like a command is written "Running <call>". A cause that
+// another event of the cluster states is added when the chosen one states
+// none. Each candidate sentence is checked whole, and the first that reads
+// as an observation is taken. Redact is applied to every field first (nil
 // leaves them as they are; the node passes its raw-data redactor). White
 // space is collapsed, the sentence is cut at a word boundary to at most
 // MaxSentence characters and ends with a period. A cluster whose episode
@@ -88,43 +98,44 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 	if kind == "" {
 		kind = strings.ToLower(strings.TrimSpace(c.Kind))
 	}
-	title, happened, expected := f(e.Title), facts(f(e.Happened)), facts(f(e.Expected))
+	title, rawHappened, expected := f(callName(e.Title)), f(e.Happened), facts(f(e.Expected))
+	happened := facts(rawHappened)
 	agentDid := f(e.AgentDid)
 	said, text := f(e.Said), facts(f(e.Text))
 
 	var s string
 	switch kind {
 	case "error":
-		t := subject(title)
-		switch {
-		case t != "" && happened != "" && expected != "":
-			s = t + " returned " + happened + " where " + expected + " was expected"
-		case t != "" && happened != "" && strings.HasPrefix(strings.ToLower(happened), strings.ToLower(title)):
-			// "npm ci fails with EUSAGE" already names the call.
-			s = happened
-		case t != "" && happened != "" && failureVerb(happened):
-			// "fails with missing libssl": the call is the subject.
-			s = t + " " + happened
-		case t != "" && happened != "":
-			s = t + " fails: " + happened
-		case t != "" && expected != "":
-			s = t + " fails where " + expected + " was expected"
-		case t != "":
-			s = t + " fails"
-		case happened != "" && expected != "":
-			s = happened + " where " + expected + " was expected"
+		// The first that reads as an observation: the call, its failure
+		// and its cause; the same with "Running <call>"; the strict facts
+		// only; the call and its failure stitched.
+		other := otherCause(c.Episodes, e, f)
+		for _, cand := range []string{
+			failure(title, rawHappened, expected, other, false),
+			failure(title, rawHappened, expected, other, true),
+			failure(title, happened, expected, "", true),
+		} {
+			if cand != "" && textcheck.CheckObservation(finish(cand)) == nil {
+				s = cand
+				break
+			}
+		}
+		if t := subject(title); s == "" && t != "" {
+			if happened != "" {
+				s = t + " fails: " + happened
+			} else {
+				s = t + " fails"
+			}
 		}
 	case "correction":
 		s = correction(said, agentDid)
 	case "environment", "surprise":
-		switch {
-		case title != "" && happened != "":
-			s = subject(title) + ": " + happened
-		case happened != "":
-			s = happened
-		}
-		if s != "" && expected != "" {
-			s += " (expected: " + expected + ")"
+		other := otherCause(c.Episodes, e, f)
+		for _, cand := range []string{observed(title, rawHappened, other), observed("", rawHappened, other), happened} {
+			if cand != "" && textcheck.CheckObservation(finish(cand)) == nil {
+				s = cand
+				break
+			}
 		}
 	case "note":
 		s = text
@@ -157,6 +168,9 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 func correction(said, agentDid string) string {
 	var wanted, objected, stated []string
 	for _, cl := range clauses(said) {
+		if refusal(cl.text) {
+			continue // "No, the lock file is generated by CI"
+		}
 		if textcheck.CheckObservation(cl.text) == nil {
 			stated = append(stated, cl.text)
 			continue
@@ -179,7 +193,7 @@ func correction(said, agentDid string) string {
 		case len(wanted) > 0:
 			rest = "wanted the agent to " + strings.Join(wanted, " and ")
 		case len(stated) > 0:
-			rest = "corrected it: " + secondPerson(strings.Join(stated, "; "))
+			rest = "corrected it: " + secondPerson(joinStated(stated))
 		}
 		if s, ok := offered(lowerFirst(agentWords(offer)), ", and the person "+rest); ok {
 			return s
@@ -193,7 +207,19 @@ func correction(said, agentDid string) string {
 	case len(wanted) > 0:
 		s = "The person wanted the agent to " + strings.Join(wanted, " and ")
 	case len(stated) > 0:
-		s = "The person corrected the agent: " + secondPerson(strings.Join(stated, "; "))
+		// "When the agent dropped the staging tables, the person pointed
+		// out that the staging database is shared with QA."
+		fact := secondPerson(joinStated(stated))
+		for _, when := range whenAgent(agentDid) {
+			t := "W" + strings.TrimPrefix(when, " w") + ", the person pointed out that " + fact
+			if strings.HasPrefix(when, " when the agent asked") {
+				t = "The person pointed out that " + fact + when
+			}
+			if utf8.RuneCountInString(t) < MaxSentence && textcheck.CheckObservation(finish(t)) == nil {
+				return t
+			}
+		}
+		return "The person pointed out that " + fact
 	}
 	if s == "" || refusal(said) {
 		// A bare "no" is told as an objection to what the agent did.
@@ -206,14 +232,48 @@ func correction(said, agentDid string) string {
 				return t
 			}
 		}
+		if s == "" && refusal(said) {
+			return "The person objected"
+		}
 		return s
 	}
+	// The reason the person gave goes with what they objected to or
+	// wanted: "... using tabs in YAML because the parser here rejects them".
+	var reasons []string
+	for _, st := range stated {
+		if first, _, _ := strings.Cut(asciiLower(st), " "); first != "not" && first != "but" && len(strings.Fields(st)) >= 3 {
+			reasons = append(reasons, st)
+		}
+	}
+	if len(reasons) > 0 {
+		if t := s + " because " + secondPerson(joinStated(reasons)); utf8.RuneCountInString(t) < MaxSentence && textcheck.CheckObservation(finish(t)) == nil {
+			s = t
+		}
+	}
 	for _, when := range whenAgent(agentDid) {
-		if textcheck.CheckObservation(finish(s+when)) == nil {
-			return s + when
+		if t := s + when; utf8.RuneCountInString(t) < MaxSentence && textcheck.CheckObservation(finish(t)) == nil {
+			return t
 		}
 	}
 	return s
+}
+
+// joinStated joins the facts a person stated: "the tests use SQLite, and
+// Postgres is only for production", "we use pnpm here, not npm".
+func joinStated(stated []string) string {
+	var b strings.Builder
+	for i, st := range stated {
+		if i > 0 {
+			first, _, _ := strings.Cut(asciiLower(st), " ")
+			if first == "not" || first == "but" || first == "and" || first == "so" || first == "which" {
+				b.WriteString(", ")
+			} else {
+				b.WriteString(", and ")
+			}
+		}
+		b.WriteString(st)
+	}
+	return b.String()
 }
 
 // whenAgent tells what the agent had said or done, as the end of a
@@ -676,4 +736,388 @@ func failureVerb(s string) bool {
 		return true
 	}
 	return false
+}
+
+// failure writes an error as a person would: the call first, then the
+// failure and its cause, "go test fails with undefined: X because the
+// generated client is missing until go generate runs". happened is the
+// redacted field as the event gave it; its clauses that read as
+// instructions are left out (keepClauses). expected is told only where
+// what happened is a bare result ("GET /orders returns 404 instead of
+// 200"). It gives "" when there is no call or nothing happened.
+func failure(title, happened, expected, other string, running bool) string {
+	t := subject(title)
+	if running && t == title && t != "" {
+		t = "Running " + title
+	}
+	h := strings.TrimRight(strings.TrimSpace(happened), ".!? ")
+	if t == "" || h == "" {
+		return ""
+	}
+	// "build fails: undefined: X", "error: linker not found": the call is
+	// said already, the failure follows.
+	h = failurePrefix.ReplaceAllString(h, "")
+	h = beforeOrder(h, "It fails with ")
+	if strings.HasPrefix(strings.ToLower(h), strings.ToLower(title)+" ") {
+		return fitFailure("", keepClauses(h, "It says that "), "")
+	}
+	what, cause := splitCause(h)
+	what = keepClauses(what, "It fails with ")
+	cause = keepClauses(cause, "It fails ")
+	if what == "" {
+		return ""
+	}
+	if cause == "" && other != "" && newWords(other, t+" "+what) >= 2 {
+		cause = other
+	}
+
+	first, _, _ := strings.Cut(strings.ToLower(what), " ")
+	first = strings.Trim(first, ":,")
+	switch {
+	case failureVerb(what) || predicates[first]:
+		// "times out after 30 s", "ignores setup.cfg": the call is the subject.
+		return fitFailure(t+" ", what, cause)
+	case passives[first]:
+		return fitFailure(t+" "+agree(t, "is")+" ", what, cause)
+	case (len(strings.Fields(what)) <= 2 || what[0] >= '0' && what[0] <= '9') && expected != "" && cause == "":
+		return fitFailure(t+" returns ", what+" instead of "+expected, "")
+	case ownSubject(what):
+		if cause == "" {
+			return fitFailure(t+" "+agree(t, "fails")+" because ", what, "")
+		}
+		return fitFailure(t+" "+agree(t, "fails")+": ", what, cause)
+	}
+	return fitFailure(t+" "+agree(t, "fails")+" with ", what, cause)
+}
+
+// failurePrefix: words that open a failure message and repeat what the
+// sentence says already ("build fails: ", "error: ", "Error: ").
+var failurePrefix = regexp.MustCompile(`^(?i:(?:the )?(?:build|compile|compilation|test|tests|run|step|command|it) (?:fails|failed)(?: with)?:? |error: |fatal: )`)
+
+// predicates and passives open a description whose subject is the call:
+// "ignores the rules", "rejected: ...".
+var (
+	predicates = set("reports", "produces", "ignores", "lacks", "prints", "writes", "skips", "stops", "stays",
+		"runs", "uses", "hits", "loses", "drops", "deletes", "overwrites", "leaves", "needs", "requires",
+		"restarts", "resolves", "reads", "takes", "warns", "shows", "gives", "cannot", "can't", "does",
+		"doesn't", "never", "only", "still", "always", "sometimes", "intermittently", "no", "not")
+	passives = set("rejected", "refused", "denied", "blocked", "killed", "cancelled", "canceled", "skipped")
+)
+
+// ownSubject: a description that is a sentence with its own subject
+// ("golangci-lint reports...", "pods stay in ImagePullBackOff", "the
+// current SDK does not..."), not an error message.
+func ownSubject(s string) bool {
+	w := strings.Fields(s)
+	if len(w) < 3 {
+		return false
+	}
+	first := strings.ToLower(w[0])
+	if notVerbs[first] && first != "no" && first != "not" {
+		return true
+	}
+	for _, v := range w[1:min(len(w), 4)] {
+		if finiteVerbs[strings.ToLower(v)] {
+			return true
+		}
+	}
+	return false
+}
+
+var finiteVerbs = set("is", "are", "was", "were", "has", "have", "had", "reports", "stays", "stay", "produces",
+	"ignores", "returns", "lacks", "points", "does", "doesn't", "couldn't", "cannot", "can't", "won't",
+	"isn't", "aren't", "wasn't", "fails", "failed", "crashes", "crashed", "hangs", "breaks", "broke")
+
+// causeWords open the clause that says why or when a failure happens.
+var causeWords = []string{"because", "until", "when", "whenever", "after", "since", "while", "unless", "as soon as", "if"}
+
+// splitCause cuts a description at the first word that opens its cause:
+// "fails with EUSAGE", "because the lock file is out of sync". A first
+// clause followed by a clause with its own subject ("undefined: X, the
+// generated client is missing until ...") has that clause as its cause
+// ("because the generated client is missing until ...").
+func splitCause(h string) (what, cause string) {
+	low := asciiLower(h)
+	at := -1
+	for _, w := range causeWords {
+		for _, sep := range []string{" ", ", ", "; "} {
+			if k := strings.Index(low, sep+w+" "); k > 0 && (at < 0 || k < at) {
+				at = k
+			}
+		}
+	}
+	what, cause = h, ""
+	if at > 0 {
+		what, cause = strings.TrimRight(h[:at], ",; "), strings.TrimLeft(h[at:], ",; ")
+	}
+	if k := strings.LastIndex(what, ", "); k > 0 && !strings.HasPrefix(asciiLower(cause), "because") {
+		rest := what[k+2:]
+		first, _, _ := strings.Cut(asciiLower(rest), " ")
+		if subjectWords[first] && len(strings.Fields(rest)) >= 3 {
+			what = what[:k]
+			cause = strings.TrimSpace("because " + rest + " " + cause)
+		}
+	}
+	if k := strings.Index(what, "; "); k > 0 {
+		rest := what[k+2:]
+		first, _, _ := strings.Cut(asciiLower(rest), " ")
+		if first == "it" || first == "they" {
+			what, cause = what[:k], strings.TrimSpace("because "+rest+" "+cause)
+		}
+	}
+	return what, cause
+}
+
+var subjectWords = set("the", "its", "it", "this", "that", "they", "their", "a", "an")
+
+// fitFailure joins the parts of a failure sentence and keeps it within
+// MaxSentence: the cause is kept and the failure message is shortened
+// first (a parenthesis goes, then the words after its first clause).
+func fitFailure(lead, what, cause string) string {
+	join := func(w string) string {
+		return strings.TrimSpace(strings.Join(strings.Fields(lead+w+" "+cause), " "))
+	}
+	if cause == "" {
+		join = func(w string) string { return strings.Join(strings.Fields(lead+w), " ") }
+	}
+	const room = MaxSentence - 2
+	if utf8.RuneCountInString(join(what)) <= room {
+		return join(what)
+	}
+	what = parenthesis.ReplaceAllString(what, "")
+	if utf8.RuneCountInString(join(what)) <= room {
+		return join(what)
+	}
+	if k := strings.Index(what, ", "); k > 20 {
+		what = what[:k]
+	}
+	if utf8.RuneCountInString(join(what)) <= room {
+		return join(what)
+	}
+	// The cause is too long to keep whole; finish cuts the end.
+	return join(what)
+}
+
+var parenthesis = regexp.MustCompile(`\s*\([^()]*\)`)
+
+// observed writes an environment note or a surprise: "The queue worker
+// restarts every hour when a cron job rotates its logs". The title leads
+// when what happened goes on from it ("restarts every hour"); it is left
+// out when what happened names it already, with "there" told as the
+// place ("tests that bind ::1 fail there", title "CI runners": "fail on
+// the CI runners"). What was expected is not told: what happened says it.
+func observed(title, happened, other string) string {
+	h := strings.TrimRight(strings.TrimSpace(happened), ".!? ")
+	if h == "" {
+		return ""
+	}
+	h = beforeOrder(h, "It is so that ")
+	what, cause := splitCause(h)
+	lead := "It is so that "
+	if title != "" {
+		lead = "The " + strings.TrimPrefix(title, "the ") + " "
+	}
+	h = keepClauses(what, lead)
+	c := keepClauses(cause, "It is so ")
+	if c == "" && other != "" && newWords(other, title+" "+h) >= 2 {
+		c = other
+	}
+	if c != "" {
+		if h == "" {
+			return ""
+		}
+		h += " " + c
+	}
+	if h == "" {
+		return ""
+	}
+	if title == "" {
+		return capitalise(h)
+	}
+	lowT, lowH := asciiLower(title), asciiLower(h)
+	first, _, _ := strings.Cut(lowH, " ")
+	switch {
+	case strings.HasPrefix(lowH, lowT):
+		return capitalise(h)
+	case strings.Contains(lowH, " there"):
+		place := title
+		if !subjectWords[strings.Fields(lowT)[0]] {
+			place = "the " + title
+		}
+		if k := strings.Index(lowH, " there"); k >= 0 && (k+6 == len(h) || !isWordByte(h[k+6])) {
+			return capitalise(h[:k] + " on " + place + h[k+6:])
+		}
+		return capitalise(h)
+	case strings.Contains(lowH, strings.TrimPrefix(lowT, "the ")):
+		return capitalise(h)
+	case strings.HasSuffix(first, "ed") && !notVerbs[first]:
+		// "wiped every night": the title is what it happens to.
+		return title + " " + agree(title, "is") + " " + h
+	case !notVerbs[first] && !ownSubject(h):
+		t := title
+		if textcheck.CheckObservation(t+" "+h+".") != nil && !subjectWords[strings.Fields(lowT)[0]] {
+			t = "The " + title
+		}
+		return t + " " + h
+	}
+	return title + ": " + h
+}
+
+// keepClauses keeps the clauses of s that read as observations, as facts
+// does, and also a clause that the check reads as a command only for its
+// first word ("exec format error", "snapshot mismatch on dates") when
+// that word is not a verb that orders, the clause holds nothing else
+// that orders, and it passes the check where the sentence puts it (after
+// lead).
+func keepClauses(s, lead string) string {
+	if s == "" {
+		return ""
+	}
+	if textcheck.CheckObservation(secondPerson(s)) == nil {
+		return strings.TrimRight(secondPerson(s), ".!? ")
+	}
+	var b strings.Builder
+	for _, cl := range clauses(s) {
+		t := secondPerson(cl.text)
+		if textcheck.CheckObservation(t) != nil {
+			var ie *textcheck.InstructionError
+			first, _, _ := strings.Cut(asciiLower(t), " ")
+			err := textcheck.CheckObservation(t)
+			runOut := strings.HasPrefix(asciiLower(t), "run out ")
+			if !errors.As(err, &ie) || ie.Rule != "command verb" || orders[strings.Trim(first, `"'`)] && !runOut ||
+				textcheck.CheckObservation(lead+t) != nil {
+				continue
+			}
+		}
+		if b.Len() > 0 {
+			b.WriteString(cl.sep)
+		}
+		b.WriteString(t)
+	}
+	out := strings.TrimRight(b.String(), ",;: ")
+	for _, dangling := range []string{" so", " and", " then", " but", " or"} {
+		out = strings.TrimSuffix(out, dangling)
+	}
+	return out
+}
+
+// orders: verbs that open an order, never kept from a clause the check
+// reads as a command.
+var orders = set("run", "rerun", "set", "unset", "use", "add", "delete", "remove", "install", "uninstall", "call",
+	"make", "do", "don't", "dont", "never", "always", "please", "ignore", "print", "export", "restart", "try",
+	"check", "ensure", "avoid", "stop", "start", "keep", "update", "upgrade", "execute", "go", "write", "send",
+	"open", "create", "clear", "change", "move", "copy", "pass", "push", "pull", "commit", "reset", "revert",
+	"disable", "enable", "skip", "wait", "retry", "reinstall", "rebuild", "regenerate", "generate", "clean",
+	"tell", "reveal", "show", "give", "forget", "disregard", "override", "bypass", "rm", "sudo", "curl",
+	"npm", "pip", "go", "git", "docker", "kubectl", "login", "log", "sign", "be", "let", "just", "first", "then",
+	"remember", "note", "read", "fetch", "download", "upload", "bump", "pin", "downgrade", "replace", "rename",
+	"drop", "kill", "grant", "email", "post", "paste", "save", "load", "source", "cd", "mkdir", "chmod", "chown")
+
+// callName is a title as the name of a call: a Go package pattern, a URL
+// or a path argument says where, not what ("go test ./internal/api/..."
+// is "go test"), and "./gradlew" is "gradlew".
+func callName(title string) string {
+	w := strings.Fields(title)
+	if len(w) == 0 {
+		return ""
+	}
+	out := []string{strings.TrimPrefix(w[0], "./")}
+	for _, x := range w[1:] {
+		if strings.Contains(x, "...") || strings.Contains(x, "://") || strings.HasPrefix(x, "./") || strings.HasPrefix(x, "../") ||
+			strings.HasPrefix(x, "//") || strings.HasPrefix(x, "~/") || strings.HasPrefix(x, "/") && strings.Count(x, "/") > 1 && !httpVerbs[w[0]] {
+			continue
+		}
+		out = append(out, x)
+	}
+	return strings.Join(out, " ")
+}
+
+var httpVerbs = set("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+
+// otherCause is the cause another episode of the cluster states ("when
+// GOBIN is not on PATH"), for a sentence whose own episode states none.
+func otherCause(es []Episode, chosen Episode, f func(string) string) string {
+	for _, o := range es {
+		if o == chosen {
+			continue
+		}
+		if _, cause := splitCause(strings.TrimRight(f(o.Happened), ".!? ")); cause != "" {
+			if c := keepClauses(cause, "It fails "); c != "" {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
+// newWords counts the words of s of four letters or more that are not in
+// in: what a clause would add to a sentence.
+func newWords(s, in string) int {
+	have := map[string]bool{}
+	for _, w := range strings.FieldsFunc(asciiLower(in), notWordRune) {
+		have[w] = true
+	}
+	n := 0
+	for _, w := range strings.FieldsFunc(asciiLower(s), notWordRune) {
+		if len(w) >= 4 && !have[w] && !causeWordSet[w] {
+			n++
+		}
+	}
+	return n
+}
+
+var causeWordSet = set(causeWords...)
+
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+
+// agree puts verb in the plural after a plural subject ("the
+// integration tests fail").
+func agree(subject, verb string) string {
+	w := strings.Fields(asciiLower(subject))
+	if len(w) < 2 || w[0] != "the" {
+		return verb
+	}
+	last := w[len(w)-1]
+	if !strings.HasSuffix(last, "s") || strings.HasSuffix(last, "ss") || strings.HasSuffix(last, "us") {
+		return verb
+	}
+	switch verb {
+	case "is":
+		return "are"
+	case "fails":
+		return "fail"
+	}
+	return verb
+}
+
+// capitalise writes a sentence's first letter as a capital when its first
+// word is an ordinary lower-case word, not a command ("npm", "git").
+func capitalise(s string) string {
+	first, _, _ := strings.Cut(s, " ")
+	if first == "" || orders[first] {
+		return s
+	}
+	for _, r := range first {
+		if !unicode.IsLower(r) {
+			return s
+		}
+	}
+	r, size := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[size:]
+}
+
+// beforeOrder is s up to its first clause that reads as an order (see
+// keepClauses), so that a cause is not looked for in the advice that
+// follows a fact ("flaky on ARM; the agent should rerun it until it
+// passes" is "flaky on ARM").
+func beforeOrder(s, lead string) string {
+	var b strings.Builder
+	for _, cl := range clauses(s) {
+		if keepClauses(cl.text, lead) == "" {
+			return strings.TrimRight(b.String(), ",;: ")
+		}
+		b.WriteString(cl.text)
+		b.WriteString(cl.sep)
+	}
+	return s
 }

@@ -44,11 +44,12 @@ type RawFinding struct {
 	Match string `json:"match"`
 }
 
-// Placeholders RedactRawData writes; '<' and '>' stop every pattern, so a
-// placeholder never becomes part of a new finding.
+// Placeholders, by kind, for what rawDescription cannot tell more of.
+// Each is plain words that no pattern finds, so a replacement never
+// becomes part of a new finding.
 var rawPlaceholder = map[string]string{
-	"path": "<path>", "email": "<email>", "url": "<url>", "ip": "<ip>", "secret": "<secret>",
-	"host": "<host>", "name": "<person>",
+	"path": "a local path", "email": "an e-mail address", "url": "a URL with credentials", "ip": "an IP address",
+	"secret": "a token", "host": "an internal host", "name": "a person",
 }
 
 // A path character: what file names use in practice, minus the characters
@@ -263,9 +264,17 @@ func findRaw(text string, toks []token) []RawFinding {
 	return out
 }
 
-// RedactRawData replaces each finding with a placeholder such as "<path>".
-// It repeats until nothing is found, so its output has no findings.
+// RedactRawData replaces each finding with words that say what was there
+// without carrying it: "a file in the home directory" for ~/.config/x or
+// /home/ann/x, "an internal host" for build07.corp.internal, "an internal
+// address" for 10.0.0.1, "an e-mail address", "a token", "a password",
+// "a person" (see rawDescription). Loopback addresses, which name no
+// machine and so are not findings, are told in words too ("the IPv6
+// loopback address" for ::1, "the loopback address" for 127.0.0.1), since
+// a lesson reads better so and the address alone is easily lost. It
+// repeats until nothing is found, so its output has no findings.
 func RedactRawData(text string) string {
+	text = describeLoopback(text)
 	for {
 		found := FindRawData(text)
 		if found == nil {
@@ -275,13 +284,161 @@ func RedactRawData(text string) string {
 		b.Grow(len(text))
 		prev := 0
 		for _, f := range found {
-			b.WriteString(text[prev:f.Start])
-			b.WriteString(rawPlaceholder[f.Kind])
+			before := text[prev:f.Start]
+			if f.Kind == "secret" && rawNamedAlready(before) {
+				// "the token ghp_..." is "the token", not "the token a token".
+				b.WriteString(strings.TrimRight(before, " "))
+			} else {
+				b.WriteString(before)
+				b.WriteString(rawDescription(f))
+			}
 			prev = f.End
 		}
 		b.WriteString(text[prev:])
 		text = b.String()
 	}
+}
+
+// rawNamedAlready: the words before a secret name what it is ("the
+// token ", "API key ").
+func rawNamedAlready(before string) bool {
+	low := strings.ToLower(before)
+	for _, w := range []string{"token ", "key ", "password ", "secret ", "passphrase "} {
+		if strings.HasSuffix(low, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawDescription says in words what a finding was.
+func rawDescription(f RawFinding) string {
+	m := f.Match
+	low := strings.ToLower(m)
+	switch f.Kind {
+	case "path":
+		switch {
+		case rawHomePath.MatchString(m):
+			return "a file in the home directory"
+		case strings.HasPrefix(low, "file://"):
+			return "a local file"
+		case strings.HasPrefix(m, `\\`):
+			return "a network share"
+		case strings.HasPrefix(m, "./") || strings.HasPrefix(m, "../") || !strings.HasPrefix(m, "/") && !strings.Contains(m, ":") && !strings.HasPrefix(m, "%"):
+			return "a file in the repository"
+		case strings.HasPrefix(m, "/tmp/") || strings.HasPrefix(m, "/var/tmp/"):
+			return "a temporary file"
+		case strings.HasPrefix(m, "/etc/") || strings.HasPrefix(m, "/usr/") || strings.HasPrefix(m, "/var/") || strings.HasPrefix(m, "/opt/") || strings.HasPrefix(m, "/proc/"):
+			return "a system file"
+		}
+	case "email":
+		if _, domain, ok := strings.Cut(m, "@"); ok && (rawHost.MatchString(domain) || strings.EqualFold(domain, "localhost")) {
+			return "an account on an internal host"
+		}
+	case "ip":
+		addr, port := m, ""
+		if k := strings.LastIndex(m, ":"); k > 0 && strings.Count(m, ":") == 1 {
+			addr, port = m[:k], m[k+1:]
+		}
+		addr, _, _ = strings.Cut(addr, "/")
+		what := "an IP address"
+		if a, err := netip.ParseAddr(strings.Split(addr, "%")[0]); err == nil && (a.IsPrivate() || a.IsLinkLocalUnicast()) {
+			what = "an internal address"
+		} else if a, ok := rawParseIPv4(addr); ok && a.IsPrivate() {
+			what = "an internal address"
+		}
+		if port != "" {
+			return "port " + port + " on " + what
+		}
+		return what
+	case "secret":
+		switch {
+		case strings.HasPrefix(m, "-----BEGIN"):
+			return "a private key"
+		case strings.Contains(low, "pass"):
+			return "a password"
+		case strings.Contains(low, "key=") || strings.HasPrefix(m, "AKIA") || strings.HasPrefix(m, "AIza"):
+			return "an API key"
+		}
+	case "url":
+		return "a URL with credentials"
+	}
+	return rawPlaceholder[f.Kind]
+}
+
+// rawHomePath: a path in someone's home directory.
+var rawHomePath = regexp.MustCompile(`^(?:~|\$\{?HOME\}?|/home/|/Users/|home/|Users/|/root/|(?i:%USERPROFILE%|%APPDATA%|%LOCALAPPDATA%|%HOMEPATH%)|[A-Za-z]:[\\/]Users[\\/])`)
+
+// describeLoopback writes loopback addresses in words: "[::1]:8080" as
+// "port 8080 on the IPv6 loopback address", "127.0.0.1" as "the loopback
+// address".
+func describeLoopback(text string) string {
+	if !strings.Contains(text, "::1") && !strings.Contains(text, "127.") {
+		return text
+	}
+	type span struct {
+		s, e  int
+		words string
+	}
+	var spans []span
+	withPort := func(s, e int, what string) span {
+		if e+1 < len(text) && text[e] == ':' && rawIsDigit(text[e+1]) {
+			k := e + 1
+			for k < len(text) && rawIsDigit(text[k]) {
+				k++
+			}
+			if k == len(text) || !rawIsWordByte(text[k]) {
+				return span{s, k, "port " + text[e+1:k] + " on " + what}
+			}
+		}
+		return span{s, e, what}
+	}
+	rawIPv6Runs(text, func(s, e int) {
+		for e > s && text[e-1] == '.' {
+			e--
+		}
+		if s > 0 && (rawIsWordByte(text[s-1]) || text[s-1] == '.') || e < len(text) && rawIsWordByte(text[e]) {
+			return
+		}
+		a, err := netip.ParseAddr(text[s:e])
+		if err != nil || !a.Is6() || !a.IsLoopback() {
+			return
+		}
+		if s > 0 && text[s-1] == '[' && e < len(text) && text[e] == ']' {
+			spans = append(spans, withPort(s-1, e+1, "the IPv6 loopback address"))
+			return
+		}
+		spans = append(spans, span{s, e, "the IPv6 loopback address"})
+	})
+	for _, m := range rawIPv4.FindAllStringIndex(text, -1) {
+		s, e := m[0], m[1]
+		ipEnd := s
+		for ipEnd < e && text[ipEnd] != ':' && text[ipEnd] != '/' {
+			ipEnd++
+		}
+		if s >= 1 && (text[s-1] == '.' || text[s-1] == 'v' || text[s-1] == 'V') || ipEnd < len(text) && text[ipEnd] == '.' && ipEnd+1 < len(text) && rawIsDigit(text[ipEnd+1]) {
+			continue
+		}
+		if a, ok := rawParseIPv4(text[s:ipEnd]); ok && a.IsLoopback() && !rawVersionNear(text, s, ipEnd) {
+			spans = append(spans, withPort(s, ipEnd, "the loopback address"))
+		}
+	}
+	if len(spans) == 0 {
+		return text
+	}
+	sort.Slice(spans, func(a, b int) bool { return spans[a].s < spans[b].s })
+	var b strings.Builder
+	prev := 0
+	for _, sp := range spans {
+		if sp.s < prev {
+			continue
+		}
+		b.WriteString(text[prev:sp.s])
+		b.WriteString(sp.words)
+		prev = sp.e
+	}
+	b.WriteString(text[prev:])
+	return b.String()
 }
 
 // findings collects candidate findings.
