@@ -63,6 +63,7 @@ type pending struct {
 // into the outbox and writes lessons.jsonl.
 func (m *Memory) Sleep(ctx context.Context) (SleepReport, error) {
 	start := time.Now()
+	ctx = m.withSleepSimilarity(ctx)
 	var rep SleepReport
 	in, err := m.DrainInbox()
 	rep.InboxTaken, rep.InboxRejected = in.Taken, len(in.Rejected)
@@ -289,7 +290,7 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 	for i, ev := range events {
 		episodes[i] = episodeOf(ev.ev.Event)
 	}
-	asg, err := consolidate.Assign(ctx, m.sim, m.cfg.Params.Threshold, groups, episodes)
+	asg, err := consolidate.Assign(ctx, m.similarity(ctx), m.cfg.Params.Threshold, groups, episodes)
 	if err != nil {
 		return fmt.Errorf("clustering events: %w", err)
 	}

@@ -106,6 +106,37 @@ func writerFrom(ctx context.Context) consolidate.Writer {
 	return w
 }
 
+type judgeKey struct{}
+
+type simKey struct{}
+
+// WithJudge returns ctx carrying ask: a sleep of a local memory run with
+// ctx asks the model about the pairs of events its similarity leaves in
+// doubt before it clusters them (consolidate.JudgedSimilarity, budgeted
+// per sleep). The MCP server passes the client's model this way.
+func WithJudge(ctx context.Context, ask consolidate.Sampler) context.Context {
+	return context.WithValue(ctx, judgeKey{}, ask)
+}
+
+// withSleepSimilarity gives one sleep its similarity: the judged one when
+// ctx carries a judge, so the judge's budget is the sleep's.
+func (m *Memory) withSleepSimilarity(ctx context.Context) context.Context {
+	ask, _ := ctx.Value(judgeKey{}).(consolidate.Sampler)
+	if ask == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, simKey{}, consolidate.Similarity(&consolidate.JudgedSimilarity{
+		Base: m.sim, Ask: ask, Threshold: m.cfg.Params.Threshold}))
+}
+
+// similarity is the similarity a sleep run with ctx clusters with.
+func (m *Memory) similarity(ctx context.Context) consolidate.Similarity {
+	if s, ok := ctx.Value(simKey{}).(consolidate.Similarity); ok {
+		return s
+	}
+	return m.sim
+}
+
 // saveWriterCounts adds c to the counts kept in the store.
 func (m *Memory) saveWriterCounts(c WriterCounts) error {
 	if c.Empty() {
@@ -161,7 +192,7 @@ func (m *Memory) PlanClusters(ctx context.Context) ([]consolidate.Cluster, error
 		if len(episodes) == 0 {
 			continue
 		}
-		asg, err := consolidate.Assign(ctx, m.sim, m.cfg.Params.Threshold, groups, episodes)
+		asg, err := consolidate.Assign(ctx, m.similarity(ctx), m.cfg.Params.Threshold, groups, episodes)
 		if err != nil {
 			return nil, fmt.Errorf("clustering events: %w", err)
 		}

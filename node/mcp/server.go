@@ -327,8 +327,11 @@ func (t *tools) sleep(ctx context.Context, req *sdk.CallToolRequest, _ struct{})
 	if req != nil && !t.opts.NoSampling && samples(req.Session) {
 		switch {
 		case !roundTrips(req.Session):
-			// One writer per sleep: its budget is this sleep's.
+			// One writer per sleep: its budget is this sleep's. The same
+			// model judges the pairs of events lexical similarity leaves
+			// in doubt.
 			ctx = node.WithWriter(ctx, t.opts.samplingWriter(req.Session))
+			ctx = node.WithJudge(ctx, sampler(req.Session))
 		case req.Params == nil || req.Params.RequestState == "":
 			res, asked, err := t.askModel(ctx)
 			if err != nil {
