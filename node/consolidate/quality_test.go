@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -80,7 +81,12 @@ func readQualityCases(t *testing.T, path string) []qualityCase {
 // scoreQuality runs the default writer, as the node runs it, on every case.
 func scoreQuality(t *testing.T, cases []qualityCase) qualityScore {
 	t.Helper()
-	w := DefaultWriter{Redact: protocol.RedactRawData}
+	return scoreWriter(t, cases, DefaultWriter{Redact: protocol.RedactRawData})
+}
+
+// scoreWriter runs w on every case and scores what it wrote.
+func scoreWriter(t *testing.T, cases []qualityCase, w Writer) qualityScore {
+	t.Helper()
 	var s qualityScore
 	for _, c := range cases {
 		s.clusters++
@@ -178,3 +184,78 @@ func TestLessonQuality(t *testing.T) {
 
 // qualityGate turns the targets on.
 const qualityGate = true
+
+// checked is a writer held to the checks the node holds every configured
+// writer to (node.Memory.writeLesson): its sentence, redacted, must pass
+// protocol.CheckLessonText, or the default writer's is used.
+type checked struct {
+	w               Writer
+	taken, fellBack int
+	fallback        DefaultWriter
+}
+
+func (c *checked) Write(ctx context.Context, cl Cluster) (string, error) {
+	if text, err := c.w.Write(ctx, cl); err == nil {
+		text = protocol.RedactRawData(text)
+		if protocol.CheckLessonText(text) == nil {
+			c.taken++
+			return text, nil
+		}
+	}
+	c.fellBack++
+	return c.fallback.Write(ctx, cl)
+}
+
+// TestLessonQualitySampling runs the sampling path on the labelled set with
+// a scripted model (no model is reachable here): of every four clusters it
+// answers one with a sentence that reads well (the default writer's, as a
+// stand-in), and three as a careless or hostile model would: an
+// instruction, a good sentence with a host name and an e-mail address
+// leaked into it (redacted, as any writer's), a preamble and a second
+// sentence. The checks must let no instruction, raw data or preamble
+// through, and the lessons must keep the targets.
+func TestLessonQualitySampling(t *testing.T) {
+	cases := readQualityCases(t, "testdata/lessons_quality.jsonl")
+	def := DefaultWriter{Redact: protocol.RedactRawData}
+	n := 0
+	model := func(ctx context.Context, _, prompt string, _ int) (string, error) {
+		n++
+		// A model that writes well: the sentence the prompt's cluster
+		// gives the default writer.
+		var good string
+		for _, c := range cases {
+			if p, err := SamplingPrompt(Cluster{Kind: c.Kind, Episodes: c.Episodes}, protocol.RedactRawData); err == nil && samePrompt(p, prompt) {
+				if good, err = def.Write(ctx, Cluster{Kind: c.Kind, Episodes: c.Episodes}); err != nil {
+					return "", err
+				}
+			}
+		}
+		switch n % 4 {
+		case 1:
+			return "Always run go generate before the tests.", nil
+		case 2: // a host name and an e-mail leaked into a good sentence
+			return strings.TrimSuffix(good, ".") + " on build07.corp.internal for alice@example.com.", nil
+		case 3:
+			return "Sure! Here is the lesson: " + good + " It happens often.", nil
+		}
+		return good, nil
+	}
+	w := &checked{w: &SamplingWriter{Ask: model, Max: len(cases), Redact: protocol.RedactRawData}, fallback: def}
+	s := scoreWriter(t, cases, w)
+	t.Logf("sampling path: %d answers taken, %d refused or failed (the default writer wrote those)", w.taken, w.fellBack)
+	if s.raw > 0 || s.instruction > 0 || s.factsPct() < 90 || s.shortPct() < 95 {
+		t.Errorf("sampling path: facts %.1f%%, raw %d, instruction %d, short %.1f%%", s.factsPct(), s.raw, s.instruction, s.shortPct())
+	}
+	if w.taken == 0 || w.fellBack < len(cases)/2 {
+		t.Errorf("taken %d, fell back %d: the script did not exercise both paths", w.taken, w.fellBack)
+	}
+}
+
+// samePrompt compares two prompts without their per-request markers.
+func samePrompt(a, b string) bool {
+	return stripMarkers(a) == stripMarkers(b)
+}
+
+var markerToken = regexp.MustCompile(`EVENTS [0-9a-f]{12}`)
+
+func stripMarkers(p string) string { return markerToken.ReplaceAllString(p, "EVENTS") }
