@@ -3,12 +3,9 @@ package node
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/remem/remem/commons"
+	"github.com/remem/remem/commons/commonstest"
 	"github.com/remem/remem/protocol"
 )
 
@@ -17,16 +14,10 @@ import (
 // more records in one second than a file holds, so that the file is cut
 // inside that second.
 func TestOwnPushesAreNoRollback(t *testing.T) {
-	srv, err := commons.NewServer(commons.ServerConfig{DataDir: t.TempDir(), Tokens: []string{"tok"}, Registry: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
+	url := commonstest.Start(t)
 	clk := newClock() // frozen: every record below is signed in the same second
 	m, _ := openTest(t, clk)
-	c := m.CommonsClient(hs.URL, "tok")
+	c := m.CommonsClient(url, "tok")
 	ctx := context.Background()
 	push := func(what string) {
 		t.Helper()

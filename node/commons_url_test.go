@@ -2,12 +2,10 @@ package node
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/remem/remem/commons"
+	"github.com/remem/remem/commons/commonstest"
 	"github.com/remem/remem/protocol"
 )
 
@@ -16,30 +14,24 @@ import (
 // pull-state file, and a pull by one spelling remembers what a pull by
 // another fetched. Against a real commons server.
 func TestCommonsURLForms(t *testing.T) {
-	srv, err := commons.NewServer(commons.ServerConfig{DataDir: t.TempDir(), Tokens: []string{"tok"}, Registry: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
+	url := commonstest.Start(t)
 	a, _ := openTest(t, nil)
 	b, _ := openTest(t, nil)
 	ctx := context.Background()
 	if _, err := a.Publish(protocol.KindError, "The mirror build fails after midnight."); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.PushCommons(ctx, a.CommonsClient(hs.URL+"/commons/", "tok")); err != nil {
+	if _, err := a.PushCommons(ctx, a.CommonsClient(url+"/commons/", "tok")); err != nil {
 		t.Fatal(err)
 	}
 	var first *commons.Client
-	for i, form := range []string{hs.URL, hs.URL + "/", hs.URL + "/commons", hs.URL + "/commons/"} {
+	for i, form := range []string{url, url + "/", url + "/commons", url + "/commons/"} {
 		c := b.CommonsClient(form, "")
 		if first == nil {
 			first = c
 		}
-		if c.Scope() != "commons:"+hs.URL || c.State != first.State {
-			t.Errorf("%s: scope %q, state %+v; want commons:%s and %+v", form, c.Scope(), c.State, hs.URL, first.State)
+		if c.Scope() != "commons:"+url || c.State != first.State {
+			t.Errorf("%s: scope %q, state %+v; want commons:%s and %+v", form, c.Scope(), c.State, url, first.State)
 		}
 		rep, err := b.PullCommons(ctx, c)
 		if err != nil {

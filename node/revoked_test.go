@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/remem/remem/commons"
+	"github.com/remem/remem/commons/commonstest"
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
@@ -244,15 +242,9 @@ func TestQuorumRevokedOwnLessonWithdrawn(t *testing.T) {
 // rollback and holds the confirmer's revocation instead. Every record
 // travels by the commons.
 func TestRevokedConfirmationLeavesTheCommons(t *testing.T) {
-	srv, err := commons.NewServer(commons.ServerConfig{DataDir: t.TempDir(), Tokens: []string{"tok"}, Registry: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
+	url := commonstest.Start(t)
 	ctx := context.Background()
-	c := &commons.Client{BaseURL: hs.URL, Token: "tok"} // no pull state: every pull takes every file
+	c := &commons.Client{BaseURL: url, Token: "tok"} // no pull state: every pull takes every file
 	push := func(m *Memory, what string) {
 		t.Helper()
 		if _, err := m.PushCommons(ctx, c); err != nil {
@@ -271,7 +263,7 @@ func TestRevokedConfirmationLeavesTheCommons(t *testing.T) {
 		b, projB := openTest(t, clk)
 		stored := func(hash string) sent {
 			t.Helper()
-			req, _ := http.NewRequest("GET", hs.URL+"/commons/"+protocol.OriginFileName(b.Origin()), nil)
+			req, _ := http.NewRequest("GET", url+"/commons/"+protocol.OriginFileName(b.Origin()), nil)
 			req.Header.Set("Authorization", "Bearer tok")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {

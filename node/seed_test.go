@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,9 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/remem/remem/commons"
+	"github.com/remem/remem/commons/commonstest"
 	"github.com/remem/remem/folder"
 	"github.com/remem/remem/internal/forge"
 	"github.com/remem/remem/node"
@@ -421,21 +418,15 @@ func TestSeed5Transport(t *testing.T) {
 			clk := newSeedClock(t)
 			a, _ := seedMemory(t, clk)
 			b, _ := seedMemory(t, clk)
-			srv, err := commons.NewServer(commons.ServerConfig{DataDir: t.TempDir(), Tokens: []string{"tok"}, Registry: prometheus.NewRegistry()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = srv.Close() }()
-			hs := httptest.NewServer(srv)
-			defer hs.Close()
+			url := commonstest.Start(t)
 			rec, err := a.Publish(protocol.KindError, "The release job needs the signing key mounted")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := a.PushCommons(context.Background(), a.CommonsClient(hs.URL, "tok")); err != nil {
+			if _, err := a.PushCommons(context.Background(), a.CommonsClient(url, "tok")); err != nil {
 				t.Fatal(err)
 			}
-			rep, err := b.PullCommons(context.Background(), b.CommonsClient(hs.URL, ""))
+			rep, err := b.PullCommons(context.Background(), b.CommonsClient(url, ""))
 			if err != nil || rep.Accepted != 1 {
 				t.Fatalf("pull: %+v, %v", rep, err)
 			}

@@ -1,0 +1,34 @@
+// Package commonstest starts a real commons server on loopback for the
+// tests of other packages (node, cmd/remem), the way net/http/httptest
+// starts an HTTP server: one call, stopped when the test ends.
+package commonstest
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/remem/remem/commons"
+)
+
+// Token is the bearer token the servers Start makes accept.
+const Token = "tok"
+
+// Start runs a commons server with its own data directory, accepting
+// Token, and returns its base URL.
+func Start(t testing.TB) string {
+	t.Helper()
+	srv, err := commons.NewServer(commons.ServerConfig{DataDir: t.TempDir(), Tokens: []string{Token}, Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		hs.Close()
+		if err := srv.Close(); err != nil {
+			t.Errorf("closing the commons: %v", err)
+		}
+	})
+	return hs.URL
+}
