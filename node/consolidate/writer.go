@@ -475,6 +475,16 @@ func clauses(s string) []clause {
 	return out
 }
 
+// trimJoined cuts what clauses joined and then dropped leave at the end: a
+// separator, or a joining word with nothing after it.
+func trimJoined(s string) string {
+	out := strings.TrimRight(s, ",;: ")
+	for _, dangling := range []string{" so", " and", " then", " but", " or"} {
+		out = strings.TrimSuffix(out, dangling)
+	}
+	return out
+}
+
 // facts keeps the clauses of s that read as observations, with "you"
 // told as "the agent", and drops the ones that read as instructions ("so
 // run go generate"). Joining words left dangling go too.
@@ -499,11 +509,7 @@ func factsWith(s string, pronouns func(string) string) string {
 		}
 		b.WriteString(t)
 	}
-	out := strings.TrimRight(b.String(), ",;: ")
-	for _, dangling := range []string{" so", " and", " then", " but", " or"} {
-		out = strings.TrimSuffix(out, dangling)
-	}
-	return out
+	return trimJoined(b.String())
 }
 
 // An action is what an instruction asks for, as a base verb phrase ("push
@@ -994,11 +1000,7 @@ func keepClauses(s, lead string) string {
 		}
 		b.WriteString(t)
 	}
-	out := strings.TrimRight(b.String(), ",;: ")
-	for _, dangling := range []string{" so", " and", " then", " but", " or"} {
-		out = strings.TrimSuffix(out, dangling)
-	}
-	return out
+	return trimJoined(b.String())
 }
 
 // orders: verbs that open an order, never kept from a clause the check
