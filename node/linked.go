@@ -95,8 +95,8 @@ func (dc *deliverContext) sameMeaning(ctx context.Context, rec *protocol.Record)
 	m := dc.m
 	var out []*store.Lesson
 	match := func(l *store.Lesson) {
-		if l.Kind == rec.Kind && l.Hash != rec.Hash && dc.counts(l, rec.Origin) &&
-			m.similar(ctx, rec.Text, groupOf(*l)) >= m.cfg.Params.Threshold && !slices.Contains(out, l) {
+		if l.Kind == rec.Kind && l.Hash != rec.Hash && dc.counts(l, rec.Origin) && !slices.Contains(out, l) &&
+			dc.filter.mayMatch(rec.Text, groupOf(*l)) && m.similar(ctx, rec.Text, groupOf(*l)) >= m.cfg.Params.Threshold {
 			out = append(out, l)
 		}
 	}
@@ -119,7 +119,7 @@ func (dc *deliverContext) sameMeaning(ctx context.Context, rec *protocol.Record)
 			continue
 		}
 		if c.full || c.hash == rec.Hash || rec.Origin == m.Origin() || slices.Contains(c.origins, rec.Origin) ||
-			m.similar(ctx, rec.Text, c.group) < m.cfg.Params.Threshold {
+			!dc.filter.mayMatch(rec.Text, c.group) || m.similar(ctx, rec.Text, c.group) < m.cfg.Params.Threshold {
 			continue
 		}
 		l, ok, err := dc.get(c.hash)
@@ -131,4 +131,59 @@ func (dc *deliverContext) sameMeaning(ctx context.Context, rec *protocol.Record)
 		}
 	}
 	return out, nil
+}
+
+// termFilter skips, before scoring, a text and a group that share no word:
+// with the lexical similarity and a threshold above its trigram weight,
+// every member of the group then scores below the threshold, and so does
+// their average. Scoring is what a delivery spends its time on (a new
+// lesson is compared with own lessons, this batch's candidates, the newest
+// candidates and the newest events), and most pairs share no word.
+type termFilter struct {
+	lex    *consolidate.Lexical
+	groups map[string][]uint64 // a group's terms, by lesson hash, for one batch
+}
+
+// newTermFilter is nil when the similarity is not the lexical one or the
+// threshold is within its trigram weight: then every pair is scored.
+func (m *Memory) newTermFilter() *termFilter {
+	lex, ok := m.sim.(*consolidate.Lexical)
+	if !ok || m.cfg.Params.Threshold <= lex.TrigramWeight() {
+		return nil
+	}
+	return &termFilter{lex: lex, groups: map[string][]uint64{}}
+}
+
+// mayMatch reports whether text shares a word with a member of g.
+func (f *termFilter) mayMatch(text string, g consolidate.Group) bool {
+	if f == nil {
+		return true
+	}
+	terms, ok := f.groups[g.ID]
+	if !ok {
+		terms = f.lex.Terms(g.Text)
+		for _, e := range g.Episodes {
+			terms = append(terms, f.lex.Terms(e)...)
+		}
+		slices.Sort(terms)
+		terms = slices.Compact(terms)
+		f.groups[g.ID] = terms
+	}
+	return sharesAny(f.lex.Terms(text), terms)
+}
+
+// sharesAny reports whether the sorted lists a and b have an element in
+// common.
+func sharesAny(a, b []uint64) bool {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			return true
+		}
+	}
+	return false
 }

@@ -87,7 +87,7 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	// the records and the lessons they changed are written in one go.
 	// Lessons go first, so that a confirmation finds the candidate its
 	// lesson made in the same batch.
-	dc := &deliverContext{m: m}
+	dc := &deliverContext{m: m, filter: m.newTermFilter()}
 	if err := dc.preload(recs, m.Origin()); err != nil {
 		return rep, err
 	}
@@ -171,7 +171,7 @@ func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protoc
 	}
 	g := groupOf(*cand)
 	for _, content := range events {
-		if m.similar(ctx, content, g) >= m.cfg.Params.Threshold {
+		if dc.filter.mayMatch(content, g) && m.similar(ctx, content, g) >= m.cfg.Params.Threshold {
 			cand.MetBefore = true
 			break
 		}
@@ -225,6 +225,7 @@ type deliverContext struct {
 	order   []string        // hashes changed, in the order first changed
 	fresh   []*store.Lesson // candidates made by this batch, in order
 	made    map[string]bool // their hashes
+	filter  *termFilter     // skips pairs that share no word (nil: score every pair)
 }
 
 // preload reads, in one go, the lessons the batch's records are about.

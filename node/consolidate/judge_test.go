@@ -158,3 +158,34 @@ func ratioOf(a, b int) float64 {
 	}
 	return float64(a) / float64(b)
 }
+
+// Two texts that share no term score at most TrigramWeight: what lets a
+// caller skip such a pair when its threshold is above that. Checked on
+// every labelled pair, both ways round.
+func TestNoSharedTermScoresAtMostTheTrigramWeight(t *testing.T) {
+	l := NewLexical()
+	checked := 0
+	for _, file := range []string{"testdata/pairs.jsonl", "testdata/holdout.jsonl"} {
+		for _, p := range loadPairFile(t, file) {
+			ta, tb := l.Terms(p.A), l.Terms(p.B)
+			shared := false
+			for _, x := range ta {
+				for _, y := range tb {
+					shared = shared || x == y
+				}
+			}
+			if shared {
+				continue
+			}
+			checked++
+			s, _ := l.Similarity(context.Background(), p.A, p.B)
+			if s > l.TrigramWeight() {
+				t.Errorf("%q / %q share no term and score %.3f, above %.2f", p.A, p.B, s, l.TrigramWeight())
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no pair without a shared term: the test tests nothing")
+	}
+	t.Logf("%d pairs share no term", checked)
+}

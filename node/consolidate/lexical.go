@@ -884,3 +884,20 @@ const negatedTable = `missing: find found exist exists locate available install 
 undefined: defined declared
 denied: allowed permitted
 unreachable: reach reachable connect`
+
+// Terms returns the hashes of the words Similarity compares text by,
+// sorted. Two texts with no term in common score at most TrigramWeight
+// (what their shared letter trigrams give), so a caller whose threshold is
+// above that may skip such a pair without scoring it.
+func (l *Lexical) Terms(text string) []uint64 {
+	t := l.tables()
+	p := l.profile(t, text)
+	out := make([]uint64, len(p.uni))
+	for i, u := range p.uni {
+		out[i] = u.h
+	}
+	return out // uni is sorted by hash
+}
+
+// TrigramWeight bounds the score of two texts with no term in common.
+func (l *Lexical) TrigramWeight() float64 { return l.tables().p.triWeight }
