@@ -12,8 +12,14 @@
 //   - Linkage and Assign: average linkage of an event to a lesson (the mean
 //     similarity to every episode the lesson absorbed and to its text), and
 //     the assignment of a sleep's events to lessons or new clusters;
-//   - Writer, with DefaultWriter (deterministic, from the event fields) and
-//     CommandWriter (an external command reading the cluster as JSON).
+//   - Writer, with DefaultWriter (deterministic, from the event fields, an
+//     offer to act in agent_did read by Offer), CommandWriter (an external
+//     command reading the cluster as JSON), ChatWriter (an
+//     OpenAI-compatible chat endpoint) and SamplingWriter (the MCP client's
+//     model, through a Sampler); the last two send the events as quoted
+//     data with the rules of SPEC §6;
+//   - JudgedSimilarity, which asks a model about the pairs a Similarity
+//     leaves in doubt, budgeted.
 //
 // It does not own the observation and raw-data checks, the strength
 // function, storage or the lesson hash: the node applies protocol's checks to
@@ -21,8 +27,9 @@
 // DefaultWriter.Redact. DefaultWriter reads each clause of an event with the
 // observation check itself (package protocol/textcheck, pure), so that it
 // leaves instructions out instead of quoting them. It must not import other
-// remem packages (net/http for Embedding and os/exec for CommandWriter are
-// its only I/O), and it keeps no package state.
+// remem packages (net/http for Embedding and ChatWriter and os/exec for
+// CommandWriter are its only I/O; a Sampler is the caller's), and it keeps
+// no package state.
 //
 // # Quality of Lexical
 //
