@@ -36,9 +36,12 @@
 // scan of the primary keys and needs no second index; h/ lists the hashes
 // without reading any record.
 //
-// All writes are serialised by one mutex and done in Badger transactions; a
-// batch too big for one transaction is split into several (the merge is
-// idempotent, so a retry after a failure converges on the same contents).
+// All writes are serialised by one mutex, and every one is atomic: a
+// change is one Badger transaction, or, when Badger finds it too big, it
+// is written to a journal first and applied in several, and Open finishes
+// a journal a crash interrupted (atomic.go). Commit writes what sleep does
+// to one lesson (the lesson, the events it absorbed, the records signed
+// for it) as one such change.
 //
 // The package imports only protocol and badger (and the standard library).
 // It verifies nothing: callers hand it records that protocol.Verify (or a

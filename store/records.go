@@ -212,8 +212,8 @@ func isHexID(s string) bool {
 // (SPEC §5 "Merging"): for each set key the record that protocol.Supersedes
 // every other wins; scopes are the union of all arrivals' scopes and
 // Arrived the earliest arrival, so the same records in any order give the
-// same contents. The batch is one transaction unless Badger finds it too
-// big, then several. Records must have been verified (or signed) before.
+// same contents. The batch is one atomic change, however big.
+// Records must have been verified (or signed) before.
 func (s *Store) PutRecords(recs []*protocol.Record, scope string, arrived time.Time) ([]Outcome, error) {
 	if err := checkScope(scope); err != nil {
 		return nil, fmt.Errorf("storing records: %w", err)
