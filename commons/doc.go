@@ -12,9 +12,10 @@
 //	GET  /.well-known/remem        protocol version, limits, whether GET needs a token
 //	GET  /metrics                  Prometheus metrics (remem_commons_*)
 //
-// A PUT is accepted only if every line passes protocol.Verify (the same
-// code every receiver runs) and is signed by the origin the file is named
-// after; the server checks who wrote each line, nothing more. Answers:
+// A PUT is accepted only if every line passes protocol.VerifyBatch bound
+// to the origin the file is named after (the same code every receiver
+// runs), and if it takes nothing back in time (rollback.go); the server
+// checks who wrote each line, nothing more. Answers:
 // 201 created / 200 replaced with {"origin","records","updated","etag"};
 // 400 with the first bad line's number and reason ({"error","line","reason"},
 // also for an empty body, which would prove nothing about its sender);
@@ -60,8 +61,8 @@
 // whose message says what to do. Client.Pull gets the index (with `?since=`
 // the last complete pull), fetches only the files whose ETag differs from
 // the one remembered (with If-None-Match, at most 8 at once), verifies every
-// line itself (the server's word is never trusted: protocol.Verify, then the
-// origin against the file name), and hands each file's records to a Deliver
+// line itself (the server's word is never trusted: protocol.VerifyBatch,
+// bound to the origin the file is named after), and hands each file's records to a Deliver
 // callback with the scope "commons:<base URL>". The ETags and the index
 // time are kept in a StateStore (FileState: a JSON file written
 // atomically).

@@ -5,9 +5,10 @@
 // file in it, DIR/<origin>.jsonl, holding all of its current records, one
 // signed line each. Write replaces that one file atomically (temp file in
 // DIR, fsync, rename, fsync of DIR) and touches nothing else; Read takes
-// every other file named <16 lowercase hex>.jsonl, verifies every line with
-// protocol.Verify, refuses a line whose origin differs from the file name,
-// and hands the accepted, parsed records to a Deliver callback with the
+// every other file named <16 lowercase hex>.jsonl, verifies it with
+// protocol.VerifyBatch bound to the origin the file is named after (a line
+// of another origin is refused, and at most 1,000 records are taken), and
+// hands the accepted, parsed records to a Deliver callback with the
 // scope "folder:<absolute dir>". A Watcher polls the directory and calls
 // back when a *.jsonl file changes.
 //
