@@ -621,19 +621,7 @@ func TestSeed3MergeRule(t *testing.T) {
 			}
 		}},
 		{"revoked by its origin: every holder drops it", func(t *testing.T) {
-			clk := newSeedClock(t)
-			a, _ := seedMemory(t, clk)
-			b, _ := seedMemory(t, clk)
-			rec, err := a.Publish(protocol.KindError, "The mirror drops uploads over two gigabytes")
-			if err != nil {
-				t.Fatal(err)
-			}
-			carry(t, a, b, "team:x")
-			clk.Add(time.Minute)
-			if _, err := a.Revoke(rec.Hash, "it was the proxy"); err != nil {
-				t.Fatal(err)
-			}
-			carry(t, a, b, "team:x")
+			_, b, rec := revokedAtB(t)
 			if v := viewOf(t, b, rec.Hash); v.State != protocol.StateRevoked {
 				t.Errorf("b sees %s", v.State)
 			}
@@ -646,23 +634,31 @@ func TestSeed3MergeRule(t *testing.T) {
 	})
 }
 
+// revokedAtB has a publish a lesson that b receives, then revoke it, and
+// carries the revocation to b.
+func revokedAtB(t *testing.T) (a, b *node.Memory, rec *protocol.Record) {
+	t.Helper()
+	clk := newSeedClock(t)
+	a, _ = seedMemory(t, clk)
+	b, _ = seedMemory(t, clk)
+	rec, err := a.Publish(protocol.KindError, "The mirror drops uploads over two gigabytes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	carry(t, a, b, "team:x")
+	clk.Add(time.Minute)
+	if _, err := a.Revoke(rec.Hash, "it was the proxy"); err != nil {
+		t.Fatal(err)
+	}
+	carry(t, a, b, "team:x")
+	return a, b, rec
+}
+
 // §3 continued: what a revocation does to what is sent.
 func TestSeed3Revoked(t *testing.T) {
 	runRules(t, []seedRule{
 		{"revoked: every holder drops it from what it sends, and keeps the revocation", func(t *testing.T) {
-			clk := newSeedClock(t)
-			a, _ := seedMemory(t, clk)
-			b, _ := seedMemory(t, clk)
-			rec, err := a.Publish(protocol.KindError, "The mirror drops uploads over two gigabytes")
-			if err != nil {
-				t.Fatal(err)
-			}
-			carry(t, a, b, "team:x")
-			clk.Add(time.Minute)
-			if _, err := a.Revoke(rec.Hash, "it was the proxy"); err != nil {
-				t.Fatal(err)
-			}
-			carry(t, a, b, "team:x")
+			a, b, rec := revokedAtB(t)
 			for _, m := range []*node.Memory{a, b} {
 				lines, err := m.OwnLines("")
 				if err != nil {
