@@ -424,11 +424,7 @@ func (h holder) Held(scope string) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]byte, len(recs))
-	for i, r := range recs {
-		out[i] = r.Raw
-	}
-	return out, nil
+	return rawLines(recs), nil
 }
 
 // HeldVersion lets sync reuse its snapshot of Held until the memory

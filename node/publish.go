@@ -73,11 +73,16 @@ func (m *Memory) OwnLines(scope string) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return rawLines(recs), nil
+}
+
+// rawLines are the lines of recs, as signed.
+func rawLines(recs []*protocol.Record) [][]byte {
 	out := make([][]byte, len(recs))
 	for i, r := range recs {
 		out[i] = r.Raw
 	}
-	return out, nil
+	return out
 }
 
 // ownRecords are the own records that belong in scope, minus what this
