@@ -115,6 +115,10 @@ type Config struct {
 	// ConnGater is consulted after the members gater (tests use it to cut
 	// the network in two).
 	ConnGater connmgr.ConnectionGater
+	// Transport, when set, replaces the host's TCP and QUIC transports and
+	// address discovery: the testnet's simulated network passes its QUIC
+	// over in-process links here. Real nodes leave it empty.
+	Transport []libp2p.Option
 }
 
 // TopicName is the GossipSub topic of a team.
@@ -273,35 +277,17 @@ func New(cfg Config, h Holder) (*Node, error) {
 			return nil, fmt.Errorf("gossip: listen address %q: %w", l, err)
 		}
 	}
-	var tcpOpts []any
-	if !p.TCPReuseport {
-		tcpOpts = append(tcpOpts, tcp.DisableReuseport())
-	}
 	opts := []libp2p.Option{
 		libp2p.Identity(priv),
-		libp2p.Transport(tcp.NewTCPTransport, tcpOpts...),
 		libp2p.DefaultSecurity,
 		libp2p.DefaultMuxers,
 		libp2p.ConnectionGater(&gater{self: self, allowed: union, extra: cfg.ConnGater}),
 	}
-	if len(cfg.PSK) > 0 {
-		if len(cfg.PSK) != 32 {
-			return nil, fmt.Errorf("gossip: the pre-shared key is %d bytes, want 32", len(cfg.PSK))
-		}
-		opts = append(opts, libp2p.PrivateNetwork(pnet.PSK(cfg.PSK)))
-		var tcpOnly []string
-		for _, l := range listen {
-			if !isUDP(l) {
-				tcpOnly = append(tcpOnly, l)
-			}
-		}
-		if len(tcpOnly) == 0 {
-			return nil, fmt.Errorf("gossip: a private network (PSK) needs a TCP listen address; %v are all UDP", listen)
-		}
-		listen = tcpOnly
-	} else {
-		opts = append(opts, libp2p.Transport(quic.NewTransport))
+	tr, listen, err := transports(cfg, listen)
+	if err != nil {
+		return nil, err
 	}
+	opts = append(opts, tr...)
 	// The host starts without listening: n.listen opens each address after.
 	opts = append(opts, libp2p.NoListenAddrs)
 	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(p.resourceLimits()))
@@ -374,6 +360,36 @@ func New(cfg Config, h Holder) (*Node, error) {
 	n.host.SetStreamHandler(SyncProtocol, n.handleSync)
 	n.log.Info("gossip host started", "peer", n.host.ID(), "origin", cfg.Identity.Origin(), "addrs", n.host.Addrs())
 	return n, nil
+}
+
+// transports are the host's transports for cfg, and the listen addresses
+// they can open: cfg.Transport when set; else TCP, and QUIC unless a
+// private network (PSK) leaves TCP alone.
+func transports(cfg Config, listen []string) ([]libp2p.Option, []string, error) {
+	if len(cfg.Transport) > 0 {
+		return cfg.Transport, listen, nil
+	}
+	var tcpOpts []any
+	if !cfg.Params.TCPReuseport {
+		tcpOpts = append(tcpOpts, tcp.DisableReuseport())
+	}
+	opts := []libp2p.Option{libp2p.Transport(tcp.NewTCPTransport, tcpOpts...)}
+	if len(cfg.PSK) == 0 {
+		return append(opts, libp2p.Transport(quic.NewTransport)), listen, nil
+	}
+	if len(cfg.PSK) != 32 {
+		return nil, nil, fmt.Errorf("gossip: the pre-shared key is %d bytes, want 32", len(cfg.PSK))
+	}
+	var tcpOnly []string
+	for _, l := range listen {
+		if !isUDP(l) {
+			tcpOnly = append(tcpOnly, l)
+		}
+	}
+	if len(tcpOnly) == 0 {
+		return nil, nil, fmt.Errorf("gossip: a private network (PSK) needs a TCP listen address; %v are all UDP", listen)
+	}
+	return append(opts, libp2p.PrivateNetwork(pnet.PSK(cfg.PSK))), tcpOnly, nil
 }
 
 func checkTeamName(name string) error {

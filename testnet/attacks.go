@@ -12,7 +12,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 
 	"github.com/remem/remem/gossip"
 	"github.com/remem/remem/internal/check"
@@ -82,7 +81,7 @@ type attacks struct {
 
 // startAttacks starts the sybils on the first targets of live and the API
 // flood on the last of them.
-func startAttacks(ctx context.Context, live []*tnode, ap AttackParams) (*attacks, error) {
+func (c *cluster) startAttacks(ctx context.Context, live []*tnode, ap AttackParams) (*attacks, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	a := &attacks{rep: &AttackReport{}, cancel: cancel, srvErr: make(chan error, 1)}
 	fail := func(err error) (*attacks, error) {
@@ -90,7 +89,9 @@ func startAttacks(ctx context.Context, live []*tnode, ap AttackParams) (*attacks
 		return nil, err
 	}
 	for i := range ap.Sybils {
-		h, err := libp2p.New(libp2p.Transport(tcp.NewTCPTransport), libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"), libp2p.DisableMetrics())
+		slot := rawSlots + c.raws
+		c.raws++
+		h, err := libp2p.New(append(c.net.rawHost(slot), libp2p.DisableMetrics())...)
 		if err != nil {
 			return fail(fmt.Errorf("starting sybil %d: %w", i, err))
 		}
@@ -101,26 +102,25 @@ func startAttacks(ctx context.Context, live []*tnode, ap AttackParams) (*attacks
 		}
 	}
 	target := live[len(live)-1]
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, dial, err := c.net.apiListener()
 	if err != nil {
 		return fail(fmt.Errorf("the API under attack: %w", err))
 	}
 	a.rep.APIMaxConns = ap.APILimits.MaxConns
 	api := node.NewAPI(target.d.Memory(), node.APIOptions{})
 	a.wg.Go(func() { a.srvErr <- node.ServeAPI(ctx, ln, api, ap.APILimits) })
-	addr := ln.Addr().String()
 	for i := range ap.APIFlood {
-		c, err := net.Dial("tcp", addr)
+		conn, err := dial(ctx)
 		if err != nil {
 			break // out of descriptors or backlog: the flood is as big as it gets
 		}
-		a.conns = append(a.conns, c)
+		a.conns = append(a.conns, conn)
 		a.rep.APIFloodConns++
 		if i < ap.APISlowloris {
-			a.wg.Go(func() { slowloris(ctx, c) })
+			a.wg.Go(func() { slowloris(ctx, conn) })
 		}
 	}
-	a.wg.Go(func() { a.askStatus(ctx, addr) })
+	a.wg.Go(func() { a.askStatus(ctx, dial) })
 	return a, nil
 }
 
@@ -168,8 +168,10 @@ func slowloris(ctx context.Context, c net.Conn) {
 
 // askStatus is the honest user of the API under attack: a GET /status
 // every 250 ms while the flood lasts.
-func (a *attacks) askStatus(ctx context.Context, addr string) {
-	client := &http.Client{Timeout: 10 * time.Second}
+func (a *attacks) askStatus(ctx context.Context, dial func(context.Context) (net.Conn, error)) {
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx) }}}
+	defer client.CloseIdleConnections()
 	for {
 		select {
 		case <-ctx.Done():
@@ -177,7 +179,7 @@ func (a *attacks) askStatus(ctx context.Context, addr string) {
 		case <-time.After(250 * time.Millisecond):
 		}
 		start := time.Now()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/status", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1/status", nil)
 		if err != nil {
 			return
 		}

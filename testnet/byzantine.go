@@ -95,12 +95,11 @@ func (c *cluster) byzantine(ctx context.Context, pr *phaseRun, r *rand.Rand, pro
 		c.byz = nil
 	}()
 	for range k {
-		h, err := newRawHost(c.p.Team, c.p.Gossip, c.part, false)
+		h, err := c.newRawHost(false)
 		if err != nil {
 			return fmt.Errorf("starting an offender: %w", err)
 		}
 		c.byz = append(c.byz, h)
-		c.wire.own(h.port, -1)
 		h.keepConnected(addrInfos(c.pick(r, live, c.cfg.Degree)), 500*time.Millisecond)
 	}
 	deadline := time.Now().Add(15 * time.Second)
@@ -129,7 +128,7 @@ func (c *cluster) byzantine(ctx context.Context, pr *phaseRun, r *rand.Rand, pro
 	// Sybils stall in sync sessions and a flood holds the API of one node,
 	// at once with the offenders' messages.
 	attacksStarted := time.Now()
-	atk, err := startAttacks(ctx, live, c.p.Attacks)
+	atk, err := c.startAttacks(ctx, live, c.p.Attacks)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -26,7 +25,7 @@ type tnode struct {
 	home   string
 	id     protocol.Identity
 	pid    peer.ID
-	port   int
+	listen string // its listen multiaddr
 	gater  *gater
 	boot   []int // the nodes it dials
 	d      *node.Daemon
@@ -37,7 +36,7 @@ type tnode struct {
 }
 
 func (n *tnode) addr() string {
-	return fmt.Sprintf("/ip4/127.0.0.1/tcp/%d/p2p/%s", n.port, n.pid)
+	return n.listen + "/p2p/" + n.pid.String()
 }
 
 func (n *tnode) name() string {
@@ -54,33 +53,14 @@ type cluster struct {
 	nodes []*tnode
 	reg   *prometheus.Registry
 	trk   *tracker
-	wire  *wireCounter
+	net   hostNet
 	part  *partition
 	texts *textGen
 
+	raws    int // raw hosts started, for their slots on the network
 	probes  []*rawHost
 	byz     []*rawHost
 	lessons []*lesson // every lesson published in the run
-}
-
-// reservePorts finds n free TCP ports on 127.0.0.1, each distinct.
-func reservePorts(n int) ([]int, error) {
-	ls := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close() // only held to reserve the port
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("reserving a port on 127.0.0.1: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // newCluster makes the homes and keys of cfg.Nodes nodes and draws the
@@ -91,7 +71,12 @@ func newCluster(cfg Config) (*cluster, error) {
 		return nil, err
 	}
 	nw := &cluster{cfg: cfg, p: cfg.Params, topo: topo, reg: prometheus.NewRegistry(),
-		trk: newTracker(cfg.Params.Memory.State), wire: newWireCounter(), part: newPartition(), texts: newTextGen(cfg.Seed)}
+		trk: newTracker(cfg.Params.Memory.State), part: newPartition(), texts: newTextGen(cfg.Seed)}
+	if cfg.Network == NetworkSim {
+		nw.net = newSimNet(cfg.Links, cfg.Seed)
+	} else if nw.net, err = newTCPNet(cfg.Nodes); err != nil {
+		return nil, err
+	}
 	if cfg.Dir != "" {
 		nw.dir = cfg.Dir
 		if err := os.MkdirAll(nw.dir, 0o700); err != nil {
@@ -103,12 +88,8 @@ func newCluster(cfg Config) (*cluster, error) {
 		}
 		nw.temp = true
 	}
-	ports, err := reservePorts(cfg.Nodes)
-	if err != nil {
-		return nil, errors.Join(err, nw.removeDir())
-	}
 	for i := range cfg.Nodes {
-		if _, err := nw.addNode(ports[i], topo.Out[i]); err != nil {
+		if _, err := nw.addNode(topo.Out[i]); err != nil {
 			return nil, errors.Join(err, nw.removeDir())
 		}
 	}
@@ -116,7 +97,7 @@ func newCluster(cfg Config) (*cluster, error) {
 }
 
 // addNode makes the home and key of a new node.
-func (nw *cluster) addNode(port int, boot []int) (*tnode, error) {
+func (nw *cluster) addNode(boot []int) (*tnode, error) {
 	i := len(nw.nodes)
 	home := filepath.Join(nw.dir, fmt.Sprintf("node-%03d", i))
 	id, _, err := node.InitHome(home)
@@ -127,10 +108,13 @@ func (nw *cluster) addNode(port int, boot []int) (*tnode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %d: %w", i, err)
 	}
-	n := &tnode{idx: i, home: home, id: id, pid: pid, port: port, boot: boot}
+	listen, err := nw.net.nodeListen(i, false)
+	if err != nil {
+		return nil, fmt.Errorf("node %d: %w", i, err)
+	}
+	n := &tnode{idx: i, home: home, id: id, pid: pid, listen: listen, boot: boot}
 	n.gater = newGater(pid, nw.part)
 	nw.nodes = append(nw.nodes, n)
-	nw.wire.own(port, i)
 	return n, nil
 }
 
@@ -159,12 +143,11 @@ func (nw *cluster) startNode(ctx context.Context, n *tnode) error {
 		if !errors.Is(err, syscall.EADDRINUSE) {
 			return err
 		}
-		ports, perr := reservePorts(1)
-		if perr != nil {
-			return perr
+		listen, lerr := nw.net.nodeListen(n.idx, true)
+		if lerr != nil {
+			return lerr
 		}
-		n.port = ports[0]
-		nw.wire.own(n.port, n.idx)
+		n.listen = listen
 		if n.idx < nw.topo.N {
 			boot = nw.topo.Neighbours(n.idx)
 		}
@@ -182,8 +165,8 @@ func (nw *cluster) tryStart(ctx context.Context, n *tnode, boot []int) error {
 	d, err := node.NewDaemon(node.DaemonConfig{
 		Memory: node.Config{Home: n.home, Params: nw.p.Memory, Store: store.Options{Small: true},
 			OnAccept: func(_ string, rec *protocol.Record, _ time.Time) { nw.trk.accept(idx, rec, time.Now()) }},
-		Gossip: gossip.Config{Teams: []string{nw.p.Team}, Listen: []string{fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", n.port)},
-			Bootstrap: addrs, Params: nw.p.Gossip, ConnGater: n.gater},
+		Gossip: gossip.Config{Teams: []string{nw.p.Team}, Listen: []string{n.listen},
+			Bootstrap: addrs, Params: nw.p.Gossip, ConnGater: n.gater, Transport: nw.net.transport(n.idx)},
 		SleepEvery: nw.cfg.Sleep,
 		Registry:   nw.reg,
 		Logger:     nw.cfg.Logger.With("node", n.idx),
@@ -299,6 +282,7 @@ func (nw *cluster) close() error {
 	}
 	nw.byz, nw.probes = nil, nil
 	errs = append(errs, nw.stopAll(nw.nodes), nw.removeDir())
+	nw.net.close()
 	return errors.Join(errs...)
 }
 

@@ -107,6 +107,10 @@ type Config struct {
 	Phases []Phase
 	// Sleep is how often every node sleeps (and so syncs) by itself.
 	Sleep time.Duration
+	// Network is what the hosts talk over (zero: NetworkTCP); Links are
+	// the simulated links of NetworkSim (zero: DefaultLinks).
+	Network Network
+	Links   SimLinks
 	// Dir holds the nodes' homes; "" makes a temporary directory that is
 	// removed at the end.
 	Dir    string
@@ -125,6 +129,12 @@ func DefaultConfig() Config {
 func (c Config) withDefaults() Config {
 	if len(c.Phases) == 0 {
 		c.Phases = slices.Clone(Phases)
+	}
+	if c.Network == "" {
+		c.Network = NetworkTCP
+	}
+	if c.Links == (SimLinks{}) {
+		c.Links = DefaultLinks()
 	}
 	if c.Params.Team == "" {
 		c.Params.Team = "testnet"
@@ -165,6 +175,10 @@ func (c Config) Validate() error {
 	l.If(c.Degree < 1, "Degree", c.Degree, "want at least 1: every node must dial another")
 	l.AtLeast("Lessons", c.Lessons, 1)
 	l.Positive("Sleep", c.Sleep)
+	if _, err := ParseNetwork(string(c.Network)); err != nil {
+		l.Add("Network", string(c.Network), err.Error())
+	}
+	l.Nested("Links", c.Links.Validate())
 	for _, ph := range c.Phases {
 		l.If(!slices.Contains(Phases, ph), "Phases", string(ph), "not a phase; see ParseScenario")
 	}
@@ -188,6 +202,22 @@ func (p Params) Validate() error {
 	l.NotNegative("ConvergeTimeout", p.ConvergeTimeout, "a timeout from the number of nodes")
 	l.NotNegative("StartTimeout", p.StartTimeout, "a timeout from the number of nodes")
 	return l.Err()
+}
+
+// DefaultLinks are the simulated links without flags: 50 ms one way with
+// 5 ms of jitter, 50 Mbit/s, no loss.
+func DefaultLinks() SimLinks {
+	return SimLinks{Latency: 50 * time.Millisecond, Jitter: 5 * time.Millisecond, Bandwidth: 50_000_000}
+}
+
+// Validate checks the links as given.
+func (l SimLinks) Validate() error {
+	var ls check.List
+	ls.If(l.Latency < 0, "Latency", l.Latency, "want 0 or a positive duration")
+	ls.If(l.Jitter < 0 || l.Jitter > l.Latency, "Jitter", l.Jitter, "want 0 to Latency: a packet never arrives before it is sent")
+	ls.If(l.Bandwidth < 10_000, "Bandwidth", l.Bandwidth, "want at least 10000 bits per second")
+	ls.If(l.Loss < 0 || l.Loss > 0.5, "Loss", l.Loss, "want 0 to 0.5 (a fraction of packets)")
+	return ls.Err()
 }
 
 // share is the number of lessons a phase other than propagate publishes: a

@@ -326,7 +326,7 @@ func (c *cluster) churn(ctx context.Context, pr *phaseRun, r *rand.Rand, progres
 		}
 		pr.stopping(v)
 	}
-	c.wire.poll()
+	c.net.poll()
 	if err := c.stopAll(victims); err != nil {
 		return err
 	}
@@ -347,7 +347,7 @@ func (c *cluster) churn(ctx context.Context, pr *phaseRun, r *rand.Rand, progres
 	}
 	ref := conv.ref
 	// Back they come, on the same homes and ports.
-	wire0 := c.wire.totals()
+	wire0 := c.net.totals()
 	if err := c.startAll(ctx, victims, nil); err != nil {
 		return err
 	}
@@ -401,8 +401,8 @@ func (c *cluster) catchUp(ctx context.Context, pr *phaseRun, job catchUpJob, pro
 		n := c.nodes[idx]
 		s := pr.stats(n)
 		var wire uint64
-		if c.wire.available() {
-			wire = c.wire.totals()[idx] - wire0[idx]
+		if c.net.counts() {
+			wire = c.net.totals()[idx] - wire0[idx]
 		}
 		mu.Lock()
 		cu := lacked[idx]
@@ -590,20 +590,16 @@ func (c *cluster) lateJoin(ctx context.Context, pr *phaseRun, r *rand.Rand, prog
 	if !conv.ok {
 		pr.fail("the network had not converged before the late node joined: %s", conv.detail)
 	}
-	ports, err := reservePorts(1)
-	if err != nil {
-		return err
-	}
 	var boot []int
 	for _, n := range c.pick(r, c.live(), c.cfg.Degree) {
 		boot = append(boot, n.idx)
 	}
 	slices.Sort(boot)
-	n, err := c.addNode(ports[0], boot)
+	n, err := c.addNode(boot)
 	if err != nil {
 		return err
 	}
-	wire0 := c.wire.totals()
+	wire0 := c.net.totals()
 	if err := c.startNode(ctx, n); err != nil {
 		return err
 	}

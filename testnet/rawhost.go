@@ -3,7 +3,6 @@ package testnet
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,8 +14,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
-	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
-	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/remem/remem/gossip"
 	rproto "github.com/remem/remem/protocol"
@@ -33,7 +30,6 @@ type rawHost struct {
 	ps     *pubsub.PubSub
 	topic  *pubsub.Topic
 	sub    *pubsub.Subscription
-	port   int
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -91,11 +87,22 @@ func (c *routerCount) snapshot() routerSnapshot {
 	return routerSnapshot{c.first.Load(), c.dup.Load()}
 }
 
-// newRawHost starts a host on 127.0.0.1 in team's topic, with a node's
-// router settings and message ids. With validate, the host's topic
+// newRawHost starts a host in the team's topic on the run's network, with
+// a node's router settings and message ids. With validate, the host's topic
 // validator is a node's (probes forward what nodes forward); byzantine
 // hosts have none, so they publish anything.
-func newRawHost(team string, p gossip.Params, part *partition, validate bool) (*rawHost, error) {
+func (c *cluster) newRawHost(validate bool) (*rawHost, error) {
+	slot := rawSlots + c.raws
+	c.raws++
+	h, err := newRawHost(c.p.Team, c.p.Gossip, c.part, validate, c.net.rawHost(slot))
+	if err == nil {
+		c.net.adopt(h.h)
+	}
+	return h, err
+}
+
+// newRawHost starts a host with the transports of hostOpts.
+func newRawHost(team string, p gossip.Params, part *partition, validate bool, hostOpts []libp2p.Option) (*rawHost, error) {
 	id, err := rproto.GenerateIdentity()
 	if err != nil {
 		return nil, err
@@ -104,12 +111,7 @@ func newRawHost(team string, p gossip.Params, part *partition, validate bool) (*
 	if err != nil {
 		return nil, err
 	}
-	opts := []libp2p.Option{
-		libp2p.Identity(priv),
-		libp2p.Transport(tcp.NewTCPTransport),
-		libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"),
-		libp2p.DisableMetrics(),
-	}
+	opts := append([]libp2p.Option{libp2p.Identity(priv), libp2p.DisableMetrics()}, hostOpts...)
 	self, err := peer.IDFromPrivateKey(priv)
 	if err != nil {
 		return nil, err
@@ -122,15 +124,6 @@ func newRawHost(team string, p gossip.Params, part *partition, validate bool) (*
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &rawHost{id: id, h: h, ctx: ctx, cancel: cancel, trace: &routerCount{}, gater: g}
-	for _, a := range h.Addrs() {
-		if port, err := a.ValueForProtocol(ma.P_TCP); err == nil {
-			if r.port, err = strconv.Atoi(port); err != nil {
-				_ = h.Close()
-				cancel()
-				return nil, fmt.Errorf("a raw host's port %q: %w", port, err)
-			}
-		}
-	}
 	fail := func(err error) (*rawHost, error) {
 		cancel()
 		_ = h.Close() // the first error is the one to report

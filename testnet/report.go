@@ -27,9 +27,18 @@ type Report struct {
 	RSSBytes        int64   `json:"rss_bytes"`          // peak VmRSS of the process while the nodes ran
 	RSSPerNodeBytes int64   `json:"rss_per_node_bytes"` // rss_bytes / nodes (everything in the process counted)
 	RSSBaseBytes    int64   `json:"rss_baseline_bytes"` // VmRSS before the first node started
+	// Network is "tcp" (real sockets on 127.0.0.1) or "sim" (simulated
+	// links, Links, in virtual time). Time says what the latencies and
+	// durations count: "wall" for tcp, "simulated" for sim, where a
+	// millisecond is one of the links' and the protocol's, never the CPU's;
+	// WallMs is then how long the run took on this machine.
+	Network Network   `json:"network"`
+	Links   *SimLinks `json:"links,omitempty"`
+	Time    string    `json:"time"`
+	WallMs  float64   `json:"wall_ms"`
 	// BytesSource says what bytes_per_node counts: "tcp" (every byte of the
-	// nodes' sockets) or "sync" (the catch-up protocol only, where sockets
-	// cannot be read).
+	// nodes' sockets), "sim" (every byte on the nodes' simulated links) or
+	// "sync" (the catch-up protocol only, where sockets cannot be read).
 	BytesSource string `json:"bytes_source"`
 	// CPUs the Go runtime runs on (GOMAXPROCS), and the machine's 1-minute
 	// load average at the end: other work on the machine slows the nodes.

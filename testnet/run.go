@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -51,9 +53,13 @@ func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total
 		return rep, err
 	}
 	rep.Edges = c.topo.Edges()
-	rep.BytesSource = "sync"
-	if c.wire.available() {
-		rep.BytesSource = "tcp"
+	rep.Network, rep.Time, rep.BytesSource = cfg.Network, "wall", "sync"
+	if cfg.Network == NetworkSim {
+		links := cfg.Links
+		rep.Links, rep.Time = &links, "simulated"
+	}
+	if c.net.counts() {
+		rep.BytesSource = string(cfg.Network)
 	}
 
 	// Background samplers, joined before Run returns.
@@ -65,7 +71,7 @@ func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total
 			if r := rss(); r > peak.Load() {
 				peak.Store(r)
 			}
-			c.wire.poll()
+			c.net.poll()
 			select {
 			case <-sampleCtx.Done():
 				return
@@ -105,6 +111,7 @@ func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total
 	rep.RSSBytes = peak.Load()
 	rep.RSSPerNodeBytes = rep.RSSBytes / int64(cfg.Nodes)
 	rep.TookMs = ms(time.Since(start))
+	rep.WallMs = rep.TookMs
 	rep.LoadAverage = loadAverage()
 	rep.OK = len(failed) == 0 && len(rep.Phases) == len(cfg.Phases)
 	switch {
@@ -114,6 +121,49 @@ func Run(ctx context.Context, cfg Config, progress func(phase Phase, done, total
 		return rep, fmt.Errorf("phases failed: %s (see their errors in the report)", strings.Join(failed, ", "))
 	}
 	return rep, nil
+}
+
+// RunVirtual is Run on the simulated network (cfg.Network must be
+// NetworkSim), inside a synctest bubble that t gives: time in the bubble
+// moves only when every goroutine in it waits, so a run of a thousand
+// nodes on two cores takes the same simulated milliseconds as on a
+// thousand machines. testing/synctest runs a bubble for a test only;
+// `remem testnet --network sim` makes one through testing.Main. The
+// report's Started and WallMs are the machine's time; the rest is
+// simulated. The end of ctx stops the run within 100 simulated ms.
+func RunVirtual(t *testing.T, ctx context.Context, cfg Config, progress func(phase Phase, done, total int)) (rep Report, err error) {
+	if cfg.Network != NetworkSim {
+		return rep, fmt.Errorf("testnet config: RunVirtual runs the simulated network; Network is %q", cfg.Network)
+	}
+	started, wall := time.Now().UTC(), time.Now()
+	synctest.Test(t, func(*testing.T) {
+		// A bubble's goroutines may not wait on ctx, made outside it:
+		// a goroutine of the bubble looks at it every 100 simulated ms.
+		inner, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			for inner.Err() == nil {
+				if ctx.Err() != nil {
+					cancel()
+					return
+				}
+				select {
+				case <-inner.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}()
+		rep, err = Run(inner, cfg, progress)
+		cancel()
+		<-watched
+		if ctx.Err() != nil {
+			err = fmt.Errorf("testnet interrupted: %w", ctx.Err())
+		}
+	})
+	rep.Started, rep.WallMs = started, ms(time.Since(wall))
+	return rep, err
 }
 
 // rss is the process's resident set (VmRSS), or the Go runtime's total
@@ -153,12 +203,11 @@ func (c *cluster) setup(ctx context.Context, progress func(Phase, int, int)) err
 	}
 	r := newRand(c.cfg.Seed, 3)
 	for k := range c.p.Probes {
-		h, err := newRawHost(c.p.Team, c.p.Gossip, c.part, true)
+		h, err := c.newRawHost(true)
 		if err != nil {
 			return fmt.Errorf("starting probe %d: %w", k, err)
 		}
 		c.probes = append(c.probes, h)
-		c.wire.own(h.port, -1)
 		// A node dials Degree others and about as many dial it: a probe
 		// links to twice Degree nodes, so it sees what a node sees.
 		targets := c.pick(r, c.live(), 2*c.cfg.Degree)
@@ -257,7 +306,7 @@ func (c *cluster) beginPhase(name Phase) *phaseRun {
 		pr.base[n.idx] = n.d.Gossip().Stats()
 		pr.seen[n.idx] = true
 	}
-	pr.wire0 = c.wire.totals()
+	pr.wire0 = c.net.totals()
 	pr.cpu0 = busyCPU()
 	for _, h := range c.probes {
 		pr.probe0 = append(pr.probe0, h.trace.snapshot())
@@ -337,14 +386,14 @@ func (pr *phaseRun) finish(ctx context.Context, delivered, expected int, latenci
 		rep.ValidatedPerRecord = round2(float64(validated) / float64(pr.recordDeliveries))
 		rep.SyncShare = round4(min(1, float64(syncIn)/float64(pr.recordDeliveries)))
 	}
-	wire1 := c.wire.totals()
+	wire1 := c.net.totals()
 	var wire uint64
 	for idx := range pr.seen {
 		wire += wire1[idx] - pr.wire0[idx]
 	}
 	if rep.Nodes > 0 {
 		rep.SyncBytesPerNode = round2(float64(syncBytes) / float64(rep.Nodes))
-		if c.wire.available() {
+		if c.net.counts() {
 			rep.BytesPerNode = round2(float64(wire) / float64(rep.Nodes))
 		} else {
 			rep.BytesPerNode = rep.SyncBytesPerNode
