@@ -11,8 +11,8 @@ import (
 
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/host"
-	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	"github.com/marcopolo/simnet"
 	"github.com/quic-go/quic-go"
 	"go.uber.org/fx"
@@ -140,7 +140,7 @@ func (s *simNet) totals() map[int]uint64 {
 	return out
 }
 
-func (s *simNet) poll()       {}
+func (s *simNet) poll()        {}
 func (s *simNet) counts() bool { return true }
 func (s *simNet) close()       { s.nw.Close() }
 
