@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -64,6 +65,8 @@ type Daemon struct {
 	commons  []*commons.Client
 	sleepNow chan chan sleepResult
 	news     chan struct{} // records new to this memory arrived by gossip or sync
+	syncing  atomic.Bool    // a catch-up round runs
+	rounds   sync.WaitGroup // the catch-up rounds, waited for at close
 }
 
 type sleepResult struct {
@@ -263,7 +266,14 @@ func (d *Daemon) share(ctx context.Context) {
 				}
 			}
 		}
-		d.gossip.SyncNow(ctx)
+		// The round runs beside the loop: a slow peer must not hold up
+		// the next publication (a SleepNow waits for the loop).
+		if d.syncing.CompareAndSwap(false, true) {
+			d.rounds.Go(func() {
+				defer d.syncing.Store(false)
+				d.gossip.SyncNow(ctx)
+			})
+		}
 	}
 	for _, dir := range d.cfg.Folders {
 		rep, err := d.m.SyncFolder(ctx, dir)
@@ -303,6 +313,7 @@ func (d *Daemon) pullCommons(ctx context.Context) {
 }
 
 func (d *Daemon) close() error {
+	d.rounds.Wait() // they end with Run's context
 	var errs []error
 	if d.gossip != nil {
 		errs = append(errs, d.gossip.Close())

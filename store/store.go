@@ -25,6 +25,9 @@ type Options struct {
 	// Small shrinks Badger's memtables, tables and caches for testnets that
 	// run many stores in one process.
 	Small bool
+	// Tiny shrinks them further, for the thousand stores of a simulated
+	// network in one process; it wins over Small.
+	Tiny bool
 	// Logger receives Badger's warnings and errors; nil keeps Badger silent.
 	Logger *slog.Logger
 }
@@ -131,13 +134,20 @@ func tune(b badger.Options, opts Options) badger.Options {
 	if opts.Logger != nil {
 		b = b.WithLogger(slogAdapter{opts.Logger})
 	}
-	if opts.Small {
+	switch {
+	case opts.Tiny:
+		b = b.
+			WithMemTableSize(256 << 10).
+			WithBaseTableSize(128 << 10).
+			WithBaseLevelSize(1 << 20).
+			WithValueLogFileSize(1 << 20)
+	case opts.Small:
 		b = b.
 			WithMemTableSize(1 << 20).
 			WithBaseTableSize(512 << 10).
 			WithBaseLevelSize(2 << 20).
 			WithValueLogFileSize(4 << 20)
-	} else {
+	default:
 		b = b.
 			WithMemTableSize(8 << 20).
 			WithBaseTableSize(2 << 20).

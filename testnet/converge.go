@@ -149,7 +149,9 @@ func firstFew(s []string, n int) string {
 }
 
 // awaitConverged polls until every live node holds the same records and
-// computes the same states, or timeout passes.
+// computes the same states, or timeout passes. A check reads every node's
+// store, so the polls space out as the wait grows: every 200 ms at first,
+// then a tenth of the time waited so far, at most every 5 s.
 func (nw *cluster) awaitConverged(ctx context.Context, timeout time.Duration) (convergence, error) {
 	start := time.Now()
 	deadline := start.Add(timeout)
@@ -167,7 +169,7 @@ func (nw *cluster) awaitConverged(ctx context.Context, timeout time.Duration) (c
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(min(5*time.Second, max(200*time.Millisecond, time.Since(start)/10))):
 		}
 	}
 }

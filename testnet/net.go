@@ -163,7 +163,7 @@ func (nw *cluster) tryStart(ctx context.Context, n *tnode, boot []int) error {
 	ready := make(chan struct{})
 	idx := n.idx
 	d, err := node.NewDaemon(node.DaemonConfig{
-		Memory: node.Config{Home: n.home, Params: nw.p.Memory, Store: store.Options{Small: true},
+		Memory: node.Config{Home: n.home, Params: nw.p.Memory, Store: store.Options{Small: true, Tiny: nw.cfg.Network == NetworkSim},
 			OnAccept: func(_ string, rec *protocol.Record, _ time.Time) { nw.trk.accept(idx, rec, time.Now()) }},
 		Gossip: gossip.Config{Teams: []string{nw.p.Team}, Listen: []string{n.listen},
 			Bootstrap: addrs, Params: nw.p.Gossip, ConnGater: n.gater, Transport: nw.net.transport(n.idx)},

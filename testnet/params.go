@@ -84,7 +84,20 @@ type Params struct {
 	StartTimeout time.Duration
 }
 
-// DefaultParams are the parameters `remem testnet` runs with.
+// GossipParams are the gossip parameters of a run on network: on TCP,
+// gossip.TestnetParams (fast timers, so that a run on one machine's
+// loopback is short); on the simulated network, gossip.DefaultParams, the
+// ones real nodes run with, since its links behave like real ones and its
+// simulated time costs nothing while the nodes wait.
+func GossipParams(network Network) gossip.Params {
+	if network == NetworkSim {
+		return gossip.DefaultParams()
+	}
+	return gossip.TestnetParams()
+}
+
+// DefaultParams are the parameters `remem testnet` runs with (on TCP; see
+// GossipParams for the simulated network).
 func DefaultParams() Params {
 	return Params{
 		Gossip:            gossip.TestnetParams(),
@@ -140,13 +153,30 @@ func (c Config) withDefaults() Config {
 		c.Params.Team = "testnet"
 	}
 	if c.Params.Gossip == (gossip.Params{}) {
-		c.Params.Gossip = gossip.TestnetParams()
+		c.Params.Gossip = GossipParams(c.Network)
 	}
 	if c.Params.Memory == (node.Params{}) {
 		c.Params.Memory = node.TestnetParams()
 	}
 	if c.Params.PublishEvery == 0 {
 		c.Params.PublishEvery = max(20*time.Millisecond, time.Duration(c.Nodes)*time.Millisecond)
+		if c.Network == NetworkSim {
+			// The spacing spares the CPU on TCP; simulated time has its own.
+			c.Params.PublishEvery = simPublishEvery
+		}
+	}
+	if c.Network == NetworkSim {
+		// Simulated waits cost nothing, and real nodes' timers are slow:
+		// a node cut off retries its bootstrap peers with a backoff of up
+		// to BootstrapMaxBackoff, checked every BootstrapCheck.
+		g := c.Params.Gossip
+		slow := g.BootstrapMaxBackoff + g.BootstrapCheck + g.SyncTimeout
+		if c.Params.PhaseTimeout == 0 {
+			c.Params.PhaseTimeout = 2*time.Minute + slow
+		}
+		if c.Params.ConvergeTimeout == 0 {
+			c.Params.ConvergeTimeout = time.Minute + slow
+		}
 	}
 	if c.Params.PhaseTimeout == 0 {
 		c.Params.PhaseTimeout = 30*time.Second + time.Duration(c.Nodes)*300*time.Millisecond
@@ -225,3 +255,13 @@ func (l SimLinks) Validate() error {
 func (c *Config) share(frac float64, lo int) int {
 	return max(lo, int(float64(c.Lessons)*frac+0.5))
 }
+
+// SimSleep is how often the nodes of a simulated network sleep (and sync)
+// by themselves unless told otherwise. Simulated time is free while every
+// node waits, but each sleep costs real CPU at every node: a thousand
+// nodes sleeping every 200 ms, as on TCP, would spend the run sleeping.
+const SimSleep = 2 * time.Second
+
+// simPublishEvery spaces a simulated phase's publications: ten lessons a
+// second across the network, so that propagations overlap.
+const simPublishEvery = 100 * time.Millisecond

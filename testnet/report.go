@@ -23,6 +23,7 @@ type Report struct {
 	Scenario        []Phase `json:"scenario"`
 	SleepMs         float64 `json:"sleep_ms"`
 	Edges           int     `json:"edges"`
+	MedianHops      int     `json:"median_hops"` // of the dial graph, over every pair of nodes
 	Probes          int     `json:"probes"`
 	RSSBytes        int64   `json:"rss_bytes"`          // peak VmRSS of the process while the nodes ran
 	RSSPerNodeBytes int64   `json:"rss_per_node_bytes"` // rss_bytes / nodes (everything in the process counted)
@@ -47,9 +48,58 @@ type Report struct {
 	Gossip      GossipReport `json:"gossip"`
 	Started     time.Time    `json:"started"`
 	TookMs      float64      `json:"took_ms"`
+	CPUSeconds  float64      `json:"cpu_seconds"` // CPU time the process used from the first node's start
+	// Targets are the protocol's bounds, checked on a simulated run.
+	Targets []Target `json:"targets,omitempty"`
 	// OK is true when every phase delivered everything and converged.
 	OK     bool          `json:"ok"`
 	Phases []PhaseReport `json:"phases"`
+}
+
+// Target is one bound the run is held to: OK when Value ≤ Bound.
+type Target struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Bound float64 `json:"bound"`
+	OK    bool    `json:"ok"`
+	Why   string  `json:"why"`
+}
+
+// targets are the protocol's bounds on a simulated run (latencies in
+// simulated ms mean something only there): propagation p50 within twice
+// the median hops times the link latency, p99 within 3× p50, at most 3
+// duplicate copies of a record per node, and catch-up sync moving at most
+// 1.2× the bytes a churned or late node lacked, plus 2 KB.
+func (r Report) targets() []Target {
+	if r.Network != NetworkSim || r.Links == nil {
+		return nil
+	}
+	var out []Target
+	add := func(name string, value, bound float64, why string) {
+		out = append(out, Target{Name: name, Value: round2(value), Bound: round2(bound), OK: value <= bound, Why: why})
+	}
+	for _, p := range r.Phases {
+		switch p.Name {
+		case PhasePropagate:
+			hop := float64(r.Links.Latency) / float64(time.Millisecond)
+			add("propagate_p50_ms", p.P50Ms, 2*float64(r.MedianHops)*hop,
+				fmt.Sprintf("within 2× of %d median hops × %g ms a link", r.MedianHops, hop))
+			add("propagate_p99_over_p50", p.P99Ms/max(p.P50Ms, 1e-9), 3, "p99 at most 3× p50")
+			add("duplicates_per_record", max(0, p.DuplicatesPerRecord-1), 3, "copies beyond the first a node's router received per record")
+		case PhaseChurn, PhaseLateJoin:
+			worst, bound := -1.0, 0.0
+			for _, cu := range p.CatchUp {
+				b := 1.2*float64(cu.LackedBytes) + 2048
+				if float64(cu.SyncBytes)-b > worst-bound {
+					worst, bound = float64(cu.SyncBytes), b
+				}
+			}
+			if worst >= 0 {
+				add(string(p.Name)+"_catch_up_bytes", worst, bound, "the worst node: catch-up sync bytes against 1.2× the bytes it lacked + 2 KB")
+			}
+		}
+	}
+	return out
 }
 
 // GossipReport are the mesh settings the run used.
@@ -250,8 +300,12 @@ func (r Report) WriteFiles(dir string) error {
 
 // WriteTable writes the report as a table for a terminal.
 func (r Report) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "remem testnet: %d nodes, degree %d (%d links), %d lessons, seed %d, sleep %gms, mesh D=%d Dlo=%d Dhi=%d Dlazy=%d\n",
-		r.Nodes, r.Degree, r.Edges, r.Lessons, r.Seed, r.SleepMs, r.Gossip.D, r.Gossip.Dlo, r.Gossip.Dhi, r.Gossip.Dlazy)
+	fmt.Fprintf(w, "remem testnet: %d nodes, degree %d (%d links, median %d hops), %d lessons, seed %d, sleep %gms, mesh D=%d Dlo=%d Dhi=%d Dlazy=%d\n",
+		r.Nodes, r.Degree, r.Edges, r.MedianHops, r.Lessons, r.Seed, r.SleepMs, r.Gossip.D, r.Gossip.Dlo, r.Gossip.Dhi, r.Gossip.Dlazy)
+	if l := r.Links; l != nil {
+		fmt.Fprintf(w, "simulated network: links of %v ± %v, %.3g Mbit/s, %.3g%% loss; every time below is simulated, not the machine's\n",
+			l.Latency, l.Jitter, float64(l.Bandwidth)/1e6, l.Loss*100)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "phase\tnodes\trecords\tdelivered\tconverged\tp50 ms\tp95 ms\tp99 ms\tmax ms\tdup/rec\tKiB/node\tcores\ttook s\t")
 	for _, p := range r.Phases {
@@ -271,7 +325,7 @@ func (r Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "%s: node %d caught up in %.0f ms: lacked %d records (%d B), sync moved %d B (%.2fx)",
 				p.Name, c.Node, c.CaughtUpMs, c.LackedRecords, c.LackedBytes, c.SyncBytes, c.SyncRatio)
 			if c.WireBytes > 0 {
-				fmt.Fprintf(w, ", sockets %d B (%.2fx)", c.WireBytes, c.WireRatio)
+				fmt.Fprintf(w, ", on the wire %d B (%.2fx)", c.WireBytes, c.WireRatio)
 			}
 			fmt.Fprintln(w)
 		}
@@ -295,8 +349,19 @@ func (r Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "%s: %s\n", p.Name, p.Error)
 		}
 	}
-	fmt.Fprintf(w, "RSS %.1f MiB (%.2f MiB per node, baseline %.1f MiB); took %.1f s on %d CPUs (load average %.2f); bytes counted from %s\n",
-		float64(r.RSSBytes)/(1<<20), float64(r.RSSPerNodeBytes)/(1<<20), float64(r.RSSBaseBytes)/(1<<20), r.TookMs/1000, r.CPUs, r.LoadAverage, r.BytesSource)
+	took := fmt.Sprintf("took %.1f s", r.TookMs/1000)
+	if r.Time == "simulated" {
+		took = fmt.Sprintf("took %.1f simulated s in %.1f s", r.TookMs/1000, r.WallMs/1000)
+	}
+	fmt.Fprintf(w, "RSS %.1f MiB (%.2f MiB per node, baseline %.1f MiB); %s on %d CPUs, %.1f CPU s (load average %.2f); bytes counted from %s\n",
+		float64(r.RSSBytes)/(1<<20), float64(r.RSSPerNodeBytes)/(1<<20), float64(r.RSSBaseBytes)/(1<<20), took, r.CPUs, r.CPUSeconds, r.LoadAverage, r.BytesSource)
+	for _, t := range r.Targets {
+		verdict := "ok"
+		if !t.OK {
+			verdict = "MISSED"
+		}
+		fmt.Fprintf(w, "target %s: %g (bound %g, %s) %s\n", t.Name, t.Value, t.Bound, t.Why, verdict)
+	}
 	return nil
 }
 

@@ -12,6 +12,8 @@ import (
 func TestSimTestnet(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Network = NetworkSim
+	cfg.Sleep = SimSleep
+	cfg.Params.Gossip = GossipParams(NetworkSim)
 	cfg.Nodes, cfg.Lessons, cfg.Seed = 50, 20, 3
 	if n := os.Getenv("REMEM_SIM_NODES"); n != "" {
 		var k int

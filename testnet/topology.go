@@ -156,3 +156,46 @@ func (t Topology) Halves() []int {
 	}
 	return side
 }
+
+// MedianHops is the median, over every ordered pair of distinct nodes, of
+// the number of links on a shortest path between them (links count in
+// both directions); unreachable pairs are left out.
+func (t Topology) MedianHops() int {
+	adj := make([][]int, t.N)
+	for i, o := range t.Out {
+		for _, j := range o {
+			adj[i] = append(adj[i], j)
+			adj[j] = append(adj[j], i)
+		}
+	}
+	counts := map[int]int{} // hops → pairs
+	pairs := 0
+	dist := make([]int, t.N)
+	queue := make([]int, 0, t.N)
+	for s := range t.N {
+		for i := range dist {
+			dist[i] = -1
+		}
+		dist[s] = 0
+		queue = append(queue[:0], s)
+		for k := 0; k < len(queue); k++ {
+			u := queue[k]
+			for _, v := range adj[u] {
+				if dist[v] < 0 {
+					dist[v] = dist[u] + 1
+					counts[dist[v]]++
+					pairs++
+					queue = append(queue, v)
+				}
+			}
+		}
+	}
+	seen := 0
+	for h := 1; seen < pairs; h++ {
+		seen += counts[h]
+		if 2*seen >= pairs {
+			return h
+		}
+	}
+	return 0
+}

@@ -96,3 +96,25 @@ func TestTopologyRejects(t *testing.T) {
 		t.Error("degree 0 accepted")
 	}
 }
+
+func TestMedianHops(t *testing.T) {
+	// A ring of 5 (each dials the next): from any node, two nodes are 1
+	// hop away and two are 2; the median of the 20 ordered pairs is 1.
+	ring := Topology{N: 5, Out: [][]int{{1}, {2}, {3}, {4}, {0}}}
+	if got := ring.MedianHops(); got != 1 {
+		t.Errorf("ring of 5: %d hops, want 1", got)
+	}
+	// A line of 5: of the 20 ordered pairs, 8 are 1 hop apart, 6 are 2,
+	// 4 are 3 and 2 are 4: the 10th is 2 hops.
+	line := Topology{N: 5, Out: [][]int{{1}, {2}, {3}, {4}, {}}}
+	if got := line.MedianHops(); got != 2 {
+		t.Errorf("line of 5: %d hops, want 2", got)
+	}
+	big, err := NewTopology(1000, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := big.MedianHops(); got < 3 || got > 6 {
+		t.Errorf("1,000 nodes of degree 3: median %d hops, want about log(1000)/log(5)", got)
+	}
+}

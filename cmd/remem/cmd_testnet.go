@@ -1,14 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -46,6 +50,11 @@ Examples:
   remem testnet --scenario partition --nodes 30 --seed 7
   remem testnet --nodes 50 --mesh 3,2,6,4      # try another GossipSub mesh`,
 		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "network", Value: "tcp", Usage: "tcp: real sockets on 127.0.0.1, real CPU and bytes; sim: simulated links in virtual time"},
+			&cli.DurationFlag{Name: "latency", Value: testnet.DefaultLinks().Latency, Usage: "sim: one-way latency of every link"},
+			&cli.DurationFlag{Name: "jitter", Value: testnet.DefaultLinks().Jitter, Usage: "sim: each packet's latency varies by up to this much either way"},
+			&cli.StringFlag{Name: "bandwidth", Value: "50M", Usage: "sim: bits per second of each host's uplink and downlink (k, M and G suffixes)"},
+			&cli.Float64Flag{Name: "loss", Usage: "sim: fraction of packets lost, 0 to 0.5"},
 			&cli.IntFlag{Name: "nodes", Value: 50, Usage: "honest nodes at the start"},
 			&cli.IntFlag{Name: "degree", Value: 3, Usage: "how many others each node dials"},
 			&cli.IntFlag{Name: "lessons", Value: 100, Usage: "lessons published in the propagate phase (other phases publish a share of it)"},
@@ -53,6 +62,7 @@ Examples:
 			&cli.StringFlag{Name: "scenario", Value: "all", Usage: "all, or one of " + phaseNames()},
 			&cli.DurationFlag{Name: "sleep", Value: 200 * time.Millisecond, Usage: "how often every node sleeps (and syncs) by itself"},
 			&cli.StringFlag{Name: "out", Value: "remem-testnet", Usage: "directory for report.json and propagation.svg"},
+			&cli.StringFlag{Name: "sweep", Usage: "run at each of these sizes, e.g. 10,30,100,300,1000, and write scaling.json and scaling.svg"},
 			&cli.StringFlag{Name: "mesh", Usage: "GossipSub mesh as D,Dlo,Dhi,Dlazy (default: the gossip package's testnet parameters)"},
 			&cli.StringFlag{Name: "homes", Usage: "keep the nodes' homes in this directory instead of a temporary one"},
 			&cli.DurationFlag{Name: "publish-every", Usage: "spacing of publications within a phase (default: 1ms per node, at least 20ms)"},
@@ -66,33 +76,115 @@ Examples:
 			if err != nil {
 				return err
 			}
+			var sizes []int
+			if c.IsSet("sweep") {
+				if sizes, err = testnet.ParseSizes(c.String("sweep")); err != nil {
+					return cli.Exit("--sweep: "+err.Error(), 2)
+				}
+			}
 			bar := newProgressBar(c.App.ErrWriter)
-			rep, runErr := testnet.Run(c.Context, cfg, bar.update)
-			bar.finish()
-			if len(rep.Phases) == 0 && runErr != nil {
-				return runErr
-			}
-			out := c.String("out")
-			if err := rep.WriteFiles(out); err != nil {
-				return errors.Join(runErr, err)
-			}
-			if c.Bool("json") {
-				if err := rep.WriteJSON(c.App.Writer); err != nil {
-					return err
+			run := func(t *testing.T) error {
+				if len(sizes) > 0 {
+					return sweep(c, t, cfg, sizes, bar)
 				}
-			} else {
-				if err := rep.WriteTable(c.App.Writer); err != nil {
-					return err
-				}
-				abs, _ := filepath.Abs(out)
-				fmt.Fprintf(c.App.Writer, "wrote %s and %s\n", filepath.Join(abs, "report.json"), filepath.Join(abs, "propagation.svg"))
+				rep, runErr := runOn(c, t, cfg, bar.update)
+				bar.finish()
+				return writeTestnetReport(c, c.String("out"), rep, runErr)
 			}
-			if runErr != nil {
-				return cli.Exit(runErr.Error(), 1)
+			if cfg.Network == testnet.NetworkSim {
+				inVirtualTime(run) // ends the process
 			}
-			return nil
+			return run(nil)
 		},
 	}
+}
+
+// runOn runs cfg on its network: in virtual time on the simulated
+// one (t is then the test inVirtualTime made).
+func runOn(c *cli.Context, t *testing.T, cfg testnet.Config, progress func(testnet.Phase, int, int)) (testnet.Report, error) {
+	if cfg.Network == testnet.NetworkSim {
+		return testnet.RunVirtual(t, c.Context, cfg, progress)
+	}
+	return testnet.Run(c.Context, cfg, progress)
+}
+
+// sweep runs cfg at each size, writes each run's files under
+// --out/nodes-N and scaling.json and scaling.svg in --out, and prints the
+// sweep's table (or scaling.json with --json).
+func sweep(c *cli.Context, t *testing.T, cfg testnet.Config, sizes []int, bar *progressBar) error {
+	out := c.String("out")
+	var points []testnet.ScalePoint
+	var failed []string
+	for _, n := range sizes {
+		cfg.Nodes = n
+		rep, runErr := runOn(c, t, cfg, func(ph testnet.Phase, done, total int) {
+			bar.update(testnet.Phase(fmt.Sprintf("%d nodes: %s", n, ph)), done, total)
+		})
+		bar.finish()
+		if c.Context.Err() != nil {
+			return fmt.Errorf("sweep interrupted at %d nodes: %w", n, c.Context.Err())
+		}
+		if len(rep.Phases) > 0 {
+			if err := rep.WriteFiles(filepath.Join(out, fmt.Sprintf("nodes-%d", n))); err != nil {
+				return err
+			}
+		}
+		if runErr != nil {
+			failed = append(failed, fmt.Sprintf("%d nodes: %v", n, runErr))
+		}
+		rep.Nodes = n
+		points = append(points, testnet.PointOf(rep, runErr))
+		runtime.GC()
+		debug.FreeOSMemory() // the next run's RSS starts from what it needs
+	}
+	sc := testnet.NewScaling(cfg, points)
+	if err := sc.WriteFiles(out); err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sc); err != nil {
+			return err
+		}
+	} else {
+		if err := sc.WriteTable(c.App.Writer); err != nil {
+			return err
+		}
+		abs, _ := filepath.Abs(out)
+		fmt.Fprintf(c.App.Writer, "wrote %s and %s, and each run's report under %s\n",
+			filepath.Join(abs, "scaling.json"), filepath.Join(abs, "scaling.svg"), filepath.Join(abs, "nodes-N"))
+	}
+	if len(failed) > 0 {
+		return cli.Exit("runs failed: "+strings.Join(failed, "; "), 1)
+	}
+	return nil
+}
+
+// writeTestnetReport writes the files of a run, prints its table (or JSON)
+// and returns the run's error, with exit status 1 when a phase failed.
+func writeTestnetReport(c *cli.Context, out string, rep testnet.Report, runErr error) error {
+	if len(rep.Phases) == 0 && runErr != nil {
+		return runErr
+	}
+	if err := rep.WriteFiles(out); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if c.Bool("json") {
+		if err := rep.WriteJSON(c.App.Writer); err != nil {
+			return err
+		}
+	} else {
+		if err := rep.WriteTable(c.App.Writer); err != nil {
+			return err
+		}
+		abs, _ := filepath.Abs(out)
+		fmt.Fprintf(c.App.Writer, "wrote %s and %s\n", filepath.Join(abs, "report.json"), filepath.Join(abs, "propagation.svg"))
+	}
+	if runErr != nil {
+		return cli.Exit(runErr.Error(), 1)
+	}
+	return nil
 }
 
 // testnetConfig is the run the flags ask for. --quorum and --window set
@@ -102,6 +194,31 @@ func testnetConfig(c *cli.Context) (testnet.Config, error) {
 	cfg := testnet.DefaultConfig()
 	cfg.Nodes, cfg.Degree, cfg.Lessons, cfg.Seed = c.Int("nodes"), c.Int("degree"), c.Int("lessons"), c.Int64("seed")
 	cfg.Sleep = c.Duration("sleep")
+	network, err := testnet.ParseNetwork(c.String("network"))
+	if err != nil {
+		return cfg, cli.Exit("--network: "+err.Error(), 2)
+	}
+	cfg.Network = network
+	cfg.Params.Gossip = testnet.GossipParams(network)
+	if network == testnet.NetworkSim {
+		bw, err := parseBandwidth(c.String("bandwidth"))
+		if err != nil {
+			return cfg, cli.Exit("--bandwidth: "+err.Error(), 2)
+		}
+		cfg.Links = testnet.SimLinks{Latency: c.Duration("latency"), Jitter: c.Duration("jitter"), Bandwidth: bw, Loss: c.Float64("loss")}
+		if err := cfg.Links.Validate(); err != nil {
+			return cfg, cli.Exit(fmt.Sprintf("the simulated links: %v (see --latency, --jitter, --bandwidth, --loss)", err), 2)
+		}
+		if !c.IsSet("sleep") {
+			cfg.Sleep = testnet.SimSleep
+		}
+	} else {
+		for _, f := range []string{"latency", "jitter", "bandwidth", "loss"} {
+			if c.IsSet(f) {
+				return cfg, cli.Exit(fmt.Sprintf("--%s sets the simulated links: add --network sim", f), 2)
+			}
+		}
+	}
 	cfg.Dir = c.String("homes")
 	cfg.Params.PhaseTimeout = c.Duration("phase-timeout")
 	cfg.Params.PublishEvery = c.Duration("publish-every")
@@ -117,6 +234,24 @@ func testnetConfig(c *cli.Context) (testnet.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// parseBandwidth reads bits per second: a number with an optional k, M
+// or G suffix (powers of 1000), e.g. 50M.
+func parseBandwidth(s string) (int, error) {
+	mult := 1.0
+	num := strings.TrimSpace(s)
+	for suffix, m := range map[string]float64{"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9} {
+		if rest, ok := strings.CutSuffix(num, suffix); ok {
+			num, mult = rest, m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v <= 0 || v*mult > 1e12 {
+		return 0, fmt.Errorf("%q is not a bandwidth: want bits per second such as 50M, 800k or 1G", s)
+	}
+	return int(v * mult), nil
 }
 
 func phaseNames() string {
