@@ -64,7 +64,7 @@ type Daemon struct {
 	next     time.Time
 	commons  []*commons.Client
 	sleepNow chan chan sleepResult
-	news     chan struct{} // records new to this memory arrived by gossip or sync
+	news     chan struct{}  // records new to this memory arrived by gossip or sync
 	syncing  atomic.Bool    // a catch-up round runs
 	rounds   sync.WaitGroup // the catch-up rounds, waited for at close
 }
