@@ -80,7 +80,14 @@ func TestJournalReplayAtOpen(t *testing.T) {
 // An update too big for a transaction sees its own writes while gathered,
 // and lands whole.
 func TestUpdateTooBigLandsWhole(t *testing.T) {
-	s, err := Open(t.TempDir(), Options{Small: true})
+	// Tiny stores (a simulated network's) fit even less in a transaction.
+	for name, opts := range map[string]Options{"small": {Small: true}, "tiny": {Tiny: true}} {
+		t.Run(name, func(t *testing.T) { updateTooBigLandsWhole(t, opts) })
+	}
+}
+
+func updateTooBigLandsWhole(t *testing.T, opts Options) {
+	s, err := Open(t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
