@@ -1,11 +1,27 @@
 // Package testnet runs a whole remem network on one machine and measures it.
 //
 // Run starts many real nodes in one process: each is a node.Daemon with its
-// own libp2p host on 127.0.0.1 and its own Badger home (store.Options.Small)
-// in a directory of its own. The nodes form a random sparse graph drawn from
-// a seed (NewTopology: a ring through a random permutation for
-// connectivity, plus random edges until every node dials Degree others), so
-// a run is reproducible up to the timing of the machine.
+// own libp2p host and its own Badger home (store.Options.Small) in a
+// directory of its own. The hosts talk over one of two networks
+// (Config.Network, the hostNet interface):
+//
+//   - NetworkTCP: real TCP sockets on 127.0.0.1. It measures real CPU time
+//     and real bytes, but on one machine its latencies are mostly the
+//     queues of a busy CPU.
+//   - NetworkSim: go-libp2p's QUIC over marcopolo/simnet's in-process
+//     links (SimLinks: latency with jitter, bandwidth, loss), inside a
+//     testing/synctest bubble (RunVirtual), where time moves only when
+//     every goroutine waits. Latencies are then those of the links and the
+//     protocol, whatever the CPU, and a thousand nodes fit on two cores.
+//     Nodes run with the gossip parameters of real networks, sleep every
+//     SimSleep and keep Tiny stores; the local API's attack goes over
+//     in-process pipes, since a real socket would stop virtual time.
+//
+// The nodes form a random sparse graph drawn from a seed (NewTopology: a
+// ring through a random permutation for connectivity, plus random edges
+// until every node dials Degree others), so a run is reproducible up to the
+// timing of the machine (on the simulated network, up to the scheduling of
+// goroutines).
 //
 // The scenarios are phases of one run, in this order: propagate (random
 // nodes publish lessons), confirm (other nodes meet the surprises and sign
@@ -36,7 +52,13 @@
 //     validated_per_record.
 //   - bytes_per_node are the TCP bytes sent and received by each node's
 //     sockets (Linux TCP_INFO on the process's own sockets, told apart by
-//     local port); the catch-up protocol's own bytes come from gossip.Stats.
+//     local port), or on the simulated network the bytes of each node's
+//     link; the catch-up protocol's own bytes come from gossip.Stats.
+//   - On the simulated network, Report.Targets holds the protocol's
+//     bounds (propagation p50 against the graph's median hops times the
+//     link latency, p99 against p50, duplicates, catch-up bytes), and a
+//     sweep (ParseSizes, PointOf, NewScaling) shows how CPU, bytes, RSS
+//     and latency grow with the number of nodes.
 //   - rss_bytes is the process's peak VmRSS while the nodes run.
 //
 // The package imports node, gossip, store and protocol, and libp2p directly
