@@ -294,7 +294,7 @@ func (s Scaling) panel(bw *bufio.Writer, x0, y0, w, h int, title string, lines [
 	}
 	for k := 0; k <= 4; k++ {
 		v := ymax / 1.1 * float64(k) / 4
-		fmt.Fprintf(bw, `<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`, x0-6, y(v), esc(strconv.FormatFloat(v, 'g', 3, 64)))
+		fmt.Fprintf(bw, `<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`, x0-6, y(v), esc(shortNumber(v)))
 	}
 	fmt.Fprintf(bw, `<text x="%d" y="%d" text-anchor="middle">nodes (log scale)</text></g>
 `, x0+w/2, y0+h+34)
@@ -320,7 +320,19 @@ func (s Scaling) panel(bw *bufio.Writer, x0, y0, w, h int, title string, lines [
 		}
 		if len(lines) > 1 {
 			fmt.Fprintf(bw, `<text x="%d" y="%d" font-size="11" fill="%s">%s</text>
-`, x0+w-60, y0+14+i*14, color, esc(l.name))
+`, x0+8, y0+14+i*14, color, esc(l.name))
 		}
 	}
+}
+
+// shortNumber writes v in three digits with a k or M for thousands and
+// millions.
+func shortNumber(v float64) string {
+	switch {
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'g', 3, 64) + "M"
+	case v >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'g', 3, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
