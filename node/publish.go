@@ -209,8 +209,14 @@ func (rv Revocation) Drops(r *protocol.Record) bool {
 func (m *Memory) revocations(recs []*protocol.Record) (map[string]Revocation, error) {
 	out := map[string]Revocation{}
 	now := m.Now()
+	// A hash without a revocation held is not revoked: reading its
+	// records would tell nothing.
+	revoked, err := m.store.RevokedHashes()
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range recs {
-		if r.Type == protocol.TypeRevocation {
+		if r.Type == protocol.TypeRevocation || !revoked[r.Hash] {
 			continue
 		}
 		if _, done := out[r.Hash]; done {

@@ -472,6 +472,29 @@ func (s *Store) InScope(scope string) ([]Held, error) {
 	return out, nil
 }
 
+// RevokedHashes returns the hashes of which some revocation is held (in
+// any scope). Only those can be revoked (SPEC §8), so a reader that must
+// leave revoked lessons out reads the records of these hashes alone. It
+// reads keys only.
+func (s *Store) RevokedHashes() (map[string]bool, error) {
+	out := map[string]bool{}
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, []byte("r/"), false, func(k, _ []byte) error {
+			// r/<hash>/<type digit>/<origin>
+			rest := k[2:]
+			i := bytes.IndexByte(rest, '/')
+			if i > 0 && i+1 < len(rest) && rest[i+1] == '0'+byte(protocol.TypeRevocation) {
+				out[string(rest[:i])] = true
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the revoked hashes: %w", err)
+	}
+	return out, nil
+}
+
 // CountRecords returns how many records are held.
 func (s *Store) CountRecords() (int, error) {
 	n := 0

@@ -476,3 +476,24 @@ func TestNoteScope(t *testing.T) {
 		t.Fatalf("InScope after NoteScope: %+v", in)
 	}
 }
+
+func TestRevokedHashes(t *testing.T) {
+	s, _ := openTest(t)
+	alice, bob := ident(t, 1), ident(t, 2)
+	l1 := signLesson(t, alice, lessonText(1), 1, t0)
+	l2 := signLesson(t, alice, lessonText(2), 1, t0)
+	rv, err := protocol.SignRevocation(bob, l2.Hash, t0.Add(time.Minute), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutRecords([]*protocol.Record{l1, l2, rv}, "team:x", t0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.RevokedHashes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !got[l2.Hash] {
+		t.Fatalf("revoked hashes %v, want only %s", got, l2.Hash[:8])
+	}
+}

@@ -141,10 +141,10 @@ func RunVirtual(t *testing.T, ctx context.Context, cfg Config, progress func(pha
 		return rep, fmt.Errorf("testnet config: RunVirtual runs the simulated network; Network is %q", cfg.Network)
 	}
 	started, wall := time.Now().UTC(), time.Now()
-	// A thousand nodes' heaps are mostly short-lived buffers: collecting
-	// at half the default growth keeps the process near 8 MiB a node for
-	// a few percent more CPU.
-	defer debug.SetGCPercent(debug.SetGCPercent(simGCPercent))
+	// A thousand nodes in one heap: the collector runs at the default
+	// pace until the Go runtime's memory nears simMemoryPerNode a node,
+	// then as often as it takes to stay there.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(max(cfg.Nodes, 1)) * simMemoryPerNode))
 	synctest.Test(t, func(*testing.T) {
 		// A bubble's goroutines may not wait on ctx, made outside it:
 		// a goroutine of the bubble looks at it every 100 simulated ms.
@@ -175,8 +175,9 @@ func RunVirtual(t *testing.T, ctx context.Context, cfg Config, progress func(pha
 	return rep, err
 }
 
-// simGCPercent is the GOGC of a simulated run.
-const simGCPercent = 50
+// simMemoryPerNode is the soft memory limit of a simulated run per node,
+// for the Go runtime (Badger's mapped files come on top).
+const simMemoryPerNode = 6 << 20
 
 // rss is the process's resident set (VmRSS), or the Go runtime's total
 // memory where /proc cannot be read.

@@ -10,7 +10,8 @@ import (
 
 // TestSimTestnet is the guard of the simulated network: 50 nodes through
 // every phase in virtual time, every phase delivering everything and
-// converging. REMEM_SIM_NODES runs another size by hand.
+// converging. REMEM_SIM_NODES and REMEM_SIM_LESSONS run another size by
+// hand.
 func TestSimTestnet(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Network, cfg.Sleep, cfg.Params.Gossip = NetworkSim, SimSleep, GossipParams(NetworkSim)
@@ -24,6 +25,13 @@ func TestSimTestnet(t *testing.T) {
 			t.Fatalf("REMEM_SIM_NODES=%q: %v", s, err)
 		}
 		cfg.Nodes = n
+	}
+	if s := os.Getenv("REMEM_SIM_LESSONS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("REMEM_SIM_LESSONS=%q: %v", s, err)
+		}
+		cfg.Lessons = n
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
