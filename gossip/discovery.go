@@ -73,7 +73,14 @@ func (n *Node) connectTo(ctx context.Context, ai peer.AddrInfo) {
 
 // startConnectSync runs a sync session with every peer this node dials, once
 // libp2p's identify says it speaks the sync protocol. Only the dialing side
-// starts one, so a pair runs one session (it moves records both ways).
+// starts one, so a pair runs one session (it moves records both ways). The
+// sessions run one after another: a node that comes back dials several
+// peers at once, and sessions side by side would each bring it the same
+// missing records; one after the other, the first brings them and the
+// next ones find nothing to move. A session that takes longer than
+// connectSyncStagger (a slow or stalling peer) lets the next one start
+// beside it, up to connectSyncSlots at once. Peers past connectSyncQueue
+// wait for the periodic round.
 func (n *Node) startConnectSync(ctx context.Context, run *tracker) error {
 	if !n.p.SyncOnConnect || len(n.order) == 0 {
 		return nil
@@ -82,7 +89,7 @@ func (n *Node) startConnectSync(ctx context.Context, run *tracker) error {
 	if err != nil {
 		return err
 	}
-	slots := make(chan struct{}, 8) // connect syncs at once; the rest wait for the periodic round
+	queue := make(chan peer.ID, connectSyncQueue)
 	run.Go(func() {
 		defer func() { _ = sub.Close() }() // an event bus subscription: nothing to flush
 		for {
@@ -98,25 +105,63 @@ func (n *Node) startConnectSync(ctx context.Context, run *tracker) error {
 				continue
 			}
 			select {
-			case slots <- struct{}{}:
+			case queue <- ev.Peer:
 			default:
-				continue
 			}
+		}
+	})
+	slots := make(chan struct{}, connectSyncSlots)
+	run.Go(func() {
+		for {
+			var p peer.ID
+			select {
+			case <-ctx.Done():
+				return
+			case p = <-queue:
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case slots <- struct{}{}:
+			}
+			done := make(chan struct{})
 			started := run.Go(func() {
 				defer func() { <-slots }()
-				for _, t := range n.order {
-					if !t.members.hasPeer(ev.Peer) {
-						continue
-					}
-					if err := n.syncWith(ctx, t, ev.Peer); err != nil {
-						n.log.Debug("sync on connect failed", "peer", ev.Peer, "scope", t.scope, "err", err)
-					}
-				}
+				defer close(done)
+				n.syncOnConnect(ctx, p)
 			})
 			if !started {
 				<-slots
+				return
 			}
+			stagger := time.NewTimer(connectSyncStagger)
+			select {
+			case <-ctx.Done():
+			case <-done:
+			case <-stagger.C:
+			}
+			stagger.Stop()
 		}
 	})
 	return nil
 }
+
+func (n *Node) syncOnConnect(ctx context.Context, p peer.ID) {
+	for _, t := range n.order {
+		if !t.members.hasPeer(p) {
+			continue
+		}
+		if err := n.syncWith(ctx, t, p); err != nil {
+			n.log.Debug("sync on connect failed", "peer", p, "scope", t.scope, "err", err)
+		}
+	}
+}
+
+const (
+	// connectSyncQueue dialled peers wait for their session; a session
+	// longer than connectSyncStagger lets the next start beside it, up to
+	// connectSyncSlots at once.
+	connectSyncQueue   = 32
+	connectSyncStagger = 2 * time.Second
+	connectSyncSlots   = 8
+)

@@ -260,7 +260,9 @@ func (c *Config) share(frac float64, lo int) int {
 // by themselves unless told otherwise. Simulated time is free while every
 // node waits, but each sleep costs real CPU at every node: a thousand
 // nodes sleeping every 200 ms, as on TCP, would spend the run sleeping.
-const SimSleep = 2 * time.Second
+// Real nodes sleep every 10 minutes; every 10 s keeps a run's own sleeps
+// (withdrawals, catch-up rounds) within its simulated minutes.
+const SimSleep = 10 * time.Second
 
 // simPublishEvery spaces a simulated phase's publications: ten lessons a
 // second across the network, so that propagations overlap.

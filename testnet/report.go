@@ -87,15 +87,16 @@ func (r Report) targets() []Target {
 			add("propagate_p99_over_p50", p.P99Ms/max(p.P50Ms, 1e-9), 3, "p99 at most 3× p50")
 			add("duplicates_per_record", max(0, p.DuplicatesPerRecord-1), 3, "copies beyond the first a node's router received per record")
 		case PhaseChurn, PhaseLateJoin:
-			worst, bound := -1.0, 0.0
-			for _, cu := range p.CatchUp {
+			for i, cu := range p.CatchUp {
+				// The worst node: the most sync bytes beyond its bound.
 				b := 1.2*float64(cu.LackedBytes) + 2048
-				if float64(cu.SyncBytes)-b > worst-bound {
-					worst, bound = float64(cu.SyncBytes), b
+				if i == 0 || float64(cu.SyncBytes)-b > out[len(out)-1].Value-out[len(out)-1].Bound {
+					if i > 0 {
+						out = out[:len(out)-1]
+					}
+					add(string(p.Name)+"_catch_up_bytes", float64(cu.SyncBytes), b,
+						fmt.Sprintf("the worst of %d nodes: catch-up sync bytes against 1.2× the %d bytes it lacked + 2 KB", len(p.CatchUp), cu.LackedBytes))
 				}
-			}
-			if worst >= 0 {
-				add(string(p.Name)+"_catch_up_bytes", worst, bound, "the worst node: catch-up sync bytes against 1.2× the bytes it lacked + 2 KB")
 			}
 		}
 	}

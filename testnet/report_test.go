@@ -188,3 +188,35 @@ func TestParseScenario(t *testing.T) {
 		t.Fatalf("unknown scenario: %v", err)
 	}
 }
+
+func TestTargetsPickTheWorstCatchUp(t *testing.T) {
+	links := DefaultLinks()
+	r := Report{Network: NetworkSim, Links: &links, MedianHops: 3, Phases: []PhaseReport{
+		{Name: PhasePropagate, P50Ms: 200, P99Ms: 700, DuplicatesPerRecord: 2.5},
+		{Name: PhaseChurn, CatchUp: []CatchUp{{LackedBytes: 1000, SyncBytes: 1500}, {LackedBytes: 10000, SyncBytes: 16000}, {LackedBytes: 100, SyncBytes: 200}}},
+	}}
+	got := map[string]Target{}
+	for _, tg := range r.targets() {
+		got[tg.Name] = tg
+	}
+	if tg := got["propagate_p50_ms"]; !tg.OK || tg.Bound != 300 {
+		t.Errorf("p50: %+v", tg)
+	}
+	if tg := got["propagate_p99_over_p50"]; tg.OK || tg.Value != 3.5 {
+		t.Errorf("p99/p50: %+v", tg)
+	}
+	if tg := got["duplicates_per_record"]; !tg.OK || tg.Value != 1.5 {
+		t.Errorf("duplicates: %+v", tg)
+	}
+	// 16000 > 1.2 × 10000 + 2048: the second node is the worst, and misses.
+	if tg := got["churn_catch_up_bytes"]; tg.OK || tg.Value != 16000 || tg.Bound != 14048 {
+		t.Errorf("catch-up: %+v", tg)
+	}
+	if len(got) != 4 {
+		t.Errorf("%d targets: %v", len(got), got)
+	}
+	r.Network, r.Links = NetworkTCP, nil
+	if tg := r.targets(); tg != nil {
+		t.Errorf("targets on TCP: %v", tg)
+	}
+}

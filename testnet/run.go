@@ -177,7 +177,7 @@ func RunVirtual(t *testing.T, ctx context.Context, cfg Config, progress func(pha
 
 // simMemoryPerNode is the soft memory limit of a simulated run per node,
 // for the Go runtime (Badger's mapped files come on top).
-const simMemoryPerNode = 6 << 20
+const simMemoryPerNode = 7 << 20
 
 // rss is the process's resident set (VmRSS), or the Go runtime's total
 // memory where /proc cannot be read.
