@@ -106,6 +106,9 @@ func TestEightNodesSparse(t *testing.T) {
 		if i > 0 && n.Stats().Received == 0 {
 			t.Errorf("node %d got the lesson without a gossip message", i)
 		}
+		if n.holder.syncCount() != 0 {
+			t.Errorf("node %d: FromSync was true for a gossip message", i)
+		}
 	}
 	for i, n := range nodes {
 		conns := len(n.host.Network().Peers())

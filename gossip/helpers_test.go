@@ -22,6 +22,7 @@ type memHolder struct {
 	mu        sync.Mutex
 	scopes    map[string]map[protocol.RecordKey]*protocol.Record
 	delivered int
+	viaSync   int             // of them, records Deliver was told came by sync
 	full      map[string]bool // origins past the cap (Room 0)
 }
 
@@ -39,10 +40,13 @@ func newMemHolder() *memHolder {
 	return &memHolder{scopes: map[string]map[protocol.RecordKey]*protocol.Record{}}
 }
 
-func (h *memHolder) Deliver(_ context.Context, scope string, from peer.ID, recs []*protocol.Record) {
+func (h *memHolder) Deliver(ctx context.Context, scope string, from peer.ID, recs []*protocol.Record) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.delivered += len(recs)
+	if FromSync(ctx) {
+		h.viaSync += len(recs)
+	}
 	h.put(scope, recs...)
 }
 
@@ -105,6 +109,12 @@ func (h *memHolder) deliveredCount() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.delivered
+}
+
+func (h *memHolder) syncCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.viaSync
 }
 
 // tnode is a running node in a test.

@@ -40,9 +40,9 @@ type Holder interface {
 	// Deliver hands on records that arrived on a team scope, already
 	// verified by the validator or by sync (never verify them twice). from
 	// is the peer that sent the bytes (the forwarder of a gossip message, or
-	// the sync partner). ctx ends when the node closes (or the sync round
-	// that fetched them ends): Deliver should give up then, as Close waits
-	// for it.
+	// the sync partner); FromSync(ctx) tells which. ctx ends when the node
+	// closes (or the sync round that fetched them ends): Deliver should
+	// give up then, as Close waits for it.
 	Deliver(ctx context.Context, scope string, from peer.ID, recs []*protocol.Record)
 	// Held returns the raw lines of the records this memory holds in scope
 	// (own records published into it and records received by it), for
@@ -51,6 +51,19 @@ type Holder interface {
 	// Known reports whether an identical record is already held, so the
 	// validator can ignore pure duplicates.
 	Known(rec *protocol.Record) bool
+}
+
+type fromSyncKey struct{}
+
+func withSync(ctx context.Context) context.Context { return context.WithValue(ctx, fromSyncKey{}, true) }
+
+// FromSync reports whether the records Holder.Deliver receives with ctx
+// came by a sync session rather than a gossip message. Gossip has already
+// spread a message along the mesh; records that came by sync reached this
+// node alone.
+func FromSync(ctx context.Context) bool {
+	v, _ := ctx.Value(fromSyncKey{}).(bool)
+	return v
 }
 
 // Capped is an optional extension of Holder: Room is how many new records

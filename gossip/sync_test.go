@@ -39,6 +39,9 @@ func TestSyncBothWays(t *testing.T) {
 	if a.holder.deliveredCount() != 4 || b.holder.deliveredCount() != 3 {
 		t.Errorf("a was handed %d, b %d records; want 4 and 3", a.holder.deliveredCount(), b.holder.deliveredCount())
 	}
+	if a.holder.syncCount() != 4 || b.holder.syncCount() != 3 {
+		t.Errorf("FromSync was true for %d of a's and %d of b's records; want all", a.holder.syncCount(), b.holder.syncCount())
+	}
 	// Equal now: a second session moves no record.
 	if err := a.syncWith(ctx, a.teams["t"], b.PeerID()); err != nil {
 		t.Fatal(err)

@@ -196,7 +196,7 @@ func (n *Node) recvRecords(ctx context.Context, c *conn, in incoming, st *sessio
 	var batch []*protocol.Record
 	flush := func() {
 		if len(batch) > 0 {
-			n.holder.Deliver(ctx, in.t.scope, in.from, batch)
+			n.holder.Deliver(withSync(ctx), in.t.scope, in.from, batch)
 			batch = nil
 		}
 	}

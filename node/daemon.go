@@ -368,7 +368,7 @@ func (d *Daemon) network(st *Status) {
 const newsDelay = 300 * time.Millisecond
 
 // relayNews runs a catch-up round soon after records new to this memory
-// arrive. Pubsub forwards a message only along the mesh of the moment, and
+// arrive by sync. Pubsub forwards a message only along the mesh of the moment, and
 // sync alone would wait for its interval, so records that came by sync
 // (a node that joined late, a publish before the mesh formed) spread to
 // the rest of the team in a few rounds instead. The bytes moved stay
@@ -401,7 +401,9 @@ func (h holder) Deliver(ctx context.Context, scope string, from peer.ID, recs []
 		h.d.log.Error("deliver failed", "scope", scope, "peer", from.String(), "err", err)
 		return
 	}
-	if rep.Accepted > 0 {
+	// Records new here that came by sync are news to pass on; what came
+	// by gossip has spread along the mesh already.
+	if rep.Accepted > 0 && gossip.FromSync(ctx) {
 		select {
 		case h.d.news <- struct{}{}:
 		default:
