@@ -171,7 +171,7 @@ func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protoc
 	}
 	g := groupOf(*cand)
 	for _, content := range events {
-		if dc.filter.mayMatch(content, g) && m.similar(ctx, content, g) >= m.cfg.Params.Threshold {
+		if dc.same(ctx, dc.prepare(content), g) {
 			cand.MetBefore = true
 			break
 		}
@@ -254,18 +254,17 @@ func (dc *deliverContext) lesson(hash string) (*store.Lesson, bool) {
 	return l, ok
 }
 
-// get returns the lesson held for hash, read once per batch.
-func (dc *deliverContext) get(hash string) (*store.Lesson, bool, error) {
-	if l, ok := dc.held[hash]; ok {
-		return l, true, nil
+// read reads the lessons of hashes that are not held yet, in one go.
+func (dc *deliverContext) read(hashes []string) error {
+	if len(hashes) == 0 {
+		return nil
 	}
-	read, err := dc.m.store.GetLessons([]string{hash})
+	read, err := dc.m.store.GetLessons(hashes)
 	if err != nil {
-		return nil, false, err
+		return err
 	}
 	dc.keep(read)
-	l, ok := dc.held[hash]
-	return l, ok, nil
+	return nil
 }
 
 // keep holds ls, read from the store, unless a copy is held already.
