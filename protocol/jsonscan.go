@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -326,22 +327,31 @@ func (s *scanner) str() (string, bool) {
 func (s *scanner) skipStr() {
 	s.pos++ // opening quote
 	start := s.pos
-	for s.pos < len(s.data) {
-		c := s.data[s.pos]
-		switch {
-		case c == '"':
-			s.pos++
-			return
-		case c == '\\':
-			s.strSlow(start)
-			return
-		case c < 0x20:
-			s.fail(ReasonJSON, "control character in a string")
+	// The closing quote is found at word speed; the bytes before it are
+	// then checked for what str treats apart.
+	end := bytes.IndexByte(s.data[s.pos:], '"')
+	if end < 0 {
+		end = len(s.data)
+	} else {
+		end += s.pos
+	}
+	for i := s.pos; i < end; i++ {
+		if c := s.data[i]; c < 0x20 || c == '\\' {
+			s.pos = i
+			if c == '\\' {
+				s.strSlow(start)
+			} else {
+				s.fail(ReasonJSON, "control character in a string")
+			}
 			return
 		}
-		s.pos++
 	}
-	s.fail(ReasonJSON, "unterminated string")
+	s.pos = end
+	if end == len(s.data) {
+		s.fail(ReasonJSON, "unterminated string")
+		return
+	}
+	s.pos++
 }
 
 // name scans a member name as str does; the names of record fields come
