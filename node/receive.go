@@ -222,10 +222,11 @@ type deliverContext struct {
 	own     []string                 // hashes of the own lessons
 	ownDone bool
 	touched map[string]bool
-	order   []string        // hashes changed, in the order first changed
-	fresh   []*store.Lesson // candidates made by this batch, in order
-	made    map[string]bool // their hashes
-	filter  *termFilter     // skips pairs that share no word (nil: score every pair)
+	order   []string                     // hashes changed, in the order first changed
+	fresh   []*store.Lesson              // candidates made by this batch, in order
+	made    map[string]bool              // their hashes
+	filter  *termFilter                  // skips pairs that share no word (nil: score every pair)
+	origins map[*store.Lesson]*originSet // corroborators of long lists, as sets
 }
 
 // preload reads, in one go, the lessons the batch's records are about.
@@ -315,7 +316,37 @@ func (dc *deliverContext) add(l *store.Lesson) {
 // not counted for it yet, while l can still rise. Strength reaches 1 after
 // about 53 rises, which bounds the origins a lesson keeps.
 func (dc *deliverContext) counts(l *store.Lesson, origin string) bool {
-	return l.Strength < 1 && origin != dc.m.Origin() && !slices.Contains(l.Corroborators, origin)
+	return l.Strength < 1 && origin != dc.m.Origin() && !dc.corroboratedBy(l, origin)
+}
+
+// corroboratedBy reports whether origin is among l's corroborators. A
+// delivery asks this for every lesson it compares a received one with,
+// and a lesson keeps up to about 53 origins, so a long list is looked up
+// in a set, kept per batch; lists only grow during a delivery (corroborate
+// and support append), so the set catches up with what was appended.
+func (dc *deliverContext) corroboratedBy(l *store.Lesson, origin string) bool {
+	const short = 8 // a scan is as quick as the set up to about here
+	if len(l.Corroborators) <= short {
+		return slices.Contains(l.Corroborators, origin)
+	}
+	set := dc.origins[l]
+	if set == nil {
+		if dc.origins == nil {
+			dc.origins = map[*store.Lesson]*originSet{}
+		}
+		set = &originSet{has: make(map[string]bool, len(l.Corroborators))}
+		dc.origins[l] = set
+	}
+	for ; set.n < len(l.Corroborators); set.n++ {
+		set.has[l.Corroborators[set.n]] = true
+	}
+	return set.has[origin]
+}
+
+// originSet holds the first n corroborators of a lesson.
+type originSet struct {
+	has map[string]bool
+	n   int
 }
 
 // support raises l for origin, once per origin (SPEC §7): another memory's
