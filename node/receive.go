@@ -320,12 +320,14 @@ func (dc *deliverContext) counts(l *store.Lesson, origin string) bool {
 }
 
 // corroboratedBy reports whether origin is among l's corroborators. A
-// delivery asks this for every lesson it compares a received one with,
-// and a lesson keeps up to about 53 origins, so a long list is looked up
-// in a set, kept per batch; lists only grow during a delivery (corroborate
-// and support append), so the set catches up with what was appended.
+// delivery asks this for every lesson it compares a received one with, a
+// lesson keeps up to about 53 origins, and mostly the answer is no; so a
+// long list gets a 256-bit mask of its origins, kept per batch, and is
+// scanned only when the origin's bit is set. Lists only grow during a
+// delivery (corroborate and support append), so the mask catches up with
+// what was appended.
 func (dc *deliverContext) corroboratedBy(l *store.Lesson, origin string) bool {
-	const short = 8 // a scan is as quick as the set up to about here
+	const short = 8 // a scan is as quick as the mask up to about here
 	if len(l.Corroborators) <= short {
 		return slices.Contains(l.Corroborators, origin)
 	}
@@ -334,19 +336,40 @@ func (dc *deliverContext) corroboratedBy(l *store.Lesson, origin string) bool {
 		if dc.origins == nil {
 			dc.origins = map[*store.Lesson]*originSet{}
 		}
-		set = &originSet{has: make(map[string]bool, len(l.Corroborators))}
+		set = &originSet{}
 		dc.origins[l] = set
 	}
 	for ; set.n < len(l.Corroborators); set.n++ {
-		set.has[l.Corroborators[set.n]] = true
+		set.add(l.Corroborators[set.n])
 	}
-	return set.has[origin]
+	return set.may(origin) && slices.Contains(l.Corroborators, origin)
 }
 
-// originSet holds the first n corroborators of a lesson.
+// originSet is a mask of the first n corroborators of a lesson: no bit,
+// no such origin.
 type originSet struct {
-	has map[string]bool
-	n   int
+	mask [4]uint64
+	n    int
+}
+
+func (s *originSet) add(origin string) {
+	b := originBit(origin)
+	s.mask[b>>6] |= 1 << (b & 63)
+}
+
+func (s *originSet) may(origin string) bool {
+	b := originBit(origin)
+	return s.mask[b>>6]&(1<<(b&63)) != 0
+}
+
+// originBit hashes an origin (FNV-1a, folded) to one of 256 bits.
+func originBit(origin string) uint8 {
+	h := uint32(2166136261)
+	for i := 0; i < len(origin); i++ {
+		h ^= uint32(origin[i])
+		h *= 16777619
+	}
+	return uint8(h ^ h>>8 ^ h>>16 ^ h>>24)
 }
 
 // support raises l for origin, once per origin (SPEC §7): another memory's
