@@ -336,6 +336,15 @@ func (f fields) hexOnly(name string, n int) error {
 }
 
 func (f fields) timestamp(name string) (time.Time, error) {
+	if m, ok := f.get(name); ok && f.line[m.valueStart] == '"' {
+		// The usual case without a copy: no escapes, and a time that parses.
+		raw := f.line[m.valueStart+1 : m.valueEnd-1]
+		if bytes.IndexByte(raw, '\\') < 0 && bytes.IndexByte(raw, ',') < 0 && len(raw) > 0 && raw[len(raw)-1] == 'Z' {
+			if t, err := time.Parse(time.RFC3339, string(raw)); err == nil {
+				return t.UTC(), nil // as parseUTC returns it
+			}
+		}
+	}
 	v, _, err := f.str(name, true)
 	if err != nil {
 		return time.Time{}, err
@@ -347,15 +356,16 @@ func (f fields) timestamp(name string) (time.Time, error) {
 	return t, nil
 }
 
-func (f fields) number(name string) (string, error) {
+// number returns the bytes of the number member name.
+func (f fields) number(name string) ([]byte, error) {
 	m, ok := f.get(name)
 	if !ok {
-		return "", refuse(ReasonMissingField, name, "the record has no %q", name)
+		return nil, refuse(ReasonMissingField, name, "the record has no %q", name)
 	}
 	if !isNumber(f.line[m.valueStart]) {
-		return "", refuse(ReasonFieldType, name, "%q must be a number", name)
+		return nil, refuse(ReasonFieldType, name, "%q must be a number", name)
 	}
-	return string(f.line[m.valueStart:m.valueEnd]), nil
+	return f.line[m.valueStart:m.valueEnd], nil
 }
 
 // readType finds the record type and reads its required fields (step 3).
@@ -423,15 +433,15 @@ func (f fields) readLesson(rec *Record) error {
 	if err != nil {
 		return err
 	}
-	if rec.Seen, err = strconv.ParseInt(seen, 10, 64); err != nil {
-		return refuse(ReasonSeen, "seen", "seen must be a non-negative integer, got %s", seen)
+	if rec.Seen, err = strconv.ParseInt(string(seen), 10, 64); err != nil {
+		return refuse(ReasonSeen, "seen", "seen must be a non-negative integer, got %s", string(seen))
 	}
 	strength, err := f.number("strength")
 	if err != nil {
 		return err
 	}
-	if rec.Strength, err = strconv.ParseFloat(strength, 64); err != nil {
-		return refuse(ReasonStrength, "strength", "strength %s is not a usable number", strength)
+	if rec.Strength, err = strconv.ParseFloat(string(strength), 64); err != nil {
+		return refuse(ReasonStrength, "strength", "strength %s is not a usable number", string(strength))
 	}
 	if rec.Time, err = f.timestamp("updated"); err != nil {
 		return err
