@@ -142,7 +142,7 @@ func encPlain(s string) bool {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			if !encSafe[c] {
 				return false
 			}
 			i++
@@ -156,6 +156,14 @@ func encPlain(s string) bool {
 	}
 	return true
 }
+
+// encSafe marks the ASCII bytes encoding/json writes as they are.
+var encSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // decPlain reports whether encoding/json reads the bytes of a string as
 // they are: valid UTF-8 with no control character, quote or backslash.

@@ -14,7 +14,7 @@ import (
 // encoding/json escapes or replaces.
 var codecStrings = []string{
 	"", "a", "team:alpha", "go test fails on a clean checkout", "İstanbul ΟΔΟΣ", "0123456789abcdef", "quote \" inside", `back\slash`, "tab\there", "new\nline", "<b> & </b>",
-	"bad \xff utf-8", "line\u2028sep", "para\u2029sep", "\x00\x1f", "emoji 🙂", "é",
+	"bad \xff utf-8", "del \x7f", "line\u2028sep", "para\u2029sep", "\x00\x1f", "emoji 🙂", "é",
 }
 
 var codecFloats = []float64{0, math.Copysign(0, -1), 0.5, 1, 0.75, 0.9999990463256836, 1e-7, 1e-6, 123456789, 1e21, 1e20, -3.25, math.SmallestNonzeroFloat64}
