@@ -93,10 +93,11 @@ func (c *recentCandidate) set(l store.Lesson) {
 // other candidates.
 func (dc *deliverContext) sameMeaning(ctx context.Context, rec *protocol.Record) ([]*store.Lesson, error) {
 	m := dc.m
+	text := dc.prepare(rec.Text)
 	var out []*store.Lesson
 	match := func(l *store.Lesson) {
 		if l.Kind == rec.Kind && l.Hash != rec.Hash && dc.counts(l, rec.Origin) && !slices.Contains(out, l) &&
-			dc.filter.mayMatch(rec.Text, groupOf(*l)) && m.similar(ctx, rec.Text, groupOf(*l)) >= m.cfg.Params.Threshold {
+			dc.same(ctx, text, groupOf(*l)) {
 			out = append(out, l)
 		}
 	}
@@ -113,24 +114,65 @@ func (dc *deliverContext) sameMeaning(ctx context.Context, rec *protocol.Record)
 	if err := m.recent.load(m.store); err != nil {
 		return nil, err
 	}
-	for _, c := range m.recent.byKind[rec.Kind] {
+	// The candidates the index says may match are read in one go; those
+	// read or changed in this batch are held already, newer than the index.
+	recent := m.recent.byKind[rec.Kind]
+	var read []string
+	for _, c := range recent {
+		if _, ok := dc.held[c.hash]; ok || c.full || c.hash == rec.Hash || rec.Origin == m.Origin() ||
+			slices.Contains(c.origins, rec.Origin) || !dc.same(ctx, text, c.group) {
+			continue
+		}
+		read = append(read, c.hash)
+	}
+	if err := dc.read(read); err != nil {
+		return nil, err
+	}
+	for _, c := range recent {
 		if l, ok := dc.held[c.hash]; ok {
-			match(l) // read or changed in this batch: newer than the index
-			continue
-		}
-		if c.full || c.hash == rec.Hash || rec.Origin == m.Origin() || slices.Contains(c.origins, rec.Origin) ||
-			!dc.filter.mayMatch(rec.Text, c.group) || m.similar(ctx, rec.Text, c.group) < m.cfg.Params.Threshold {
-			continue
-		}
-		l, ok, err := dc.get(c.hash)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
 			match(l)
 		}
 	}
 	return out, nil
+}
+
+// preparedText is a text compared with many groups in one batch: its terms
+// for the filter and, with the lexical similarity, its profile, each
+// worked out once.
+type preparedText struct {
+	text  string
+	terms []uint64 // nil without a filter
+	lex   *consolidate.Lexical
+	prep  *consolidate.Prepared // made on the first pair that is scored
+}
+
+// prepare readies text for same.
+func (dc *deliverContext) prepare(text string) *preparedText {
+	p := &preparedText{text: text}
+	p.lex, _ = dc.m.sim.(*consolidate.Lexical)
+	if dc.filter != nil {
+		p.terms = dc.filter.termsOf(text)
+	}
+	return p
+}
+
+// same reports whether text says the same as g: it shares a word with g
+// (when the filter applies) and its linkage to g reaches the threshold.
+func (dc *deliverContext) same(ctx context.Context, text *preparedText, g consolidate.Group) bool {
+	if !dc.filter.mayMatch(text.terms, g) {
+		return false
+	}
+	var s float64
+	if text.lex != nil {
+		if text.prep == nil {
+			p := text.lex.Prepare(text.text)
+			text.prep = &p
+		}
+		s = text.prep.Linkage(g) // what m.similar returns, the text prepared once
+	} else {
+		s = dc.m.similar(ctx, text.text, g)
+	}
+	return s >= dc.m.cfg.Params.Threshold
 }
 
 // termFilter skips, before scoring, a text and a group that share no word:
@@ -142,6 +184,7 @@ func (dc *deliverContext) sameMeaning(ctx context.Context, rec *protocol.Record)
 type termFilter struct {
 	lex    *consolidate.Lexical
 	groups map[string][]uint64 // a group's terms, by lesson hash, for one batch
+	texts  map[string][]uint64 // a compared text's terms, for one batch
 }
 
 // newTermFilter is nil when the similarity is not the lexical one or the
@@ -151,25 +194,36 @@ func (m *Memory) newTermFilter() *termFilter {
 	if !ok || m.cfg.Params.Threshold <= lex.TrigramWeight() {
 		return nil
 	}
-	return &termFilter{lex: lex, groups: map[string][]uint64{}}
+	return &termFilter{lex: lex, groups: map[string][]uint64{}, texts: map[string][]uint64{}}
 }
 
-// mayMatch reports whether text shares a word with a member of g.
-func (f *termFilter) mayMatch(text string, g consolidate.Group) bool {
+// termsOf returns the terms of text, worked out once per batch.
+func (f *termFilter) termsOf(text string) []uint64 {
+	terms, ok := f.texts[text]
+	if !ok {
+		terms = f.lex.Terms(text)
+		f.texts[text] = terms
+	}
+	return terms
+}
+
+// mayMatch reports whether a text of these terms (termsOf) shares a word
+// with a member of g.
+func (f *termFilter) mayMatch(terms []uint64, g consolidate.Group) bool {
 	if f == nil {
 		return true
 	}
-	terms, ok := f.groups[g.ID]
+	gt, ok := f.groups[g.ID]
 	if !ok {
-		terms = f.lex.Terms(g.Text)
+		gt = f.lex.Terms(g.Text)
 		for _, e := range g.Episodes {
-			terms = append(terms, f.lex.Terms(e)...)
+			gt = append(gt, f.lex.Terms(e)...)
 		}
-		slices.Sort(terms)
-		terms = slices.Compact(terms)
-		f.groups[g.ID] = terms
+		slices.Sort(gt)
+		gt = slices.Compact(gt)
+		f.groups[g.ID] = gt
 	}
-	return sharesAny(f.lex.Terms(text), terms)
+	return sharesAny(terms, gt)
 }
 
 // sharesAny reports whether the sorted lists a and b have an element in

@@ -171,7 +171,7 @@ func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protoc
 	}
 	g := groupOf(*cand)
 	for _, content := range events {
-		if dc.filter.mayMatch(content, g) && m.similar(ctx, content, g) >= m.cfg.Params.Threshold {
+		if dc.same(ctx, dc.prepare(content), g) {
 			cand.MetBefore = true
 			break
 		}
@@ -222,10 +222,11 @@ type deliverContext struct {
 	own     []string                 // hashes of the own lessons
 	ownDone bool
 	touched map[string]bool
-	order   []string        // hashes changed, in the order first changed
-	fresh   []*store.Lesson // candidates made by this batch, in order
-	made    map[string]bool // their hashes
-	filter  *termFilter     // skips pairs that share no word (nil: score every pair)
+	order   []string                     // hashes changed, in the order first changed
+	fresh   []*store.Lesson              // candidates made by this batch, in order
+	made    map[string]bool              // their hashes
+	filter  *termFilter                  // skips pairs that share no word (nil: score every pair)
+	origins map[*store.Lesson]*originSet // corroborators of long lists, as sets
 }
 
 // preload reads, in one go, the lessons the batch's records are about.
@@ -254,18 +255,17 @@ func (dc *deliverContext) lesson(hash string) (*store.Lesson, bool) {
 	return l, ok
 }
 
-// get returns the lesson held for hash, read once per batch.
-func (dc *deliverContext) get(hash string) (*store.Lesson, bool, error) {
-	if l, ok := dc.held[hash]; ok {
-		return l, true, nil
+// read reads the lessons of hashes that are not held yet, in one go.
+func (dc *deliverContext) read(hashes []string) error {
+	if len(hashes) == 0 {
+		return nil
 	}
-	read, err := dc.m.store.GetLessons([]string{hash})
+	read, err := dc.m.store.GetLessons(hashes)
 	if err != nil {
-		return nil, false, err
+		return err
 	}
 	dc.keep(read)
-	l, ok := dc.held[hash]
-	return l, ok, nil
+	return nil
 }
 
 // keep holds ls, read from the store, unless a copy is held already.
@@ -316,7 +316,60 @@ func (dc *deliverContext) add(l *store.Lesson) {
 // not counted for it yet, while l can still rise. Strength reaches 1 after
 // about 53 rises, which bounds the origins a lesson keeps.
 func (dc *deliverContext) counts(l *store.Lesson, origin string) bool {
-	return l.Strength < 1 && origin != dc.m.Origin() && !slices.Contains(l.Corroborators, origin)
+	return l.Strength < 1 && origin != dc.m.Origin() && !dc.corroboratedBy(l, origin)
+}
+
+// corroboratedBy reports whether origin is among l's corroborators. A
+// delivery asks this for every lesson it compares a received one with, a
+// lesson keeps up to about 53 origins, and mostly the answer is no; so a
+// long list gets a 256-bit mask of its origins, kept per batch, and is
+// scanned only when the origin's bit is set. Lists only grow during a
+// delivery (corroborate and support append), so the mask catches up with
+// what was appended.
+func (dc *deliverContext) corroboratedBy(l *store.Lesson, origin string) bool {
+	const short = 8 // a scan is as quick as the mask up to about here
+	if len(l.Corroborators) <= short {
+		return slices.Contains(l.Corroborators, origin)
+	}
+	set := dc.origins[l]
+	if set == nil {
+		if dc.origins == nil {
+			dc.origins = map[*store.Lesson]*originSet{}
+		}
+		set = &originSet{}
+		dc.origins[l] = set
+	}
+	for ; set.n < len(l.Corroborators); set.n++ {
+		set.add(l.Corroborators[set.n])
+	}
+	return set.may(origin) && slices.Contains(l.Corroborators, origin)
+}
+
+// originSet is a mask of the first n corroborators of a lesson: no bit,
+// no such origin.
+type originSet struct {
+	mask [4]uint64
+	n    int
+}
+
+func (s *originSet) add(origin string) {
+	b := originBit(origin)
+	s.mask[b>>6] |= 1 << (b & 63)
+}
+
+func (s *originSet) may(origin string) bool {
+	b := originBit(origin)
+	return s.mask[b>>6]&(1<<(b&63)) != 0
+}
+
+// originBit hashes an origin (FNV-1a, folded) to one of 256 bits.
+func originBit(origin string) uint8 {
+	h := uint32(2166136261)
+	for i := 0; i < len(origin); i++ {
+		h ^= uint32(origin[i])
+		h *= 16777619
+	}
+	return uint8(h ^ h>>8 ^ h>>16 ^ h>>24)
 }
 
 // support raises l for origin, once per origin (SPEC §7): another memory's

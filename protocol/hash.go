@@ -2,7 +2,9 @@ package protocol
 
 import (
 	"encoding/hex"
+	"hash"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -12,11 +14,31 @@ import (
 // LessonHash is the lesson's identity across memories: hex BLAKE2b-128 over
 // kind immediately followed by Norm(text) (SPEC §4).
 func LessonHash(kind, text string) string {
-	h, _ := blake2b.New(16, nil) // cannot fail for size 16 without a key
-	h.Write([]byte(kind))
-	h.Write([]byte(Norm(text)))
-	return hex.EncodeToString(h.Sum(nil))
+	h := lessonHashOfNorm(kind, Norm(text))
+	return string(h[:])
 }
+
+// lessonHashOfNorm is LessonHash of a text already normalised (norm is
+// Norm(text)), in hex.
+func lessonHashOfNorm(kind, norm string) [32]byte {
+	h := lessonHashers.Get().(hash.Hash)
+	defer lessonHashers.Put(h)
+	h.Reset()
+	buf := make([]byte, 0, len(kind)+len(norm))
+	buf = append(append(buf, kind...), norm...)
+	h.Write(buf)
+	var sum [16]byte
+	var out [32]byte
+	hex.Encode(out[:], h.Sum(sum[:0]))
+	return out
+}
+
+// lessonHashers are BLAKE2b-128 states for lessonHashOfNorm; verifying
+// every received lesson would otherwise allocate one each.
+var lessonHashers = sync.Pool{New: func() any {
+	h, _ := blake2b.New(16, nil) // cannot fail for size 16 without a key
+	return h
+}}
 
 // Norm is Python's `" ".join(text.lower().split())`: full Unicode lowercase
 // (with the special cases Python applies) and splitting on Python's notion of

@@ -49,3 +49,11 @@ func Fingerprint(pub []byte) string {
 	sum := sha256.Sum256(pub)
 	return hex.EncodeToString(sum[:8])
 }
+
+// isFingerprint reports whether origin is Fingerprint(pub).
+func isFingerprint(pub []byte, origin string) bool {
+	sum := sha256.Sum256(pub)
+	var h [16]byte
+	hex.Encode(h[:], sum[:8])
+	return string(h[:]) == origin
+}

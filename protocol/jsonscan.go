@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -24,10 +25,9 @@ type scanError struct {
 // reads it, but without NaN/Infinity) and records the top-level members. It
 // never builds a tree: records are verified from the bytes they arrived as.
 type scanner struct {
-	data    []byte
-	pos     int
-	members []topMember
-	err     *scanError
+	data []byte
+	pos  int
+	err  *scanError
 }
 
 const maxDepth = 64
@@ -49,12 +49,13 @@ func (s *scanner) skipSpace() {
 	}
 }
 
-// scanTop parses the whole line as one object and fills s.members.
-func (s *scanner) scanTop() {
+// scanTop parses the whole line as one object and returns its members
+// appended to members.
+func (s *scanner) scanTop(members []topMember) []topMember {
 	s.skipSpace()
 	if s.pos >= len(s.data) {
 		s.fail(ReasonJSON, "empty line")
-		return
+		return members
 	}
 	if s.data[s.pos] != '{' {
 		// Tell "valid JSON but not an object" from garbage.
@@ -63,20 +64,21 @@ func (s *scanner) scanTop() {
 			s.skipSpace()
 			if s.pos == len(s.data) {
 				s.err = &scanError{reason: ReasonNotObject, detail: "the line is JSON but not an object"}
-				return
+				return members
 			}
 			s.fail(ReasonJSON, "trailing data")
 		}
-		return
+		return members
 	}
-	s.object(0, true)
+	members = s.topObject(members)
 	if s.err != nil {
-		return
+		return members
 	}
 	s.skipSpace()
 	if s.pos != len(s.data) {
 		s.fail(ReasonJSON, "trailing data after the object")
 	}
+	return members
 }
 
 func (s *scanner) value(depth int) {
@@ -91,11 +93,11 @@ func (s *scanner) value(depth int) {
 	}
 	switch c := s.data[s.pos]; {
 	case c == '{':
-		s.object(depth, false)
+		s.object(depth)
 	case c == '[':
 		s.array(depth)
 	case c == '"':
-		s.str()
+		s.skipStr()
 	case c == '-' || ('0' <= c && c <= '9'):
 		s.number()
 	case c == 't':
@@ -117,7 +119,41 @@ func (s *scanner) literal(word string) {
 	s.pos += len(word)
 }
 
-func (s *scanner) object(depth int, top bool) {
+// topObject scans the top-level object and returns its members appended
+// to members. It is apart from object, which nested values recurse
+// through, and the members are passed and returned rather than kept in s,
+// so that a caller's array for them can stay on its stack.
+func (s *scanner) topObject(members []topMember) []topMember {
+	s.pos++ // '{'
+	s.skipSpace()
+	if s.pos < len(s.data) && s.data[s.pos] == '}' {
+		s.pos++
+		return members
+	}
+	for s.err == nil {
+		start, name, ok := s.memberName()
+		if !ok {
+			return members
+		}
+		for _, m := range members {
+			if m.name == name {
+				s.fail(ReasonDuplicateKey, "duplicate member "+strconv.Quote(name))
+				return members
+			}
+		}
+		valueStart, ok := s.memberValue(0)
+		if !ok {
+			return members
+		}
+		members = append(members, topMember{name: name, start: start, valueStart: valueStart, valueEnd: s.pos})
+		if !s.memberEnd() {
+			return members
+		}
+	}
+	return members
+}
+
+func (s *scanner) object(depth int) {
 	s.pos++ // '{'
 	var names []string
 	s.skipSpace()
@@ -126,62 +162,71 @@ func (s *scanner) object(depth int, top bool) {
 		return
 	}
 	for s.err == nil {
-		s.skipSpace()
-		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
-			s.fail(ReasonJSON, "expected a member name")
-			return
-		}
-		start := s.pos
-		name, ok := s.str()
+		_, name, ok := s.memberName()
 		if !ok {
 			return
 		}
-		if top {
-			for _, m := range s.members {
-				if m.name == name {
-					s.fail(ReasonDuplicateKey, "duplicate member "+strconv.Quote(name))
-					return
-				}
+		for _, n := range names {
+			if n == name {
+				s.fail(ReasonDuplicateKey, "duplicate nested member "+strconv.Quote(name))
+				return
 			}
-		} else {
-			for _, n := range names {
-				if n == name {
-					s.fail(ReasonDuplicateKey, "duplicate nested member "+strconv.Quote(name))
-					return
-				}
-			}
-			names = append(names, name)
 		}
-		s.skipSpace()
-		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
-			s.fail(ReasonJSON, "expected ':'")
+		names = append(names, name)
+		if _, ok := s.memberValue(depth); !ok {
 			return
 		}
+		if !s.memberEnd() {
+			return
+		}
+	}
+}
+
+// memberName scans a member's name, returning where it starts.
+func (s *scanner) memberName() (int, string, bool) {
+	s.skipSpace()
+	if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+		s.fail(ReasonJSON, "expected a member name")
+		return 0, "", false
+	}
+	start := s.pos
+	name, ok := s.name()
+	return start, name, ok
+}
+
+// memberValue scans the ':' and the value of a member of an object at
+// depth, returning where the value starts.
+func (s *scanner) memberValue(depth int) (int, bool) {
+	s.skipSpace()
+	if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+		s.fail(ReasonJSON, "expected ':'")
+		return 0, false
+	}
+	s.pos++
+	s.skipSpace()
+	valueStart := s.pos
+	s.value(depth + 1)
+	return valueStart, s.err == nil
+}
+
+// memberEnd scans what follows a member: ',' (true: another member comes)
+// or the closing '}' (false).
+func (s *scanner) memberEnd() bool {
+	s.skipSpace()
+	if s.pos >= len(s.data) {
+		s.fail(ReasonJSON, "unexpected end of line in an object")
+		return false
+	}
+	switch s.data[s.pos] {
+	case ',':
 		s.pos++
-		s.skipSpace()
-		valueStart := s.pos
-		s.value(depth + 1)
-		if s.err != nil {
-			return
-		}
-		if top {
-			s.members = append(s.members, topMember{name: name, start: start, valueStart: valueStart, valueEnd: s.pos})
-		}
-		s.skipSpace()
-		if s.pos >= len(s.data) {
-			s.fail(ReasonJSON, "unexpected end of line in an object")
-			return
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return
-		default:
-			s.fail(ReasonJSON, "expected ',' or '}'")
-			return
-		}
+		return true
+	case '}':
+		s.pos++
+		return false
+	default:
+		s.fail(ReasonJSON, "expected ',' or '}'")
+		return false
 	}
 }
 
@@ -275,6 +320,85 @@ func (s *scanner) str() (string, bool) {
 	}
 	s.fail(ReasonJSON, "unterminated string")
 	return "", false
+}
+
+// skipStr validates a string starting at its opening quote as str does,
+// without decoding it when it holds no escape.
+func (s *scanner) skipStr() {
+	s.pos++ // opening quote
+	start := s.pos
+	// The closing quote is found at word speed; the bytes before it are
+	// then checked for what str treats apart.
+	end := bytes.IndexByte(s.data[s.pos:], '"')
+	if end < 0 {
+		end = len(s.data)
+	} else {
+		end += s.pos
+	}
+	for i := s.pos; i < end; i++ {
+		if c := s.data[i]; c < 0x20 || c == '\\' {
+			s.pos = i
+			if c == '\\' {
+				s.strSlow(start)
+			} else {
+				s.fail(ReasonJSON, "control character in a string")
+			}
+			return
+		}
+	}
+	s.pos = end
+	if end == len(s.data) {
+		s.fail(ReasonJSON, "unterminated string")
+		return
+	}
+	s.pos++
+}
+
+// name scans a member name as str does; the names of record fields come
+// back without a copy.
+func (s *scanner) name() (string, bool) {
+	start := s.pos + 1
+	s.skipStr()
+	if s.err != nil {
+		return "", false
+	}
+	raw := s.data[start : s.pos-1]
+	switch string(raw) {
+	case "v":
+		return "v", true
+	case "origin":
+		return "origin", true
+	case "key":
+		return "key", true
+	case "sig":
+		return "sig", true
+	case "hash":
+		return "hash", true
+	case "kind":
+		return "kind", true
+	case "text":
+		return "text", true
+	case "id":
+		return "id", true
+	case "seen":
+		return "seen", true
+	case "strength":
+		return "strength", true
+	case "updated":
+		return "updated", true
+	case "parents":
+		return "parents", true
+	case "confirm":
+		return "confirm", true
+	case "revoke":
+		return "revoke", true
+	case "reason":
+		return "reason", true
+	case "at":
+		return "at", true
+	}
+	s.pos = start - 1
+	return s.str()
 }
 
 // strSlow decodes a string holding escapes, continuing from s.pos.

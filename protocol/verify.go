@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -121,11 +122,11 @@ func Verify(line []byte, now time.Time) (*Record, error) {
 	}
 
 	// Step 4: origin is the key's fingerprint.
-	pub, err := hex.DecodeString(rec.Key)
-	if err != nil { // cannot happen after the hex check
-		return nil, refuse(ReasonHex, "key", "%v", err)
+	var pub [ed25519.PublicKeySize]byte
+	if !decodeLowerHex(pub[:], rec.Key) { // cannot happen after the hex check
+		return nil, refuse(ReasonHex, "key", "%q must be %d lowercase hex characters", "key", 2*len(pub))
 	}
-	if Fingerprint(pub) != rec.Origin {
+	if !isFingerprint(pub[:], rec.Origin) {
 		return nil, refuse(ReasonOrigin, "origin", "origin %s is not the fingerprint of key %s…", rec.Origin, rec.Key[:16])
 	}
 
@@ -135,8 +136,9 @@ func Verify(line []byte, now time.Time) (*Record, error) {
 	if _, err := hex.Decode(sig[:], line[sigMember.valueStart+1:sigMember.valueEnd-1]); err != nil {
 		return nil, refuse(ReasonHex, "sig", "%v", err)
 	}
-	signed := cutMember(line, f.members, sigMember)
-	if !ed25519.Verify(pub, signed, sig[:]) {
+	var buf [1 << 10]byte // most lines fit
+	signed := cutMember(buf[:0], line, f.members, sigMember)
+	if !ed25519.Verify(pub[:], signed, sig[:]) {
 		return nil, refuse(ReasonSignature, "sig", "the signature does not match the key and the line")
 	}
 
@@ -178,12 +180,12 @@ func parse(line []byte, members []topMember) (*Record, fields, error) {
 	if !utf8.Valid(line) {
 		return nil, fields{}, refuse(ReasonUTF8, "", "line is not valid UTF-8")
 	}
-	s := scanner{data: line, members: members}
-	s.scanTop()
+	s := scanner{data: line}
+	members = s.scanTop(members)
 	if s.err != nil {
 		return nil, fields{}, &Refusal{Reason: s.err.reason, Detail: s.err.detail}
 	}
-	f := fields{line: line, members: s.members}
+	f := fields{line: line, members: members}
 	v, ok := f.get("v")
 	if !ok {
 		return nil, f, refuse(ReasonMissingField, "v", "the record has no version")
@@ -205,13 +207,14 @@ func checkLesson(rec *Record) error {
 	if !ValidKind(rec.Kind) {
 		return refuse(ReasonKind, "kind", "%q is not a lesson kind (error, correction, surprise)", rec.Kind)
 	}
-	if h := LessonHash(rec.Kind, rec.Text); h != rec.Hash {
-		return refuse(ReasonHash, "hash", "hash %s does not match kind and text (%s)", rec.Hash, h)
+	norm := Norm(rec.Text)
+	if h := lessonHashOfNorm(rec.Kind, norm); string(h[:]) != rec.Hash {
+		return refuse(ReasonHash, "hash", "hash %s does not match kind and text (%s)", rec.Hash, string(h[:]))
 	}
 	if n := utf8.RuneCountInString(rec.Text); n > MaxTextChars {
 		return refuse(ReasonTextTooLong, "text", "text has %d characters, the limit is %d", n, MaxTextChars)
 	}
-	if Norm(rec.Text) == "" || !textcheck.HasWords(rec.Text) {
+	if norm == "" || !textcheck.HasWords(rec.Text) {
 		return refuse(ReasonEmptyText, "text", "the text holds no word")
 	}
 	if err := checkText("text", rec.Text); err != nil {
@@ -239,9 +242,9 @@ func checkText(field, text string) error {
 	return nil
 }
 
-// cutMember returns line without member m and one adjacent comma: the one
-// before it, or the one after it when m is the first member.
-func cutMember(line []byte, members []topMember, m topMember) []byte {
+// cutMember appends to dst line without member m and one adjacent comma:
+// the one before it, or the one after it when m is the first member.
+func cutMember(dst, line []byte, members []topMember, m topMember) []byte {
 	start, end := m.start, m.valueEnd
 	if members[0].start == m.start {
 		i := end
@@ -258,7 +261,7 @@ func cutMember(line []byte, members []topMember, m topMember) []byte {
 		}
 		start = i
 	}
-	out := make([]byte, 0, len(line)-(end-start))
+	out := slices.Grow(dst, len(line)-(end-start))
 	out = append(out, line[:start]...)
 	return append(out, line[end:]...)
 }
@@ -311,7 +314,37 @@ func (f fields) hex(name string, n int, required bool) (string, error) {
 	return v, nil
 }
 
+// hexOnly checks that the required member name is a string of n
+// lowercase hex characters, as hex does, without copying it.
+func (f fields) hexOnly(name string, n int) error {
+	m, ok := f.get(name)
+	if !ok {
+		return refuse(ReasonMissingField, name, "the record has no %q", name)
+	}
+	if f.line[m.valueStart] != '"' {
+		return refuse(ReasonFieldType, name, "%q must be a string", name)
+	}
+	raw := f.line[m.valueStart+1 : m.valueEnd-1]
+	if bytes.IndexByte(raw, '\\') >= 0 { // escapes: the rare way, decoded
+		_, err := f.hex(name, n, true)
+		return err
+	}
+	if !isLowerHex(raw, n) {
+		return refuse(ReasonHex, name, "%q must be %d lowercase hex characters", name, n)
+	}
+	return nil
+}
+
 func (f fields) timestamp(name string) (time.Time, error) {
+	if m, ok := f.get(name); ok && f.line[m.valueStart] == '"' {
+		// The usual case without a copy: no escapes, and a time that parses.
+		raw := f.line[m.valueStart+1 : m.valueEnd-1]
+		if bytes.IndexByte(raw, '\\') < 0 && bytes.IndexByte(raw, ',') < 0 && len(raw) > 0 && raw[len(raw)-1] == 'Z' {
+			if t, err := time.Parse(time.RFC3339, string(raw)); err == nil {
+				return t.UTC(), nil // as parseUTC returns it
+			}
+		}
+	}
 	v, _, err := f.str(name, true)
 	if err != nil {
 		return time.Time{}, err
@@ -323,15 +356,16 @@ func (f fields) timestamp(name string) (time.Time, error) {
 	return t, nil
 }
 
-func (f fields) number(name string) (string, error) {
+// number returns the bytes of the number member name.
+func (f fields) number(name string) ([]byte, error) {
 	m, ok := f.get(name)
 	if !ok {
-		return "", refuse(ReasonMissingField, name, "the record has no %q", name)
+		return nil, refuse(ReasonMissingField, name, "the record has no %q", name)
 	}
 	if !isNumber(f.line[m.valueStart]) {
-		return "", refuse(ReasonFieldType, name, "%q must be a number", name)
+		return nil, refuse(ReasonFieldType, name, "%q must be a number", name)
 	}
-	return string(f.line[m.valueStart:m.valueEnd]), nil
+	return f.line[m.valueStart:m.valueEnd], nil
 }
 
 // readType finds the record type and reads its required fields (step 3).
@@ -359,7 +393,7 @@ func (f fields) readType(rec *Record) error {
 	if rec.Key, err = f.hex("key", 64, true); err != nil {
 		return err
 	}
-	if _, err = f.hex("sig", 128, true); err != nil {
+	if err = f.hexOnly("sig", 128); err != nil {
 		return err
 	}
 	switch rec.Type {
@@ -399,15 +433,15 @@ func (f fields) readLesson(rec *Record) error {
 	if err != nil {
 		return err
 	}
-	if rec.Seen, err = strconv.ParseInt(seen, 10, 64); err != nil {
-		return refuse(ReasonSeen, "seen", "seen must be a non-negative integer, got %s", seen)
+	if rec.Seen, err = strconv.ParseInt(string(seen), 10, 64); err != nil {
+		return refuse(ReasonSeen, "seen", "seen must be a non-negative integer, got %s", string(seen))
 	}
 	strength, err := f.number("strength")
 	if err != nil {
 		return err
 	}
-	if rec.Strength, err = strconv.ParseFloat(strength, 64); err != nil {
-		return refuse(ReasonStrength, "strength", "strength %s is not a usable number", strength)
+	if rec.Strength, err = strconv.ParseFloat(string(strength), 64); err != nil {
+		return refuse(ReasonStrength, "strength", "strength %s is not a usable number", string(strength))
 	}
 	if rec.Time, err = f.timestamp("updated"); err != nil {
 		return err
@@ -447,9 +481,36 @@ func (f fields) parents(m topMember) ([]string, error) {
 	}
 }
 
+// decodeLowerHex decodes s, lowercase hex of exactly 2*len(dst) characters,
+// into dst.
+func decodeLowerHex(dst []byte, s string) bool {
+	if len(s) != 2*len(dst) {
+		return false
+	}
+	for i := range dst {
+		hi, ok1 := fromLowerHex(s[2*i])
+		lo, ok2 := fromLowerHex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return false
+		}
+		dst[i] = hi<<4 | lo
+	}
+	return true
+}
+
+func fromLowerHex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
 func isNumber(c byte) bool { return c == '-' || (c >= '0' && c <= '9') }
 
-func isLowerHex(s string, n int) bool {
+func isLowerHex[T string | []byte](s T, n int) bool {
 	if len(s) != n {
 		return false
 	}

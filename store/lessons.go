@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -221,7 +220,7 @@ func encodeLessons(ls []Lesson) ([][]byte, error) {
 		if !l.Arrived.IsZero() {
 			l.Arrived = l.Arrived.UTC()
 		}
-		v, err := json.Marshal(l)
+		v, err := marshalLesson(l)
 		if err != nil {
 			return nil, fmt.Errorf("storing lesson %s: %w", l.Hash, err)
 		}
@@ -296,7 +295,7 @@ func (s *Store) GetLessons(hashes []string) (map[string]Lesson, error) {
 				continue
 			}
 			var l Lesson
-			if err := json.Unmarshal(v, &l); err != nil {
+			if err := unmarshalLesson(v, &l); err != nil {
 				return err
 			}
 			out[h] = l
@@ -315,7 +314,7 @@ func (s *Store) Lessons() ([]Lesson, error) {
 	err := s.view(func(txn *badger.Txn) error {
 		return scanPrefix(txn, []byte("l/"), true, func(_, v []byte) error {
 			var l Lesson
-			if err := json.Unmarshal(v, &l); err != nil {
+			if err := unmarshalLesson(v, &l); err != nil {
 				return err
 			}
 			out = append(out, l)

@@ -359,6 +359,16 @@ func (s *Store) Get(key protocol.RecordKey) (Held, bool, error) {
 func (s *Store) ForHash(hash string) ([]Held, error) {
 	var out []Held
 	err := s.view(func(txn *badger.Txn) error {
+		// Most hashes a delivery asks about are new: the mark, one key,
+		// answers that without setting up an iterator. (A "hash" with a
+		// slash is no hash; the scan answers for it as it always did.)
+		if !strings.Contains(hash, "/") {
+			if _, err := txn.Get(hashKey(hash)); errors.Is(err, badger.ErrKeyNotFound) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+		}
 		return scanPrefix(txn, []byte("r/"+hash+"/"), true, func(_, v []byte) error {
 			h, err := heldOf(v)
 			if err != nil {

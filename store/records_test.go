@@ -497,3 +497,21 @@ func TestRevokedHashes(t *testing.T) {
 		t.Fatalf("revoked hashes %v, want only %s", got, l2.Hash[:8])
 	}
 }
+
+// TestForHashUnknown: ForHash answers an unknown hash from its mark
+// (h/<hash>) and still scans for anything that is not a hash.
+func TestForHashUnknown(t *testing.T) {
+	s, _ := openTest(t)
+	a, b := ident(t, 1), ident(t, 2)
+	l := signLesson(t, a, lessonText(1), 1, t0)
+	mustPut(t, s, []*protocol.Record{l, signConfirm(t, b, l.Hash, t0)}, "team/a", t0.Add(time.Minute))
+	for _, c := range []struct {
+		hash string
+		want int
+	}{{l.Hash, 2}, {lessonText(2), 0}, {"0123456789abcdef0123456789abcdef", 0}, {l.Hash + "/1", 1}, {"", 0}} {
+		held, err := s.ForHash(c.hash)
+		if err != nil || len(held) != c.want {
+			t.Fatalf("ForHash(%q): %d records (%v), want %d", c.hash, len(held), err, c.want)
+		}
+	}
+}

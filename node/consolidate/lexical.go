@@ -889,15 +889,51 @@ unreachable: reach reachable connect`
 // sorted. Two texts with no term in common score at most TrigramWeight
 // (what their shared letter trigrams give), so a caller whose threshold is
 // above that may skip such a pair without scoring it.
-func (l *Lexical) Terms(text string) []uint64 {
+func (l *Lexical) Terms(text string) []uint64 { return l.Prepare(text).Terms() }
+
+// TrigramWeight bounds the score of two texts with no term in common.
+func (l *Lexical) TrigramWeight() float64 { return l.tables().p.triWeight }
+
+// Prepared is a text made ready to be scored against many others: its
+// profile is looked up once instead of once per pair.
+type Prepared struct {
+	l *Lexical
+	t *lexTables
+	p *profile
+}
+
+// Prepare readies text for Prepared.Linkage and Prepared.Terms.
+func (l *Lexical) Prepare(text string) Prepared {
 	t := l.tables()
-	p := l.profile(t, text)
-	out := make([]uint64, len(p.uni))
-	for i, u := range p.uni {
+	return Prepared{l: l, t: t, p: l.profile(t, text)}
+}
+
+// Terms is l.Terms of the prepared text.
+func (p Prepared) Terms() []uint64 {
+	out := make([]uint64, len(p.p.uni))
+	for i, u := range p.p.uni {
 		out[i] = u.h
 	}
 	return out // uni is sorted by hash
 }
 
-// TrigramWeight bounds the score of two texts with no term in common.
-func (l *Lexical) TrigramWeight() float64 { return l.tables().p.triWeight }
+// Linkage is Linkage(ctx, l, text, g) for the prepared text: the same
+// members, scored in the same order, so the same value.
+func (p Prepared) Linkage(g Group) float64 {
+	var sum float64
+	n := 0
+	for _, e := range g.Episodes {
+		if strings.TrimSpace(e) != "" {
+			sum += p.t.score(p.p, p.l.profile(p.t, e))
+			n++
+		}
+	}
+	if strings.TrimSpace(g.Text) != "" {
+		sum += p.t.score(p.p, p.l.profile(p.t, g.Text))
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}

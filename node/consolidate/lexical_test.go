@@ -591,3 +591,38 @@ func TestLexicalLongText(t *testing.T) {
 		t.Fatalf("clip gave %d bytes, valid %v", len(c), utf8.ValidString(c))
 	}
 }
+
+// TestPreparedLinkage: a prepared text scores every group exactly as
+// Linkage does, and its terms are Terms.
+func TestPreparedLinkage(t *testing.T) {
+	ps := loadPairs(t)
+	l := NewLexical()
+	for i, p := range ps {
+		// A group of the other text with episodes from the next pairs,
+		// blank members among them.
+		g := Group{ID: "g", Text: p.B}
+		for k := 1; k <= i%4; k++ {
+			g.Episodes = append(g.Episodes, ps[(i+k)%len(ps)].A)
+		}
+		if i%5 == 0 {
+			g.Episodes = append(g.Episodes, "  ")
+		}
+		if i%7 == 0 {
+			g.Text = ""
+		}
+		want, err := Linkage(context.Background(), l, p.A, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := l.Prepare(p.A)
+		if got := x.Linkage(g); got != want {
+			t.Fatalf("pair %d: prepared linkage %v, Linkage %v", i+1, got, want)
+		}
+		if !slices.Equal(x.Terms(), l.Terms(p.A)) {
+			t.Fatalf("pair %d: prepared terms differ", i+1)
+		}
+	}
+	if got := l.Prepare("x").Linkage(Group{Text: " "}); got != 0 {
+		t.Fatalf("empty group: %v", got)
+	}
+}
