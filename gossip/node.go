@@ -55,7 +55,9 @@ type Holder interface {
 
 type fromSyncKey struct{}
 
-func withSync(ctx context.Context) context.Context { return context.WithValue(ctx, fromSyncKey{}, true) }
+func withSync(ctx context.Context) context.Context {
+	return context.WithValue(ctx, fromSyncKey{}, true)
+}
 
 // FromSync reports whether the records Holder.Deliver receives with ctx
 // came by a sync session rather than a gossip message. Gossip has already

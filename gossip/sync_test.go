@@ -257,6 +257,78 @@ func TestInSyncSessionIsCheap(t *testing.T) {
 	}
 }
 
+// TestCatchUpBytesFollowTheDifference: a node that knows 300 origins and
+// lacks 3 records of 3 of them moves those records and a few buckets'
+// worth of summary, not one entry per origin: at most 1.2× the lines it
+// lacked plus 2 KB, both directions counted.
+func TestCatchUpBytesFollowTheDifference(t *testing.T) {
+	noAuto := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
+	a := startNode(t, noAuto)
+	b := startNode(t, noAuto, withBootstrap(a))
+	var all []*protocol.Record
+	for i := range 300 {
+		id, _ := protocol.GenerateIdentity()
+		all = append(all, lesson(t, id, i))
+	}
+	a.holder.add(Scope("t"), all...)
+	b.holder.add(Scope("t"), all[3:]...)
+	lacked := 0
+	for _, r := range all[:3] {
+		lacked += len(r.Raw)
+	}
+	eventually(t, 20*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := b.syncWith(ctx, b.teams["t"], a.PeerID()); err != nil {
+		t.Fatal(err)
+	}
+	if b.holder.count(Scope("t")) != 300 {
+		t.Fatalf("b holds %d of 300", b.holder.count(Scope("t")))
+	}
+	s := b.Stats()
+	moved := s.SyncBytesIn + s.SyncBytesOut
+	t.Logf("lacked %d bytes; the session moved %d (%d in, %d out)", lacked, moved, s.SyncBytesIn, s.SyncBytesOut)
+	if bound := int64(1.2*float64(lacked)) + 2048; moved > bound {
+		t.Errorf("moved %d bytes for %d lacked, over %d", moved, lacked, bound)
+	}
+}
+
+// TestResponderTakesTheFullSummary: an initiator may answer status 5 with
+// the full summary of every origin instead of the bucket digests, and the
+// responder compares every origin.
+func TestResponderTakesTheFullSummary(t *testing.T) {
+	noAuto := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
+	a := startNode(t, noAuto)
+	b := startNode(t, noAuto, withBootstrap(a))
+	id, _ := protocol.GenerateIdentity()
+	recs := lessons(t, id, 0, 5)
+	a.holder.add(Scope("t"), recs...)
+	b.holder.add(Scope("t"), recs[:2]...)
+	eventually(t, 20*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := b.host.NewStream(ctx, a.PeerID(), SyncProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Reset() }()
+	c := newConn(st)
+	snap, err := b.snapshot(b.teams["t"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.summarize(snap.summaryMsg("t", false))
+	if err != nil || m.status != statusNeedFull {
+		t.Fatalf("whole digest answered %d (%v), want %d", m.status, err, statusNeedFull)
+	}
+	if m, err = c.summarize(snap.summaryMsg("t", true)); err != nil || m.status != statusOK {
+		t.Fatalf("full summary answered %d (%v)", m.status, err)
+	}
+	if len(m.entries) != 1 || len(m.entries[0].ids) != 5 {
+		t.Fatalf("diff %+v, want the origin with a's 5 ids", m.entries)
+	}
+}
+
 // stallingHolder is a memHolder whose Deliver waits until its context
 // ends, as a memory does whose embeddings endpoint hangs.
 type stallingHolder struct {

@@ -40,10 +40,11 @@ func (n *Node) handleSync(s network.Stream) {
 // answering is a session this node admitted: its team, what it holds
 // there, and the peer's summary.
 type answering struct {
-	p    peer.ID
-	t    *team
-	snap *snapshot
-	sum  summaryMsg
+	p      peer.ID
+	t      *team
+	snap   *snapshot
+	sum    summaryMsg
+	within bucketSet // the buckets the summary lists the origins of
 }
 
 func (n *Node) answerSync(s network.Stream, p peer.ID) (err error) {
@@ -100,9 +101,10 @@ func (n *Node) admitSession(c *conn, p peer.ID, held *releases) (*answering, err
 		_ = c.status(statusInternal)
 		return nil, err
 	}
-	// The whole digest alone: in sync, or ask for the full summary.
+	// The whole digest alone: in sync, or ask for more.
+	within := allBuckets()
 	if !sum.full && sum.whole != snap.whole {
-		if sum, err = c.askFullSummary(sum.team); err != nil {
+		if sum, within, err = c.askSummary(sum.team, snap); err != nil {
 			return nil, err
 		}
 	}
@@ -115,7 +117,7 @@ func (n *Node) admitSession(c *conn, p peer.ID, held *releases) (*answering, err
 		}
 		held.add(release)
 	}
-	return &answering{p: p, t: t, snap: snap, sum: sum}, nil
+	return &answering{p: p, t: t, snap: snap, sum: sum, within: within}, nil
 }
 
 func (c *conn) readSummary() (summaryMsg, error) {
@@ -126,20 +128,35 @@ func (c *conn) readSummary() (summaryMsg, error) {
 	return decodeSummary(body)
 }
 
-// askFullSummary answers the whole digest with statusNeedFull and reads
-// the full summary of the same team.
-func (c *conn) askFullSummary(team string) (summaryMsg, error) {
+// askSummary answers the whole digest with statusNeedFull and reads the
+// summary of the same team: the bucket digests, answered with the buckets
+// that differ and followed by the summary of their origins (returned with
+// those buckets), or at once the full summary of every origin.
+func (c *conn) askSummary(team string, snap *snapshot) (summaryMsg, bucketSet, error) {
 	if err := c.status(statusNeedFull); err != nil {
-		return summaryMsg{}, err
+		return summaryMsg{}, bucketSet{}, err
 	}
 	sum, err := c.readSummary()
 	if err != nil {
-		return summaryMsg{}, fmt.Errorf("reading the full summary: %w", err)
+		return summaryMsg{}, bucketSet{}, fmt.Errorf("reading the second summary: %w", err)
+	}
+	if sum.team != team || (!sum.full && sum.buckets == nil) {
+		return summaryMsg{}, bucketSet{}, violation("the second summary is neither the buckets nor the full summary of team %q", team)
+	}
+	if sum.full {
+		return sum, allBuckets(), nil
+	}
+	within := snap.buckets.differing(sum.buckets)
+	if err := c.send(encodeBuckets(within)); err != nil {
+		return summaryMsg{}, bucketSet{}, err
+	}
+	if sum, err = c.readSummary(); err != nil {
+		return summaryMsg{}, bucketSet{}, fmt.Errorf("reading the summary of the buckets that differ: %w", err)
 	}
 	if !sum.full || sum.team != team {
-		return summaryMsg{}, violation("the second summary is not the full summary of team %q", team)
+		return summaryMsg{}, bucketSet{}, violation("the third summary is not the summary of team %q", team)
 	}
-	return sum, nil
+	return sum, within, nil
 }
 
 // serve runs the steps after the summary: DIFF, REQUEST, ACCEPT and the
@@ -148,7 +165,7 @@ func (n *Node) serve(c *conn, a *answering, st *sessionStats) error {
 	// 2. DIFF
 	var diff []diffEntry
 	if a.sum.full {
-		diff = diffAgainst(a.snap, a.sum.entries)
+		diff = diffWithin(a.snap, a.sum.entries, a.within)
 	}
 	if err := c.send(encodeDiff(diff)); err != nil {
 		return fmt.Errorf("sending diff: %w", err)

@@ -85,19 +85,23 @@ func (n *Node) initiate(ctx context.Context, c *conn, t *team, p peer.ID, st *se
 	return nil
 }
 
-// askDiff sends the whole digest and, when the responder asks for it, the
-// full summary; it returns the DIFF, or an error for any status but ok.
+// askDiff sends the whole digest and, when the responder asks for more,
+// the bucket digests and then the summary of the buckets that differ; it
+// returns the DIFF, or an error for any status but ok.
 func (c *conn) askDiff(t *team, p peer.ID, snap *snapshot) ([]diffEntry, error) {
-	status, diff, err := c.summarize(snap.summaryMsg(t.name, false))
-	if err == nil && status == statusNeedFull {
-		status, diff, err = c.summarize(snap.summaryMsg(t.name, true))
+	m, err := c.summarize(snap.summaryMsg(t.name, false))
+	if err == nil && m.status == statusNeedFull {
+		m, err = c.summarize(snap.bucketsMsg(t.name))
+		if err == nil && m.status == statusBuckets {
+			m, err = c.summarize(snap.summaryWithin(t.name, m.buckets))
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	switch status {
+	switch m.status {
 	case statusOK:
-		return diff, nil
+		return m.entries, nil
 	case statusNoTeam:
 		return nil, fmt.Errorf("peer %s is not in team %s", p, t.name)
 	case statusRefused:
@@ -105,24 +109,24 @@ func (c *conn) askDiff(t *team, p peer.ID, snap *snapshot) ([]diffEntry, error) 
 	case statusBusy:
 		return nil, fmt.Errorf("peer %s is busy", p)
 	default:
-		return nil, fmt.Errorf("peer %s failed (status %d)", p, status)
+		return nil, fmt.Errorf("peer %s failed (status %d)", p, m.status)
 	}
 }
 
 // summarize sends a SUMMARY and reads the DIFF that answers it.
-func (c *conn) summarize(m summaryMsg) (byte, []diffEntry, error) {
+func (c *conn) summarize(m summaryMsg) (diffMsg, error) {
 	if err := c.send(encodeSummary(m)); err != nil {
-		return 0, nil, fmt.Errorf("sending summary: %w", err)
+		return diffMsg{}, fmt.Errorf("sending summary: %w", err)
 	}
 	body, err := c.readFrame(maxDiffFrame)
 	if err != nil {
-		return 0, nil, fmt.Errorf("reading diff: %w", err)
+		return diffMsg{}, fmt.Errorf("reading diff: %w", err)
 	}
-	status, diff, err := decodeDiff(body)
+	d, err := decodeDiff(body)
 	if err != nil {
-		return 0, nil, fmt.Errorf("reading diff: %w", err)
+		return diffMsg{}, fmt.Errorf("reading diff: %w", err)
 	}
-	return status, diff, nil
+	return d, nil
 }
 
 // requestPlan is what the initiator asks for and offers.

@@ -18,6 +18,7 @@ type snapshot struct {
 	origins []originID           // sorted
 	sums    map[originID]originSummary
 	whole   [idLen]byte // digest of every origin's summary: equal wholes, equal sets
+	buckets bucketDigests
 }
 
 // summary is what a summary says of o (a count of 0 when o is not held).
@@ -31,11 +32,26 @@ func (s *snapshot) summary(o originID) originSummary {
 // summaryMsg is the SUMMARY of this snapshot for team: the whole digest
 // alone, or full with the first maxOrigins origins.
 func (s *snapshot) summaryMsg(team string, full bool) summaryMsg {
-	m := summaryMsg{team: team, full: full, whole: s.whole}
 	if full {
-		m.entries = s.entries()
+		return s.summaryWithin(team, allBuckets())
+	}
+	return summaryMsg{team: team, whole: s.whole}
+}
+
+// summaryWithin is the full SUMMARY of the origins in the buckets of within.
+func (s *snapshot) summaryWithin(team string, within bucketSet) summaryMsg {
+	m := summaryMsg{team: team, full: true, whole: s.whole}
+	for _, e := range s.entries() {
+		if within.hasOrigin(e.origin) {
+			m.entries = append(m.entries, e)
+		}
 	}
 	return m
+}
+
+// bucketsMsg is the SUMMARY of this snapshot's bucket digests.
+func (s *snapshot) bucketsMsg(team string) summaryMsg {
+	return summaryMsg{team: team, whole: s.whole, buckets: &s.buckets}
 }
 
 // entries are the summary entries a full summary lists, and the whole
@@ -86,16 +102,32 @@ func newSnapshot(held [][]byte, known map[recID]originID) (s *snapshot, origins 
 		s.sums[o] = summaryOf(ids)
 	}
 	slices.SortFunc(s.origins, cmpOrigin)
-	s.whole = wholeDigest(s.entries())
+	entries := s.entries()
+	s.whole = wholeDigest(entries)
+	s.buckets = bucketDigestsOf(entries)
 	return s, origins
 }
 
 // diffAgainst lists the origins where snap and the peer's summary differ,
 // with this side's ids for them, within the frame limits.
 func diffAgainst(snap *snapshot, theirs []summaryEntry) []diffEntry {
+	return diffWithin(snap, theirs, allBuckets())
+}
+
+// diffWithin is diffAgainst for the origins in the buckets of within: the
+// peer's summary lists those alone.
+func diffWithin(snap *snapshot, theirs []summaryEntry, within bucketSet) []diffEntry {
 	their := make(map[originID]originSummary, len(theirs))
-	all := slices.Clone(snap.origins)
+	var all []originID
+	for _, o := range snap.origins {
+		if within.hasOrigin(o) {
+			all = append(all, o)
+		}
+	}
 	for _, e := range theirs {
+		if !within.hasOrigin(e.origin) {
+			continue
+		}
 		their[e.origin] = e.originSummary
 		if _, mine := snap.byOrig[e.origin]; !mine {
 			all = append(all, e.origin)

@@ -25,24 +25,39 @@ package gossip
 //	whole  = the first 12 bytes of SHA-256 over every ( origin count:uvarint digest ) of the
 //	         scope, origins increasing: equal wholes mean equal record sets
 //
-//	1. I→R SUMMARY  tlen:uvarint team:tlen mode:byte whole, then for mode 1 only:
-//	                n:uvarint n×( origin count:uvarint digest )
+//	bucket = an origin's first byte divided by 4: 64 buckets
+//	bdigest = the first 8 bytes of SHA-256 over every ( origin count:uvarint digest ) of
+//	         the bucket, origins increasing
+//
+//	1. I→R SUMMARY  tlen:uvarint team:tlen mode:byte whole, then
+//	                for mode 1: n:uvarint n×( origin count:uvarint digest )
+//	                for mode 2: 64×bdigest, buckets increasing
 //	                tlen ≤ 128, n ≤ 16384, origins strictly increasing; frame ≤ 512 KiB.
 //	                I sends mode 0 (the whole digest alone) first. When R's whole
 //	                digest is the same, R answers a DIFF with status 0 and no origin:
 //	                the two sides are in sync and the session costs a few dozen
 //	                bytes. Otherwise R answers status 5 and I sends the SUMMARY
-//	                again in mode 1.
+//	                again in mode 2: the digest of each bucket of origins. R answers
+//	                status 6 with the buckets whose digests differ, and I sends the
+//	                SUMMARY a third time in mode 1, listing the origins of those
+//	                buckets only: a node that lacks a few records of a few origins
+//	                sends a few entries, not one per origin it knows. (I may also
+//	                answer status 5 with mode 1 and every origin, as before the
+//	                buckets; R then compares every origin.)
 //	2. R→I DIFF     status:byte, then for status 0 only:
 //	                n:uvarint n×( origin k:uvarint k×id )
 //	                status 0 ok, 1 R is not in the team, 2 refused (I is not a member of
 //	                this private team), 3 busy (R answers one session per peer at a
 //	                time, and works out differences for Params.SyncMaxInbound sessions
 //	                at once: try later or another peer), 4 R failed to read
-//	                what it holds, 5 the whole digests differ: send the full summary.
+//	                what it holds, 5 the whole digests differ: send the bucket
+//	                digests (or the full summary), 6 followed by flags:8 bytes, bit
+//	                b (byte b/8, bit b%8) set when bucket b differs: send the
+//	                summary of those buckets' origins.
 //	                The list holds every
 //	                origin whose (count, digest) differs between the two sides, whichever
-//	                side holds it, with R's ids for it (k = 0 when R holds none).
+//	                side holds it (within the buckets of status 6, when it was sent),
+//	                with R's ids for it (k = 0 when R holds none).
 //	                Origins strictly increasing, ids strictly increasing within an
 //	                origin, k ≤ 4096, n ≤ 16384, Σk ≤ 65536; frame ≤ 1.25 MiB.
 //	3. I→R REQUEST  w:uvarint w×id  o:uvarint o×id
@@ -96,14 +111,68 @@ const (
 	statusRefused  = 2
 	statusBusy     = 3
 	statusInternal = 4
-	statusNeedFull = 5
+	statusNeedFull = 5 // send the bucket digests, or the full summary
+	statusBuckets  = 6 // followed by the buckets that differ: send their origins
 )
 
 // SUMMARY modes.
 const (
-	summaryWhole = 0 // the whole-scope digest alone
-	summaryFull  = 1 // the digest and every origin's count and digest
+	summaryWhole   = 0 // the whole-scope digest alone
+	summaryFull    = 1 // the digest and every origin's (of some buckets) count and digest
+	summaryBuckets = 2 // the digest and each bucket's digest
 )
+
+// Buckets of origins: an origin's first byte divided by 4.
+const (
+	numBuckets     = 64
+	bucketDigestLn = 8
+)
+
+type bucketDigests [numBuckets][bucketDigestLn]byte
+
+// bucketSet holds a flag per bucket, as the 8 bytes of status 6 carry it.
+type bucketSet [numBuckets / 8]byte
+
+func bucketOf(o originID) int                 { return int(o[0]) / (256 / numBuckets) }
+func (b *bucketSet) add(k int)                { b[k/8] |= 1 << (k % 8) }
+func (b bucketSet) has(k int) bool            { return b[k/8]&(1<<(k%8)) != 0 }
+func (b bucketSet) hasOrigin(o originID) bool { return b.has(bucketOf(o)) }
+
+// allBuckets flags every bucket: a full summary of every origin.
+func allBuckets() bucketSet {
+	var b bucketSet
+	for i := range b {
+		b[i] = 0xff
+	}
+	return b
+}
+
+// bucketDigestsOf digests the entries (origins increasing) by bucket.
+func bucketDigestsOf(entries []summaryEntry) bucketDigests {
+	var out bucketDigests
+	var b []byte
+	k := 0
+	for bk := range numBuckets {
+		h := sha256.New()
+		for ; k < len(entries) && bucketOf(entries[k].origin) == bk; k++ {
+			b = appendSummaryEntry(b[:0], entries[k])
+			h.Write(b)
+		}
+		copy(out[bk][:], h.Sum(nil))
+	}
+	return out
+}
+
+// differing flags the buckets whose digests differ.
+func (a *bucketDigests) differing(b *bucketDigests) bucketSet {
+	var out bucketSet
+	for k := range a {
+		if a[k] != b[k] {
+			out.add(k)
+		}
+	}
+	return out
+}
 
 type recID [idLen]byte
 type originID [originLen]byte
@@ -296,13 +365,14 @@ func appendIDs(b []byte, ids []recID) []byte {
 
 // ---- 1. SUMMARY ----
 
-// summaryMsg is a SUMMARY: the whole digest alone, or (full) with every
-// origin's entry.
+// summaryMsg is a SUMMARY: the whole digest alone, with each bucket's
+// digest (buckets), or (full) with the entries of some or every origin.
 type summaryMsg struct {
 	team    string
 	full    bool
 	whole   [idLen]byte
 	entries []summaryEntry
+	buckets *bucketDigests
 }
 
 // encodeSummary writes m; the entries of a summary that is not full are
@@ -310,6 +380,14 @@ type summaryMsg struct {
 func encodeSummary(m summaryMsg) []byte {
 	b := binary.AppendUvarint(nil, uint64(len(m.team)))
 	b = append(b, m.team...)
+	if m.buckets != nil {
+		b = append(b, summaryBuckets)
+		b = append(b, m.whole[:]...)
+		for _, d := range m.buckets {
+			b = append(b, d[:]...)
+		}
+		return b
+	}
 	if !m.full {
 		b = append(b, summaryWhole)
 		return append(b, m.whole[:]...)
@@ -328,14 +406,21 @@ func decodeSummary(body []byte) (summaryMsg, error) {
 	d := &dec{b: body}
 	tl := d.uvarint(maxTeamLen)
 	m.team = string(d.take(tl))
-	switch mode := d.byte1(); {
+	mode := d.byte1()
+	switch {
 	case d.err != nil:
-	case mode == summaryWhole || mode == summaryFull:
+	case mode == summaryWhole || mode == summaryFull || mode == summaryBuckets:
 		m.full = mode == summaryFull
 	default:
 		d.err = violation("unknown summary mode %d", mode)
 	}
 	copy(m.whole[:], d.take(idLen))
+	if mode == summaryBuckets && d.err == nil {
+		m.buckets = new(bucketDigests)
+		for k := range m.buckets {
+			copy(m.buckets[k][:], d.take(bucketDigestLn))
+		}
+	}
 	if !m.full || d.err != nil {
 		return m, d.end()
 	}
@@ -385,12 +470,27 @@ func encodeDiff(entries []diffEntry) []byte {
 	return b
 }
 
-// decodeDiff returns the DIFF's status and, for statusOK, its entries.
-func decodeDiff(body []byte) (byte, []diffEntry, error) {
+// encodeBuckets writes a DIFF of status 6 flagging the buckets of b.
+func encodeBuckets(b bucketSet) []byte { return append([]byte{statusBuckets}, b[:]...) }
+
+// diffMsg is a DIFF: its status and, for statusOK its entries, for
+// statusBuckets the buckets that differ.
+type diffMsg struct {
+	status  byte
+	entries []diffEntry
+	buckets bucketSet
+}
+
+// decodeDiff reads a DIFF.
+func decodeDiff(body []byte) (diffMsg, error) {
 	d := &dec{b: body}
-	status := d.byte1()
-	if d.err != nil || status != statusOK {
-		return status, nil, d.err
+	m := diffMsg{status: d.byte1()}
+	if d.err == nil && m.status == statusBuckets {
+		copy(m.buckets[:], d.take(len(m.buckets)))
+		return m, d.end()
+	}
+	if d.err != nil || m.status != statusOK {
+		return m, d.err
 	}
 	k := d.uvarint(maxOrigins)
 	if d.err == nil && len(d.b) < k*(originLen+1) {
@@ -411,7 +511,8 @@ func decodeDiff(body []byte) (byte, []diffEntry, error) {
 		}
 		out = append(out, e)
 	}
-	return status, out, d.end()
+	m.entries = out
+	return m, d.end()
 }
 
 // ---- 3. REQUEST ----

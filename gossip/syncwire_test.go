@@ -57,7 +57,8 @@ func TestSummaryAndDiffRoundTrip(t *testing.T) {
 	if got[b.Origin()] != 3 || got[c.Origin()] != 0 {
 		t.Errorf("diff %v", got)
 	}
-	status, back, err := decodeDiff(encodeDiff(diff))
+	dm, err := decodeDiff(encodeDiff(diff))
+	status, back := dm.status, dm.entries
 	if err != nil || status != statusOK || len(back) != 2 {
 		t.Fatalf("decodeDiff: %d %d %v", status, len(back), err)
 	}
@@ -67,9 +68,9 @@ func TestSummaryAndDiffRoundTrip(t *testing.T) {
 		}
 	}
 	for _, s := range []byte{statusNoTeam, statusRefused, statusBusy, statusInternal, statusNeedFull} {
-		status, entries, err := decodeDiff([]byte{s})
-		if err != nil || status != s || entries != nil {
-			t.Errorf("status %d alone: %d %v %v", s, status, entries, err)
+		m, err := decodeDiff([]byte{s})
+		if err != nil || m.status != s || m.entries != nil {
+			t.Errorf("status %d alone: %d %v %v", s, m.status, m.entries, err)
 		}
 	}
 }
@@ -152,7 +153,7 @@ func TestDecodeDiffRefusesBadFrames(t *testing.T) {
 		"empty":                   {},
 	}
 	for name, body := range diffs {
-		if _, _, err := decodeDiff(body); !errors.Is(err, errProtocol) {
+		if _, err := decodeDiff(body); !errors.Is(err, errProtocol) {
 			t.Errorf("diff, %s: err %v, want a protocol violation", name, err)
 		}
 	}
@@ -262,6 +263,10 @@ func fuzzSeeds(f *testing.F) {
 	diff := diffAgainst(snap, nil)
 	f.Add(encodeDiff(diff))
 	f.Add([]byte{statusNeedFull})
+	f.Add(encodeSummary(snap.bucketsMsg("t")))
+	var b bucketSet
+	b.add(3)
+	f.Add(encodeBuckets(b))
 	f.Add(encodeRequest(diff[0].ids, diff[0].ids[:1]))
 	f.Add(encodeAccept(diff[0].ids))
 }
@@ -287,6 +292,9 @@ func FuzzDecodeSummary(f *testing.F) {
 		if err != nil || again.team != sum.team || again.full != sum.full || again.whole != sum.whole || !slices.Equal(again.entries, sum.entries) {
 			t.Fatalf("round trip: %+v, want %+v (%v)", again, sum, err)
 		}
+		if (sum.buckets == nil) != (again.buckets == nil) || (sum.buckets != nil && *sum.buckets != *again.buckets) {
+			t.Fatal("round trip changed the bucket digests")
+		}
 	})
 }
 
@@ -294,9 +302,16 @@ func FuzzDecodeSummary(f *testing.F) {
 func FuzzDecodeDiff(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		status, diff, err := decodeDiff(body)
+		m, err := decodeDiff(body)
 		if err != nil {
 			return
+		}
+		status, diff := m.status, m.entries
+		if status == statusBuckets {
+			back, err := decodeDiff(encodeBuckets(m.buckets))
+			if err != nil || back.buckets != m.buckets {
+				t.Fatalf("buckets round trip: %v %v", back.buckets, err)
+			}
 		}
 		if status != statusOK {
 			if diff != nil {
@@ -319,7 +334,8 @@ func FuzzDecodeDiff(f *testing.F) {
 		if total > maxIDs || len(diff) > maxOrigins {
 			t.Fatal("accepted too many ids")
 		}
-		_, again, err := decodeDiff(encodeDiff(diff))
+		am, err := decodeDiff(encodeDiff(diff))
+		again := am.entries
 		if err != nil || len(again) != len(diff) {
 			t.Fatalf("round trip: %d entries, want %d (%v)", len(again), len(diff), err)
 		}
