@@ -93,6 +93,13 @@ func TestTestnetCommandUsage(t *testing.T) {
 		{"--mesh", "4,3"},
 		{"--mesh", "2,3,8,6"},
 		{"--nodes", "1", "--scenario", "propagate"},
+		{"--network", "udp"},
+		{"--latency", "20ms"}, // the links of the simulated network, on TCP
+		{"--network", "sim", "--bandwidth", "fast"},
+		{"--network", "sim", "--jitter", "80ms"}, // more than the latency
+		{"--network", "sim", "--loss", "0.9"},
+		{"--sweep", "100,30"},
+		{"--sweep", "10,x"},
 	} {
 		_, _, err := runTestnet(t, append(args, "--out", t.TempDir())...)
 		if err == nil {
@@ -103,6 +110,49 @@ func TestTestnetCommandUsage(t *testing.T) {
 		if errors.As(err, &coder) && coder.ExitCode() == 0 {
 			t.Errorf("%v: exit code 0", args)
 		}
+	}
+}
+
+func TestParseBandwidth(t *testing.T) {
+	for in, want := range map[string]int{"50M": 50_000_000, "800k": 800_000, "1G": 1_000_000_000, "2.5M": 2_500_000, "64000": 64000} {
+		if got, err := parseBandwidth(in); err != nil || got != want {
+			t.Errorf("parseBandwidth(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "M", "-5M", "0", "fast", "5T"} {
+		if _, err := parseBandwidth(bad); err == nil {
+			t.Errorf("parseBandwidth(%q) took it", bad)
+		}
+	}
+}
+
+// The simulated network through the built binary: testing.Main runs the
+// bubble, stdout holds the report alone (no PASS), times are simulated,
+// and a failed phase still exits 1 (a timeout too short to deliver).
+func TestTestnetSimThroughBinary(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, code := run(t, t.TempDir(), nil, "testnet", "--network", "sim", "--nodes", "6", "--degree", "2",
+		"--lessons", "3", "--scenario", "propagate", "--latency", "40ms", "--jitter", "0s", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, stderr)
+	}
+	var rep testnet.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not the report alone: %v\n%s", err, stdout)
+	}
+	if !rep.OK || rep.Network != testnet.NetworkSim || rep.Time != "simulated" || rep.Links == nil || rep.Links.Latency != 40*time.Millisecond {
+		t.Fatalf("report: ok %v, network %q, time %q, links %+v", rep.OK, rep.Network, rep.Time, rep.Links)
+	}
+	if p := rep.Phases[0]; p.P50Ms < 40 {
+		t.Errorf("propagate p50 %.1f ms, below one 40 ms link: not simulated time", p.P50Ms)
+	}
+	if len(rep.Targets) == 0 {
+		t.Error("no targets in a simulated report")
+	}
+	_, stderr, code = run(t, t.TempDir(), nil, "testnet", "--network", "sim", "--nodes", "4", "--degree", "1",
+		"--lessons", "2", "--scenario", "propagate", "--latency", "2s", "--jitter", "0s", "--phase-timeout", "1s", "--out", t.TempDir())
+	if code != 1 || !strings.Contains(stderr, "phases failed: propagate") {
+		t.Errorf("a run that cannot deliver: exit %d, stderr %q", code, stderr)
 	}
 }
 
