@@ -278,25 +278,35 @@ func (r Report) WriteJSON(w io.Writer) error {
 
 // WriteFiles writes report.json and propagation.svg into dir.
 func (r Report) WriteFiles(dir string) error {
+	return writeFiles(dir, []fileWriter{{"report.json", r.WriteJSON}, {"propagation.svg", r.WriteSVG}})
+}
+
+// fileWriter writes one file of a run's output.
+type fileWriter struct {
+	name  string
+	write func(io.Writer) error
+}
+
+// writeFiles creates dir and writes each file into it, in order.
+func writeFiles(dir string, files []fileWriter) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	write := func(name string, fn func(io.Writer) error) error {
-		path := filepath.Join(dir, name)
+	for _, fw := range files {
+		path := filepath.Join(dir, fw.name)
 		f, err := os.Create(path)
 		if err != nil {
-			return err
+			return fmt.Errorf("writing %s: %w", path, err)
 		}
-		if err := fn(f); err != nil {
+		if err := fw.write(f); err != nil {
 			_ = f.Close() // the write's error is the one to report
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
-		return f.Close()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
 	}
-	if err := write("report.json", r.WriteJSON); err != nil {
-		return err
-	}
-	return write("propagation.svg", r.WriteSVG)
+	return nil
 }
 
 // WriteTable writes the report as a table for a terminal.

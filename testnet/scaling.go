@@ -3,12 +3,9 @@ package testnet
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -164,28 +161,13 @@ func slope(xs, ys []float64) float64 {
 
 // WriteFiles writes scaling.json and scaling.svg into dir.
 func (s Scaling) WriteFiles(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", dir, err)
-	}
-	write := func(name string, fn func(io.Writer) error) error {
-		path := filepath.Join(dir, name)
-		f, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		if err := fn(f); err != nil {
-			return errors.Join(fmt.Errorf("writing %s: %w", path, err), f.Close())
-		}
-		return f.Close()
-	}
-	if err := write("scaling.json", func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
-	}); err != nil {
-		return err
-	}
-	return write("scaling.svg", s.WriteSVG)
+	return writeFiles(dir, []fileWriter{{"scaling.json", s.writeJSON}, {"scaling.svg", s.WriteSVG}})
+}
+
+func (s Scaling) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
 }
 
 // WriteTable writes the sweep as a table for a terminal.
