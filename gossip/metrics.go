@@ -31,6 +31,10 @@ type Stats struct {
 	SyncRecordsOut int // records sent by sync
 	SyncBytesIn    int64
 	SyncBytesOut   int64
+	// SyncRecordBytesOut are the bytes of the record frames among
+	// SyncBytesOut: what this node served its peers, as against what it
+	// spent on its own reconciliation.
+	SyncRecordBytesOut int64
 }
 
 // metrics are the Prometheus counters and the Stats behind them.

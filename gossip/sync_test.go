@@ -53,6 +53,13 @@ func TestSyncBothWays(t *testing.T) {
 	if st.SyncRecordsIn != 4 || st.SyncRecordsOut != 3 {
 		t.Errorf("a: %d records in, %d out", st.SyncRecordsIn, st.SyncRecordsOut)
 	}
+	served := int64(0)
+	for _, r := range onlyA {
+		served += int64(len(binary.AppendUvarint(nil, uint64(len(r.Raw)))) + len(r.Raw))
+	}
+	if st.SyncRecordBytesOut != served {
+		t.Errorf("a counted %d bytes of records served, want the %d of its 3 frames", st.SyncRecordBytesOut, served)
+	}
 	t.Logf("b: %d bytes in, %d out", b.Stats().SyncBytesIn, b.Stats().SyncBytesOut)
 
 	// Another team is never offered: b is not in team u.

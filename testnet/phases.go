@@ -407,6 +407,8 @@ func (c *cluster) catchUp(ctx context.Context, pr *phaseRun, job catchUpJob, pro
 		mu.Lock()
 		cu := lacked[idx]
 		cu.SyncBytes = s.SyncBytesIn + s.SyncBytesOut
+		cu.ServedBytes = s.SyncRecordBytesOut
+		cu.OwnBytes = cu.SyncBytes - cu.ServedBytes
 		cu.WireBytes = int64(wire)
 		mu.Unlock()
 	}
@@ -442,6 +444,7 @@ func (c *cluster) catchUp(ctx context.Context, pr *phaseRun, job catchUpJob, pro
 		}
 		if cu.LackedBytes > 0 {
 			cu.SyncRatio = round2(float64(cu.SyncBytes) / float64(cu.LackedBytes))
+			cu.OwnRatio = round2(float64(cu.OwnBytes) / float64(cu.LackedBytes))
 			cu.WireRatio = round2(float64(cu.WireBytes) / float64(cu.LackedBytes))
 		}
 		pr.rep.CatchUp = append(pr.rep.CatchUp, *cu)

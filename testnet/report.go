@@ -88,14 +88,14 @@ func (r Report) targets() []Target {
 			add("duplicates_per_record", max(0, p.DuplicatesPerRecord-1), 3, "copies beyond the first a node's router received per record")
 		case PhaseChurn, PhaseLateJoin:
 			for i, cu := range p.CatchUp {
-				// The worst node: the most sync bytes beyond its bound.
+				// The worst node: the most bytes beyond its bound.
 				b := 1.2*float64(cu.LackedBytes) + 2048
-				if i == 0 || float64(cu.SyncBytes)-b > out[len(out)-1].Value-out[len(out)-1].Bound {
+				if i == 0 || float64(cu.OwnBytes)-b > out[len(out)-1].Value-out[len(out)-1].Bound {
 					if i > 0 {
 						out = out[:len(out)-1]
 					}
-					add(string(p.Name)+"_catch_up_bytes", float64(cu.SyncBytes), b,
-						fmt.Sprintf("the worst of %d nodes: catch-up sync bytes against 1.2× the %d bytes it lacked + 2 KB", len(p.CatchUp), cu.LackedBytes))
+					add(string(p.Name)+"_catch_up_bytes", float64(cu.OwnBytes), b,
+						fmt.Sprintf("the worst of %d nodes: the sync bytes of its own catch-up against 1.2× the %d bytes it lacked + 2 KB", len(p.CatchUp), cu.LackedBytes))
 				}
 			}
 		}
@@ -183,11 +183,18 @@ type CatchUp struct {
 	CaughtUpMs    float64 `json:"caught_up_ms"` // from its start to its last missing record
 	// SyncBytes moved by catch-up sync (both directions) until it caught
 	// up, and WireBytes on its sockets meanwhile (connection set-up,
-	// identify and GossipSub control included).
-	SyncBytes int64   `json:"sync_bytes"`
-	SyncRatio float64 `json:"sync_ratio"` // sync_bytes / lacked_bytes
-	WireBytes int64   `json:"wire_bytes,omitempty"`
-	WireRatio float64 `json:"wire_ratio,omitempty"`
+	// identify and GossipSub control included). ServedBytes are the
+	// record frames among SyncBytes it sent: records it served peers
+	// catching up beside it (nodes that came back with it), theirs to
+	// count, not its own. OwnBytes = SyncBytes - ServedBytes: what its own
+	// catch-up moved, records in and control both ways.
+	SyncBytes   int64   `json:"sync_bytes"`
+	SyncRatio   float64 `json:"sync_ratio"` // sync_bytes / lacked_bytes
+	ServedBytes int64   `json:"served_bytes"`
+	OwnBytes    int64   `json:"own_bytes"`
+	OwnRatio    float64 `json:"own_ratio"` // own_bytes / lacked_bytes
+	WireBytes   int64   `json:"wire_bytes,omitempty"`
+	WireRatio   float64 `json:"wire_ratio,omitempty"`
 }
 
 // PartitionReport says how the cut went.
@@ -333,8 +340,8 @@ func (r Report) WriteTable(w io.Writer) error {
 	}
 	for _, p := range r.Phases {
 		for _, c := range p.CatchUp {
-			fmt.Fprintf(w, "%s: node %d caught up in %.0f ms: lacked %d records (%d B), sync moved %d B (%.2fx)",
-				p.Name, c.Node, c.CaughtUpMs, c.LackedRecords, c.LackedBytes, c.SyncBytes, c.SyncRatio)
+			fmt.Fprintf(w, "%s: node %d caught up in %.0f ms: lacked %d records (%d B), sync moved %d B (%.2fx) of which %d B for itself (%.2fx)",
+				p.Name, c.Node, c.CaughtUpMs, c.LackedRecords, c.LackedBytes, c.SyncBytes, c.SyncRatio, c.OwnBytes, c.OwnRatio)
 			if c.WireBytes > 0 {
 				fmt.Fprintf(w, ", on the wire %d B (%.2fx)", c.WireBytes, c.WireRatio)
 			}

@@ -193,7 +193,7 @@ func TestTargetsPickTheWorstCatchUp(t *testing.T) {
 	links := DefaultLinks()
 	r := Report{Network: NetworkSim, Links: &links, MedianHops: 3, Phases: []PhaseReport{
 		{Name: PhasePropagate, P50Ms: 200, P99Ms: 700, DuplicatesPerRecord: 2.5},
-		{Name: PhaseChurn, CatchUp: []CatchUp{{LackedBytes: 1000, SyncBytes: 1500}, {LackedBytes: 10000, SyncBytes: 16000}, {LackedBytes: 100, SyncBytes: 200}}},
+		{Name: PhaseChurn, CatchUp: []CatchUp{{LackedBytes: 1000, OwnBytes: 1500}, {LackedBytes: 10000, OwnBytes: 16000}, {LackedBytes: 100, OwnBytes: 200, SyncBytes: 90000}}},
 	}}
 	got := map[string]Target{}
 	for _, tg := range r.targets() {
@@ -208,7 +208,8 @@ func TestTargetsPickTheWorstCatchUp(t *testing.T) {
 	if tg := got["duplicates_per_record"]; !tg.OK || tg.Value != 1.5 {
 		t.Errorf("duplicates: %+v", tg)
 	}
-	// 16000 > 1.2 × 10000 + 2048: the second node is the worst, and misses.
+	// 16000 > 1.2 × 10000 + 2048: the second node is the worst, and misses
+	// (the third served its peers 90 KB: theirs, not its own).
 	if tg := got["churn_catch_up_bytes"]; tg.OK || tg.Value != 16000 || tg.Bound != 14048 {
 		t.Errorf("catch-up: %+v", tg)
 	}

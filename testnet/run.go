@@ -459,7 +459,8 @@ func subStats(a, b gossip.Stats) gossip.Stats {
 		Skipped: a.Skipped - b.Skipped, Published: a.Published - b.Published, Dropped: a.Dropped - b.Dropped,
 		SyncSessions: a.SyncSessions - b.SyncSessions, SyncFailures: a.SyncFailures - b.SyncFailures,
 		SyncRecordsIn: a.SyncRecordsIn - b.SyncRecordsIn, SyncRecordsOut: a.SyncRecordsOut - b.SyncRecordsOut,
-		SyncBytesIn: a.SyncBytesIn - b.SyncBytesIn, SyncBytesOut: a.SyncBytesOut - b.SyncBytesOut}
+		SyncBytesIn: a.SyncBytesIn - b.SyncBytesIn, SyncBytesOut: a.SyncBytesOut - b.SyncBytesOut,
+		SyncRecordBytesOut: a.SyncRecordBytesOut - b.SyncRecordBytesOut}
 }
 
 func addStats(a, b gossip.Stats) gossip.Stats {
