@@ -16,8 +16,8 @@ func TestSimTestnet(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Network, cfg.Sleep, cfg.Params.Gossip = NetworkSim, SimSleep, GossipParams(NetworkSim)
 	cfg.Nodes, cfg.Lessons, cfg.Seed = 50, 20, 3
-	if !testing.Short() {
-		cfg.Lessons = 50
+	if !testing.Short() && !raceDetector {
+		cfg.Lessons = 50 // the race detector makes the run five to ten times slower
 	}
 	if s := os.Getenv("REMEM_SIM_NODES"); s != "" {
 		n, err := strconv.Atoi(s)
