@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -219,5 +220,29 @@ func TestTargetsPickTheWorstCatchUp(t *testing.T) {
 	r.Network, r.Links = NetworkTCP, nil
 	if tg := r.targets(); tg != nil {
 		t.Errorf("targets on TCP: %v", tg)
+	}
+}
+
+// A thousand nodes' arrivals draw a curve of at most maxSteps steps per
+// phase that still ends at every arrival.
+func TestSVGOfManyArrivals(t *testing.T) {
+	lat := make([]float64, 200_000)
+	for i := range lat {
+		lat[i] = 50 + float64(i%997)
+	}
+	p := PhaseReport{Name: PhasePropagate, Delivered: len(lat), Expected: len(lat), DeliveryRatio: 1, Converged: true}
+	p.setLatencies(lat)
+	var b bytes.Buffer
+	if err := (Report{Nodes: 1000, Phases: []PhaseReport{p}}).WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() > 200<<10 {
+		t.Errorf("propagation.svg of 200,000 arrivals is %d KB", b.Len()>>10)
+	}
+	if err := xml.Unmarshal(b.Bytes(), new(struct{})); err != nil {
+		t.Fatalf("not XML: %v", err)
+	}
+	if !strings.Contains(b.String(), fmt.Sprintf(" V%.1f\"", float64(padT))) {
+		t.Error("the curve does not end at every arrival (y = 100%)")
 	}
 }

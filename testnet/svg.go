@@ -124,8 +124,14 @@ func (r Report) WriteSVG(w io.Writer) error {
 			var path strings.Builder
 			n := float64(len(s))
 			fmt.Fprintf(&path, "M%.1f %.1f", x(s[0]), y(0))
+			// A step per arrival: up to k+1 of n at v. Past maxSteps
+			// arrivals, a step per 1/maxSteps of them (and the last), so a
+			// thousand nodes' plot stays a few hundred KB.
+			every := max(1, len(s)/maxSteps)
 			for k, v := range s {
-				// A step: up to k+1 of n at v.
+				if (k+1)%every != 0 && k != len(s)-1 {
+					continue
+				}
 				fmt.Fprintf(&path, " H%.1f V%.1f", x(v), y(float64(k+1)/n))
 			}
 			fmt.Fprintf(bw, `<path d="%s" fill="none" stroke="%s" stroke-width="2" stroke-linejoin="round">
@@ -148,6 +154,9 @@ func (r Report) WriteSVG(w io.Writer) error {
 	fmt.Fprintf(bw, "</svg>\n")
 	return bw.Flush()
 }
+
+// maxSteps bounds the steps drawn of one phase's curve.
+const maxSteps = 2000
 
 func status(p PhaseReport) string {
 	if p.ok() {
