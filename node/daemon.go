@@ -64,7 +64,8 @@ type Daemon struct {
 	next     time.Time
 	commons  []*commons.Client
 	sleepNow chan chan sleepResult
-	news     chan struct{}  // records new to this memory arrived by gossip or sync
+	news     chan struct{}  // records new to this memory arrived by sync
+	heard    chan struct{}  // records new to this memory arrived by gossip
 	syncing  atomic.Bool    // a catch-up round runs
 	rounds   sync.WaitGroup // the catch-up rounds, waited for at close
 }
@@ -90,7 +91,7 @@ func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{cfg: cfg, m: m, log: cfg.Logger.With("origin", m.Origin()), reg: cfg.Registry, sleepNow: make(chan chan sleepResult), news: make(chan struct{}, 1)}
+	d := &Daemon{cfg: cfg, m: m, log: cfg.Logger.With("origin", m.Origin()), reg: cfg.Registry, sleepNow: make(chan chan sleepResult), news: make(chan struct{}, 1), heard: make(chan struct{}, 1)}
 	for _, dir := range cfg.Folders {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, errors.Join(fmt.Errorf("folder %s: %w", dir, err), m.Close())
@@ -364,28 +365,44 @@ func (d *Daemon) network(st *Status) {
 	}
 }
 
-// newsDelay gathers the records of one burst into one catch-up round.
-const newsDelay = 300 * time.Millisecond
+// newsDelay gathers the records of one burst into one catch-up round, and
+// heardEvery spaces the rounds that follow records that came by gossip.
+const (
+	newsDelay  = 300 * time.Millisecond
+	heardEvery = 10 * time.Second
+)
 
 // relayNews runs a catch-up round soon after records new to this memory
-// arrive by sync. Pubsub forwards a message only along the mesh of the moment, and
+// arrive. Pubsub forwards a message only along the mesh of the moment, and
 // sync alone would wait for its interval, so records that came by sync
-// (a node that joined late, a publish before the mesh formed) spread to
-// the rest of the team in a few rounds instead. The bytes moved stay
-// proportional to what the peers lack.
+// (a node that joined late) spread to the rest of the team in a few rounds
+// instead, and so do messages that went by before the mesh reached every
+// node (a publish right after a start). Gossip has mostly spread what it
+// brought already, and a busy team brings something every moment, so
+// after records that came by gossip a round runs at most every
+// heardEvery. The bytes moved stay proportional to what the peers lack.
 func (d *Daemon) relayNews(ctx context.Context) {
+	var last time.Time
 	for {
+		wait := newsDelay
 		select {
 		case <-ctx.Done():
 			return
 		case <-d.news:
+		case <-d.heard:
+			wait = max(newsDelay, time.Until(last.Add(heardEvery)))
 		}
+		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return
-		case <-time.After(newsDelay):
+		case <-d.news: // news by sync does not wait for the gossip spacing
+		case <-timer.C:
 		}
+		timer.Stop()
 		d.gossip.SyncNow(ctx)
+		last = time.Now()
 	}
 }
 
@@ -401,11 +418,16 @@ func (h holder) Deliver(ctx context.Context, scope string, from peer.ID, recs []
 		h.d.log.Error("deliver failed", "scope", scope, "peer", from.String(), "err", err)
 		return
 	}
-	// Records new here that came by sync are news to pass on; what came
-	// by gossip has spread along the mesh already.
-	if rep.Accepted > 0 && gossip.FromSync(ctx) {
+	// Records new here are news to pass on: those that came by sync
+	// reached this node alone; those that came by gossip went along the
+	// mesh, which may not have reached everyone yet (relayNews).
+	if rep.Accepted > 0 {
+		ch := h.d.heard
+		if gossip.FromSync(ctx) {
+			ch = h.d.news
+		}
 		select {
-		case h.d.news <- struct{}{}:
+		case ch <- struct{}{}:
 		default:
 		}
 	}
