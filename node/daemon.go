@@ -369,7 +369,7 @@ func (d *Daemon) network(st *Status) {
 // heardEvery spaces the rounds that follow records that came by gossip.
 const (
 	newsDelay  = 300 * time.Millisecond
-	heardEvery = 10 * time.Second
+	heardEvery = time.Minute
 )
 
 // relayNews runs a catch-up round soon after records new to this memory
