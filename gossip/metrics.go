@@ -31,10 +31,10 @@ type Stats struct {
 	SyncRecordsOut int // records sent by sync
 	SyncBytesIn    int64
 	SyncBytesOut   int64
-	// SyncServedBytes are the bytes (both ways) of the sessions that only
-	// sent records, none in: sessions that served a peer's catch-up, as
-	// against those of this node's own.
-	SyncServedBytes int64
+	// SyncRecordBytesOut are the record frames among SyncBytesOut: what
+	// this node served its peers' catch-up, as against the bytes of its
+	// own (the records it received, and control both ways).
+	SyncRecordBytesOut int64
 }
 
 // metrics are the Prometheus counters and the Stats behind them.

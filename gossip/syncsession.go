@@ -131,6 +131,7 @@ func (c *conn) status(b byte) error { return c.send([]byte{b}) }
 // sessionStats is the accounting common to both sides.
 type sessionStats struct {
 	recordsIn, recordsOut int
+	recordBytesOut        int64 // the record frames sent
 }
 
 // finish counts the session and closes its stream (a reset when it failed).
@@ -140,9 +141,7 @@ func (n *Node) finish(c *conn, st *sessionStats, err *error) {
 	n.metrics.update(func(s *Stats) {
 		s.SyncRecordsIn += st.recordsIn
 		s.SyncRecordsOut += st.recordsOut
-		if st.recordsIn == 0 && st.recordsOut > 0 {
-			s.SyncServedBytes += int64(c.cr.n + c.cw.n)
-		}
+		s.SyncRecordBytesOut += st.recordBytesOut
 		if *err != nil {
 			s.SyncFailures++
 		} else {
@@ -173,10 +172,12 @@ func (c *conn) sendRecords(snap *snapshot, ids []recID, st *sessionStats) error 
 			break
 		}
 		sent++
+		before := c.out
 		if err := c.writeFrame(line); err != nil {
 			return err
 		}
 		st.recordsOut++
+		st.recordBytesOut += int64(c.out - before)
 	}
 	return c.send(nil)
 }

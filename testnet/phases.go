@@ -407,7 +407,7 @@ func (c *cluster) catchUp(ctx context.Context, pr *phaseRun, job catchUpJob, pro
 		mu.Lock()
 		cu := lacked[idx]
 		cu.SyncBytes = s.SyncBytesIn + s.SyncBytesOut
-		cu.ServedBytes = s.SyncServedBytes
+		cu.ServedBytes = s.SyncRecordBytesOut
 		cu.OwnBytes = cu.SyncBytes - cu.ServedBytes
 		cu.WireBytes = int64(wire)
 		mu.Unlock()

@@ -183,11 +183,11 @@ type CatchUp struct {
 	CaughtUpMs    float64 `json:"caught_up_ms"` // from its start to its last missing record
 	// SyncBytes moved by catch-up sync (both directions) until it caught
 	// up, and WireBytes on its sockets meanwhile (connection set-up,
-	// identify and GossipSub control included). ServedBytes are those of
-	// its sessions that only sent records: sessions that served peers
-	// catching up beside it (nodes that came back with it), theirs to
-	// count (they count them too), not its own. OwnBytes = SyncBytes -
-	// ServedBytes: what its own catch-up moved.
+	// identify and GossipSub control included). ServedBytes are the
+	// record frames among them that it sent: records that served peers
+	// catching up beside it (nodes that came back with it), which those
+	// count as theirs; its own catch-up never sends a record. OwnBytes =
+	// SyncBytes - ServedBytes: what its own catch-up moved.
 	SyncBytes   int64   `json:"sync_bytes"`
 	SyncRatio   float64 `json:"sync_ratio"` // sync_bytes / lacked_bytes
 	ServedBytes int64   `json:"served_bytes"`

@@ -460,7 +460,7 @@ func subStats(a, b gossip.Stats) gossip.Stats {
 		SyncSessions: a.SyncSessions - b.SyncSessions, SyncFailures: a.SyncFailures - b.SyncFailures,
 		SyncRecordsIn: a.SyncRecordsIn - b.SyncRecordsIn, SyncRecordsOut: a.SyncRecordsOut - b.SyncRecordsOut,
 		SyncBytesIn: a.SyncBytesIn - b.SyncBytesIn, SyncBytesOut: a.SyncBytesOut - b.SyncBytesOut,
-		SyncServedBytes: a.SyncServedBytes - b.SyncServedBytes}
+		SyncRecordBytesOut: a.SyncRecordBytesOut - b.SyncRecordBytesOut}
 }
 
 func addStats(a, b gossip.Stats) gossip.Stats {
