@@ -47,7 +47,7 @@ CPU time and bytes, but latencies that mostly measure the machine's load;
 up to about 100 nodes. --network sim runs them over simulated links
 (--latency, --jitter, --bandwidth, --loss) in virtual time: every latency is
 in simulated ms, the same on a busy laptop as on a thousand machines, and
-1,000 nodes fit on two cores (about 12 minutes). Simulated nodes sleep every
+1,000 nodes fit on two cores (about 10 minutes). Simulated nodes sleep every
 10s unless --sleep says otherwise, and run with the gossip parameters of
 real nodes; the report adds the protocol's targets.
 
