@@ -344,6 +344,56 @@ func TestResponderTakesTheFullSummary(t *testing.T) {
 	}
 }
 
+// TestResponderRefusesABadBucketRound: an initiator that answers the
+// buckets that differ with the buckets again, or with another team's
+// summary, ends the session; the responder answers the next session.
+func TestResponderRefusesABadBucketRound(t *testing.T) {
+	noAuto := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
+	a := startNode(t, noAuto)
+	b := startNode(t, noAuto, withBootstrap(a))
+	id, _ := protocol.GenerateIdentity()
+	recs := lessons(t, id, 0, 5)
+	a.holder.add(Scope("t"), recs...)
+	b.holder.add(Scope("t"), recs[:2]...)
+	eventually(t, 20*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
+	snap, err := b.snapshot(b.teams["t"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, third := range map[string]summaryMsg{
+		"buckets again": snap.bucketsMsg("t"),
+		"another team":  snap.summaryWithin("u", allBuckets()),
+		"whole alone":   snap.summaryMsg("t", false),
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		st, err := b.host.NewStream(ctx, a.PeerID(), SyncProtocol)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		c := newConn(st)
+		m, err := c.summarize(snap.summaryMsg("t", false))
+		if err == nil && m.status == statusNeedFull {
+			m, err = c.summarize(snap.bucketsMsg("t"))
+		}
+		if err != nil || m.status != statusBuckets {
+			t.Fatalf("%s: the bucket round answered %d (%v)", name, m.status, err)
+		}
+		if m, err = c.summarize(third); err == nil {
+			t.Errorf("%s: the responder answered %d with a diff of %d origins", name, m.status, len(m.entries))
+		}
+		_ = st.Reset()
+		cancel()
+	}
+	// The responder still answers an honest session.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	eventually(t, 10*time.Second, "an honest session", func() bool { return b.syncWith(ctx, b.teams["t"], a.PeerID()) == nil })
+	if b.holder.count(Scope("t")) != 5 {
+		t.Errorf("b holds %d of 5 after an honest session", b.holder.count(Scope("t")))
+	}
+}
+
 // stallingHolder is a memHolder whose Deliver waits until its context
 // ends, as a memory does whose embeddings endpoint hangs.
 type stallingHolder struct {
