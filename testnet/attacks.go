@@ -89,9 +89,7 @@ func (c *cluster) startAttacks(ctx context.Context, live []*tnode, ap AttackPara
 		return nil, err
 	}
 	for i := range ap.Sybils {
-		slot := rawSlots + c.raws
-		c.raws++
-		h, err := libp2p.New(append(c.net.rawHost(slot), libp2p.DisableMetrics())...)
+		h, err := libp2p.New(append(c.net.rawHost(c.rawSlot()), libp2p.DisableMetrics())...)
 		if err != nil {
 			return fail(fmt.Errorf("starting sybil %d: %w", i, err))
 		}

@@ -92,13 +92,17 @@ func (c *routerCount) snapshot() routerSnapshot {
 // validator is a node's (probes forward what nodes forward); byzantine
 // hosts have none, so they publish anything.
 func (c *cluster) newRawHost(validate bool) (*rawHost, error) {
-	slot := rawSlots + c.raws
-	c.raws++
-	h, err := newRawHost(c.p.Team, c.p.Gossip, c.part, validate, c.net.rawHost(slot))
+	h, err := newRawHost(c.p.Team, c.p.Gossip, c.part, validate, c.net.rawHost(c.rawSlot()))
 	if err == nil {
 		c.net.adopt(h.h)
 	}
 	return h, err
+}
+
+// rawSlot is the network slot of the next host that is not a node.
+func (c *cluster) rawSlot() int {
+	c.raws++
+	return rawSlots + c.raws - 1
 }
 
 // newRawHost starts a host with the transports of hostOpts.
