@@ -49,7 +49,7 @@ func BenchmarkBareEd25519Verify(b *testing.B) {
 
 // BenchmarkVerifyOverBare alternates the full verification and a bare
 // ed25519.Verify of the same line in one loop, so both see the same machine
-// load, and reports their ratio (target: at most 1.15).
+// load, and reports their ratio (target: at most 1.10).
 func BenchmarkVerifyOverBare(b *testing.B) {
 	rec := typicalLesson(b)
 	overBare(b, "full", func(int) {

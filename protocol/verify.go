@@ -138,7 +138,7 @@ func Verify(line []byte, now time.Time) (*Record, error) {
 	}
 	var buf [1 << 10]byte // most lines fit
 	signed := cutMember(buf[:0], line, f.members, sigMember)
-	if !ed25519.Verify(pub[:], signed, sig[:]) {
+	if !verifySignature(pub[:], signed, sig[:]) {
 		return nil, refuse(ReasonSignature, "sig", "the signature does not match the key and the line")
 	}
 
