@@ -252,3 +252,43 @@ func BenchmarkDeliverFloodOverEvents(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDeliver is Deliver alone on records already verified, in CPU
+// time per record: the merge rule and the store's reads and writes, as
+// BenchmarkReceivePath's "deliver" and "deliver-distinct" run them.
+func BenchmarkDeliver(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		batch func(b *testing.B, seed, n int) [][]byte
+	}{{"same", batchOfLessons}, {"distinct", batchOfDistinctLessons}} {
+		b.Run(c.name, func(b *testing.B) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			m, err := Open(Config{Home: b.TempDir(), Create: true, Store: store.Options{}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			const perMsg = 50
+			var cpu time.Duration
+			records := 0
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				lines := c.batch(b, i, perMsg)
+				recs := make([]*protocol.Record, len(lines))
+				for j, l := range lines {
+					if recs[j], err = protocol.Decode(l); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				c0 := testutil.CPUTime()
+				if _, err := m.Deliver(context.Background(), "team:bench", recs); err != nil {
+					b.Fatal(err)
+				}
+				cpu += testutil.CPUTime() - c0
+				records += perMsg
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/float64(records), "cpu-µs/record")
+		})
+	}
+}

@@ -937,3 +937,60 @@ func (p Prepared) Linkage(g Group) float64 {
 	}
 	return sum / float64(n)
 }
+
+// PreparedGroup is a group made ready to be scored against many texts:
+// the profiles of its members and its words, looked up once. A caller
+// that holds it across calls holds those profiles; Size says how much
+// text they came from.
+type PreparedGroup struct {
+	members []*profile // in Linkage's order: episodes, then the text; blank ones left out
+	terms   []uint64   // sorted, each once: Terms of every member
+	size    int
+}
+
+// PrepareGroup readies g for Prepared.GroupLinkage.
+func (l *Lexical) PrepareGroup(g Group) *PreparedGroup {
+	t := l.tables()
+	pg := &PreparedGroup{members: make([]*profile, 0, len(g.Episodes)+1)}
+	add := func(s string) {
+		if strings.TrimSpace(s) == "" {
+			return
+		}
+		p := l.profile(t, s)
+		pg.members = append(pg.members, p)
+		pg.size += min(len(s), maxLexText)
+		for _, u := range p.uni {
+			pg.terms = append(pg.terms, u.h)
+		}
+	}
+	for _, e := range g.Episodes {
+		add(e)
+	}
+	add(g.Text)
+	if len(pg.members) > 1 {
+		slices.Sort(pg.terms)
+		pg.terms = slices.Compact(pg.terms)
+	}
+	pg.terms = slices.Clip(pg.terms)
+	return pg
+}
+
+// Terms are the hashes of the words of the group's members (Lexical.Terms
+// of each), sorted, each once.
+func (g *PreparedGroup) Terms() []uint64 { return g.terms }
+
+// Size is the bytes of text the group's profiles were made from.
+func (g *PreparedGroup) Size() int { return g.size }
+
+// GroupLinkage is Linkage(g) for a prepared group: the same members,
+// scored in the same order, so the same value.
+func (p Prepared) GroupLinkage(g *PreparedGroup) float64 {
+	if len(g.members) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, m := range g.members {
+		sum += p.t.score(p.p, m)
+	}
+	return sum / float64(len(g.members))
+}

@@ -621,8 +621,23 @@ func TestPreparedLinkage(t *testing.T) {
 		if !slices.Equal(x.Terms(), l.Terms(p.A)) {
 			t.Fatalf("pair %d: prepared terms differ", i+1)
 		}
+		pg := l.PrepareGroup(g)
+		if got := x.GroupLinkage(pg); got != want {
+			t.Fatalf("pair %d: prepared group linkage %v, Linkage %v", i+1, got, want)
+		}
+		var terms []uint64
+		for _, e := range append(slices.Clone(g.Episodes), g.Text) {
+			terms = append(terms, l.Terms(e)...)
+		}
+		slices.Sort(terms)
+		if !slices.Equal(pg.Terms(), slices.Compact(terms)) {
+			t.Fatalf("pair %d: prepared group terms differ", i+1)
+		}
 	}
 	if got := l.Prepare("x").Linkage(Group{Text: " "}); got != 0 {
 		t.Fatalf("empty group: %v", got)
+	}
+	if got := l.Prepare("x").GroupLinkage(l.PrepareGroup(Group{Text: " "})); got != 0 {
+		t.Fatalf("empty prepared group: %v", got)
 	}
 }
