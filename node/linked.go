@@ -118,7 +118,7 @@ func sameGroup(a, b consolidate.Group) bool {
 // other candidates.
 func (dc *deliverContext) sameMeaning(ctx context.Context, rec *protocol.Record) ([]*store.Lesson, error) {
 	m := dc.m
-	text := &preparedText{text: rec.Text}
+	text := &preparedText{text: rec.Text, many: true}
 	origin := dc.originOf(rec.Origin)
 	var out []*store.Lesson
 	match := func(l *store.Lesson) {
@@ -163,17 +163,20 @@ func (dc *deliverContext) sameMeaning(ctx context.Context, rec *protocol.Record)
 }
 
 // preparedText is a text compared with many groups in one batch: with the
-// lexical similarity, its profile and, for the filter, its terms, each
-// worked out once, on the first comparison.
+// lexical similarity, its profile, worked out once, on the first
+// comparison.
 type preparedText struct {
 	text  string
+	many  bool // compared with many groups
 	ready bool
 	lex   *consolidate.Lexical // nil: another similarity
 	prep  consolidate.Prepared
-	terms []uint64 // nil without a filter
 }
 
-// ready prepares text for same.
+// ready prepares text to be compared. A received lesson is compared with
+// many groups, so its terms go into hash tables (Indexed); an event is
+// compared with one group per new candidate, which is fewer in small
+// batches.
 func (dc *deliverContext) ready(text *preparedText) {
 	if text.ready {
 		return
@@ -183,8 +186,8 @@ func (dc *deliverContext) ready(text *preparedText) {
 		return
 	}
 	text.prep = text.lex.Prepare(text.text)
-	if dc.filter {
-		text.terms = text.prep.Terms()
+	if text.many {
+		text.prep = text.prep.Indexed()
 	}
 }
 
@@ -240,7 +243,7 @@ func (dc *deliverContext) sameCandidate(ctx context.Context, text *preparedText,
 // group: it shares a word with g (when the filter applies) and its linkage
 // to g, what m.similar returns, reaches the threshold.
 func (dc *deliverContext) samePrepared(text *preparedText, g *consolidate.PreparedGroup) bool {
-	if dc.filter && !sharesAny(text.terms, g.Terms()) {
+	if dc.filter && !text.prep.SharesTerm(g) {
 		return false
 	}
 	return text.prep.GroupLinkage(g) >= dc.m.cfg.Params.Threshold
@@ -256,20 +259,4 @@ func (dc *deliverContext) samePrepared(text *preparedText, g *consolidate.Prepar
 func (m *Memory) useFilter() bool {
 	lex, ok := m.sim.(*consolidate.Lexical)
 	return ok && m.cfg.Params.Threshold > lex.TrigramWeight()
-}
-
-// sharesAny reports whether the sorted lists a and b have an element in
-// common.
-func sharesAny(a, b []uint64) bool {
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			return true
-		}
-	}
-	return false
 }

@@ -88,7 +88,7 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	// the records and the lessons they changed are written in one go.
 	// Lessons go first, so that a confirmation finds the candidate its
 	// lesson made in the same batch.
-	dc := &deliverContext{m: m, filter: m.useFilter()}
+	dc := m.newDeliverContext()
 	if err := dc.preload(recs, m.Origin()); err != nil {
 		return rep, err
 	}
@@ -227,6 +227,10 @@ type deliverContext struct {
 	// and of indexed candidates too large to keep prepared.
 	preps    map[*store.Lesson]*consolidate.PreparedGroup
 	bigPreps map[*recentCandidate]*consolidate.PreparedGroup
+}
+
+func (m *Memory) newDeliverContext() *deliverContext {
+	return &deliverContext{m: m, filter: m.useFilter()}
 }
 
 // preload reads, in one go, the lessons the batch's records are about.

@@ -2,6 +2,7 @@ package consolidate
 
 import (
 	"context"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -897,9 +898,115 @@ func (l *Lexical) TrigramWeight() float64 { return l.tables().p.triWeight }
 // Prepared is a text made ready to be scored against many others: its
 // profile is looked up once instead of once per pair.
 type Prepared struct {
-	l *Lexical
-	t *lexTables
-	p *profile
+	l        *Lexical
+	t        *lexTables
+	p        *profile
+	uni, tri *termTable // nil until Indexed
+}
+
+// Indexed returns p with its words and trigrams in hash tables, for a text
+// scored against many groups: a pair's shared terms are then found by
+// looking up the other's terms, not by merging both lists.
+func (p Prepared) Indexed() Prepared {
+	if p.uni == nil {
+		p.uni, p.tri = newTermTable(p.p.uni), newTermTable(p.p.tri)
+	}
+	return p
+}
+
+// SharesTerm reports whether the text has a term (Terms) in common with a
+// member of g.
+func (p Prepared) SharesTerm(g *PreparedGroup) bool {
+	if p.uni != nil {
+		for _, h := range g.terms {
+			if _, ok := p.uni.find(h); ok {
+				return true
+			}
+		}
+		return false
+	}
+	a, b := p.p.uni, g.terms
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i].h < b[j]:
+			i++
+		case a[i].h > b[j]:
+			j++
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// score is p.t.score(p.p, m), through the tables when p is indexed.
+func (p Prepared) score(m *profile) float64 {
+	if p.uni == nil {
+		return p.t.score(p.p, m)
+	}
+	return p.t.combine(p.p, m, p.uni.shared(m.uni), p.tri.shared(m.tri), sharedCount(p.p.marks, m.marks))
+}
+
+// termTable finds the terms of a profile by hash: open addressing, at
+// most a quarter full, so that most looking up of a term the profile lacks
+// ends at the first slot.
+type termTable struct {
+	hs    []uint64  // a term's hash, 0 when empty
+	ws    []float64 // its weight
+	zero  bool      // the hash 0 is a term, of weight zeroW
+	zeroW float64
+	shift uint8
+}
+
+func newTermTable(ts []term) *termTable {
+	n := 16
+	for n < 4*len(ts) {
+		n *= 2
+	}
+	t := &termTable{hs: make([]uint64, n), ws: make([]float64, n), shift: uint8(64 - bits.TrailingZeros(uint(n)))}
+	mask := uint64(n - 1)
+	for _, x := range ts {
+		if x.h == 0 {
+			t.zero, t.zeroW = true, x.w
+			continue
+		}
+		i := t.slot(x.h)
+		for t.hs[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.hs[i], t.ws[i] = x.h, x.w
+	}
+	return t
+}
+
+func (t *termTable) slot(h uint64) uint64 { return (h * 0x9e3779b97f4a7c15) >> t.shift }
+
+// find returns the weight of the term of hash h.
+func (t *termTable) find(h uint64) (float64, bool) {
+	if h == 0 {
+		return t.zeroW, t.zero
+	}
+	mask := uint64(len(t.hs) - 1)
+	for i := t.slot(h); ; i = (i + 1) & mask {
+		switch t.hs[i] {
+		case h:
+			return t.ws[i], true
+		case 0:
+			return 0, false
+		}
+	}
+}
+
+// shared is sharedWeight(t.terms, b): the same weights added in the same
+// order, increasing hash, found by looking up each of b.
+func (t *termTable) shared(b []term) float64 {
+	var shared float64
+	for _, y := range b {
+		if w, ok := t.find(y.h); ok {
+			shared += w + y.w
+		}
+	}
+	return shared
 }
 
 // Prepare readies text for Prepared.Linkage and Prepared.Terms.
@@ -990,7 +1097,7 @@ func (p Prepared) GroupLinkage(g *PreparedGroup) float64 {
 	}
 	var sum float64
 	for _, m := range g.members {
-		sum += p.t.score(p.p, m)
+		sum += p.score(m)
 	}
 	return sum / float64(len(g.members))
 }
