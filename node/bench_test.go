@@ -252,3 +252,104 @@ func BenchmarkDeliverFloodOverEvents(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDeliver is Deliver alone on records already verified, in CPU
+// time per record: the merge rule and the store's reads and writes, as
+// BenchmarkReceivePath's "deliver" and "deliver-distinct" run them.
+func BenchmarkDeliver(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		batch func(b *testing.B, seed, n int) [][]byte
+	}{{"same", batchOfLessons}, {"distinct", batchOfDistinctLessons}} {
+		b.Run(c.name, func(b *testing.B) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			m, err := Open(Config{Home: b.TempDir(), Create: true, Store: store.Options{}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			const perMsg = 50
+			var cpu time.Duration
+			records := 0
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				lines := c.batch(b, i, perMsg)
+				recs := make([]*protocol.Record, len(lines))
+				for j, l := range lines {
+					if recs[j], err = protocol.Decode(l); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				c0 := testutil.CPUTime()
+				if _, err := m.Deliver(context.Background(), "team:bench", recs); err != nil {
+					b.Fatal(err)
+				}
+				cpu += testutil.CPUTime() - c0
+				records += perMsg
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/float64(records), "cpu-µs/record")
+		})
+	}
+}
+
+// BenchmarkMergeRule is the merge rule alone, in CPU per record: the
+// lessons of one batch noted against a memory that holds 20 batches'
+// candidates, as Deliver notes them, but not written, so that every
+// round starts from the same state. Without the signing and the store's
+// writes it varies less than BenchmarkReceivePath on a busy machine.
+func BenchmarkMergeRule(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		batch func(b *testing.B, seed, n int) [][]byte
+	}{{"same", batchOfLessons}, {"distinct", batchOfDistinctLessons}} {
+		b.Run(c.name, func(b *testing.B) {
+			m, err := Open(Config{Home: b.TempDir(), Create: true, Store: store.Options{}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			const perMsg = 50
+			decode := func(seed int) []*protocol.Record {
+				lines := c.batch(b, seed, perMsg)
+				recs := make([]*protocol.Record, len(lines))
+				for j, l := range lines {
+					if recs[j], err = protocol.Decode(l); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return recs
+			}
+			for i := range 20 {
+				if _, err := m.Deliver(context.Background(), "team:bench", decode(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ctx, now := context.Background(), time.Now()
+			var cpu time.Duration
+			records := 0
+			for i := 0; b.Loop(); i++ {
+				// New texts each round, as new lessons would be: their
+				// profiles are not cached yet.
+				b.StopTimer()
+				recs := decode(1000 + i)
+				b.StartTimer()
+				c0 := testutil.CPUTime()
+				m.sleepMu.Lock()
+				dc := m.newDeliverContext()
+				if err := dc.preload(recs, m.Origin()); err != nil {
+					b.Fatal(err)
+				}
+				for _, rec := range recs {
+					if _, err := m.noteLesson(ctx, dc, rec, "team:bench", now); err != nil {
+						b.Fatal(err)
+					}
+				}
+				m.sleepMu.Unlock()
+				cpu += testutil.CPUTime() - c0
+				records += len(recs)
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(records), "cpu-µs/record")
+		})
+	}
+}

@@ -33,8 +33,18 @@ type recentCandidate struct {
 	hash    string
 	group   consolidate.Group
 	origins []string // store.Lesson.Corroborators
-	full    bool     // strength 1: it can rise no more
+	mask    originSet
+	full    bool // strength 1: it can rise no more
+	// prep is group prepared for scoring, kept across deliveries while the
+	// group stays the same and holds at most maxKeptGroup bytes of text:
+	// then the index keeps at most linkedCandidates such groups a kind.
+	prep *consolidate.PreparedGroup
 }
+
+// maxKeptGroup bounds the text of a group whose prepared form the index
+// keeps: a lesson of MaxTextChars and a few episodes. A larger group is
+// prepared again in each delivery that compares with it.
+const maxKeptGroup = 4 << 10
 
 func (r *recentCandidates) load(s *store.Store) error {
 	if r.loaded {
@@ -84,7 +94,22 @@ func (r *recentCandidates) put(l store.Lesson) {
 }
 
 func (c *recentCandidate) set(l store.Lesson) {
-	c.group, c.origins, c.full = groupOf(l), slices.Clone(l.Corroborators), l.Strength >= 1
+	g := groupOf(l)
+	if !sameGroup(c.group, g) {
+		c.prep = nil
+	}
+	c.group, c.origins, c.full = g, slices.Clone(l.Corroborators), l.Strength >= 1
+	c.mask = originSet{}
+}
+
+// counted reports whether origin is among the candidate's origins.
+func (c *recentCandidate) counted(o originOf) bool {
+	return c.mask.has(c.origins, o)
+}
+
+// sameGroup reports whether a and b hold the same texts.
+func sameGroup(a, b consolidate.Group) bool {
+	return a.Text == b.Text && slices.Equal(a.Episodes, b.Episodes)
 }
 
 // sameMeaning returns the local lessons of rec's kind, other than its own
@@ -93,11 +118,12 @@ func (c *recentCandidate) set(l store.Lesson) {
 // other candidates.
 func (dc *deliverContext) sameMeaning(ctx context.Context, rec *protocol.Record) ([]*store.Lesson, error) {
 	m := dc.m
-	text := dc.prepare(rec.Text)
+	text := &preparedText{text: rec.Text, many: true}
+	origin := dc.originOf(rec.Origin)
 	var out []*store.Lesson
 	match := func(l *store.Lesson) {
-		if l.Kind == rec.Kind && l.Hash != rec.Hash && dc.counts(l, rec.Origin) && !slices.Contains(out, l) &&
-			dc.same(ctx, text, groupOf(*l)) {
+		if l.Kind == rec.Kind && l.Hash != rec.Hash && dc.countsFor(l, origin) && !slices.Contains(out, l) &&
+			dc.sameLesson(ctx, text, l) {
 			out = append(out, l)
 		}
 	}
@@ -120,7 +146,7 @@ func (dc *deliverContext) sameMeaning(ctx context.Context, rec *protocol.Record)
 	var read []string
 	for _, c := range recent {
 		if _, ok := dc.held[c.hash]; ok || c.full || c.hash == rec.Hash || rec.Origin == m.Origin() ||
-			slices.Contains(c.origins, rec.Origin) || !dc.same(ctx, text, c.group) {
+			c.counted(origin) || !dc.sameCandidate(ctx, text, c) {
 			continue
 		}
 		read = append(read, c.hash)
@@ -136,108 +162,101 @@ func (dc *deliverContext) sameMeaning(ctx context.Context, rec *protocol.Record)
 	return out, nil
 }
 
-// preparedText is a text compared with many groups in one batch: its terms
-// for the filter and, with the lexical similarity, its profile, each
-// worked out once.
+// preparedText is a text compared with many groups in one batch: with the
+// lexical similarity, its profile, worked out once, on the first
+// comparison.
 type preparedText struct {
 	text  string
-	terms []uint64 // nil without a filter
-	lex   *consolidate.Lexical
-	prep  *consolidate.Prepared // made on the first pair that is scored
+	many  bool // compared with many groups
+	ready bool
+	lex   *consolidate.Lexical // nil: another similarity
+	prep  consolidate.Prepared
 }
 
-// prepare readies text for same.
-func (dc *deliverContext) prepare(text string) *preparedText {
-	p := &preparedText{text: text}
-	p.lex, _ = dc.m.sim.(*consolidate.Lexical)
-	if dc.filter != nil {
-		p.terms = dc.filter.termsOf(text)
+// ready prepares text to be compared. A received lesson is compared with
+// many groups, so its terms go into hash tables (Indexed); an event is
+// compared with one group per new candidate, which is fewer in small
+// batches.
+func (dc *deliverContext) ready(text *preparedText) {
+	if text.ready {
+		return
 	}
-	return p
+	text.ready = true
+	if text.lex, _ = dc.m.sim.(*consolidate.Lexical); text.lex == nil {
+		return
+	}
+	text.prep = text.lex.Prepare(text.text)
+	if text.many {
+		text.prep = text.prep.Indexed()
+	}
 }
 
-// same reports whether text says the same as g: it shares a word with g
-// (when the filter applies) and its linkage to g reaches the threshold.
-func (dc *deliverContext) same(ctx context.Context, text *preparedText, g consolidate.Group) bool {
-	if !dc.filter.mayMatch(text.terms, g) {
+// sameLesson is same for a held lesson's group, prepared once per batch:
+// a held lesson's texts do not change during a delivery.
+func (dc *deliverContext) sameLesson(ctx context.Context, text *preparedText, l *store.Lesson) bool {
+	dc.ready(text)
+	if text.lex == nil {
+		return dc.m.similar(ctx, text.text, groupOf(*l)) >= dc.m.cfg.Params.Threshold
+	}
+	pg := dc.preps[l]
+	if pg == nil {
+		g := groupOf(*l)
+		if c := dc.m.recent.byHash[l.Hash]; c != nil && c.prep != nil && sameGroup(c.group, g) {
+			pg = c.prep
+		} else {
+			pg = text.lex.PrepareGroup(g)
+		}
+		if dc.preps == nil {
+			dc.preps = map[*store.Lesson]*consolidate.PreparedGroup{}
+		}
+		dc.preps[l] = pg
+	}
+	return dc.samePrepared(text, pg)
+}
+
+// sameCandidate is same for an indexed candidate's group, prepared once
+// and kept in the index (see recentCandidate.prep).
+func (dc *deliverContext) sameCandidate(ctx context.Context, text *preparedText, c *recentCandidate) bool {
+	dc.ready(text)
+	if text.lex == nil {
+		return dc.m.similar(ctx, text.text, c.group) >= dc.m.cfg.Params.Threshold
+	}
+	pg := c.prep
+	if pg == nil {
+		pg = dc.bigPreps[c]
+	}
+	if pg == nil {
+		pg = text.lex.PrepareGroup(c.group)
+		if pg.Size() <= maxKeptGroup {
+			c.prep = pg
+		} else {
+			if dc.bigPreps == nil {
+				dc.bigPreps = map[*recentCandidate]*consolidate.PreparedGroup{}
+			}
+			dc.bigPreps[c] = pg
+		}
+	}
+	return dc.samePrepared(text, pg)
+}
+
+// samePrepared reports whether a ready text says the same as a prepared
+// group: it shares a word with g (when the filter applies) and its linkage
+// to g, what m.similar returns, reaches the threshold.
+func (dc *deliverContext) samePrepared(text *preparedText, g *consolidate.PreparedGroup) bool {
+	if dc.filter && !text.prep.SharesTerm(g) {
 		return false
 	}
-	var s float64
-	if text.lex != nil {
-		if text.prep == nil {
-			p := text.lex.Prepare(text.text)
-			text.prep = &p
-		}
-		s = text.prep.Linkage(g) // what m.similar returns, the text prepared once
-	} else {
-		s = dc.m.similar(ctx, text.text, g)
-	}
-	return s >= dc.m.cfg.Params.Threshold
+	return text.prep.GroupLinkage(g) >= dc.m.cfg.Params.Threshold
 }
 
-// termFilter skips, before scoring, a text and a group that share no word:
-// with the lexical similarity and a threshold above its trigram weight,
-// every member of the group then scores below the threshold, and so does
-// their average. Scoring is what a delivery spends its time on (a new
-// lesson is compared with own lessons, this batch's candidates, the newest
-// candidates and the newest events), and most pairs share no word.
-type termFilter struct {
-	lex    *consolidate.Lexical
-	groups map[string][]uint64 // a group's terms, by lesson hash, for one batch
-	texts  map[string][]uint64 // a compared text's terms, for one batch
-}
-
-// newTermFilter is nil when the similarity is not the lexical one or the
-// threshold is within its trigram weight: then every pair is scored.
-func (m *Memory) newTermFilter() *termFilter {
+// useFilter reports whether a delivery may skip, before scoring, a text
+// and a group that share no word: with the lexical similarity and a
+// threshold above its trigram weight, every member of the group then
+// scores below the threshold, and so does their average. Scoring is what a
+// delivery spends its time on (a new lesson is compared with own lessons,
+// this batch's candidates, the newest candidates and the newest events),
+// and most pairs share no word. Otherwise every pair is scored.
+func (m *Memory) useFilter() bool {
 	lex, ok := m.sim.(*consolidate.Lexical)
-	if !ok || m.cfg.Params.Threshold <= lex.TrigramWeight() {
-		return nil
-	}
-	return &termFilter{lex: lex, groups: map[string][]uint64{}, texts: map[string][]uint64{}}
-}
-
-// termsOf returns the terms of text, worked out once per batch.
-func (f *termFilter) termsOf(text string) []uint64 {
-	terms, ok := f.texts[text]
-	if !ok {
-		terms = f.lex.Terms(text)
-		f.texts[text] = terms
-	}
-	return terms
-}
-
-// mayMatch reports whether a text of these terms (termsOf) shares a word
-// with a member of g.
-func (f *termFilter) mayMatch(terms []uint64, g consolidate.Group) bool {
-	if f == nil {
-		return true
-	}
-	gt, ok := f.groups[g.ID]
-	if !ok {
-		gt = f.lex.Terms(g.Text)
-		for _, e := range g.Episodes {
-			gt = append(gt, f.lex.Terms(e)...)
-		}
-		slices.Sort(gt)
-		gt = slices.Compact(gt)
-		f.groups[g.ID] = gt
-	}
-	return sharesAny(terms, gt)
-}
-
-// sharesAny reports whether the sorted lists a and b have an element in
-// common.
-func sharesAny(a, b []uint64) bool {
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			return true
-		}
-	}
-	return false
+	return ok && m.cfg.Params.Threshold > lex.TrigramWeight()
 }

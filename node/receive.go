@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
 )
@@ -87,7 +88,7 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	// the records and the lessons they changed are written in one go.
 	// Lessons go first, so that a confirmation finds the candidate its
 	// lesson made in the same batch.
-	dc := &deliverContext{m: m, filter: m.newTermFilter()}
+	dc := m.newDeliverContext()
 	if err := dc.preload(recs, m.Origin()); err != nil {
 		return rep, err
 	}
@@ -169,13 +170,7 @@ func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protoc
 	if err != nil {
 		return false, err
 	}
-	g := groupOf(*cand)
-	for _, content := range events {
-		if dc.same(ctx, dc.prepare(content), g) {
-			cand.MetBefore = true
-			break
-		}
-	}
+	cand.MetBefore = dc.metBefore(ctx, events, groupOf(*cand))
 	// Corroboration by meaning: a local lesson that says the same thing.
 	same, err := dc.sameMeaning(ctx, rec)
 	if err != nil {
@@ -216,7 +211,7 @@ func corroborate(l *store.Lesson, origin string, now time.Time) {
 // lesson it reads is held once, in held, so that changes add up.
 type deliverContext struct {
 	m       *Memory
-	evs     map[string][]string // by lesson kind, newest first
+	evs     map[string][]*preparedText // by lesson kind, newest first
 	evsDone bool
 	held    map[string]*store.Lesson // lessons read, as changed so far
 	own     []string                 // hashes of the own lessons
@@ -225,8 +220,17 @@ type deliverContext struct {
 	order   []string                     // hashes changed, in the order first changed
 	fresh   []*store.Lesson              // candidates made by this batch, in order
 	made    map[string]bool              // their hashes
-	filter  *termFilter                  // skips pairs that share no word (nil: score every pair)
+	filter  bool                         // skip pairs that share no word (useFilter)
 	origins map[*store.Lesson]*originSet // corroborators of long lists, as sets
+	origin  originOf                     // the origin last asked about
+	// The groups compared with, prepared once per batch: of held lessons,
+	// and of indexed candidates too large to keep prepared.
+	preps    map[*store.Lesson]*consolidate.PreparedGroup
+	bigPreps map[*recentCandidate]*consolidate.PreparedGroup
+}
+
+func (m *Memory) newDeliverContext() *deliverContext {
+	return &deliverContext{m: m, filter: m.useFilter()}
 }
 
 // preload reads, in one go, the lessons the batch's records are about.
@@ -316,20 +320,22 @@ func (dc *deliverContext) add(l *store.Lesson) {
 // not counted for it yet, while l can still rise. Strength reaches 1 after
 // about 53 rises, which bounds the origins a lesson keeps.
 func (dc *deliverContext) counts(l *store.Lesson, origin string) bool {
-	return l.Strength < 1 && origin != dc.m.Origin() && !dc.corroboratedBy(l, origin)
+	return dc.countsFor(l, dc.originOf(origin))
+}
+
+func (dc *deliverContext) countsFor(l *store.Lesson, o originOf) bool {
+	return l.Strength < 1 && o.origin != dc.m.Origin() && !dc.corroboratedBy(l, o)
 }
 
 // corroboratedBy reports whether origin is among l's corroborators. A
 // delivery asks this for every lesson it compares a received one with, a
 // lesson keeps up to about 53 origins, and mostly the answer is no; so a
-// long list gets a 256-bit mask of its origins, kept per batch, and is
-// scanned only when the origin's bit is set. Lists only grow during a
-// delivery (corroborate and support append), so the mask catches up with
-// what was appended.
-func (dc *deliverContext) corroboratedBy(l *store.Lesson, origin string) bool {
-	const short = 8 // a scan is as quick as the mask up to about here
-	if len(l.Corroborators) <= short {
-		return slices.Contains(l.Corroborators, origin)
+// long list gets a mask of its origins, kept per batch. Lists only grow
+// during a delivery (corroborate and support append), so the mask catches
+// up with what was appended.
+func (dc *deliverContext) corroboratedBy(l *store.Lesson, o originOf) bool {
+	if len(l.Corroborators) <= shortOrigins {
+		return slices.Contains(l.Corroborators, o.origin)
 	}
 	set := dc.origins[l]
 	if set == nil {
@@ -339,27 +345,45 @@ func (dc *deliverContext) corroboratedBy(l *store.Lesson, origin string) bool {
 		set = &originSet{}
 		dc.origins[l] = set
 	}
-	for ; set.n < len(l.Corroborators); set.n++ {
-		set.add(l.Corroborators[set.n])
-	}
-	return set.may(origin) && slices.Contains(l.Corroborators, origin)
+	return set.has(l.Corroborators, o)
 }
 
-// originSet is a mask of the first n corroborators of a lesson: no bit,
-// no such origin.
+// originOf returns origin with its bit in an originSet, worked out once
+// for the lessons one record is compared with.
+func (dc *deliverContext) originOf(origin string) originOf {
+	if dc.origin.origin != origin || dc.origin.origin == "" {
+		dc.origin = originOf{origin: origin, bit: originBit(origin)}
+	}
+	return dc.origin
+}
+
+// originOf is an origin and its bit in an originSet.
+type originOf struct {
+	origin string
+	bit    uint8
+}
+
+// shortOrigins: up to this many origins a scan is as quick as a mask.
+const shortOrigins = 8
+
+// originSet is a mask of the first n origins of a list that only grows:
+// no bit, no such origin.
 type originSet struct {
 	mask [4]uint64
 	n    int
 }
 
-func (s *originSet) add(origin string) {
-	b := originBit(origin)
-	s.mask[b>>6] |= 1 << (b & 63)
-}
-
-func (s *originSet) may(origin string) bool {
-	b := originBit(origin)
-	return s.mask[b>>6]&(1<<(b&63)) != 0
+// has reports whether o is in list, which holds the origins the set was
+// made from and maybe more appended since.
+func (s *originSet) has(list []string, o originOf) bool {
+	if len(list) <= shortOrigins {
+		return slices.Contains(list, o.origin)
+	}
+	for ; s.n < len(list); s.n++ {
+		b := originBit(list[s.n])
+		s.mask[b>>6] |= 1 << (b & 63)
+	}
+	return s.mask[o.bit>>6]&(1<<(o.bit&63)) != 0 && slices.Contains(list, o.origin)
 }
 
 // originBit hashes an origin (FNV-1a, folded) to one of 256 bits.
@@ -425,23 +449,45 @@ const metBeforeEvents = 500
 
 // events are the contents of the newest events of this memory whose lesson
 // kind is kind, at most metBeforeEvents.
-func (dc *deliverContext) events(kind string) ([]string, error) {
+func (dc *deliverContext) events(kind string) ([]*preparedText, error) {
 	if !dc.evsDone {
 		stored, err := dc.m.store.Events(time.Time{}) // oldest first
 		if err != nil {
 			return nil, err
 		}
-		dc.evs = map[string][]string{}
+		dc.evs = map[string][]*preparedText{}
 		for i := len(stored) - 1; i >= 0; i-- {
 			ev := stored[i].Event
 			k := protocol.LessonKindOf(ev.Kind)
 			if len(dc.evs[k]) < metBeforeEvents {
-				dc.evs[k] = append(dc.evs[k], episodeOf(ev).Content())
+				dc.evs[k] = append(dc.evs[k], &preparedText{text: episodeOf(ev).Content()})
 			}
 		}
 		dc.evsDone = true
 	}
 	return dc.evs[kind], nil
+}
+
+// metBefore reports whether one of the events says the same as g, the
+// group of a new candidate.
+func (dc *deliverContext) metBefore(ctx context.Context, events []*preparedText, g consolidate.Group) bool {
+	var pg *consolidate.PreparedGroup
+	for _, ev := range events {
+		dc.ready(ev)
+		if ev.lex == nil {
+			if dc.m.similar(ctx, ev.text, g) >= dc.m.cfg.Params.Threshold {
+				return true
+			}
+			continue
+		}
+		if pg == nil {
+			pg = ev.lex.PrepareGroup(g)
+		}
+		if dc.samePrepared(ev, pg) {
+			return true
+		}
+	}
+	return false
 }
 
 // layerOf maps a scope to its composition layer (SPEC §9).

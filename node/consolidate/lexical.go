@@ -2,6 +2,7 @@ package consolidate
 
 import (
 	"context"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -135,6 +136,77 @@ type lexTables struct {
 	negCanon                          map[string]string   // canonical form negated → canonical form
 	phrases                           map[string][]phrase // by the stem of their first word
 	numbers                           map[string]string   // number word → digits
+	// facts holds what the maps above say of each of their keys, so that
+	// build looks a word up once, not once per map.
+	facts map[string]*wordFacts
+}
+
+// wordFacts is what the word sets and maps of lexTables say of one string.
+type wordFacts struct {
+	stop, negat, weak, common, failed bool
+	isNumber, isSyn, isNegated        bool
+	number, syn, negated              string // numbers, syn and negCanon
+	phrases                           []phrase
+}
+
+var noFacts wordFacts // of a string in no set or map
+
+// fact returns the facts of k.
+func (t *lexTables) fact(k string) *wordFacts {
+	if f := t.facts[k]; f != nil {
+		return f
+	}
+	return &noFacts
+}
+
+// canonOf is canon(st) for st of facts f.
+func canonOf(st string, f *wordFacts) string {
+	if f.isSyn {
+		return f.syn
+	}
+	return st
+}
+
+func (t *lexTables) indexFacts() {
+	t.facts = make(map[string]*wordFacts)
+	get := func(k string) *wordFacts {
+		f := t.facts[k]
+		if f == nil {
+			f = &wordFacts{}
+			t.facts[k] = f
+		}
+		return f
+	}
+	for k := range t.stop {
+		get(k).stop = true
+	}
+	for k := range t.negat {
+		get(k).negat = true
+	}
+	for k := range t.weak {
+		get(k).weak = true
+	}
+	for k := range t.common {
+		get(k).common = true
+	}
+	for k := range t.failed {
+		get(k).failed = true
+	}
+	for k, v := range t.numbers {
+		f := get(k)
+		f.isNumber, f.number = true, v
+	}
+	for k, v := range t.syn {
+		f := get(k)
+		f.isSyn, f.syn = true, v
+	}
+	for k, v := range t.negCanon {
+		f := get(k)
+		f.isNegated, f.negated = true, v
+	}
+	for k, v := range t.phrases {
+		get(k).phrases = v
+	}
 }
 
 // phrase is a run of stemmed words that stands for one canonical form.
@@ -208,6 +280,7 @@ func newLexTables(p lexParams) *lexTables {
 	for _, w := range strings.Fields(failWordList) {
 		t.failed[t.canon(stem(w))] = true
 	}
+	t.indexFacts()
 	return t
 }
 
@@ -361,10 +434,11 @@ func sharedCount(x, y []uint64) int {
 
 // word is one word of a text on its way to becoming terms.
 type word struct {
-	low   string // lowercased, number words as digits
-	st    string // stem(low)
-	spec  bool   // a whole token that names something specific
-	colon bool   // followed by a "subject:" colon
+	low    string     // lowercased, number words as digits
+	st     string     // stem(low)
+	fl, fs *wordFacts // of low and st
+	spec   bool       // a whole token that names something specific
+	colon  bool       // followed by a "subject:" colon
 }
 
 // kept is a word that survived filtering: its canonical stem and weight.
@@ -384,22 +458,22 @@ func (t *lexTables) build(s string) *profile {
 	// case or between letters and digits.
 	words := make([]word, 0, len(toks)+len(toks)/4)
 	for _, tk := range toks {
-		low := t.normWord(strings.ToLower(tk.raw))
-		st := stem(low)
-		spec := tk.specific()
-		if spec && len(low) > 1 && !t.stop[low] && !t.stop[st] && !t.weak[t.canon(st)] {
+		wd := t.word(tk.raw)
+		wd.spec, wd.colon = tk.specific(), tk.colon
+		if wd.spec && len(wd.low) > 1 && !wd.fl.stop && !wd.fs.stop && !t.fact(canonOf(wd.st, wd.fs)).weak {
 			// A lone digit weighs as specific but is no ground for a
 			// conflict: versions are written "8.0", "net8.0", "v8".
-			pr.marks = append(pr.marks, hashTerm(st, ""))
+			pr.marks = append(pr.marks, hashTerm(wd.st, ""))
 		}
 		parts := splitName(tk.raw)
 		if parts == nil {
-			words = append(words, word{low: low, st: st, spec: spec, colon: tk.colon})
+			words = append(words, wd)
 			continue
 		}
 		for k, part := range parts {
-			low := t.normWord(strings.ToLower(part))
-			words = append(words, word{low: low, st: stem(low), colon: tk.colon && k == len(parts)-1})
+			wd := t.word(part)
+			wd.colon = tk.colon && k == len(parts)-1
+			words = append(words, wd)
 		}
 	}
 
@@ -416,7 +490,7 @@ func (t *lexTables) build(s string) *profile {
 		wd := words[i]
 		colon := wd.colon
 		canon := ""
-		for _, ph := range t.phrases[wd.st] {
+		for _, ph := range wd.fs.phrases {
 			if n := len(ph.words); i+n <= len(words) && matches(ph.words, words[i:i+n]) {
 				canon, colon = ph.canon, words[i+n-1].colon
 				i += n - 1
@@ -424,10 +498,10 @@ func (t *lexTables) build(s string) *profile {
 			}
 		}
 		if canon == "" {
-			drop := t.negat[wd.low]
+			drop := wd.fl.negat
 			if drop {
 				negated = 3
-			} else if len(wd.low) < 2 && (wd.low == "" || wd.low[0] < '0' || wd.low[0] > '9') || t.stop[wd.low] || t.stop[wd.st] {
+			} else if len(wd.low) < 2 && (wd.low == "" || wd.low[0] < '0' || wd.low[0] > '9') || wd.fl.stop || wd.fs.stop {
 				drop = true
 				negated = max(negated-1, 0)
 			}
@@ -437,22 +511,23 @@ func (t *lexTables) build(s string) *profile {
 				}
 				continue
 			}
-			canon = t.canon(wd.st)
-			if c, ok := t.negCanon[canon]; ok && negated > 0 {
-				canon = c
+			canon = canonOf(wd.st, wd.fs)
+			if f := t.fact(canon); f.isNegated && negated > 0 {
+				canon = f.negated
 			}
 			negated = 0
 		}
-		if t.failed[canon] || t.failed[wd.st] {
+		fc := t.fact(canon)
+		if fc.failed || wd.fs.failed {
 			closeSubject(len(ks)) // the failure word itself is no subject
 		}
 		w := 1.0
 		switch {
-		case t.weak[canon]:
+		case fc.weak:
 			w = p.weakWeight
 		case wd.spec:
 			w = p.markWeight
-		case t.common[canon]:
+		case fc.common:
 			w = p.commonWeight
 		}
 		ks = append(ks, kept{canon, w})
@@ -501,11 +576,22 @@ func matches(ph []string, ws []word) bool {
 	return true
 }
 
+// word is the word of one token or part of a token, with its facts.
+func (t *lexTables) word(raw string) word {
+	low := t.normWord(strings.ToLower(raw))
+	wd := word{low: low, st: stem(low), fl: t.fact(low)}
+	wd.fs = wd.fl
+	if wd.st != low {
+		wd.fs = t.fact(wd.st)
+	}
+	return wd
+}
+
 // normWord turns a number word into digits and drops the leading zeros of
 // a number ("02" → "2").
 func (t *lexTables) normWord(low string) string {
-	if d, ok := t.numbers[low]; ok {
-		return d
+	if f := t.fact(low); f.isNumber {
+		return f.number
 	}
 	if len(low) < 2 || low[0] != '0' {
 		return low
@@ -639,20 +725,31 @@ func (t token) specific() bool {
 }
 
 // tokenize splits s into runs of letters and digits. An apostrophe between
-// two letters is dropped ("don't" → "dont").
+// two letters is dropped ("don't" → "dont"). A token is a slice of s
+// unless an apostrophe was dropped from it.
 func tokenize(s string) []token {
 	rs := []rune(s)
 	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 	isJoin := func(r rune) bool { return r == '.' || r == '_' || r == '/' || r == ':' || r == '@' || r == '=' }
 	quoted := quotedSpans(rs, isWord)
-	var out []token
-	var b strings.Builder
-	start := -1
-	flush := func(end int) { // the token is rs[start:end]
+	out := make([]token, 0, len(rs)/6+1)
+	start, from, dropped := -1, 0, false // the token is rs[start:], s[from:]
+	flush := func(end, to int) {         // the token is rs[start:end], s[from:to]
 		if start < 0 {
 			return
 		}
-		t := token{raw: b.String(), quoted: quoted[start]}
+		t := token{raw: s[from:to], quoted: quoted[start]}
+		if dropped {
+			// Letters and digits keep their bytes; a byte that is not
+			// UTF-8 is never one, so the token's runes spell it exactly.
+			var b strings.Builder
+			for _, r := range rs[start:end] {
+				if isWord(r) {
+					b.WriteRune(r)
+				}
+			}
+			t.raw = b.String()
+		}
 		switch {
 		case start >= 2 && isJoin(rs[start-1]) && isWord(rs[start-2]):
 			t.joined = true
@@ -663,23 +760,23 @@ func tokenize(s string) []token {
 		}
 		t.colon = end < len(rs) && rs[end] == ':' && (end+1 == len(rs) || unicode.IsSpace(rs[end+1]))
 		out = append(out, t)
-		b.Reset()
-		start = -1
+		start, dropped = -1, false
 	}
-	for i, r := range rs {
+	i := 0 // ranging over s yields the runes of rs, with their offsets
+	for at, r := range s {
 		switch {
 		case isWord(r):
 			if start < 0 {
-				start = i
+				start, from = i, at
 			}
-			b.WriteRune(r)
 		case (r == '\'' || r == '’') && start >= 0 && i+1 < len(rs) && unicode.IsLetter(rs[i+1]) && unicode.IsLetter(rs[i-1]):
-			// an apostrophe inside a word: skip it
+			dropped = true // an apostrophe inside a word: skip it
 		default:
-			flush(i)
+			flush(i, at)
 		}
+		i++
 	}
-	flush(len(rs))
+	flush(len(rs), len(s))
 	return out
 }
 
@@ -897,9 +994,115 @@ func (l *Lexical) TrigramWeight() float64 { return l.tables().p.triWeight }
 // Prepared is a text made ready to be scored against many others: its
 // profile is looked up once instead of once per pair.
 type Prepared struct {
-	l *Lexical
-	t *lexTables
-	p *profile
+	l        *Lexical
+	t        *lexTables
+	p        *profile
+	uni, tri *termTable // nil until Indexed
+}
+
+// Indexed returns p with its words and trigrams in hash tables, for a text
+// scored against many groups: a pair's shared terms are then found by
+// looking up the other's terms, not by merging both lists.
+func (p Prepared) Indexed() Prepared {
+	if p.uni == nil {
+		p.uni, p.tri = newTermTable(p.p.uni), newTermTable(p.p.tri)
+	}
+	return p
+}
+
+// SharesTerm reports whether the text has a term (Terms) in common with a
+// member of g.
+func (p Prepared) SharesTerm(g *PreparedGroup) bool {
+	if p.uni != nil {
+		for _, h := range g.terms {
+			if _, ok := p.uni.find(h); ok {
+				return true
+			}
+		}
+		return false
+	}
+	a, b := p.p.uni, g.terms
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i].h < b[j]:
+			i++
+		case a[i].h > b[j]:
+			j++
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// score is p.t.score(p.p, m), through the tables when p is indexed.
+func (p Prepared) score(m *profile) float64 {
+	if p.uni == nil {
+		return p.t.score(p.p, m)
+	}
+	return p.t.combine(p.p, m, p.uni.shared(m.uni), p.tri.shared(m.tri), sharedCount(p.p.marks, m.marks))
+}
+
+// termTable finds the terms of a profile by hash: open addressing, at
+// most a quarter full, so that most looking up of a term the profile lacks
+// ends at the first slot.
+type termTable struct {
+	hs    []uint64  // a term's hash, 0 when empty
+	ws    []float64 // its weight
+	zero  bool      // the hash 0 is a term, of weight zeroW
+	zeroW float64
+	shift uint8
+}
+
+func newTermTable(ts []term) *termTable {
+	n := 16
+	for n < 4*len(ts) {
+		n *= 2
+	}
+	t := &termTable{hs: make([]uint64, n), ws: make([]float64, n), shift: uint8(64 - bits.TrailingZeros(uint(n)))}
+	mask := uint64(n - 1)
+	for _, x := range ts {
+		if x.h == 0 {
+			t.zero, t.zeroW = true, x.w
+			continue
+		}
+		i := t.slot(x.h)
+		for t.hs[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.hs[i], t.ws[i] = x.h, x.w
+	}
+	return t
+}
+
+func (t *termTable) slot(h uint64) uint64 { return (h * 0x9e3779b97f4a7c15) >> t.shift }
+
+// find returns the weight of the term of hash h.
+func (t *termTable) find(h uint64) (float64, bool) {
+	if h == 0 {
+		return t.zeroW, t.zero
+	}
+	mask := uint64(len(t.hs) - 1)
+	for i := t.slot(h); ; i = (i + 1) & mask {
+		switch t.hs[i] {
+		case h:
+			return t.ws[i], true
+		case 0:
+			return 0, false
+		}
+	}
+}
+
+// shared is sharedWeight(t.terms, b): the same weights added in the same
+// order, increasing hash, found by looking up each of b.
+func (t *termTable) shared(b []term) float64 {
+	var shared float64
+	for _, y := range b {
+		if w, ok := t.find(y.h); ok {
+			shared += w + y.w
+		}
+	}
+	return shared
 }
 
 // Prepare readies text for Prepared.Linkage and Prepared.Terms.
@@ -936,4 +1139,61 @@ func (p Prepared) Linkage(g Group) float64 {
 		return 0
 	}
 	return sum / float64(n)
+}
+
+// PreparedGroup is a group made ready to be scored against many texts:
+// the profiles of its members and its words, looked up once. A caller
+// that holds it across calls holds those profiles; Size says how much
+// text they came from.
+type PreparedGroup struct {
+	members []*profile // in Linkage's order: episodes, then the text; blank ones left out
+	terms   []uint64   // sorted, each once: Terms of every member
+	size    int
+}
+
+// PrepareGroup readies g for Prepared.GroupLinkage.
+func (l *Lexical) PrepareGroup(g Group) *PreparedGroup {
+	t := l.tables()
+	pg := &PreparedGroup{members: make([]*profile, 0, len(g.Episodes)+1)}
+	add := func(s string) {
+		if strings.TrimSpace(s) == "" {
+			return
+		}
+		p := l.profile(t, s)
+		pg.members = append(pg.members, p)
+		pg.size += min(len(s), maxLexText)
+		for _, u := range p.uni {
+			pg.terms = append(pg.terms, u.h)
+		}
+	}
+	for _, e := range g.Episodes {
+		add(e)
+	}
+	add(g.Text)
+	if len(pg.members) > 1 {
+		slices.Sort(pg.terms)
+		pg.terms = slices.Compact(pg.terms)
+	}
+	pg.terms = slices.Clip(pg.terms)
+	return pg
+}
+
+// Terms are the hashes of the words of the group's members (Lexical.Terms
+// of each), sorted, each once.
+func (g *PreparedGroup) Terms() []uint64 { return g.terms }
+
+// Size is the bytes of text the group's profiles were made from.
+func (g *PreparedGroup) Size() int { return g.size }
+
+// GroupLinkage is Linkage(g) for a prepared group: the same members,
+// scored in the same order, so the same value.
+func (p Prepared) GroupLinkage(g *PreparedGroup) float64 {
+	if len(g.members) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, m := range g.members {
+		sum += p.score(m)
+	}
+	return sum / float64(len(g.members))
 }

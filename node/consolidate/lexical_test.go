@@ -621,8 +621,31 @@ func TestPreparedLinkage(t *testing.T) {
 		if !slices.Equal(x.Terms(), l.Terms(p.A)) {
 			t.Fatalf("pair %d: prepared terms differ", i+1)
 		}
+		pg := l.PrepareGroup(g)
+		if got := x.GroupLinkage(pg); got != want {
+			t.Fatalf("pair %d: prepared group linkage %v, Linkage %v", i+1, got, want)
+		}
+		if got := x.Indexed().GroupLinkage(pg); got != want {
+			t.Fatalf("pair %d: indexed group linkage %v, Linkage %v", i+1, got, want)
+		}
+		var terms []uint64
+		for _, e := range append(slices.Clone(g.Episodes), g.Text) {
+			terms = append(terms, l.Terms(e)...)
+		}
+		slices.Sort(terms)
+		terms = slices.Compact(terms)
+		if !slices.Equal(pg.Terms(), terms) {
+			t.Fatalf("pair %d: prepared group terms differ", i+1)
+		}
+		shares := len(terms) > 0 && slices.ContainsFunc(x.Terms(), func(h uint64) bool { _, ok := slices.BinarySearch(terms, h); return ok })
+		if x.SharesTerm(pg) != shares || x.Indexed().SharesTerm(pg) != shares {
+			t.Fatalf("pair %d: shares a term %v, SharesTerm %v, indexed %v", i+1, shares, x.SharesTerm(pg), x.Indexed().SharesTerm(pg))
+		}
 	}
 	if got := l.Prepare("x").Linkage(Group{Text: " "}); got != 0 {
 		t.Fatalf("empty group: %v", got)
+	}
+	if got := l.Prepare("x").GroupLinkage(l.PrepareGroup(Group{Text: " "})); got != 0 {
+		t.Fatalf("empty prepared group: %v", got)
 	}
 }
