@@ -61,6 +61,8 @@ type writer struct {
 	tooBig bool
 	gather map[string]int // gathering: key → index of its latest op
 	ops    []op
+
+	entries []badger.Entry // a slab of the transaction's entries
 }
 
 // op is one write of a gathered change.
@@ -84,7 +86,13 @@ func (w *writer) write(o op) error {
 	if o.del {
 		err = w.txn.Delete(o.key)
 	} else {
-		err = w.txn.Set(o.key, o.val)
+		// The transaction keeps the entry until it commits; entries come
+		// from a slab rather than one allocation each (badger.NewEntry).
+		if len(w.entries) == cap(w.entries) {
+			w.entries = make([]badger.Entry, 0, min(2*cap(w.entries)+16, 1024))
+		}
+		w.entries = append(w.entries, badger.Entry{Key: o.key, Value: o.val})
+		err = w.txn.SetEntry(&w.entries[len(w.entries)-1])
 	}
 	if errors.Is(err, badger.ErrTxnTooBig) {
 		w.tooBig = true

@@ -76,11 +76,20 @@ type stored struct {
 const storedFormat = 1
 
 func encodeStored(s stored) ([]byte, error) {
+	return appendStored(make([]byte, 0, storedSize(s)), s), nil
+}
+
+// storedSize bounds the encoded size of s.
+func storedSize(s stored) int {
 	n := 1 + 4*binary.MaxVarintLen64 + binary.MaxVarintLen64 + len(s.Raw)
 	for _, sc := range s.Scopes {
 		n += binary.MaxVarintLen64 + len(sc)
 	}
-	b := make([]byte, 0, n)
+	return n
+}
+
+// appendStored appends the encoding of s to b.
+func appendStored(b []byte, s stored) []byte {
 	b = append(b, storedFormat)
 	b = binary.AppendVarint(b, s.Time.Unix())
 	b = binary.AppendVarint(b, int64(s.Time.Nanosecond()))
@@ -91,7 +100,7 @@ func encodeStored(s stored) ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(len(sc)))
 		b = append(b, sc...)
 	}
-	return append(b, s.Raw...), nil
+	return append(b, s.Raw...)
 }
 
 var errCorrupt = errors.New("a stored record is corrupt")
@@ -149,7 +158,12 @@ func (s stored) held() (Held, error) {
 
 // recordKey is r/<hash>/<type digit>/<origin>.
 func recordKey(k protocol.RecordKey) []byte {
-	b := make([]byte, 0, 2+len(k.Hash)+3+len(k.Origin))
+	return appendRecordKey(make([]byte, 0, recordKeySize(k)), k)
+}
+
+func recordKeySize(k protocol.RecordKey) int { return 2 + len(k.Hash) + 3 + len(k.Origin) }
+
+func appendRecordKey(b []byte, k protocol.RecordKey) []byte {
 	b = append(b, "r/"...)
 	b = append(b, k.Hash...)
 	b = append(b, '/', '0'+byte(k.Type), '/')
@@ -224,9 +238,22 @@ func (s *Store) PutRecords(recs []*protocol.Record, scope string, arrived time.T
 func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.Time) ([]Outcome, error) {
 	arrived = arrived.UTC().Round(0)
 	out := make([]Outcome, len(recs))
+	// The keys and values the batch writes are cut from one buffer (the
+	// transaction keeps them until it commits); a new record needs its
+	// record key, value, scope key and mark.
+	size := 0
+	for _, r := range recs {
+		k := r.SetKey()
+		size += 3*recordKeySize(k) + 2*len(scope) + 8*binary.MaxVarintLen64 + len(r.Raw)
+	}
+	a := arena{buf: make([]byte, 0, size)}
+	added := []string{scope} // the scopes of every new record (read only)
+	// Hashes of which this batch found or wrote a record: their h/ mark is
+	// held or written already.
+	marked := make(map[string]struct{}, len(recs))
 	for i, r := range recs {
 		key := r.SetKey()
-		rk := recordKey(key)
+		rk := a.cut(appendRecordKey(a.start(), key))
 		v, ok, err := w.get(rk)
 		if err != nil {
 			return nil, err
@@ -235,8 +262,9 @@ func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.T
 		newScope := true
 		if !ok {
 			out[i] = Added
-			st = stored{Time: r.Time.UTC(), Arrived: arrived, Scopes: []string{scope}, Raw: r.Raw}
+			st = stored{Time: r.Time.UTC(), Arrived: arrived, Scopes: added, Raw: r.Raw}
 		} else {
+			marked[key.Hash] = struct{}{}
 			if st, err = decodeStored(v); err != nil {
 				return nil, err
 			}
@@ -265,25 +293,43 @@ func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.T
 				continue
 			}
 		}
-		val, err := encodeStored(st)
-		if err != nil {
-			return nil, err
-		}
-		if err := w.set(rk, val); err != nil {
+		if err := w.set(rk, a.cut(appendStored(a.start(), st))); err != nil {
 			return nil, err
 		}
 		if newScope {
-			if err := w.set(scopeKey(scope, key), nil); err != nil {
+			b := append(a.start(), "s/"...)
+			b = append(append(b, scope...), 0)
+			if err := w.set(a.cut(append(b, rk[2:]...)), nil); err != nil {
 				return nil, err
 			}
 		}
 		if out[i] == Added {
-			if err := w.set(hashKey(key.Hash), nil); err != nil {
-				return nil, err
+			if _, done := marked[key.Hash]; !done {
+				marked[key.Hash] = struct{}{}
+				if err := w.set(a.cut(append(append(a.start(), "h/"...), key.Hash...)), nil); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// arena hands out the keys and values of one change from a shared buffer:
+// append to start(), then cut() the result. A piece that does not fit the
+// buffer's capacity moves to a new buffer; pieces cut before stay valid.
+type arena struct{ buf []byte }
+
+// start returns the empty tail of the buffer to append one piece to.
+func (a *arena) start() []byte { return a.buf[len(a.buf):] }
+
+// cut takes piece, appended to start(), out of the buffer.
+func (a *arena) cut(piece []byte) []byte {
+	piece = piece[:len(piece):len(piece)]
+	if len(a.buf) < cap(a.buf) && len(piece) > 0 && &a.buf[:len(a.buf)+1][len(a.buf)] == &piece[0] {
+		a.buf = a.buf[:len(a.buf)+len(piece)]
+	}
+	return piece
 }
 
 // NoteScope adds scope to the scopes of the held records keys (unknown keys
