@@ -29,7 +29,7 @@ func (s *Store) update(fn func(w *writer) error) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	w := &writer{txn: s.db.NewTransaction(true)}
+	w := &writer{txn: s.db.NewTransaction(true), held: &s.held}
 	err := fn(w)
 	if err == nil {
 		err = w.txn.Commit()
@@ -42,7 +42,7 @@ func (s *Store) update(fn func(w *writer) error) error {
 	// Too big for one transaction: gather the writes, journal them, apply.
 	read := s.db.NewTransaction(false)
 	defer read.Discard()
-	w = &writer{txn: read, gather: map[string]int{}}
+	w = &writer{txn: read, gather: map[string]int{}, held: &s.held}
 	if err := fn(w); err != nil {
 		return err
 	}
@@ -63,6 +63,7 @@ type writer struct {
 	ops    []op
 
 	entries []badger.Entry // a slab of the transaction's entries
+	held    *heldFilter    // the store's record keys (nil: not known)
 }
 
 // op is one write of a gathered change.

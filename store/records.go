@@ -251,13 +251,25 @@ func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.T
 	// Hashes of which this batch found or wrote a record: their h/ mark is
 	// held or written already.
 	marked := make(map[string]struct{}, len(recs))
+	if w.held != nil && !w.held.built {
+		w.held.build(w.txn)
+	}
 	for i, r := range recs {
 		key := r.SetKey()
 		rk := a.cut(appendRecordKey(a.start(), key))
-		v, ok, err := w.get(rk)
-		if err != nil {
-			return nil, err
+		var v []byte
+		var ok bool
+		// A key the filter never saw is not held: no read.
+		if w.held == nil || w.held.mayHold(rk) {
+			var err error
+			if v, ok, err = w.get(rk); err != nil {
+				return nil, err
+			}
 		}
+		if !ok && w.held != nil {
+			w.held.add(rk)
+		}
+		var err error
 		var st stored
 		newScope := true
 		if !ok {

@@ -62,6 +62,8 @@ type Store struct {
 
 	ownMu sync.Mutex
 	own   map[string]bool // hashes of own lessons: the w/ index, kept in memory
+
+	held heldFilter // the record keys held (filter.go); guarded by wmu
 }
 
 // Open opens (creating if needed) the store under home. It never waits for
