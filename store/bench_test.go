@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
@@ -207,6 +208,16 @@ func BenchmarkScan(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			if hs, err := s.Hashes(); err != nil || len(hs) != 20000 {
 				b.Fatal(len(hs), err)
+			}
+		}
+	})
+	// What the first merge after Open spends building the filter of the
+	// held record keys.
+	b.Run("HeldFilterBuild", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			var f heldFilter
+			if err := s.view(func(txn *badger.Txn) error { f.build(txn); return nil }); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})

@@ -39,7 +39,7 @@
 // A merge reads the held version of each record it is given. To spare
 // that read for the new ones, the store keeps a Bloom filter of the record
 // keys in memory (filter.go: built by the first merge after Open from a
-// scan of the r/ keys, about 1.2 bytes a record); a key it has never seen
+// scan of the r/ keys, about 2 bytes a record); a key it has never seen
 // is not held. It is memory only: the layout on disk is unchanged.
 //
 // All writes are serialised by one mutex, and every one is atomic: a
