@@ -1,29 +1,35 @@
 package store
 
 import (
+	"bytes"
 	"hash/maphash"
 	"math/bits"
+	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 )
 
-// heldFilter is a Bloom filter of the record keys (r/...) held, kept in
-// memory so that merging a record whose set key is new (most of what
-// gossip delivers) needs no Badger read: a key the filter has never seen
-// is surely not held. It may say "maybe" of a key not held (about 1% of
-// them, then the merge reads Badger as before), never "no" of a held one:
-// every record key written goes through putRecords, which adds it before
-// the change commits (a change that then fails leaves only a false
-// "maybe"). Records are never deleted, so nothing is ever taken out.
+// heldFilter is a Bloom filter, kept in memory, of the record keys held
+// (r/<hash>/<type>/<origin>) and of the hashes some record is about
+// (entered as h/<hash>). Merging a record whose set key is new (most of
+// what gossip delivers) needs no Badger read, and ForHash answers a hash
+// no record is about without one: a key the filter never saw is surely
+// not held. It may say "maybe" of a key not held (about 1% of them; the
+// caller then reads Badger), never "no" of a held one: every record key
+// is written by putRecords, which adds it and its hash before the change
+// commits (a change that then fails leaves only false maybes). Records
+// are never deleted, so nothing is ever taken out.
 //
-// It is built, from a scan of the record keys, by the first merge after
-// Open, and grows by layers: when the newest layer holds as many keys as
-// it was sized for, one for half as many keys as the filter holds is
-// added, so nothing is rescanned. It costs 10 bits a key it is sized for,
-// about 2 bytes a record held.
+// It is built, from a key-only scan of the record keys, by the first
+// merge after Open (until then ForHash scans), and grows by layers: when
+// the newest layer holds as many keys as it was sized for, one for half
+// as many keys as the filter holds is added, so nothing is rescanned. It
+// costs 10 bits a key it is sized for, about 2 bytes a record held.
 //
-// It is used only under Store.wmu (inside update).
+// Writers (putRecords) use it under Store.wmu; mu lets readers (ForHash)
+// ask it meanwhile.
 type heldFilter struct {
+	mu     sync.RWMutex
 	built  bool
 	seed   maphash.Seed
 	layers []bloomLayer
@@ -62,8 +68,15 @@ func (l *bloomLayer) bit(h1, h2, i uint64) uint64 {
 	return hi
 }
 
-// mayHold reports whether record key k may be held; false means it is not.
+// mayHold reports whether key k (a record key, or h/<hash>) may be held;
+// false means it is not. The filter must be built.
 func (f *heldFilter) mayHold(k []byte) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.mayHoldLocked(k)
+}
+
+func (f *heldFilter) mayHoldLocked(k []byte) bool {
 	h1, h2 := f.hash(k)
 	for i := range f.layers {
 		if f.layers[i].has(h1, h2) {
@@ -71,6 +84,18 @@ func (f *heldFilter) mayHold(k []byte) bool {
 		}
 	}
 	return false
+}
+
+// mayHoldHash reports whether some record may be about hash, and whether
+// the filter could tell (it is built).
+func (f *heldFilter) mayHoldHash(hash string) (maybe, known bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if !f.built {
+		return true, false
+	}
+	k := make([]byte, 0, 2+len(hash))
+	return f.mayHoldLocked(append(append(k, "h/"...), hash...)), true
 }
 
 func (l *bloomLayer) has(h1, h2 uint64) bool {
@@ -83,9 +108,25 @@ func (l *bloomLayer) has(h1, h2 uint64) bool {
 	return true
 }
 
-// add notes record key k as held.
+// add notes key k (a record key, or h/<hash>) as held.
 func (f *heldFilter) add(k []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	h1, h2 := f.hash(k)
+	f.addHash(h1, h2)
+}
+
+// addNew adds k unless the filter may hold it already (its bits are set
+// then, and stay so).
+func (f *heldFilter) addNew(k []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h1, h2 := f.hash(k)
+	for i := range f.layers {
+		if f.layers[i].has(h1, h2) {
+			return
+		}
+	}
 	f.addHash(h1, h2)
 }
 
@@ -114,8 +155,10 @@ func (f *heldFilter) reset() {
 	f.layers = nil
 }
 
-// build fills the filter with every record key txn sees.
+// build fills the filter with every record key txn sees and their hashes.
 func (f *heldFilter) build(txn *badger.Txn) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.reset()
 	prefix := []byte(recordKeysPrefix)
 	o := badger.DefaultIteratorOptions
@@ -123,12 +166,30 @@ func (f *heldFilter) build(txn *badger.Txn) {
 	it := txn.NewIterator(o)
 	defer it.Close()
 	var hs []uint64 // the keys' hashes, to size the first layer
+	var last, hk []byte
 	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-		hs = append(hs, maphash.Bytes(f.seed, it.Item().Key()))
+		k := it.Item().Key()
+		hs = append(hs, maphash.Bytes(f.seed, k))
+		// Keys sort hash first: a record of a new hash follows the last
+		// one of the previous hash.
+		if h := hashOfKey(k); !bytes.Equal(h, last) {
+			hk = append(append(hk[:0], "h/"...), h...)
+			hs = append(hs, maphash.Bytes(f.seed, hk))
+			last = append(last[:0], h...)
+		}
 	}
 	f.layers = []bloomLayer{newBloomLayer(max(bloomFirstLayer, len(hs)+len(hs)/2))}
 	for _, h := range hs {
 		f.addHash(h, h>>32|h<<32|1)
 	}
 	f.built = true
+}
+
+// hashOfKey is the hash of record key k (r/<hash>/<type>/<origin>).
+func hashOfKey(k []byte) []byte {
+	rest := k[len(recordKeysPrefix):]
+	if i := bytes.IndexByte(rest, '/'); i >= 0 {
+		return rest[:i]
+	}
+	return rest
 }

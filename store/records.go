@@ -170,10 +170,6 @@ func appendRecordKey(b []byte, k protocol.RecordKey) []byte {
 	return append(b, k.Origin...)
 }
 
-// hashKey marks that some record is about hash (records are never deleted,
-// so neither is the mark).
-func hashKey(hash string) []byte { return []byte("h/" + hash) }
-
 func scopePrefix(scope string) []byte { return []byte("s/" + scope + "\x00") }
 
 func scopeKey(scope string, k protocol.RecordKey) []byte {
@@ -240,43 +236,40 @@ func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.T
 	out := make([]Outcome, len(recs))
 	// The keys and values the batch writes are cut from one buffer (the
 	// transaction keeps them until it commits); a new record needs its
-	// record key, value, scope key and mark.
+	// record key, value and scope key.
 	size := 0
 	for _, r := range recs {
 		k := r.SetKey()
-		size += 3*recordKeySize(k) + 2*len(scope) + 8*binary.MaxVarintLen64 + len(r.Raw)
+		size += 2*recordKeySize(k) + 2*len(scope) + 8*binary.MaxVarintLen64 + len(r.Raw)
 	}
 	a := arena{buf: make([]byte, 0, size)}
 	added := []string{scope} // the scopes of every new record (read only)
-	// Hashes of which this batch found or wrote a record: their h/ mark is
-	// held or written already.
-	marked := make(map[string]struct{}, len(recs))
-	if w.held != nil && !w.held.built {
+	if !w.held.built {
 		w.held.build(w.txn)
 	}
+	var hk []byte
 	for i, r := range recs {
 		key := r.SetKey()
 		rk := a.cut(appendRecordKey(a.start(), key))
 		var v []byte
 		var ok bool
 		// A key the filter never saw is not held: no read.
-		if w.held == nil || w.held.mayHold(rk) {
+		maybe := w.held.mayHold(rk)
+		if maybe {
 			var err error
 			if v, ok, err = w.get(rk); err != nil {
 				return nil, err
 			}
+		} else {
+			w.held.add(rk) // (a false maybe has its bits set already)
 		}
-		if !ok && w.held != nil {
-			w.held.add(rk)
-		}
-		var err error
 		var st stored
 		newScope := true
 		if !ok {
 			out[i] = Added
 			st = stored{Time: r.Time.UTC(), Arrived: arrived, Scopes: added, Raw: r.Raw}
 		} else {
-			marked[key.Hash] = struct{}{}
+			var err error
 			if st, err = decodeStored(v); err != nil {
 				return nil, err
 			}
@@ -316,12 +309,9 @@ func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.T
 			}
 		}
 		if out[i] == Added {
-			if _, done := marked[key.Hash]; !done {
-				marked[key.Hash] = struct{}{}
-				if err := w.set(a.cut(append(append(a.start(), "h/"...), key.Hash...)), nil); err != nil {
-					return nil, err
-				}
-			}
+			// The hash is held now: ForHash asks the filter.
+			hk = append(append(hk[:0], "h/"...), key.Hash...)
+			w.held.addNew(hk)
 		}
 	}
 	return out, nil
@@ -416,17 +406,15 @@ func (s *Store) Get(key protocol.RecordKey) (Held, bool, error) {
 // revocations), ordered by type then origin.
 func (s *Store) ForHash(hash string) ([]Held, error) {
 	var out []Held
-	err := s.view(func(txn *badger.Txn) error {
-		// Most hashes a delivery asks about are new: the mark, one key,
-		// answers that without setting up an iterator. (A "hash" with a
-		// slash is no hash; the scan answers for it as it always did.)
-		if !strings.Contains(hash, "/") {
-			if _, err := txn.Get(hashKey(hash)); errors.Is(err, badger.ErrKeyNotFound) {
-				return nil
-			} else if err != nil {
-				return err
-			}
+	// Most hashes a delivery asks about are new: the filter of what is
+	// held answers that without reading Badger. (A "hash" with a slash is
+	// no hash; the scan answers for it as it always did.)
+	if !strings.Contains(hash, "/") && s.open() {
+		if maybe, known := s.held.mayHoldHash(hash); known && !maybe {
+			return nil, nil
 		}
+	}
+	err := s.view(func(txn *badger.Txn) error {
 		return scanPrefix(txn, []byte("r/"+hash+"/"), true, func(_, v []byte) error {
 			h, err := heldOf(v)
 			if err != nil {
@@ -442,14 +430,24 @@ func (s *Store) ForHash(hash string) ([]Held, error) {
 	return out, nil
 }
 
-// Hashes returns every hash some record is about, sorted.
+// Hashes returns every hash some record is about, sorted. It reads keys
+// only.
 func (s *Store) Hashes() ([]string, error) {
 	var out []string
 	err := s.view(func(txn *badger.Txn) error {
-		return scanPrefix(txn, []byte("h/"), false, func(k, _ []byte) error {
-			out = append(out, string(k[2:]))
-			return nil
-		})
+		prefix := []byte(recordKeysPrefix)
+		o := badger.DefaultIteratorOptions
+		o.Prefix, o.PrefetchValues = prefix, false
+		it := txn.NewIterator(o)
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			// Keys sort hash first: a new hash follows the last record of
+			// the one before.
+			if h := hashOfKey(it.Item().Key()); len(out) == 0 || string(h) != out[len(out)-1] {
+				out = append(out, string(h))
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing hashes: %w", err)

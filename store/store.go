@@ -256,6 +256,13 @@ func (s *Store) Close() error {
 // Home is the directory the store was opened in ("" in memory).
 func (s *Store) Home() string { return s.home }
 
+// open reports whether the store is not closed yet.
+func (s *Store) open() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.db != nil
+}
+
 // view runs fn in a read transaction.
 func (s *Store) view(fn func(txn *badger.Txn) error) error {
 	s.mu.RLock()
