@@ -37,7 +37,7 @@
 //
 // The store keeps a Bloom filter of the record keys and of their hashes
 // in memory (filter.go: built by the first merge after Open from a
-// key-only scan of r/, about 2 bytes a record). A merge reads the held
+// key-only scan of r/, 3 to 6 bytes a record). A merge reads the held
 // version only of a record key the filter may hold, so a new record costs
 // no read, and ForHash answers a hash no record is about without reading.
 //
