@@ -114,6 +114,27 @@ func (w *writer) get(k []byte) ([]byte, bool, error) {
 	return getIn(w.txn, k)
 }
 
+// view calls fn with the value of k, if it is held, and reports whether
+// it is; it sees the writer's own earlier writes. The value is valid only
+// inside fn.
+func (w *writer) view(k []byte, fn func(v []byte) error) (bool, error) {
+	if i, ok := w.gather[string(k)]; ok {
+		o := w.ops[i]
+		if o.del {
+			return false, nil
+		}
+		return true, fn(o.val)
+	}
+	item, err := w.txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, item.Value(fn)
+}
+
 // Journal keys: "j/" + id (8 bytes) marks a complete journal; its parts are
 // "j/" + id + part number (4 bytes).
 func journalMark(id uint64) []byte { return append([]byte("j/"), u64(id)...) }

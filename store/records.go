@@ -90,17 +90,27 @@ func storedSize(s stored) int {
 
 // appendStored appends the encoding of s to b.
 func appendStored(b []byte, s stored) []byte {
-	b = append(b, storedFormat)
-	b = binary.AppendVarint(b, s.Time.Unix())
-	b = binary.AppendVarint(b, int64(s.Time.Nanosecond()))
-	b = binary.AppendVarint(b, s.Arrived.Unix())
-	b = binary.AppendVarint(b, int64(s.Arrived.Nanosecond()))
-	b = binary.AppendUvarint(b, uint64(len(s.Scopes)))
+	b = appendStoredHeader(b, s.Time, s.Arrived, len(s.Scopes))
 	for _, sc := range s.Scopes {
-		b = binary.AppendUvarint(b, uint64(len(sc)))
-		b = append(b, sc...)
+		b = appendScope(b, sc)
 	}
 	return append(b, s.Raw...)
+}
+
+// appendStoredHeader appends the format, the times and the number of
+// scopes; the scopes (appendScope) and the raw line follow.
+func appendStoredHeader(b []byte, t, arrived time.Time, scopes int) []byte {
+	b = append(b, storedFormat)
+	b = binary.AppendVarint(b, t.Unix())
+	b = binary.AppendVarint(b, int64(t.Nanosecond()))
+	b = binary.AppendVarint(b, arrived.Unix())
+	b = binary.AppendVarint(b, int64(arrived.Nanosecond()))
+	return binary.AppendUvarint(b, uint64(scopes))
+}
+
+func appendScope[S ~string | ~[]byte](b []byte, sc S) []byte {
+	b = binary.AppendUvarint(b, uint64(len(sc)))
+	return append(b, sc...)
 }
 
 var errCorrupt = errors.New("a stored record is corrupt")
@@ -116,7 +126,29 @@ func heldOf(v []byte) (Held, error) {
 }
 
 func decodeStored(v []byte) (stored, error) {
-	var s stored
+	sv, err := parseStored(v, nil)
+	if err != nil {
+		return stored{}, err
+	}
+	s := stored{Time: sv.Time, Arrived: sv.Arrived, Scopes: make([]string, len(sv.Scopes)), Raw: sv.Raw}
+	for i, sc := range sv.Scopes {
+		s.Scopes[i] = string(sc)
+	}
+	return s, nil
+}
+
+// storedView is a stored value read in place: Scopes and Raw alias it.
+type storedView struct {
+	Time    time.Time
+	Arrived time.Time
+	Scopes  [][]byte
+	Raw     []byte
+}
+
+// parseStored reads a value written by encodeStored without copying,
+// appending its scopes to scopes.
+func parseStored(v []byte, scopes [][]byte) (storedView, error) {
+	var s storedView
 	if len(v) == 0 || v[0] != storedFormat {
 		return s, errCorrupt
 	}
@@ -136,13 +168,13 @@ func decodeStored(v []byte) (stored, error) {
 		return s, errCorrupt
 	}
 	v = v[n:]
-	s.Scopes = make([]string, count)
-	for i := range s.Scopes {
+	s.Scopes = scopes
+	for range count {
 		l, n := binary.Uvarint(v)
 		if n <= 0 || l > uint64(len(v)-n) {
 			return s, errCorrupt
 		}
-		s.Scopes[i], v = string(v[n:n+int(l)]), v[n+int(l):]
+		s.Scopes, v = append(s.Scopes, v[n:n+int(l)]), v[n+int(l):]
 	}
 	s.Raw = v
 	return s, nil
@@ -242,63 +274,82 @@ func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.T
 		k := r.SetKey()
 		size += 2*recordKeySize(k) + 2*len(scope) + 8*binary.MaxVarintLen64 + len(r.Raw)
 	}
-	a := arena{buf: make([]byte, 0, size)}
+	a := arena{size: size}
 	added := []string{scope} // the scopes of every new record (read only)
 	if !w.held.built {
 		w.held.build(w.txn)
 	}
-	var hk []byte
+	var hk, kb []byte
+	var scopes [][]byte // reused by parseStored
+	scopeBytes := []byte(scope)
 	for i, r := range recs {
 		key := r.SetKey()
-		rk := a.cut(appendRecordKey(a.start(), key))
-		var v []byte
-		var ok bool
-		// A key the filter never saw is not held: no read.
-		maybe := w.held.mayHold(rk)
-		if maybe {
-			var err error
-			if v, ok, err = w.get(rk); err != nil {
-				return nil, err
-			}
-		} else {
-			w.held.add(rk) // (a false maybe has its bits set already)
-		}
-		var st stored
+		kb = appendRecordKey(kb[:0], key)
+		var val []byte // the value to write, cut from a; nil: none
 		newScope := true
-		if !ok {
-			out[i] = Added
-			st = stored{Time: r.Time.UTC(), Arrived: arrived, Scopes: added, Raw: r.Raw}
-		} else {
+		found := false
+		// A key the filter never saw is not held: no read.
+		if w.held.mayHold(kb) {
 			var err error
-			if st, err = decodeStored(v); err != nil {
+			found, err = w.view(kb, func(v []byte) error {
+				st, err := parseStored(v, scopes[:0])
+				if err != nil {
+					return err
+				}
+				scopes = st.Scopes
+				changed := false
+				switch {
+				case bytes.Equal(st.Raw, r.Raw):
+					out[i] = Duplicate
+				case protocol.Supersedes(r, &protocol.Record{Time: st.Time, Raw: st.Raw}):
+					out[i] = Replaced
+					st.Time, st.Raw = r.Time.UTC(), r.Raw
+					changed = true
+				default:
+					out[i] = Older
+				}
+				if arrived.Before(st.Arrived) {
+					st.Arrived = arrived
+					changed = true
+				}
+				j, has := slices.BinarySearchFunc(st.Scopes, scopeBytes, bytes.Compare)
+				newScope = !has
+				if !changed && has {
+					return nil
+				}
+				// The value is rebuilt in a, since v is Badger's.
+				n := len(st.Scopes)
+				if newScope {
+					n++
+				}
+				b := appendStoredHeader(a.start(), st.Time, st.Arrived, n)
+				for x, sc := range st.Scopes {
+					if newScope && x == j {
+						b = appendScope(b, scope)
+					}
+					b = appendScope(b, sc)
+				}
+				if newScope && j == len(st.Scopes) {
+					b = appendScope(b, scope)
+				}
+				val = a.cut(append(b, st.Raw...))
+				return nil
+			})
+			if err != nil {
 				return nil, err
 			}
-			changed := false
-			switch {
-			case bytes.Equal(st.Raw, r.Raw):
-				out[i] = Duplicate
-			case protocol.Supersedes(r, &protocol.Record{Time: st.Time, Raw: st.Raw}):
-				out[i] = Replaced
-				st.Time, st.Raw = r.Time.UTC(), r.Raw
-				changed = true
-			default:
-				out[i] = Older
-			}
-			if arrived.Before(st.Arrived) {
-				st.Arrived = arrived
-				changed = true
-			}
-			if j, found := slices.BinarySearch(st.Scopes, scope); !found {
-				st.Scopes = slices.Insert(st.Scopes, j, scope)
-				changed = true
-			} else {
-				newScope = false
-			}
-			if !changed {
-				continue
-			}
+		} else {
+			w.held.add(kb) // (a false maybe has its bits set already)
 		}
-		if err := w.set(rk, a.cut(appendStored(a.start(), st))); err != nil {
+		if !found {
+			out[i] = Added
+			val = a.cut(appendStored(a.start(), stored{Time: r.Time.UTC(), Arrived: arrived, Scopes: added, Raw: r.Raw}))
+		}
+		if val == nil {
+			continue
+		}
+		rk := a.cut(append(a.start(), kb...))
+		if err := w.set(rk, val); err != nil {
 			return nil, err
 		}
 		if newScope {
@@ -320,10 +371,20 @@ func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.T
 // arena hands out the keys and values of one change from a shared buffer:
 // append to start(), then cut() the result. A piece that does not fit the
 // buffer's capacity moves to a new buffer; pieces cut before stay valid.
-type arena struct{ buf []byte }
+type arena struct {
+	buf  []byte
+	size int // what the first buffer is made for (0: a default)
+}
 
-// start returns the empty tail of the buffer to append one piece to.
-func (a *arena) start() []byte { return a.buf[len(a.buf):] }
+// start returns the empty tail of the buffer to append one piece to. The
+// first buffer is made when first asked for, so a change that writes
+// nothing allocates none.
+func (a *arena) start() []byte {
+	if a.buf == nil {
+		a.buf = make([]byte, 0, max(a.size, 256))
+	}
+	return a.buf[len(a.buf):]
+}
 
 // cut takes piece, appended to start(), out of the buffer.
 func (a *arena) cut(piece []byte) []byte {

@@ -457,6 +457,26 @@ func TestPutRecordsHugeBatch(t *testing.T) {
 	if out[len(out)-1] != Duplicate {
 		t.Fatalf("second put: %v", out[len(out)-1])
 	}
+	// Again by another scope, with some records twice: a change that goes
+	// through the journal and reads what it gathered itself.
+	again := append(slices.Clone(recs), recs[:10]...)
+	before = journaled.Load()
+	out = mustPut(t, s, again, "team/b", t0.Add(-time.Minute))
+	if journaled.Load() == before {
+		t.Fatal("the third put fit one transaction: the test does not test the journal")
+	}
+	for i, o := range out {
+		if o != Duplicate {
+			t.Fatalf("third put, record %d: %v", i, o)
+		}
+	}
+	if in, err := s.InScope("team/b"); err != nil || len(in) != len(recs) {
+		t.Fatalf("%d records in team/b, %v", len(in), err)
+	}
+	h, ok, err := s.Get(recs[3].SetKey())
+	if err != nil || !ok || fmt.Sprint(h.Scopes) != "[commons team/b]" || !h.Arrived.Equal(t0.Add(-time.Minute)) {
+		t.Fatalf("record 3: %v %v %v %v", h.Scopes, h.Arrived, ok, err)
+	}
 }
 
 func TestNoteScope(t *testing.T) {
