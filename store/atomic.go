@@ -29,7 +29,7 @@ func (s *Store) update(fn func(w *writer) error) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	w := &writer{txn: s.db.NewTransaction(true)}
+	w := &writer{txn: s.db.NewTransaction(true), held: &s.held}
 	err := fn(w)
 	if err == nil {
 		err = w.txn.Commit()
@@ -42,7 +42,7 @@ func (s *Store) update(fn func(w *writer) error) error {
 	// Too big for one transaction: gather the writes, journal them, apply.
 	read := s.db.NewTransaction(false)
 	defer read.Discard()
-	w = &writer{txn: read, gather: map[string]int{}}
+	w = &writer{txn: read, gather: map[string]int{}, held: &s.held}
 	if err := fn(w); err != nil {
 		return err
 	}
@@ -61,6 +61,9 @@ type writer struct {
 	tooBig bool
 	gather map[string]int // gathering: key → index of its latest op
 	ops    []op
+
+	entries []badger.Entry // a slab of the transaction's entries
+	held    *heldFilter    // the store's record keys (nil: not known)
 }
 
 // op is one write of a gathered change.
@@ -84,7 +87,13 @@ func (w *writer) write(o op) error {
 	if o.del {
 		err = w.txn.Delete(o.key)
 	} else {
-		err = w.txn.Set(o.key, o.val)
+		// The transaction keeps the entry until it commits; entries come
+		// from a slab rather than one allocation each (badger.NewEntry).
+		if len(w.entries) == cap(w.entries) {
+			w.entries = make([]badger.Entry, 0, min(2*cap(w.entries)+16, 1024))
+		}
+		w.entries = append(w.entries, badger.Entry{Key: o.key, Value: o.val})
+		err = w.txn.SetEntry(&w.entries[len(w.entries)-1])
 	}
 	if errors.Is(err, badger.ErrTxnTooBig) {
 		w.tooBig = true
@@ -103,6 +112,27 @@ func (w *writer) get(k []byte) ([]byte, bool, error) {
 		return append([]byte(nil), o.val...), true, nil
 	}
 	return getIn(w.txn, k)
+}
+
+// view calls fn with the value of k, if it is held, and reports whether
+// it is; it sees the writer's own earlier writes. The value is valid only
+// inside fn.
+func (w *writer) view(k []byte, fn func(v []byte) error) (bool, error) {
+	if i, ok := w.gather[string(k)]; ok {
+		o := w.ops[i]
+		if o.del {
+			return false, nil
+		}
+		return true, fn(o.val)
+	}
+	item, err := w.txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, item.Value(fn)
 }
 
 // Journal keys: "j/" + id (8 bytes) marks a complete journal; its parts are

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
@@ -53,6 +54,38 @@ func BenchmarkPutRecords(b *testing.B) {
 			}
 			b.StopTimer()
 			reportCPU(b, cpu, 1000)
+		})
+		// Batches of 50, as gossip delivers them (the receive path).
+		b.Run(name+"/new50", func(b *testing.B) {
+			var small [][]*protocol.Record
+			for _, batch := range batches {
+				for j := 0; j < len(batch); j += 50 {
+					small = append(small, batch[j:min(j+50, len(batch))])
+				}
+			}
+			var s *Store
+			defer func() { s.Close() }()
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := testutil.CPUTime()
+			for i := 0; i < b.N; i++ {
+				if i%len(small) == 0 {
+					b.StopTimer()
+					if s != nil {
+						s.Close()
+					}
+					var err error
+					if s, err = Open(b.TempDir(), opts); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				if _, err := s.PutRecords(small[i%len(small)], "team/a", t0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			reportCPU(b, cpu, 50)
 		})
 		b.Run(name+"/duplicate", func(b *testing.B) {
 			s, err := Open(b.TempDir(), opts)
@@ -175,6 +208,16 @@ func BenchmarkScan(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			if hs, err := s.Hashes(); err != nil || len(hs) != 20000 {
 				b.Fatal(len(hs), err)
+			}
+		}
+	})
+	// What the first merge after Open spends building the filter of the
+	// held record keys.
+	b.Run("HeldFilterBuild", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			var f heldFilter
+			if err := s.view(func(txn *badger.Txn) error { f.build(txn); return nil }); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})

@@ -19,7 +19,6 @@
 //
 //	r/<hash>/<type digit>/<origin>        record: binary header (times, scopes), raw line
 //	s/<scope>\x00<hash>/<type>/<origin>   scope index (empty value)
-//	h/<hash>                              some record is about hash (empty value)
 //	e/<seq:8>                             event (JSON)
 //	d/<sha256(dedupe key)>                event dedupe index -> seq
 //	p/<seq:8>                             pending event index
@@ -33,8 +32,20 @@
 //	n/<name>                              sequence counters (8 bytes)
 //
 // Records are keyed hash first, so "every record about a hash" is a prefix
-// scan of the primary keys and needs no second index; h/ lists the hashes
-// without reading any record.
+// scan of the primary keys and needs no second index, and the hashes are
+// listed by a key-only scan of r/.
+//
+// The store keeps a Bloom filter of the record keys and of their hashes
+// in memory (filter.go: built by the first merge after Open from a
+// key-only scan of r/, 3 to 6 bytes a record). A merge reads the held
+// version only of a record key the filter may hold, so a new record costs
+// no read, and ForHash answers a hash no record is about without reading.
+//
+// Homes written before the filter also hold h/<hash>, an empty mark for
+// every hash some record was about; nothing reads or writes them any more,
+// and they are left in place (TestOldHomeWithHashMarks). The older code
+// must not open a home this code wrote: its ForHash would miss the hashes
+// that have no mark.
 //
 // All writes are serialised by one mutex, and every one is atomic: a
 // change is one Badger transaction, or, when Badger finds it too big, it

@@ -76,22 +76,41 @@ type stored struct {
 const storedFormat = 1
 
 func encodeStored(s stored) ([]byte, error) {
+	return appendStored(make([]byte, 0, storedSize(s)), s), nil
+}
+
+// storedSize bounds the encoded size of s.
+func storedSize(s stored) int {
 	n := 1 + 4*binary.MaxVarintLen64 + binary.MaxVarintLen64 + len(s.Raw)
 	for _, sc := range s.Scopes {
 		n += binary.MaxVarintLen64 + len(sc)
 	}
-	b := make([]byte, 0, n)
-	b = append(b, storedFormat)
-	b = binary.AppendVarint(b, s.Time.Unix())
-	b = binary.AppendVarint(b, int64(s.Time.Nanosecond()))
-	b = binary.AppendVarint(b, s.Arrived.Unix())
-	b = binary.AppendVarint(b, int64(s.Arrived.Nanosecond()))
-	b = binary.AppendUvarint(b, uint64(len(s.Scopes)))
+	return n
+}
+
+// appendStored appends the encoding of s to b.
+func appendStored(b []byte, s stored) []byte {
+	b = appendStoredHeader(b, s.Time, s.Arrived, len(s.Scopes))
 	for _, sc := range s.Scopes {
-		b = binary.AppendUvarint(b, uint64(len(sc)))
-		b = append(b, sc...)
+		b = appendScope(b, sc)
 	}
-	return append(b, s.Raw...), nil
+	return append(b, s.Raw...)
+}
+
+// appendStoredHeader appends the format, the times and the number of
+// scopes; the scopes (appendScope) and the raw line follow.
+func appendStoredHeader(b []byte, t, arrived time.Time, scopes int) []byte {
+	b = append(b, storedFormat)
+	b = binary.AppendVarint(b, t.Unix())
+	b = binary.AppendVarint(b, int64(t.Nanosecond()))
+	b = binary.AppendVarint(b, arrived.Unix())
+	b = binary.AppendVarint(b, int64(arrived.Nanosecond()))
+	return binary.AppendUvarint(b, uint64(scopes))
+}
+
+func appendScope[S ~string | ~[]byte](b []byte, sc S) []byte {
+	b = binary.AppendUvarint(b, uint64(len(sc)))
+	return append(b, sc...)
 }
 
 var errCorrupt = errors.New("a stored record is corrupt")
@@ -107,7 +126,29 @@ func heldOf(v []byte) (Held, error) {
 }
 
 func decodeStored(v []byte) (stored, error) {
-	var s stored
+	sv, err := parseStored(v, nil)
+	if err != nil {
+		return stored{}, err
+	}
+	s := stored{Time: sv.Time, Arrived: sv.Arrived, Scopes: make([]string, len(sv.Scopes)), Raw: sv.Raw}
+	for i, sc := range sv.Scopes {
+		s.Scopes[i] = string(sc)
+	}
+	return s, nil
+}
+
+// storedView is a stored value read in place: Scopes and Raw alias it.
+type storedView struct {
+	Time    time.Time
+	Arrived time.Time
+	Scopes  [][]byte
+	Raw     []byte
+}
+
+// parseStored reads a value written by encodeStored without copying,
+// appending its scopes to scopes.
+func parseStored(v []byte, scopes [][]byte) (storedView, error) {
+	var s storedView
 	if len(v) == 0 || v[0] != storedFormat {
 		return s, errCorrupt
 	}
@@ -127,13 +168,13 @@ func decodeStored(v []byte) (stored, error) {
 		return s, errCorrupt
 	}
 	v = v[n:]
-	s.Scopes = make([]string, count)
-	for i := range s.Scopes {
+	s.Scopes = scopes
+	for range count {
 		l, n := binary.Uvarint(v)
 		if n <= 0 || l > uint64(len(v)-n) {
 			return s, errCorrupt
 		}
-		s.Scopes[i], v = string(v[n:n+int(l)]), v[n+int(l):]
+		s.Scopes, v = append(s.Scopes, v[n:n+int(l)]), v[n+int(l):]
 	}
 	s.Raw = v
 	return s, nil
@@ -149,16 +190,17 @@ func (s stored) held() (Held, error) {
 
 // recordKey is r/<hash>/<type digit>/<origin>.
 func recordKey(k protocol.RecordKey) []byte {
-	b := make([]byte, 0, 2+len(k.Hash)+3+len(k.Origin))
+	return appendRecordKey(make([]byte, 0, recordKeySize(k)), k)
+}
+
+func recordKeySize(k protocol.RecordKey) int { return 2 + len(k.Hash) + 3 + len(k.Origin) }
+
+func appendRecordKey(b []byte, k protocol.RecordKey) []byte {
 	b = append(b, "r/"...)
 	b = append(b, k.Hash...)
 	b = append(b, '/', '0'+byte(k.Type), '/')
 	return append(b, k.Origin...)
 }
-
-// hashKey marks that some record is about hash (records are never deleted,
-// so neither is the mark).
-func hashKey(hash string) []byte { return []byte("h/" + hash) }
 
 func scopePrefix(scope string) []byte { return []byte("s/" + scope + "\x00") }
 
@@ -224,66 +266,133 @@ func (s *Store) PutRecords(recs []*protocol.Record, scope string, arrived time.T
 func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.Time) ([]Outcome, error) {
 	arrived = arrived.UTC().Round(0)
 	out := make([]Outcome, len(recs))
+	// The keys and values the batch writes are cut from one buffer (the
+	// transaction keeps them until it commits); a new record needs its
+	// record key, value and scope key.
+	size := 0
+	for _, r := range recs {
+		k := r.SetKey()
+		size += 2*recordKeySize(k) + 2*len(scope) + 8*binary.MaxVarintLen64 + len(r.Raw)
+	}
+	a := arena{size: size}
+	added := []string{scope} // the scopes of every new record (read only)
+	if !w.held.built {
+		w.held.build(w.txn)
+	}
+	var hk, kb []byte
+	var scopes [][]byte // reused by parseStored
+	scopeBytes := []byte(scope)
 	for i, r := range recs {
 		key := r.SetKey()
-		rk := recordKey(key)
-		v, ok, err := w.get(rk)
-		if err != nil {
-			return nil, err
-		}
-		var st stored
+		kb = appendRecordKey(kb[:0], key)
+		var val []byte // the value to write, cut from a; nil: none
 		newScope := true
-		if !ok {
-			out[i] = Added
-			st = stored{Time: r.Time.UTC(), Arrived: arrived, Scopes: []string{scope}, Raw: r.Raw}
-		} else {
-			if st, err = decodeStored(v); err != nil {
+		found := false
+		// A key the filter never saw is not held: no read.
+		if w.held.mayHold(kb) {
+			var err error
+			found, err = w.view(kb, func(v []byte) error {
+				st, err := parseStored(v, scopes[:0])
+				if err != nil {
+					return err
+				}
+				scopes = st.Scopes
+				changed := false
+				switch {
+				case bytes.Equal(st.Raw, r.Raw):
+					out[i] = Duplicate
+				case protocol.Supersedes(r, &protocol.Record{Time: st.Time, Raw: st.Raw}):
+					out[i] = Replaced
+					st.Time, st.Raw = r.Time.UTC(), r.Raw
+					changed = true
+				default:
+					out[i] = Older
+				}
+				if arrived.Before(st.Arrived) {
+					st.Arrived = arrived
+					changed = true
+				}
+				j, has := slices.BinarySearchFunc(st.Scopes, scopeBytes, bytes.Compare)
+				newScope = !has
+				if !changed && has {
+					return nil
+				}
+				// The value is rebuilt in a, since v is Badger's.
+				n := len(st.Scopes)
+				if newScope {
+					n++
+				}
+				b := appendStoredHeader(a.start(), st.Time, st.Arrived, n)
+				for x, sc := range st.Scopes {
+					if newScope && x == j {
+						b = appendScope(b, scope)
+					}
+					b = appendScope(b, sc)
+				}
+				if newScope && j == len(st.Scopes) {
+					b = appendScope(b, scope)
+				}
+				val = a.cut(append(b, st.Raw...))
+				return nil
+			})
+			if err != nil {
 				return nil, err
 			}
-			changed := false
-			switch {
-			case bytes.Equal(st.Raw, r.Raw):
-				out[i] = Duplicate
-			case protocol.Supersedes(r, &protocol.Record{Time: st.Time, Raw: st.Raw}):
-				out[i] = Replaced
-				st.Time, st.Raw = r.Time.UTC(), r.Raw
-				changed = true
-			default:
-				out[i] = Older
-			}
-			if arrived.Before(st.Arrived) {
-				st.Arrived = arrived
-				changed = true
-			}
-			if j, found := slices.BinarySearch(st.Scopes, scope); !found {
-				st.Scopes = slices.Insert(st.Scopes, j, scope)
-				changed = true
-			} else {
-				newScope = false
-			}
-			if !changed {
-				continue
-			}
+		} else {
+			w.held.add(kb) // (a false maybe has its bits set already)
 		}
-		val, err := encodeStored(st)
-		if err != nil {
-			return nil, err
+		if !found {
+			out[i] = Added
+			val = a.cut(appendStored(a.start(), stored{Time: r.Time.UTC(), Arrived: arrived, Scopes: added, Raw: r.Raw}))
 		}
+		if val == nil {
+			continue
+		}
+		rk := a.cut(append(a.start(), kb...))
 		if err := w.set(rk, val); err != nil {
 			return nil, err
 		}
 		if newScope {
-			if err := w.set(scopeKey(scope, key), nil); err != nil {
+			b := append(a.start(), "s/"...)
+			b = append(append(b, scope...), 0)
+			if err := w.set(a.cut(append(b, rk[2:]...)), nil); err != nil {
 				return nil, err
 			}
 		}
 		if out[i] == Added {
-			if err := w.set(hashKey(key.Hash), nil); err != nil {
-				return nil, err
-			}
+			// The hash is held now: ForHash asks the filter.
+			hk = append(append(hk[:0], "h/"...), key.Hash...)
+			w.held.addNew(hk)
 		}
 	}
 	return out, nil
+}
+
+// arena hands out the keys and values of one change from a shared buffer:
+// append to start(), then cut() the result. A piece that does not fit the
+// buffer's capacity moves to a new buffer; pieces cut before stay valid.
+type arena struct {
+	buf  []byte
+	size int // what the first buffer is made for (0: a default)
+}
+
+// start returns the empty tail of the buffer to append one piece to. The
+// first buffer is made when first asked for, so a change that writes
+// nothing allocates none.
+func (a *arena) start() []byte {
+	if a.buf == nil {
+		a.buf = make([]byte, 0, max(a.size, 256))
+	}
+	return a.buf[len(a.buf):]
+}
+
+// cut takes piece, appended to start(), out of the buffer.
+func (a *arena) cut(piece []byte) []byte {
+	piece = piece[:len(piece):len(piece)]
+	if len(a.buf) < cap(a.buf) && len(piece) > 0 && &a.buf[:len(a.buf)+1][len(a.buf)] == &piece[0] {
+		a.buf = a.buf[:len(a.buf)+len(piece)]
+	}
+	return piece
 }
 
 // NoteScope adds scope to the scopes of the held records keys (unknown keys
@@ -358,17 +467,15 @@ func (s *Store) Get(key protocol.RecordKey) (Held, bool, error) {
 // revocations), ordered by type then origin.
 func (s *Store) ForHash(hash string) ([]Held, error) {
 	var out []Held
-	err := s.view(func(txn *badger.Txn) error {
-		// Most hashes a delivery asks about are new: the mark, one key,
-		// answers that without setting up an iterator. (A "hash" with a
-		// slash is no hash; the scan answers for it as it always did.)
-		if !strings.Contains(hash, "/") {
-			if _, err := txn.Get(hashKey(hash)); errors.Is(err, badger.ErrKeyNotFound) {
-				return nil
-			} else if err != nil {
-				return err
-			}
+	// Most hashes a delivery asks about are new: the filter of what is
+	// held answers that without reading Badger. (A "hash" with a slash is
+	// no hash; the scan answers for it as it always did.)
+	if !strings.Contains(hash, "/") && s.open() {
+		if maybe, known := s.held.mayHoldHash(hash); known && !maybe {
+			return nil, nil
 		}
+	}
+	err := s.view(func(txn *badger.Txn) error {
 		return scanPrefix(txn, []byte("r/"+hash+"/"), true, func(_, v []byte) error {
 			h, err := heldOf(v)
 			if err != nil {
@@ -384,14 +491,24 @@ func (s *Store) ForHash(hash string) ([]Held, error) {
 	return out, nil
 }
 
-// Hashes returns every hash some record is about, sorted.
+// Hashes returns every hash some record is about, sorted. It reads keys
+// only.
 func (s *Store) Hashes() ([]string, error) {
 	var out []string
 	err := s.view(func(txn *badger.Txn) error {
-		return scanPrefix(txn, []byte("h/"), false, func(k, _ []byte) error {
-			out = append(out, string(k[2:]))
-			return nil
-		})
+		prefix := []byte(recordKeysPrefix)
+		o := badger.DefaultIteratorOptions
+		o.Prefix, o.PrefetchValues = prefix, false
+		it := txn.NewIterator(o)
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			// Keys sort hash first: a new hash follows the last record of
+			// the one before.
+			if h := hashOfKey(it.Item().Key()); len(out) == 0 || string(h) != out[len(out)-1] {
+				out = append(out, string(h))
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing hashes: %w", err)

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/remem/remem/protocol"
 )
 
@@ -455,6 +457,26 @@ func TestPutRecordsHugeBatch(t *testing.T) {
 	if out[len(out)-1] != Duplicate {
 		t.Fatalf("second put: %v", out[len(out)-1])
 	}
+	// Again by another scope, with some records twice: a change that goes
+	// through the journal and reads what it gathered itself.
+	again := append(slices.Clone(recs), recs[:10]...)
+	before = journaled.Load()
+	out = mustPut(t, s, again, "team/b", t0.Add(-time.Minute))
+	if journaled.Load() == before {
+		t.Fatal("the third put fit one transaction: the test does not test the journal")
+	}
+	for i, o := range out {
+		if o != Duplicate {
+			t.Fatalf("third put, record %d: %v", i, o)
+		}
+	}
+	if in, err := s.InScope("team/b"); err != nil || len(in) != len(recs) {
+		t.Fatalf("%d records in team/b, %v", len(in), err)
+	}
+	h, ok, err := s.Get(recs[3].SetKey())
+	if err != nil || !ok || fmt.Sprint(h.Scopes) != "[commons team/b]" || !h.Arrived.Equal(t0.Add(-time.Minute)) {
+		t.Fatalf("record 3: %v %v %v %v", h.Scopes, h.Arrived, ok, err)
+	}
 }
 
 func TestNoteScope(t *testing.T) {
@@ -498,20 +520,99 @@ func TestRevokedHashes(t *testing.T) {
 	}
 }
 
-// TestForHashUnknown: ForHash answers an unknown hash from its mark
-// (h/<hash>) and still scans for anything that is not a hash.
+// TestForHashUnknown: ForHash answers an unknown hash from the filter of
+// what is held, and from a scan before a merge built the filter (a store
+// just opened), and still scans for anything that is not a hash.
 func TestForHashUnknown(t *testing.T) {
-	s, _ := openTest(t)
+	s, home := openTest(t)
 	a, b := ident(t, 1), ident(t, 2)
 	l := signLesson(t, a, lessonText(1), 1, t0)
 	mustPut(t, s, []*protocol.Record{l, signConfirm(t, b, l.Hash, t0)}, "team/a", t0.Add(time.Minute))
-	for _, c := range []struct {
-		hash string
-		want int
-	}{{l.Hash, 2}, {lessonText(2), 0}, {"0123456789abcdef0123456789abcdef", 0}, {l.Hash + "/1", 1}, {"", 0}} {
-		held, err := s.ForHash(c.hash)
-		if err != nil || len(held) != c.want {
-			t.Fatalf("ForHash(%q): %d records (%v), want %d", c.hash, len(held), err, c.want)
+	check := func(s *Store) {
+		t.Helper()
+		for _, c := range []struct {
+			hash string
+			want int
+		}{{l.Hash, 2}, {lessonText(2), 0}, {"0123456789abcdef0123456789abcdef", 0}, {l.Hash + "/1", 1}, {"", 0}, {l.Hash[:10], 0}} {
+			held, err := s.ForHash(c.hash)
+			if err != nil || len(held) != c.want {
+				t.Fatalf("ForHash(%q): %d records (%v), want %d", c.hash, len(held), err, c.want)
+			}
+		}
+	}
+	check(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ForHash("0123456789abcdef"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("ForHash on a closed store: %v", err)
+	}
+	s2, err := Open(home, Options{Small: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if s2.held.built {
+		t.Fatal("the filter is built at open")
+	}
+	check(s2)
+	l2 := signLesson(t, a, lessonText(3), 1, t0)
+	mustPut(t, s2, []*protocol.Record{l2}, "team/a", t0)
+	check(s2)
+	if held, err := s2.ForHash(l2.Hash); err != nil || len(held) != 1 {
+		t.Fatalf("ForHash of a hash merged after the filter was built: %d, %v", len(held), err)
+	}
+}
+
+// TestOldHomeWithHashMarks opens a home as code before the filter of held
+// keys left it: besides the records, an h/<hash> mark for every hash some
+// record is about (the only difference in layout). The marks are no
+// longer read or written; reads, merges and the hash listing are as on a
+// new home.
+func TestOldHomeWithHashMarks(t *testing.T) {
+	s, home := openTest(t)
+	a, b := ident(t, 1), ident(t, 2)
+	l1 := signLesson(t, a, lessonText(1), 1, t0)
+	l2 := signLesson(t, b, lessonText(2), 1, t0)
+	old := []*protocol.Record{l1, signConfirm(t, b, l1.Hash, t0), l2}
+	mustPut(t, s, old, "team/a", t0)
+	err := s.db.Update(func(txn *badger.Txn) error {
+		for _, h := range []string{l1.Hash, l2.Hash} {
+			if err := txn.Set([]byte("h/"+h), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(home, Options{Small: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	want := []string{l1.Hash, l2.Hash}
+	slices.Sort(want)
+	if got, err := s2.Hashes(); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("Hashes = %v, %v; want %v", got, err, want)
+	}
+	l3 := signLesson(t, a, lessonText(3), 1, t0)
+	out := mustPut(t, s2, append(old, l3, signConfirm(t, a, l2.Hash, t0)), "team/b", t0)
+	if fmt.Sprint(out) != "[duplicate duplicate duplicate added added]" {
+		t.Fatalf("outcomes %v", out)
+	}
+	want = append(want, l3.Hash)
+	slices.Sort(want)
+	if got, err := s2.Hashes(); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("Hashes = %v, %v; want %v", got, err, want)
+	}
+	for h, n := range map[string]int{l1.Hash: 2, l2.Hash: 2, l3.Hash: 1, "0123456789abcdef": 0} {
+		if held, err := s2.ForHash(h); err != nil || len(held) != n {
+			t.Fatalf("ForHash(%s) = %d, %v; want %d", h, len(held), err, n)
 		}
 	}
 }

@@ -62,6 +62,8 @@ type Store struct {
 
 	ownMu sync.Mutex
 	own   map[string]bool // hashes of own lessons: the w/ index, kept in memory
+
+	held heldFilter // the record keys held (filter.go); guarded by wmu
 }
 
 // Open opens (creating if needed) the store under home. It never waits for
@@ -253,6 +255,13 @@ func (s *Store) Close() error {
 
 // Home is the directory the store was opened in ("" in memory).
 func (s *Store) Home() string { return s.home }
+
+// open reports whether the store is not closed yet.
+func (s *Store) open() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.db != nil
+}
 
 // view runs fn in a read transaction.
 func (s *Store) view(fn func(txn *badger.Txn) error) error {
