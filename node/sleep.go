@@ -306,6 +306,11 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 		rep.Raised++
 	}
 	for _, cluster := range asg.NewClusters {
+		// Ctrl-C stops between lessons: each lesson and the events it took
+		// land in one commit, and the rest stay pending for the next sleep.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		c := consolidate.Cluster{Kind: kind}
 		for _, i := range cluster {
 			c.Episodes = append(c.Episodes, episodes[i])
