@@ -290,6 +290,7 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 	for i, ev := range events {
 		episodes[i] = episodeOf(ev.ev.Event)
 	}
+	progress(ctx, "clustering "+kind, 0, len(episodes))
 	asg, err := consolidate.Assign(ctx, m.similarity(ctx), m.cfg.Params.Threshold, groups, episodes)
 	if err != nil {
 		return fmt.Errorf("clustering events: %w", err)
@@ -305,7 +306,13 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 		}
 		rep.Raised++
 	}
-	for _, cluster := range asg.NewClusters {
+	for k, cluster := range asg.NewClusters {
+		progress(ctx, "writing "+kind, k, len(asg.NewClusters))
+		// Ctrl-C stops between lessons: each lesson and the events it took
+		// land in one commit, and the rest stay pending for the next sleep.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		c := consolidate.Cluster{Kind: kind}
 		for _, i := range cluster {
 			c.Episodes = append(c.Episodes, episodes[i])
@@ -333,6 +340,7 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 			return err
 		}
 	}
+	progress(ctx, "writing "+kind, len(asg.NewClusters), len(asg.NewClusters))
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/testnet"
 )
 
 func ingestCommand() *cli.Command {
@@ -149,8 +150,15 @@ Examples:
   REMEM_WRITER_TOKEN=sk-... remem sleep --writer-url https://api.openai.com/v1 --writer-model gpt-4o-mini`,
 		Flags: []cli.Flag{jsonFlag, writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, embedFlag, thresholdFlag},
 		Action: func(c *cli.Context) error {
+			ctx := c.Context
+			// A bar on a terminal only: piped, stderr stays quiet.
+			bar := newProgressBar(c.App.ErrWriter)
+			if bar.tty {
+				ctx = node.WithProgress(ctx, func(stage string, done, total int) { bar.update(testnet.Phase(stage), done, total) })
+			}
 			return withService(c, func(svc node.Service) (node.SleepReport, error) {
-				return svc.Sleep(c.Context)
+				defer bar.finish() // ends the bar's line before the report
+				return svc.Sleep(ctx)
 			}, func(rep node.SleepReport) error {
 				fmt.Fprintln(c.App.Writer, rep)
 				for _, d := range rep.Dropped {

@@ -87,19 +87,31 @@ type Preparer interface {
 // at least threshold (ties go to the smallest group ID, so the order of
 // groups does not matter). Linkages are computed against the groups as given:
 // episodes joining in the same call do not change them. The episodes that
-// join no group are clustered among themselves by average-linkage
-// agglomerative clustering: the two clusters with the highest mean pairwise
-// similarity are merged while that mean is at least threshold (ties go to
-// the clusters with the smallest first indices). Episodes whose event kinds
-// map to different lesson kinds (SPEC §3) are never put in one cluster, and
-// an episode never joins a group whose Kind differs from its own lesson kind.
+// join no group are clustered among themselves, one lesson kind at a time,
+// by average-linkage agglomerative clustering: the two clusters with the
+// highest mean pairwise similarity are merged while that mean is at least
+// threshold. Episodes whose event kinds map to different lesson kinds (SPEC
+// §3) are never put in one cluster, and an episode never joins a group whose
+// Kind differs from its own lesson kind.
 //
-// The cost is one similarity per episode and group member, plus one per pair
-// of unjoined episodes (held in memory as a u×u matrix of float64, so callers
-// should bound the episodes per call to a few thousand). With Lexical, every
-// text is tokenised once. With a Preparer, Prepare is called once first.
-// Assign is deterministic for a deterministic Similarity.
+// The clustering is sparse (see sparse): equal texts are folded,
+// pairs under a floor count as 0 and large batches are taken in chunks, so
+// memory never holds all pairs and time grows about linearly with the
+// episodes. With Lexical, every text is tokenised once and an inverted index
+// proposes the pairs and groups worth scoring. With a Preparer, Prepare is
+// called once first. Assign is deterministic for a deterministic Similarity.
 func Assign(ctx context.Context, sim Similarity, threshold float64, groups []Group, episodes []Episode) (Assignment, error) {
+	return assign(ctx, sim, threshold, groups, episodes, defaultSparse.cluster)
+}
+
+// clusterFunc clusters texts (indices into sc's table, all of one lesson
+// kind): clusters of positions in texts, each in increasing order, ordered
+// by their first position.
+type clusterFunc func(ctx context.Context, sc *scorer, threshold float64, texts []int) ([][]int, error)
+
+// assign is Assign with the clustering of the unjoined episodes given, so
+// that the tests can put the exact all-pairs clustering beside it.
+func assign(ctx context.Context, sim Similarity, threshold float64, groups []Group, episodes []Episode, cluster clusterFunc) (Assignment, error) {
 	if sim == nil {
 		return Assignment{}, errors.New("consolidate: assign: no similarity")
 	}
@@ -144,13 +156,25 @@ func Assign(ctx context.Context, sim Similarity, threshold float64, groups []Gro
 
 	// With Lexical, an index over the group members gives each episode its
 	// similarity to every member at once, touching only members that share
-	// a word with it (the same numbers as pairwise scoring).
+	// a word with it (the same numbers as pairwise scoring); only the groups
+	// of those members can reach a threshold above 0.
 	var idx *lexIndex
 	var memberScore []float64
+	var groupsOf map[int][]int // member text → groups holding it, ascending
+	all := make([]int, len(pgs))
+	for gi := range pgs {
+		all[gi] = gi
+	}
 	if sc.tab != nil && len(pgs) > 0 {
 		var ms []int
-		for _, g := range pgs {
+		groupsOf = make(map[int][]int)
+		for gi, g := range pgs {
 			ms = append(ms, g.members...)
+			for _, m := range g.members {
+				if gs := groupsOf[m]; len(gs) == 0 || gs[len(gs)-1] != gi {
+					groupsOf[m] = append(gs, gi)
+				}
+			}
 		}
 		idx = newLexIndex(sc.profs, ms)
 		memberScore = make([]float64, len(sc.texts))
@@ -158,15 +182,26 @@ func Assign(ctx context.Context, sim Similarity, threshold float64, groups []Gro
 
 	out := Assignment{Joined: make(map[int]string)}
 	var rest []int
+	var near []int
 	for i := range episodes {
 		if err := ctx.Err(); err != nil {
 			return Assignment{}, err
 		}
+		cands := all
 		if idx != nil {
 			idx.scores(sc.tab, sc.profs, epText[i], memberScore)
+			if threshold > 0 {
+				near = near[:0]
+				for _, m := range idx.touched {
+					near = append(near, groupsOf[m]...)
+				}
+				slices.Sort(near)
+				cands = slices.Compact(near)
+			}
 		}
 		best, bestLink := -1, math.Inf(-1)
-		for gi, g := range pgs {
+		for _, gi := range cands {
+			g := pgs[gi]
 			if len(g.members) == 0 || (g.kind != "" && g.kind != epKind[i]) {
 				continue
 			}
@@ -193,126 +228,35 @@ func Assign(ctx context.Context, sim Similarity, threshold float64, groups []Gro
 		}
 	}
 
-	clusters, err := agglomerate(ctx, len(rest), threshold, func(a, b int) (float64, bool, error) {
-		if epKind[rest[a]] != epKind[rest[b]] {
-			return 0, false, nil
+	// The rest, one lesson kind at a time (kinds never share a cluster).
+	var kinds []string
+	byKind := make(map[string][]int)
+	for _, i := range rest {
+		k := epKind[i]
+		if _, ok := byKind[k]; !ok {
+			kinds = append(kinds, k)
 		}
-		s, err := sc.score(ctx, epText[rest[a]], epText[rest[b]])
-		return s, true, err
-	})
-	if err != nil {
-		return Assignment{}, err
+		byKind[k] = append(byKind[k], i)
 	}
-	for _, c := range clusters {
-		idx := make([]int, len(c))
-		for k, m := range c {
-			idx[k] = rest[m]
+	for _, k := range kinds {
+		eps := byKind[k]
+		texts := make([]int, len(eps))
+		for j, i := range eps {
+			texts[j] = epText[i]
 		}
-		out.NewClusters = append(out.NewClusters, idx)
-	}
-	return out, nil
-}
-
-// agglomerate clusters n items by average linkage. sim(a, b) gives the
-// similarity of items a < b and whether they may share a cluster at all.
-// Clusters are merged, best pair first, while their mean pairwise similarity
-// is at least threshold. The result lists each cluster's items in increasing
-// order, clusters ordered by their first item.
-func agglomerate(ctx context.Context, n int, threshold float64, sim func(a, b int) (float64, bool, error)) ([][]int, error) {
-	// d[a*n+b] is the mean similarity between clusters a and b (a cluster is
-	// named by its first item); -Inf marks a pair that may never merge.
-	d := make([]float64, n*n)
-	for a := range n {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		clusters, err := cluster(ctx, sc, threshold, texts)
+		if err != nil {
+			return Assignment{}, err
 		}
-		for b := a + 1; b < n; b++ {
-			s, ok, err := sim(a, b)
-			if err != nil {
-				return nil, err
+		for _, c := range clusters {
+			idx := make([]int, len(c))
+			for j, p := range c {
+				idx[j] = eps[p]
 			}
-			if !ok || math.IsNaN(s) {
-				s = math.Inf(-1)
-			}
-			d[a*n+b], d[b*n+a] = s, s
+			out.NewClusters = append(out.NewClusters, idx)
 		}
 	}
-	members := make([][]int, n)
-	active := make([]bool, n)
-	for i := range n {
-		members[i] = []int{i}
-		active[i] = true
-	}
-	// best[a] is the partner of a with the highest linkage (the smallest
-	// index on ties), -1 when a has none.
-	best := make([]int, n)
-	rowBest := func(a int) {
-		best[a] = -1
-		for b := range n {
-			if b == a || !active[b] {
-				continue
-			}
-			if best[a] < 0 || d[a*n+b] > d[a*n+best[a]] {
-				best[a] = b
-			}
-		}
-	}
-	for a := range n {
-		rowBest(a)
-	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		// The globally best pair; ties go to the smallest first cluster.
-		a := -1
-		for i := range n {
-			if active[i] && best[i] >= 0 && (a < 0 || d[i*n+best[i]] > d[a*n+best[a]]) {
-				a = i
-			}
-		}
-		if a < 0 || math.IsInf(d[a*n+best[a]], -1) || d[a*n+best[a]] < threshold {
-			break
-		}
-		b := best[a]
-		if b < a {
-			a, b = b, a
-		}
-		// Merge b into a; the linkage to every other cluster becomes the
-		// size-weighted mean of the two (exact for average linkage).
-		na, nb := float64(len(members[a])), float64(len(members[b]))
-		for c := range n {
-			if !active[c] || c == a || c == b {
-				continue
-			}
-			v := (na*d[a*n+c] + nb*d[b*n+c]) / (na + nb)
-			if math.IsInf(d[a*n+c], -1) || math.IsInf(d[b*n+c], -1) {
-				v = math.Inf(-1)
-			}
-			d[a*n+c], d[c*n+a] = v, v
-		}
-		members[a] = append(members[a], members[b]...)
-		members[b] = nil
-		active[b] = false
-		for c := range n {
-			if !active[c] {
-				continue
-			}
-			switch {
-			case c == a || best[c] == a || best[c] == b:
-				rowBest(c)
-			case d[c*n+a] > d[c*n+best[c]] || (d[c*n+a] == d[c*n+best[c]] && a < best[c]):
-				best[c] = a
-			}
-		}
-	}
-	var out [][]int
-	for i := range n {
-		if active[i] {
-			slices.Sort(members[i])
-			out = append(out, members[i])
-		}
-	}
+	slices.SortFunc(out.NewClusters, func(a, b []int) int { return cmp.Compare(a[0], b[0]) })
 	return out, nil
 }
 
@@ -382,8 +326,9 @@ type lexIndex struct {
 	// per-text accumulators, reset after each query
 	uniShared, triShared []float64
 	markShared           []int
-	touched              []int
+	touched              []int // the texts the last query shared a word or trigram with
 	seen                 []bool
+	added                map[int]bool
 }
 
 type posting struct {
@@ -401,25 +346,30 @@ func newLexIndex(profs []*profile, ms []int) *lexIndex {
 		triShared:  make([]float64, len(profs)),
 		markShared: make([]int, len(profs)),
 		seen:       make([]bool, len(profs)),
+		added:      make(map[int]bool),
 	}
-	done := make(map[int]bool)
 	for _, m := range ms {
-		if done[m] {
-			continue
-		}
-		done[m] = true
-		p := profs[m]
-		for _, t := range p.uni {
-			x.uni[t.h] = append(x.uni[t.h], posting{m, t.w})
-		}
-		for _, t := range p.tri {
-			x.tri[t.h] = append(x.tri[t.h], posting{m, t.w})
-		}
-		for _, h := range p.marks {
-			x.marks[h] = append(x.marks[h], m)
-		}
+		x.add(profs, m)
 	}
 	return x
+}
+
+// add indexes text m, unless it is indexed already.
+func (x *lexIndex) add(profs []*profile, m int) {
+	if x.added[m] {
+		return
+	}
+	x.added[m] = true
+	p := profs[m]
+	for _, t := range p.uni {
+		x.uni[t.h] = append(x.uni[t.h], posting{m, t.w})
+	}
+	for _, t := range p.tri {
+		x.tri[t.h] = append(x.tri[t.h], posting{m, t.w})
+	}
+	for _, h := range p.marks {
+		x.marks[h] = append(x.marks[h], m)
+	}
 }
 
 // scores sets out[m] to the similarity of text q to every indexed text m
