@@ -2,7 +2,9 @@ package node
 
 import (
 	"context"
+	"io"
 
+	"github.com/remem/remem/internal/progress"
 	"github.com/remem/remem/protocol"
 )
 
@@ -55,8 +57,25 @@ func (l Local) Recall(ctx context.Context, q string, limit int, layers ...Layer)
 func (l Local) Remember(_ context.Context, evs []protocol.Event) (IngestReport, error) {
 	return l.M.Remember(evs)
 }
-func (l Local) Ingest(_ context.Context, source string, data []byte) (IngestReport, error) {
-	return l.M.Ingest(source, bytesReader(data))
+func (l Local) Ingest(ctx context.Context, source string, data []byte) (IngestReport, error) {
+	return l.M.Ingest(source, &readProgress{ctx: ctx, r: bytesReader(data), total: len(data)})
+}
+
+// readProgress reports the bytes read of a long import, a step each 64 KiB.
+type readProgress struct {
+	ctx         context.Context
+	r           io.Reader
+	done, total int
+}
+
+func (p *readProgress) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	before := p.done
+	p.done += n
+	if p.done>>16 != before>>16 || err != nil {
+		progress.Report(p.ctx, "reading events", p.done, p.total)
+	}
+	return n, err
 }
 func (l Local) Sleep(ctx context.Context) (SleepReport, error) { return l.M.Sleep(ctx) }
 func (l Local) Publish(_ context.Context, kind, text string) (Signed, error) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/remem/remem/internal/progress"
 	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
@@ -290,8 +291,7 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 	for i, ev := range events {
 		episodes[i] = episodeOf(ev.ev.Event)
 	}
-	progress(ctx, "clustering "+kind, 0, len(episodes))
-	asg, err := consolidate.Assign(ctx, m.similarity(ctx), m.cfg.Params.Threshold, groups, episodes)
+	asg, err := consolidate.Assign(progress.Named(ctx, kind), m.similarity(ctx), m.cfg.Params.Threshold, groups, episodes)
 	if err != nil {
 		return fmt.Errorf("clustering events: %w", err)
 	}
@@ -307,7 +307,7 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 		rep.Raised++
 	}
 	for k, cluster := range asg.NewClusters {
-		progress(ctx, "writing "+kind, k, len(asg.NewClusters))
+		progress.Report(ctx, "writing "+kind, k, len(asg.NewClusters))
 		// Ctrl-C stops between lessons: each lesson and the events it took
 		// land in one commit, and the rest stay pending for the next sleep.
 		if err := ctx.Err(); err != nil {
@@ -340,7 +340,7 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 			return err
 		}
 	}
-	progress(ctx, "writing "+kind, len(asg.NewClusters), len(asg.NewClusters))
+	progress.Report(ctx, "writing "+kind, len(asg.NewClusters), len(asg.NewClusters))
 	return nil
 }
 

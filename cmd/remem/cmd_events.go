@@ -9,7 +9,6 @@ import (
 
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/protocol"
-	"github.com/remem/remem/testnet"
 )
 
 func ingestCommand() *cli.Command {
@@ -33,8 +32,10 @@ Examples:
 			if err != nil {
 				return err
 			}
+			bar := newProgressBar(c.App.ErrWriter, "") // on a terminal only
 			return withService(c, func(svc node.Service) (node.IngestReport, error) {
-				return svc.Ingest(c.Context, name, data)
+				defer bar.finish()
+				return svc.Ingest(bar.context(c.Context), name, data)
 			}, func(rep node.IngestReport) error { return printIngest(c, rep) })
 		},
 	}
@@ -150,15 +151,11 @@ Examples:
   REMEM_WRITER_TOKEN=sk-... remem sleep --writer-url https://api.openai.com/v1 --writer-model gpt-4o-mini`,
 		Flags: []cli.Flag{jsonFlag, writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, embedFlag, thresholdFlag},
 		Action: func(c *cli.Context) error {
-			ctx := c.Context
 			// A bar on a terminal only: piped, stderr stays quiet.
-			bar := newProgressBar(c.App.ErrWriter)
-			if bar.tty {
-				ctx = node.WithProgress(ctx, func(stage string, done, total int) { bar.update(testnet.Phase(stage), done, total) })
-			}
+			bar := newProgressBar(c.App.ErrWriter, "")
 			return withService(c, func(svc node.Service) (node.SleepReport, error) {
 				defer bar.finish() // ends the bar's line before the report
-				return svc.Sleep(ctx)
+				return svc.Sleep(bar.context(c.Context))
 			}, func(rep node.SleepReport) error {
 				fmt.Fprintln(c.App.Writer, rep)
 				for _, d := range rep.Dropped {

@@ -4,14 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -100,12 +97,12 @@ Examples:
 					return cli.Exit("--sweep: "+err.Error(), 2)
 				}
 			}
-			bar := newProgressBar(c.App.ErrWriter)
+			bar := newProgressBar(c.App.ErrWriter, "testnet")
 			run := func(t *testing.T) error {
 				if len(sizes) > 0 {
 					return sweep(c, t, cfg, sizes, bar)
 				}
-				rep, runErr := runOn(c, t, cfg, bar.update)
+				rep, runErr := runOn(c, t, cfg, func(ph testnet.Phase, done, total int) { bar.update(string(ph), done, total) })
 				bar.finish()
 				return writeTestnetReport(c, c.String("out"), rep, runErr)
 			}
@@ -136,7 +133,7 @@ func sweep(c *cli.Context, t *testing.T, cfg testnet.Config, sizes []int, bar *p
 	for _, n := range sizes {
 		cfg.Nodes = n
 		rep, runErr := runOn(c, t, cfg, func(ph testnet.Phase, done, total int) {
-			bar.update(testnet.Phase(fmt.Sprintf("%d nodes: %s", n, ph)), done, total)
+			bar.update(fmt.Sprintf("%d nodes: %s", n, ph), done, total)
 		})
 		bar.finish()
 		if c.Context.Err() != nil {
@@ -304,63 +301,4 @@ func parseMesh(s string, cfg *testnet.Config) error {
 	g.Dout = max(0, min(g.Dout, lo-1, d/2-1))
 	g.Dscore = min(g.Dscore, d)
 	return nil
-}
-
-// progressBar draws the current phase's progress on a terminal, and one
-// line per phase elsewhere.
-type progressBar struct {
-	mu    sync.Mutex
-	w     io.Writer
-	tty   bool
-	phase testnet.Phase
-	last  time.Time
-	shown bool
-}
-
-func newProgressBar(w io.Writer) *progressBar {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			tty = true
-		}
-	}
-	return &progressBar{w: w, tty: tty}
-}
-
-func (b *progressBar) update(phase testnet.Phase, done, total int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if phase != b.phase {
-		if b.tty && b.shown {
-			fmt.Fprintln(b.w)
-		}
-		if !b.tty {
-			fmt.Fprintf(b.w, "testnet: %s…\n", phase)
-		}
-		b.phase = phase
-		b.last = time.Time{}
-	}
-	if !b.tty {
-		return
-	}
-	if time.Since(b.last) < 50*time.Millisecond && done < total {
-		return
-	}
-	b.last = time.Now()
-	const width = 30
-	frac := 0.0
-	if total > 0 {
-		frac = min(1, float64(done)/float64(total))
-	}
-	full := int(frac * width)
-	fmt.Fprintf(b.w, "\r%-10s [%s%s] %3.0f%% %d/%d ", phase, strings.Repeat("█", full), strings.Repeat("·", width-full), frac*100, done, total)
-	b.shown = true
-}
-
-func (b *progressBar) finish() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.tty && b.shown {
-		fmt.Fprintln(b.w)
-	}
 }

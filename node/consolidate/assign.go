@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/remem/remem/internal/progress"
 )
 
 // Group is an existing lesson with the episodes it has absorbed.
@@ -186,6 +188,9 @@ func assign(ctx context.Context, sim Similarity, threshold float64, groups []Gro
 	for i := range episodes {
 		if err := ctx.Err(); err != nil {
 			return Assignment{}, err
+		}
+		if i%256 == 0 {
+			progress.Report(ctx, "matching lessons", i, len(episodes))
 		}
 		cands := all
 		if idx != nil {

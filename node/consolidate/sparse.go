@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"slices"
+
+	"github.com/remem/remem/internal/progress"
 )
 
 // Sparse average linkage: what Assign clusters the unjoined episodes of one
@@ -72,6 +74,7 @@ func (sp sparse) cluster(ctx context.Context, sc *scorer, threshold float64, tex
 	}
 	g := newLinkGraph(items)
 	for lo := 0; lo < len(items); lo += sp.chunk {
+		progress.Report(ctx, "clustering", lo, len(items))
 		hi := min(lo+sp.chunk, len(items))
 		if err := sp.linkFormed(ctx, sc, g, items, lo, hi); err != nil {
 			return nil, err
@@ -83,6 +86,7 @@ func (sp sparse) cluster(ctx context.Context, sc *scorer, threshold float64, tex
 			return nil, err
 		}
 	}
+	progress.Report(ctx, "clustering", len(items), len(items))
 	var clusters [][]int // item indices
 	for _, m := range g.mem {
 		if m != nil {
