@@ -154,7 +154,7 @@ func TestSparseMatchesExact(t *testing.T) {
 		}
 		pe, re := vsTruth(ofExact)
 		t.Logf("%d events: exact %d clusters; against the labels precision %.3f recall %.3f", n, len(exact.NewClusters), pe, re)
-		for _, c := range []struct {
+		variants := []struct {
 			name string
 			sp   sparse
 		}{
@@ -165,7 +165,11 @@ func TestSparseMatchesExact(t *testing.T) {
 			{"chunks of 500", sparse{chunk: 500, floor: defaultSparse.floor, reps: defaultSparse.reps}},
 			{"floor 0.1", sparse{chunk: defaultSparse.chunk, floor: 0.1, reps: defaultSparse.reps}},
 			{"floor 0.3", sparse{chunk: defaultSparse.chunk, floor: 0.3, reps: defaultSparse.reps}},
-		} {
+		}
+		if !testing.Verbose() {
+			variants = variants[:1] // the others say what each setting changes, for whoever tunes them (-v)
+		}
+		for _, c := range variants {
 			got, err := assign(ctx, lex, DefaultThreshold, nil, eps, c.sp.cluster)
 			if err != nil {
 				t.Fatal(err)
