@@ -62,6 +62,9 @@ func receivedKey(t time.Time, seq uint64) []byte {
 func (s *Store) AddEvents(evs []protocol.Event, received time.Time) (added, duplicates int, err error) {
 	received = received.UTC()
 	err = s.update(func(w *writer) error {
+		// A change too big for one transaction runs again through the
+		// journal (atomic.go): count that run only.
+		added, duplicates = 0, 0
 		for _, e := range evs {
 			dk := dedupeKey(e)
 			_, held, err := w.get(dk)

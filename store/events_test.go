@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -102,5 +103,38 @@ func TestEvents(t *testing.T) {
 	of1, _ := s.EventsOf(h1)
 	if !slices.Equal(seqsOf(pending), []uint64{1, 2, 4}) || len(of1) != 0 {
 		t.Fatalf("pending %v, of h1 %v", seqsOf(pending), seqsOf(of1))
+	}
+}
+
+// TestAddEventsTooBigCountsOnce: a batch of events too big for one Badger
+// transaction goes through the journal, which runs the change again; the
+// counts are those of the change that landed (they were once the sum of
+// both runs: "taken 10621" for 8,000 events).
+func TestAddEventsTooBigCountsOnce(t *testing.T) {
+	s, _ := openTest(t)
+	const n = 8000
+	evs := make([]protocol.Event, n)
+	for i := range evs {
+		evs[i] = protocol.Event{Kind: "error", Title: "go test ./...", Happened: fmt.Sprintf("the build failed in step %d", i),
+			Agent: "claude", Session: fmt.Sprintf("s%d", i)}
+	}
+	evs = append(evs, evs[:10]...) // ten repeats within the batch
+	before := journaled.Load()
+	added, dups, err := s.AddEvents(evs, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if journaled.Load() == before {
+		t.Fatal("the batch fit one transaction: the test does not test the journal")
+	}
+	if added != n || dups != 10 {
+		t.Fatalf("added %d, duplicates %d; want %d and 10", added, dups, n)
+	}
+	pending, err := s.PendingEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != n {
+		t.Fatalf("%d events pending, want %d", len(pending), n)
 	}
 }
