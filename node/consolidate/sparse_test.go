@@ -215,29 +215,40 @@ func TestSparseDeterministic(t *testing.T) {
 
 // BenchmarkAssignGrowth clusters 1k to 64k generated failure events (no
 // lessons yet) in one run and reports wall time and peak heap, per event,
-// and the growth exponent between 8k and 64k:
+// and the growth exponent between 8k and 64k; up to 4k it also runs the
+// exact all-pairs clustering, the baseline, and reports the ratio:
 //
 //	go test ./node/consolidate -run '^$' -bench AssignGrowth -benchtime 1x
 func BenchmarkAssignGrowth(b *testing.B) {
 	ctx := context.Background()
 	sizes := []int{1000, 2000, 4000, 8000, 16000, 64000}
 	took := make(map[int]time.Duration)
+	measure := func(n int, cluster clusterFunc) (time.Duration, uint64, int) {
+		eps, _ := failureEpisodes(n, 3)
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		peak := watchHeap()
+		start := time.Now()
+		a, err := assign(ctx, NewLexical(), DefaultThreshold, nil, eps, cluster)
+		if err != nil {
+			b.Fatal(err)
+		}
+		took := time.Since(start)
+		return took, max(peak(), before.HeapAlloc) - before.HeapAlloc, len(a.NewClusters)
+	}
 	for b.Loop() {
 		for _, n := range sizes {
-			eps, _ := failureEpisodes(n, 3)
-			runtime.GC()
-			var before runtime.MemStats
-			runtime.ReadMemStats(&before)
-			peak := watchHeap()
-			start := time.Now()
-			a, err := Assign(ctx, NewLexical(), DefaultThreshold, nil, eps)
-			if err != nil {
-				b.Fatal(err)
+			var high uint64
+			var clusters int
+			took[n], high, clusters = measure(n, defaultSparse.cluster)
+			line := fmt.Sprintf("%6d events: %8.3f s, peak heap %6.1f MB; per event %6.1f µs, %5.1f KB; %d clusters",
+				n, took[n].Seconds(), float64(high)/1e6, float64(took[n].Microseconds())/float64(n), float64(high)/1e3/float64(n), clusters)
+			if n <= 4000 {
+				exact, exactHigh, _ := measure(n, clusterExact)
+				line += fmt.Sprintf("; exact %.3f s, %.1f MB: %.2fx its time", exact.Seconds(), float64(exactHigh)/1e6, took[n].Seconds()/exact.Seconds())
 			}
-			took[n] = time.Since(start)
-			high := max(peak(), before.HeapAlloc) - before.HeapAlloc
-			b.Logf("%6d events: %8.3f s, peak heap %6.1f MB; per event %6.1f µs, %5.1f KB; %d clusters",
-				n, took[n].Seconds(), float64(high)/1e6, float64(took[n].Microseconds())/float64(n), float64(high)/1e3/float64(n), len(a.NewClusters))
+			b.Log(line)
 		}
 	}
 	exp := math.Log(took[64000].Seconds()/took[8000].Seconds()) / math.Log(8)
