@@ -31,7 +31,7 @@ func (c *clock) Add(d time.Duration) {
 func newClock() *clock { return &clock{t: time.Now().UTC().Add(-time.Hour).Truncate(time.Second)} }
 
 // openTest opens a memory in a fresh home with a project opted in.
-func openTest(t *testing.T, clk *clock) (*Memory, string) {
+func openTest(t testing.TB, clk *clock) (*Memory, string) {
 	t.Helper()
 	home := t.TempDir()
 	cfg := Config{Home: home, Create: true}

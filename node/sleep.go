@@ -182,6 +182,10 @@ func eventTime(ev store.StoredEvent) time.Time {
 func (m *Memory) verifyPass(ctx context.Context, lessons []store.Lesson, events []pending, now time.Time, rep *SleepReport) ([]pending, []*protocol.Record, error) {
 	var out []*protocol.Record
 	used := make([]bool, len(events))
+	matches, err := m.candidateMatches(ctx, lessons, events)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, cand := range lessons {
 		if cand.Own || cand.Confirmed {
 			continue
@@ -193,16 +197,12 @@ func (m *Memory) verifyPass(ctx context.Context, lessons []store.Lesson, events 
 		if !confirmable(m.Origin(), cand.Hash, held, now, m.cfg.Params.State) {
 			continue
 		}
-		g := groupOf(cand)
 		var matched []int
-		for i, ev := range events {
-			if used[i] || protocol.LessonKindOf(ev.ev.Event.Kind) != cand.Kind {
+		for _, i := range matches[cand.Hash] {
+			if used[i] {
 				continue
 			}
-			if m.similar(ctx, ev.content, g) < m.cfg.Params.Threshold {
-				continue
-			}
-			if ev.at.Before(cand.Arrived) {
+			if events[i].at.Before(cand.Arrived) {
 				if !cand.MetBefore {
 					rep.MetBefore++
 				}
@@ -249,6 +249,51 @@ func (m *Memory) verifyPass(ctx context.Context, lessons []store.Lesson, events 
 		}
 	}
 	return rest, out, nil
+}
+
+// candidateMatches finds, for each candidate the verify pass may confirm,
+// the events of its kind that say the same by average linkage, as indices
+// into events in increasing order. consolidate.Matches does it with one
+// index lookup per event, where comparing every candidate with every event
+// made a sleep over tens of thousands of events in a busy team's memory
+// take minutes. A similarity that fails (an embedding endpoint down) is
+// logged and matches nothing, as a failed comparison always has.
+func (m *Memory) candidateMatches(ctx context.Context, lessons []store.Lesson, events []pending) (map[string][]int, error) {
+	byKind := map[string][]int{}
+	for i, ev := range events {
+		k := protocol.LessonKindOf(ev.ev.Event.Kind)
+		byKind[k] = append(byKind[k], i)
+	}
+	out := map[string][]int{}
+	for kind, idx := range byKind {
+		var groups []consolidate.Group
+		for _, l := range lessons {
+			if !l.Own && !l.Confirmed && l.Kind == kind {
+				groups = append(groups, groupOf(l))
+			}
+		}
+		if len(groups) == 0 {
+			continue
+		}
+		texts := make([]string, len(idx))
+		for j, i := range idx {
+			texts[j] = events[i].content
+		}
+		found, err := consolidate.Matches(ctx, m.sim, m.cfg.Params.Threshold, groups, texts)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			m.log.Warn("similarity failed", "err", err)
+			continue
+		}
+		for gi, js := range found {
+			for _, j := range js {
+				out[groups[gi].ID] = append(out[groups[gi].ID], idx[j])
+			}
+		}
+	}
+	return out, nil
 }
 
 // confirmable: the lesson is not revoked and this memory never published it.
