@@ -1,22 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/remem/remem/node"
 	remcp "github.com/remem/remem/node/mcp"
 )
 
 // contextTitle heads the Markdown a prompt receives.
-const contextTitle = "## Observations from other agents (remem)"
+const contextTitle = remcp.ContextTitle
 
 func contextCommand() *cli.Command {
 	return &cli.Command{
@@ -63,7 +58,7 @@ Examples:
 			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 				return cli.Exit(fmt.Sprintf("--cwd %s is not a directory", dir), 2)
 			}
-			if head := utf8.RuneCountInString(contextHead()); budget < head {
+			if head := utf8.RuneCountInString(remcp.ContextHead()); budget < head {
 				return cli.Exit(fmt.Sprintf("--budget %d is smaller than the header alone (%d characters)", budget, head), 2)
 			}
 			layers, err := layerFlags(c)
@@ -75,12 +70,12 @@ Examples:
 				return err
 			}
 			defer closeInto(&err, svc)
-			query := projectQuery(dir)
-			views, err := pickContext(c, svc, query, limit, layers)
+			query := remcp.ProjectQuery(dir)
+			views, err := remcp.PickContext(c.Context, svc, query, limit, layers)
 			if err != nil {
 				return err
 			}
-			views = fitBudget(views, budget)
+			views = remcp.FitBudget(views, budget)
 			if format == "json" {
 				out := contextJSON{Header: remcp.Header, Project: dir, Query: query, Lessons: make([]remcp.Lesson, 0, len(views))}
 				for _, v := range views {
@@ -91,7 +86,7 @@ Examples:
 			if len(views) == 0 {
 				return nil
 			}
-			_, err = fmt.Fprint(c.App.Writer, contextMarkdown(views))
+			_, err = fmt.Fprint(c.App.Writer, remcp.ContextMarkdown(views))
 			return err
 		},
 	}
@@ -102,104 +97,4 @@ type contextJSON struct {
 	Project string         `json:"project"`
 	Query   string         `json:"query"`
 	Lessons []remcp.Lesson `json:"lessons"`
-}
-
-// projectQuery describes the project for recall: the directory's name and
-// the first line of its README, if any.
-func projectQuery(dir string) string {
-	parts := []string{strings.NewReplacer("-", " ", "_", " ", ".", " ").Replace(filepath.Base(dir))}
-	for _, name := range []string{"README.md", "README", "README.txt", "README.rst", "readme.md", "Readme.md"} {
-		if line := firstLine(filepath.Join(dir, name)); line != "" {
-			parts = append(parts, line)
-			break
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
-// firstLine is a file's first line with text, without Markdown heading
-// marks, cut to 200 characters.
-func firstLine(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer func() { _ = f.Close() }() // read only
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 64<<10)
-	for n := 0; sc.Scan() && n < 50; n++ {
-		line := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(sc.Text()), "#=-*"))
-		if line == "" || strings.HasPrefix(line, "<") || strings.HasPrefix(line, "[![") {
-			continue // blank lines, rules, HTML and badges say nothing of the project
-		}
-		return short(line, 200)
-	}
-	return ""
-}
-
-// pickContext takes the lessons relevant to the project first, then the
-// strongest of the rest, up to limit, with the command's layers composed.
-func pickContext(c *cli.Context, svc node.Service, query string, limit int, layers []node.Layer) ([]node.LessonView, error) {
-	relevant, err := svc.Recall(c.Context, query, limit, layers...)
-	if err != nil {
-		return nil, err
-	}
-	out := relevant
-	if len(out) >= limit {
-		return out[:limit], nil
-	}
-	have := map[string]bool{}
-	for _, v := range out {
-		have[v.Hash] = true
-	}
-	strongest, err := svc.Lessons(c.Context, node.Filter{Layers: layers})
-	if err != nil {
-		return nil, err
-	}
-	// Strongest first; among equals, the more confirmed.
-	sort.SliceStable(strongest, func(i, j int) bool {
-		a, b := strongest[i], strongest[j]
-		if a.Strength != b.Strength {
-			return a.Strength > b.Strength
-		}
-		return remcp.Confirmations(a) > remcp.Confirmations(b)
-	})
-	for _, v := range strongest {
-		if len(out) >= limit {
-			break
-		}
-		if !have[v.Hash] {
-			out = append(out, v)
-		}
-	}
-	return out, nil
-}
-
-func contextHead() string { return contextTitle + "\n\n" + remcp.Header + "\n\n" }
-
-func contextLine(v node.LessonView) string { return "- " + remcp.Observation(v) + "\n" }
-
-// fitBudget keeps the lessons, in order, while their lines fit in budget
-// characters after the header: it stops before the first that would pass it.
-func fitBudget(views []node.LessonView, budget int) []node.LessonView {
-	used := utf8.RuneCountInString(contextHead())
-	var out []node.LessonView
-	for _, v := range views {
-		n := utf8.RuneCountInString(contextLine(v))
-		if used+n > budget {
-			break
-		}
-		used += n
-		out = append(out, v)
-	}
-	return out
-}
-
-func contextMarkdown(views []node.LessonView) string {
-	var b strings.Builder
-	b.WriteString(contextHead())
-	for _, v := range views {
-		b.WriteString(contextLine(v))
-	}
-	return b.String()
 }

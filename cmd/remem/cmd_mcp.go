@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/internal/version"
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/node/consolidate"
 	remcp "github.com/remem/remem/node/mcp"
@@ -29,6 +29,11 @@ stdout; logs go to stderr only. Tools:
   lessons   the lesson view, optionally in one state
   show      one lesson with every record held for it
   sleep     turn the reported events into lessons now
+  revoke    withdraw one of this memory's own lessons (another's is refused:
+            it would only count toward a quorum of revokers)
+Prompts: context (as remem context prints it, for the project in cwd).
+Resources: remem://lessons (the lesson view) and remem://lesson/HASH (one
+lesson, as remem show --json prints it), one listed per active lesson.
 Lessons come framed as observations with their state and confirmations, never
 as instructions. The layers config.toml names (layers) are composed in, as
 for every reader.
@@ -74,7 +79,7 @@ An MCP client's configuration:
 				return fmt.Errorf("closing the memory opened at start: %w", err)
 			}
 			open := func(ctx context.Context) (node.Service, error) { return openServiceWithin(c, ctx, mcpLockWait) }
-			err = remcp.Run(c.Context, remcp.NewServerWith(open, mcpVersion(c), remcp.Options{
+			err = remcp.Run(c.Context, remcp.NewServerWith(open, mcpVersion(), remcp.Options{
 				NoSampling: c.Bool("no-sampling"), SamplingTimeout: c.Duration("sampling-timeout"), SamplingMax: c.Int("sampling-max")}), os.Stdin, os.Stdout)
 			log.Info("remem mcp: the client closed the connection")
 			return err
@@ -87,13 +92,6 @@ An MCP client's configuration:
 // little longer than a person's command.
 const mcpLockWait = 10 * time.Second
 
-// mcpVersion is the app's version, else the module's from the build info.
-func mcpVersion(c *cli.Context) string {
-	if c.App.Version != "" {
-		return c.App.Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+// mcpVersion is the build's version (module version, else VCS revision),
+// the one `remem version` prints.
+func mcpVersion() string { return version.String() }

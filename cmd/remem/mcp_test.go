@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -16,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/remem/remem/internal/version"
 	"github.com/remem/remem/node"
 )
 
@@ -241,5 +243,36 @@ func TestMCPSeesConfiguredLayers(t *testing.T) {
 		}
 		cs.Close()
 		cancel()
+	}
+}
+
+// The built `remem mcp` names its build in the handshake as the binary's
+// build info gives it (module version, else VCS revision), not a fixed "dev".
+func TestMCPReportsBuildVersion(t *testing.T) {
+	bin := remem(t)
+	bi, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := version.Info{Module: bi.Main.Version}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			want.Revision = s.Value
+		case "vcs.modified":
+			want.Modified = s.Value == "true"
+		}
+	}
+	cmd := exec.Command(bin, "mcp")
+	cmd.Env = append(os.Environ(), "REMEM_HOME="+t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "remem-test-agent", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got := cs.InitializeResult().ServerInfo.Version; got != want.String() {
+		t.Errorf("remem mcp reports version %q, want %q", got, want.String())
 	}
 }

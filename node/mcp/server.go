@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	rversion "github.com/remem/remem/internal/version"
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/protocol"
 )
@@ -46,7 +47,7 @@ func NewServerOpen(open Opener, version string) *sdk.Server {
 // the node's own writer.
 func NewServerWith(open Opener, version string, opts Options) *sdk.Server {
 	if version == "" {
-		version = "dev"
+		version = rversion.String()
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: Name, Title: "remem: lessons shared between agents", Version: version},
 		&sdk.ServerOptions{Instructions: Instructions, Capabilities: &sdk.ServerCapabilities{}})
@@ -125,6 +126,9 @@ func (t *tools) add(s *sdk.Server) {
 		Description: `Run the memory's sleep now: take the reported events, verify received lessons against them, and write and sign new lessons. A running node also sleeps on its own schedule.`,
 		Annotations: &sdk.ToolAnnotations{Title: "Turn events into lessons now", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, t.sleep)
+	t.addRevoke(s)
+	t.addResources(s)
+	t.addContextPrompt(s)
 }
 
 func ptr[T any](v T) *T { return &v }

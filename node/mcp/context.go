@@ -1,0 +1,122 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/remem/remem/node"
+)
+
+// ContextTitle heads the Markdown a prompt receives, from `remem context`
+// and from the context prompt alike.
+const ContextTitle = "## Observations from other agents (remem)"
+
+// ProjectQuery describes the project in dir for recall: the directory's
+// name and the first line of its README, if any.
+func ProjectQuery(dir string) string {
+	parts := []string{strings.NewReplacer("-", " ", "_", " ", ".", " ").Replace(filepath.Base(dir))}
+	for _, name := range []string{"README.md", "README", "README.txt", "README.rst", "readme.md", "Readme.md"} {
+		if line := firstLine(filepath.Join(dir, name)); line != "" {
+			parts = append(parts, line)
+			break
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// firstLine is a file's first line with text, without Markdown heading
+// marks, cut to 200 characters.
+func firstLine(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = f.Close() }() // read only
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<10)
+	for n := 0; sc.Scan() && n < 50; n++ {
+		line := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(sc.Text()), "#=-*"))
+		if line == "" || strings.HasPrefix(line, "<") || strings.HasPrefix(line, "[![") {
+			continue // blank lines, rules, HTML and badges say nothing of the project
+		}
+		if r := []rune(strings.Join(strings.Fields(line), " ")); len(r) > 200 {
+			return string(r[:199]) + "…"
+		}
+		return strings.Join(strings.Fields(line), " ")
+	}
+	return ""
+}
+
+// PickContext takes the lessons relevant to query first, then the
+// strongest of the rest, up to limit, with layers composed.
+func PickContext(ctx context.Context, svc node.Service, query string, limit int, layers []node.Layer) ([]node.LessonView, error) {
+	relevant, err := svc.Recall(ctx, query, limit, layers...)
+	if err != nil {
+		return nil, err
+	}
+	out := relevant
+	if len(out) >= limit {
+		return out[:limit], nil
+	}
+	have := map[string]bool{}
+	for _, v := range out {
+		have[v.Hash] = true
+	}
+	strongest, err := svc.Lessons(ctx, node.Filter{Layers: layers})
+	if err != nil {
+		return nil, err
+	}
+	// Strongest first; among equals, the more confirmed.
+	sort.SliceStable(strongest, func(i, j int) bool {
+		a, b := strongest[i], strongest[j]
+		if a.Strength != b.Strength {
+			return a.Strength > b.Strength
+		}
+		return Confirmations(a) > Confirmations(b)
+	})
+	for _, v := range strongest {
+		if len(out) >= limit {
+			break
+		}
+		if !have[v.Hash] {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// ContextHead is the Markdown above the lessons.
+func ContextHead() string { return ContextTitle + "\n\n" + Header + "\n\n" }
+
+func contextLine(v node.LessonView) string { return "- " + Observation(v) + "\n" }
+
+// FitBudget keeps the lessons, in order, while their lines fit in budget
+// characters after the header: it stops before the first that would pass it.
+func FitBudget(views []node.LessonView, budget int) []node.LessonView {
+	used := utf8.RuneCountInString(ContextHead())
+	var out []node.LessonView
+	for _, v := range views {
+		n := utf8.RuneCountInString(contextLine(v))
+		if used+n > budget {
+			break
+		}
+		used += n
+		out = append(out, v)
+	}
+	return out
+}
+
+// ContextMarkdown is the header and one line per lesson.
+func ContextMarkdown(views []node.LessonView) string {
+	var b strings.Builder
+	b.WriteString(ContextHead())
+	for _, v := range views {
+		b.WriteString(contextLine(v))
+	}
+	return b.String()
+}
