@@ -241,19 +241,30 @@ type settingSources struct {
 // loadNodeSettings reads home's config.toml over the defaults (a missing
 // file is no error; an unknown key is).
 func loadNodeSettings(home string) (nodeSettings, settingSources, error) {
-	s := defaultNodeSettings()
 	src := settingSources{file: filepath.Join(home, node.ConfigFile), flags: map[string]bool{}}
-	md, err := toml.DecodeFile(src.file, &s)
+	data, err := os.ReadFile(src.file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return s, src, nil
+		return defaultNodeSettings(), src, nil
 	}
 	if err != nil {
-		return s, src, fmt.Errorf("reading %s: %w", src.file, err)
+		return defaultNodeSettings(), src, fmt.Errorf("reading %s: %w", src.file, err)
+	}
+	s, _, err := decodeNodeSettings(src.file, string(data))
+	return s, src, err
+}
+
+// decodeNodeSettings decodes config.toml's text (from file) over the
+// defaults; `remem config` checks an edit with it before writing.
+func decodeNodeSettings(file, text string) (nodeSettings, toml.MetaData, error) {
+	s := defaultNodeSettings()
+	md, err := toml.Decode(text, &s)
+	if err != nil {
+		return s, md, fmt.Errorf("reading %s: %w", file, err)
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
-		return s, src, fmt.Errorf("%s: unknown setting %q (see `remem node --help` for the names)", src.file, undecoded[0].String())
+		return s, md, fmt.Errorf("%s: unknown setting %q (see `remem node --help` for the names)", file, undecoded[0].String())
 	}
-	return s, src, nil
+	return s, md, nil
 }
 
 // override copies every flag that was set into s: the one place where

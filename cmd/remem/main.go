@@ -73,7 +73,7 @@ func commands() []*cli.Command {
 		publishCommand(), revokeCommand(), exportCommand(), lessonsCommand(), showCommand(),
 		ingestCommand(), rememberCommand(), sleepCommand(), shareCommand(), recallCommand(),
 		nodeCommand(), statusCommand(), peersCommand(), folderCommand(), commonsCommand(),
-		mcpCommand(), contextCommand(), testnetCommand(), writerPromptCommand(), calibrateCommand(),
+		mcpCommand(), contextCommand(), testnetCommand(), writerPromptCommand(), calibrateCommand(), configCommand(), doctorCommand(),
 	}
 }
 
