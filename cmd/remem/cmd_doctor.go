@@ -1,5 +1,464 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
-func doctorCommand() *cli.Command { return &cli.Command{Name: "doctor"} }
+	"github.com/multiformats/go-multiaddr"
+	"github.com/urfave/cli/v2"
+
+	"github.com/remem/remem/commons"
+	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/node"
+	"github.com/remem/remem/store"
+)
+
+func doctorCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "doctor",
+		Usage: "check the home, key, store, ports, node, teams, commons and clock, and say what to fix",
+		UsageText: `remem doctor [--json]
+
+One line per check, each OK, WARN, FAIL or ? (cannot tell), saying what is
+wrong and what to do:
+  home       the home exists and holds a memory's key
+  key        the key file only its owner can read (0600)
+  config     config.toml reads and remem node would accept it
+  store      the store opens (or the running node's API answers for it)
+  node       whether a node runs on this home and its API answers
+  ports      the API port and the libp2p listen ports are free (or held by
+             this home's node)
+  reach      whether peers can reach the node (unknown: it does not measure
+             NAT reachability)
+  teams      which team topics the node joins; none: nothing is shared
+  commons    each configured commons answers, reads with the token and
+             accepts it for writing (checked with a PUT without a body to a
+             name no file can have, which the server refuses before storing
+             anything)
+  clock      the skew against the first commons' clock (records more than
+             10 minutes ahead are refused)
+Exit 1 when a check fails; warnings do not fail.
+
+Examples:
+  remem doctor
+  remem doctor --json | jq '.checks[] | select(.status != "ok")'`,
+		Flags:  []cli.Flag{jsonFlag},
+		Action: runDoctor,
+	}
+}
+
+// Check statuses.
+const (
+	checkOK      = "ok"
+	checkWarn    = "warn"
+	checkFail    = "fail"
+	checkUnknown = "unknown"
+)
+
+// doctorCheck is one line of remem doctor.
+type doctorCheck struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+}
+
+type doctorReport struct {
+	OK     bool          `json:"ok"`
+	Home   string        `json:"home"`
+	Checks []doctorCheck `json:"checks"`
+}
+
+func (r *doctorReport) add(name, status, format string, args ...any) {
+	r.Checks = append(r.Checks, doctorCheck{Name: name, Status: status, Detail: fmt.Sprintf(format, args...)})
+	if status == checkFail {
+		r.OK = false
+	}
+}
+
+func runDoctor(c *cli.Context) error {
+	rep := diagnose(c.Context, home(c))
+	if c.Bool("json") {
+		if err := printJSON(c.App.Writer, rep); err != nil {
+			return err
+		}
+	} else {
+		w := table(c.App.Writer)
+		for _, ch := range rep.Checks {
+			mark := map[string]string{checkOK: "OK", checkWarn: "WARN", checkFail: "FAIL", checkUnknown: "?"}[ch.Status]
+			fmt.Fprintf(w, "%s\t%s\t%s\n", mark, ch.Name, ch.Detail)
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	if !rep.OK {
+		return cli.Exit("", 1)
+	}
+	return nil
+}
+
+// doctorTimeout bounds each network check.
+const doctorTimeout = 5 * time.Second
+
+// diagnose runs every check on home; a check that needs what an earlier
+// one found missing says so instead of failing again.
+func diagnose(ctx context.Context, h string) doctorReport {
+	rep := doctorReport{OK: true, Home: h}
+	if fi, err := os.Stat(h); err != nil || !fi.IsDir() {
+		rep.add("home", checkFail, "no memory at %s: run `remem init`, or set --home or REMEM_HOME to an existing memory", h)
+		return rep
+	}
+	id, keyErr := node.LoadIdentity(h)
+	keyFile := filepath.Join(h, node.KeyFile)
+	switch fi, serr := os.Stat(keyFile); {
+	case errors.Is(serr, fs.ErrNotExist):
+		rep.add("home", checkFail, "%s has no key, so it is no memory yet: run `remem init`, or set --home to an existing memory", h)
+		return rep
+	case serr != nil:
+		rep.add("home", checkFail, "cannot read %s: %v", keyFile, serr)
+		return rep
+	case fi.Mode().Perm()&0o077 != 0:
+		rep.add("home", checkOK, "%s holds a memory's key", h)
+		rep.add("key", checkFail, "%s has mode %04o, so others can read the private key: run `chmod 600 %s`", keyFile, fi.Mode().Perm(), keyFile)
+	case keyErr != nil:
+		rep.add("home", checkFail, "%v", keyErr)
+		return rep
+	default:
+		rep.add("home", checkOK, "%s is the memory of origin %s", h, id.Origin())
+		rep.add("key", checkOK, "%s has mode %04o: only its owner reads it", keyFile, fi.Mode().Perm())
+	}
+
+	s, src, err := loadNodeSettings(h)
+	if err == nil {
+		err = checkSettingsText(h, src.file, configTextOf(src.file))
+	}
+	if err != nil {
+		rep.add("config", checkFail, "%s; fix it with `remem config set` or by hand", oneLine(err))
+		s = defaultNodeSettings()
+	} else {
+		rep.add("config", checkOK, "%s reads, and remem node would start with it", src.file)
+	}
+
+	client, nodeErr := dialNode(ctx, h)
+	var st node.Status
+	if client != nil {
+		st, nodeErr = client.Status(ctx)
+	}
+	running := client != nil && nodeErr == nil
+	if keyErr == nil || running {
+		checkStore(&rep, h, running, st)
+	} else {
+		rep.add("store", checkUnknown, "not opened: the memory does not open while its key is refused (see key)")
+	}
+	switch {
+	case running:
+		rep.add("node", checkOK, "a node runs on this home; its API answers at %s", strings.TrimPrefix(client.BaseURL, "http://"))
+	case errors.Is(nodeErr, fs.ErrNotExist):
+		rep.add("node", checkWarn, "no node runs on this home: nothing is exchanged until `remem node` runs")
+	default:
+		rep.add("node", checkFail, "%s; if the node stopped, start it again with `remem node`", oneLine(nodeErr))
+	}
+	checkPorts(&rep, s, running)
+	switch {
+	case !running:
+		rep.add("reach", checkUnknown, "no node runs, so nothing listens for peers")
+	case len(st.Addrs) == 0:
+		rep.add("reach", checkWarn, "the node listens on no libp2p address: peers cannot reach it (is gossip off?)")
+	default:
+		rep.add("reach", checkUnknown, "the node listens on %s with %d peers connected; whether peers beyond a NAT reach it is not measured",
+			strings.Join(st.Addrs, ", "), len(st.Peers))
+	}
+	switch {
+	case len(s.Teams) > 0:
+		rep.add("teams", checkOK, "the node joins %s", strings.Join(s.Teams, ", "))
+	case len(s.Commons) > 0 || len(s.Folders) > 0:
+		rep.add("teams", checkWarn, "no team: lessons go only to the commons and folders; add one with `remem config set teams NAME` (or remem node --team NAME)")
+	default:
+		rep.add("teams", checkWarn, "no team, folder or commons: nothing is shared; add --team NAME to remem node (or `remem config set teams NAME`)")
+	}
+	checkCommons(ctx, &rep, s)
+	return rep
+}
+
+// configTextOf is config.toml's text, "" when there is none.
+func configTextOf(file string) string {
+	data, _ := os.ReadFile(file)
+	return string(data)
+}
+
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+// dialNode asks home's node.json for a running node; fs.ErrNotExist when
+// there is none.
+func dialNode(ctx context.Context, h string) (*node.Client, error) {
+	if _, err := os.Stat(filepath.Join(h, node.NodeFile)); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	return node.DialNode(ctx, h)
+}
+
+// checkStore opens the store, or, while the running node holds it, takes
+// the node's count of records.
+func checkStore(rep *doctorReport, h string, running bool, st node.Status) {
+	if running {
+		rep.add("store", checkOK, "held by the running node: %d records, %d lessons", st.Records, st.Lessons)
+		return
+	}
+	m, err := node.Open(node.Config{Home: h})
+	var locked *store.LockedError
+	switch {
+	case errors.As(err, &locked):
+		rep.add("store", checkWarn, "%s; run doctor again when it is done", oneLine(err))
+	case err != nil:
+		rep.add("store", checkFail, "the store does not open: %s", oneLine(err))
+	default:
+		mst, serr := m.Status()
+		cerr := m.Close()
+		if err := errors.Join(serr, cerr); err != nil {
+			rep.add("store", checkFail, "the store opens but does not answer: %s", oneLine(err))
+			return
+		}
+		rep.add("store", checkOK, "opens: %d records, %d lessons", mst.Records, mst.Lessons)
+	}
+}
+
+// checkPorts tries to bind the API address and each libp2p listen
+// address; while this home's node runs, they are its own.
+func checkPorts(rep *doctorReport, s nodeSettings, running bool) {
+	if running {
+		rep.add("ports", checkOK, "held by this home's node (API %s)", s.API)
+		return
+	}
+	var taken []string
+	if err := tryListen("tcp", s.API); err != nil {
+		taken = append(taken, fmt.Sprintf("the API address %s is taken (%s): stop what holds it or `remem config set api 127.0.0.1:PORT`", s.API, bindReason(err)))
+	}
+	listen := s.Listen
+	if len(listen) == 0 {
+		listen = gossip.DefaultListen
+	}
+	for _, a := range listen {
+		network, addr, ok := listenAddr(a)
+		if !ok {
+			continue // config's check names a bad multiaddr
+		}
+		if err := tryListen(network, addr); err != nil {
+			taken = append(taken, fmt.Sprintf("the listen address %s is taken (%s): stop what holds it or `remem config set listen` with another port", a, bindReason(err)))
+		}
+	}
+	if len(taken) > 0 {
+		rep.add("ports", checkFail, "%s", strings.Join(taken, "; "))
+		return
+	}
+	rep.add("ports", checkOK, "free: API %s, listen %s", s.API, strings.Join(listen, ", "))
+}
+
+func bindReason(err error) string {
+	if errors.Is(err, os.ErrPermission) {
+		return "permission denied"
+	}
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err.Error()
+	}
+	return err.Error()
+}
+
+func tryListen(network, addr string) error {
+	if network == "udp" {
+		pc, err := net.ListenPacket("udp", addr)
+		if err == nil {
+			_ = pc.Close() // only probing
+		}
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		_ = ln.Close() // only probing
+	}
+	return err
+}
+
+// listenAddr turns a libp2p multiaddr into the network and host:port to
+// probe.
+func listenAddr(a string) (network, addr string, ok bool) {
+	ma, err := multiaddr.NewMultiaddr(a)
+	if err != nil {
+		return "", "", false
+	}
+	host, err := ma.ValueForProtocol(multiaddr.P_IP4)
+	if err != nil {
+		if host, err = ma.ValueForProtocol(multiaddr.P_IP6); err != nil {
+			return "", "", false
+		}
+	}
+	if port, err := ma.ValueForProtocol(multiaddr.P_TCP); err == nil {
+		return "tcp", net.JoinHostPort(host, port), true
+	}
+	if port, err := ma.ValueForProtocol(multiaddr.P_UDP); err == nil {
+		return "udp", net.JoinHostPort(host, port), true
+	}
+	return "", "", false
+}
+
+// checkCommons asks each commons for its info, its index (with the token)
+// and whether it takes the token for writing, and compares the clocks.
+func checkCommons(ctx context.Context, rep *doctorReport, s nodeSettings) {
+	if len(s.Commons) == 0 {
+		rep.add("commons", checkOK, "none configured (add one with `remem config set commons URL`)")
+		rep.add("clock", checkUnknown, "no commons configured to compare the clock with")
+		return
+	}
+	token, err := commonsToken(s.CommonsToken)
+	if err != nil {
+		rep.add("commons", checkFail, "%s: fix commons_token_file (`remem config set commons_token_file FILE`)", oneLine(err))
+	}
+	skewDone := false
+	for _, raw := range s.Commons {
+		base, err := commons.CanonicalURL(raw)
+		if err != nil {
+			continue // the config check names it
+		}
+		c := commonsProbe{base: base, token: token}
+		info, skew, err := c.info(ctx)
+		if err != nil {
+			rep.add("commons", checkFail, "%s does not answer: %s; check the URL and the network", base, oneLine(err))
+			continue
+		}
+		if !skewDone && skew != nil {
+			skewDone = true
+			checkSkew(rep, base, *skew)
+		}
+		status, detail := c.authorised(ctx, info)
+		rep.add("commons", status, "%s: %s", base, detail)
+	}
+	if !skewDone {
+		rep.add("clock", checkUnknown, "no commons answered with its time")
+	}
+}
+
+func checkSkew(rep *doctorReport, base string, skew time.Duration) {
+	abs := skew.Abs()
+	ahead := "ahead of"
+	if skew < 0 {
+		ahead = "behind"
+	}
+	switch {
+	case abs < 30*time.Second:
+		rep.add("clock", checkOK, "%s %s %s's clock (to about a second), well inside the 10 minutes records may be ahead", abs.Round(time.Second), ahead, base)
+	case abs < 5*time.Minute:
+		rep.add("clock", checkWarn, "%s %s %s's clock: turn on time sync (NTP) before it grows", abs.Round(time.Second), ahead, base)
+	default:
+		rep.add("clock", checkFail, "%s %s %s's clock: records signed more than 10 minutes ahead are refused and states are computed at the wrong time; turn on time sync (NTP)",
+			abs.Round(time.Second), ahead, base)
+	}
+}
+
+// commonsProbe is one commons asked by doctor.
+type commonsProbe struct{ base, token string }
+
+func (c commonsProbe) request(ctx context.Context, method, path string) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is named by the caller
+		}
+		return nil, err
+	}
+	body := resp.Body
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(body, 1<<20), closerFunc(func() error { cancel(); return body.Close() })}
+	return resp, nil
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// info reads /.well-known/remem, and the skew of the local clock against
+// the answer's Date (nil without one).
+func (c commonsProbe) info(ctx context.Context) (commons.WellKnown, *time.Duration, error) {
+	var wk commons.WellKnown
+	sent := time.Now()
+	resp, err := c.request(ctx, http.MethodGet, "/.well-known/remem")
+	if err != nil {
+		return wk, nil, err
+	}
+	defer func() { _ = resp.Body.Close() }() // read only
+	mid := sent.Add(time.Since(sent) / 2)
+	var skew *time.Duration
+	if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+		// Date has whole seconds: the skew is known to about a second.
+		s := mid.Sub(d.Add(500 * time.Millisecond))
+		skew = &s
+	}
+	if resp.StatusCode != http.StatusOK {
+		return wk, skew, fmt.Errorf("GET /.well-known/remem answered %s: is it a remem commons?", resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&wk); err != nil {
+		return wk, skew, fmt.Errorf("GET /.well-known/remem is not a remem commons' info: %v", err)
+	}
+	return wk, skew, nil
+}
+
+// authorised reads the index with the token, then checks the token for
+// writing with a PUT without a body to a name no file can have: the server
+// checks the token first and refuses the name after, storing nothing.
+func (c commonsProbe) authorised(ctx context.Context, wk commons.WellKnown) (string, string) {
+	resp, err := c.request(ctx, http.MethodGet, "/commons/index")
+	if err != nil {
+		return checkFail, "the index does not answer: " + oneLine(err)
+	}
+	_ = resp.Body.Close() // the status is the answer
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized && c.token == "":
+		return checkFail, "reading needs a token and none is set: `remem config set commons_token_file FILE` (or REMEM_COMMONS_TOKEN)"
+	case resp.StatusCode == http.StatusUnauthorized:
+		return checkFail, "the token is refused for reading: check the file commons_token_file names (or REMEM_COMMONS_TOKEN)"
+	case resp.StatusCode != http.StatusOK:
+		return checkFail, "GET /commons/index answered " + resp.Status
+	}
+	if c.token == "" {
+		return checkWarn, "reachable and readable; no token is set, so pulls work and pushes will be refused: `remem config set commons_token_file FILE`"
+	}
+	resp, err = c.request(ctx, http.MethodPut, "/commons/doctor-check")
+	if err != nil {
+		return checkUnknown, "readable; the token's write check did not answer: " + oneLine(err)
+	}
+	_ = resp.Body.Close() // the status is the answer
+	switch resp.StatusCode {
+	case http.StatusBadRequest: // past the token check, refused for the name
+		return checkOK, "reachable, readable, and it accepts the token for pushing"
+	case http.StatusUnauthorized:
+		return checkFail, "readable, but the token is refused for pushing: check the file commons_token_file names (or REMEM_COMMONS_TOKEN)"
+	case http.StatusTooManyRequests:
+		return checkUnknown, "readable; the token's write check was rate-limited, try again in a minute"
+	}
+	return checkUnknown, "readable; the token's write check answered " + resp.Status
+}
