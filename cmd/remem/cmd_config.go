@@ -47,10 +47,14 @@ Examples:
   remem config get --json commons
   remem config unset mdns`,
 		Subcommands: []*cli.Command{
-			{Name: "list", Usage: "every key with its value", Flags: []cli.Flag{jsonFlag}, Action: configList},
-			{Name: "get", Usage: "one key's value", ArgsUsage: "KEY", Flags: []cli.Flag{jsonFlag}, Action: configGet},
-			{Name: "set", Usage: "set a key in config.toml", ArgsUsage: "KEY VALUE...", Action: configSet},
-			{Name: "unset", Usage: "remove a key from config.toml (its default holds)", ArgsUsage: "KEY", Action: configUnset},
+			{Name: "list", Usage: "every key with its value and where it comes from", Flags: []cli.Flag{jsonFlag}, Action: configList,
+				UsageText: "remem config list [--json]\n\nExamples:\n  remem config list\n  remem config list --json | jq '.[] | select(.source == \"config.toml\")'"},
+			{Name: "get", Usage: "one key's value (a list one item a line)", Flags: []cli.Flag{jsonFlag}, Action: configGet,
+				UsageText: "remem config get [--json] KEY\n\nExamples:\n  remem config get teams\n  remem config get --json sleep"},
+			{Name: "set", Usage: "set a key in config.toml, keeping the file's comments", Action: configSet,
+				UsageText: "remem config set KEY VALUE...\n\nExamples:\n  remem config set sleep 2m\n  remem config set teams backend ops\n  remem config set commons https://commons.example.org"},
+			{Name: "unset", Usage: "remove a key from config.toml, so its default holds", Action: configUnset,
+				UsageText: "remem config unset KEY\n\nExamples:\n  remem config unset mdns"},
 		},
 	}
 }
