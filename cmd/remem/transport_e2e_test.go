@@ -45,10 +45,12 @@ func TestFolderSyncTwoHomes(t *testing.T) {
 	}
 }
 
-// TestCommonsRoundTripThroughBinary: serve, push from A, pull into B.
-func TestCommonsRoundTripThroughBinary(t *testing.T) {
-	a, b, data := t.TempDir(), t.TempDir(), t.TempDir()
-	token := filepath.Join(t.TempDir(), "token")
+// startCommons runs `remem commons serve` on a free loopback port until the
+// test ends, and returns its URL and a file with its token.
+func startCommons(t *testing.T) (url, token string) {
+	t.Helper()
+	data := t.TempDir()
+	token = filepath.Join(t.TempDir(), "token")
 	os.WriteFile(token, []byte("s3cret-token\n"), 0o600)
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	srv := exec.Command(remem(t), "commons", "serve", "--listen", addr, "--data", data, "--token-file", token)
@@ -57,15 +59,15 @@ func TestCommonsRoundTripThroughBinary(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		srv.Process.Signal(syscall.SIGTERM)
 		if err := srv.Wait(); err != nil {
 			t.Errorf("commons did not stop cleanly: %v\n%s", err, srvErr.String())
 		} else if t.Failed() {
 			t.Logf("commons said:\n%s", srvErr.String())
 		}
-	}()
-	url := "http://" + addr
+	})
+	url = "http://" + addr
 	testutil.Eventually(t, 10*time.Second, "the commons to answer", func() bool {
 		resp, err := http.Get(url + "/.well-known/remem")
 		if err == nil {
@@ -73,6 +75,13 @@ func TestCommonsRoundTripThroughBinary(t *testing.T) {
 		}
 		return err == nil
 	})
+	return url, token
+}
+
+// TestCommonsRoundTripThroughBinary: serve, push from A, pull into B.
+func TestCommonsRoundTripThroughBinary(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	url, token := startCommons(t)
 	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
 	if _, errOut, code := run(t, a, nil, "commons", "push", url); code == 0 || !strings.Contains(errOut, "token") {
 		t.Fatalf("a push without a token: %d %s", code, errOut)
@@ -87,6 +96,57 @@ func TestCommonsRoundTripThroughBinary(t *testing.T) {
 	}
 	if out := must(t, b, nil, "commons", "pull", url); !strings.Contains(out, "fetched 0") {
 		t.Fatalf("second pull fetched again: %s", out)
+	}
+}
+
+// TestTransportsThroughRunningNode: while a node holds the home, `commons
+// push`, `commons pull` and `folder sync` run inside it through its API
+// (they once failed with "the memory ... is in use"), relative DIR
+// included, and a pull that fails still says what it did.
+func TestTransportsThroughRunningNode(t *testing.T) {
+	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	url, token := startCommons(t)
+	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
+	must(t, a, nil, "commons", "push", "--token-file", token, url)
+	must(t, b, nil, "init")
+	p := startNode(t, b, "--listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t)))
+	defer p.stop(t)
+	must(t, b, nil, "publish", "--kind", "surprise", "The staging database is reset every night at midnight")
+
+	if out := must(t, b, nil, "commons", "push", "--token-file", token, url); !strings.Contains(out, "pushed 1 records to "+url) {
+		t.Fatalf("push through the node: %s", out)
+	}
+	if out := must(t, b, nil, "commons", "pull", url); !strings.Contains(out, "accepted 1 records") {
+		t.Fatalf("pull through the node: %s", out)
+	}
+	var rep struct {
+		Fetched, Accepted int
+	}
+	if err := json.Unmarshal([]byte(must(t, b, nil, "commons", "pull", "--json", url)), &rep); err != nil || rep.Fetched != 0 || rep.Accepted != 0 {
+		t.Fatalf("second pull through the node (the node's pull state): %+v %v", rep, err)
+	}
+	if texts := lessonTexts(t, b); len(texts) != 2 {
+		t.Fatalf("b holds %v", texts)
+	}
+
+	must(t, a, nil, "folder", "sync", dir)
+	cmd := exec.Command(remem(t), "folder", "sync", "--json", filepath.Base(dir))
+	cmd.Dir, cmd.Env = filepath.Dir(dir), append(os.Environ(), "REMEM_HOME="+b)
+	out, err := cmd.Output()
+	var sync struct {
+		Wrote  bool
+		Report struct{ Files, Accepted int }
+	}
+	if err != nil || json.Unmarshal(out, &sync) != nil || !sync.Wrote || sync.Report.Files != 1 {
+		t.Fatalf("folder sync of a relative DIR through the node: %v %s", err, out)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Fatalf("the folder holds %d files, want a's and b's", len(entries))
+	}
+
+	gone := "http://" + fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	if out, errOut, code := run(t, b, nil, "commons", "pull", gone); code == 0 || !strings.Contains(out, "listed 0") || !strings.Contains(errOut, "connection refused") {
+		t.Fatalf("a pull from nowhere through the node: exit %d\n%s%s", code, out, errOut)
 	}
 }
 
