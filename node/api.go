@@ -69,6 +69,9 @@ type APIOptions struct {
 	// SleepNow replaces a plain sleep for POST /sleep, so a daemon also
 	// publishes what the sleep signed.
 	SleepNow func(context.Context) (SleepReport, error)
+	// Signed is told that a request signed a record (a lesson, a
+	// revocation), so a daemon sends it now instead of at its next sleep.
+	Signed func()
 }
 
 const maxBody = 4 << 20
@@ -311,6 +314,8 @@ func (a *api) publish(w http.ResponseWriter, r *http.Request) {
 	s, err := a.svc.Publish(r.Context(), req.Kind, req.Text)
 	if err != nil {
 		err = badRequest{err}
+	} else {
+		a.signed()
 	}
 	a.reply(w, s, err)
 }
@@ -321,11 +326,23 @@ func (a *api) revoke(w http.ResponseWriter, r *http.Request) {
 		a.reply(w, nil, err)
 		return
 	}
-	s, err := a.svc.Revoke(r.Context(), r.PathValue("hash"), req.Reason)
+	rep, err := a.svc.Revoke(r.Context(), r.PathValue("hash"), req.Reason)
 	if err != nil {
 		err = badRequest{err}
+	} else if rep.Sending = a.signed(); rep.Sending {
+		rep.explain()
 	}
-	a.reply(w, s, err)
+	a.reply(w, rep, err)
+}
+
+// signed tells the daemon that a record was signed, and whether one runs
+// to send it.
+func (a *api) signed() bool {
+	if a.opts.Signed == nil {
+		return false
+	}
+	a.opts.Signed()
+	return true
 }
 
 func (a *api) sleep(w http.ResponseWriter, r *http.Request) {

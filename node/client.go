@@ -277,8 +277,8 @@ func (c *Client) Publish(ctx context.Context, kind, text string) (Signed, error)
 	return s, c.do(ctx, "POST", "/lessons", map[string]string{"kind": kind, "text": text}, &s)
 }
 
-func (c *Client) Revoke(ctx context.Context, hash, reason string) (Signed, error) {
-	var s Signed
+func (c *Client) Revoke(ctx context.Context, hash, reason string) (RevokeReport, error) {
+	var s RevokeReport
 	return s, c.do(ctx, "POST", "/lessons/"+url.PathEscape(hash)+"/revoke", map[string]string{"reason": reason}, &s)
 }
 

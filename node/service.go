@@ -21,7 +21,7 @@ type Service interface {
 	Ingest(ctx context.Context, source string, data []byte) (IngestReport, error)
 	Sleep(ctx context.Context) (SleepReport, error)
 	Publish(ctx context.Context, kind, text string) (Signed, error)
-	Revoke(ctx context.Context, hash, reason string) (Signed, error)
+	Revoke(ctx context.Context, hash, reason string) (RevokeReport, error)
 	Export(ctx context.Context) ([]string, error)
 	Import(ctx context.Context, scope string, data []byte) (ReceiveReport, error)
 	Share(ctx context.Context, req ShareRequest) (ShareSettings, error)
@@ -94,8 +94,12 @@ func (l Local) Sleep(ctx context.Context) (SleepReport, error) { return l.M.Slee
 func (l Local) Publish(_ context.Context, kind, text string) (Signed, error) {
 	return signedOf(l.M.Publish(kind, text))
 }
-func (l Local) Revoke(_ context.Context, hash, reason string) (Signed, error) {
-	return signedOf(l.M.Revoke(hash, reason))
+func (l Local) Revoke(_ context.Context, hash, reason string) (RevokeReport, error) {
+	rec, err := l.M.Revoke(hash, reason)
+	if err != nil {
+		return RevokeReport{}, err
+	}
+	return l.M.revokeReport(rec)
 }
 func (l Local) Export(context.Context) ([]string, error) {
 	lines, err := l.M.OwnLines("")
