@@ -75,9 +75,10 @@ func exportCommand() *cli.Command {
 		Usage: "print this memory's signed records as JSONL",
 		UsageText: `remem export [--json]
 
-Prints exactly the lines this memory would publish (its lessons,
-confirmations and revocations). With --json, one object per record with the
-line inside.
+Prints every line this memory would publish (its lessons, confirmations and
+revocations). A confirmation goes only to the scopes its lesson came by, so
+a folder or commons may get fewer. With --json, one object per record with
+the line inside.
 
 Examples:
   remem export > me.jsonl

@@ -188,3 +188,28 @@ func TestFolderWatch(t *testing.T) {
 		t.Fatalf("the folder holds %d files, want a's and b's", len(entries))
 	}
 }
+
+// TestPushSaysWhyNothingGoes: a memory whose only record is a confirmation
+// of a lesson that came by a folder prints it in `export`, and `commons
+// push` says why it does not go to the commons instead of "there is no
+// record to push yet"; a fresh memory is told it has signed nothing.
+func TestPushSaysWhyNothingGoes(t *testing.T) {
+	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	url, token := startCommons(t)
+	must(t, a, nil, "publish", "--kind", "error", "go test fails with undefined: mocks.NewClient.")
+	must(t, a, nil, "folder", "sync", dir)
+	must(t, b, nil, "folder", "sync", dir)
+	must(t, b, nil, "remember", "--kind", "error", "--title", "go test ./...", "--happened", "undefined: mocks.NewClient", "--cwd", "/src/api")
+	must(t, b, nil, "sleep")
+	if out := must(t, b, nil, "export"); strings.Count(out, "\n") != 1 || !strings.Contains(out, `"confirm"`) {
+		t.Fatalf("b's export: %s", out)
+	}
+	_, errOut, code := run(t, b, nil, "commons", "push", "--token-file", token, url)
+	if code == 0 || !strings.Contains(errOut, "1 records (`remem export`) are confirmations") || !strings.Contains(errOut, "SPEC §7") {
+		t.Fatalf("push of a confirmation only: exit %d: %s", code, errOut)
+	}
+	_, errOut, code = run(t, t.TempDir(), nil, "commons", "push", "--token-file", token, url)
+	if code == 0 || !strings.Contains(errOut, "has signed no record yet") || strings.Count(strings.TrimSpace(errOut), "\n") > 1 {
+		t.Fatalf("push of a fresh memory: exit %d: %s", code, errOut)
+	}
+}
