@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -211,5 +212,38 @@ func TestPushSaysWhyNothingGoes(t *testing.T) {
 	_, errOut, code = run(t, t.TempDir(), nil, "commons", "push", "--token-file", token, url)
 	if code == 0 || !strings.Contains(errOut, "has signed no record yet") || strings.Count(strings.TrimSpace(errOut), "\n") > 1 {
 		t.Fatalf("push of a fresh memory: exit %d: %s", code, errOut)
+	}
+}
+
+// TestStrengthSaysWhy: the author shows its lesson at 0.75 and a receiver
+// at 0.50, and `lessons` and `show` say why on both.
+func TestStrengthSaysWhy(t *testing.T) {
+	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	project := filepath.Join(a, "api")
+	os.MkdirAll(project, 0o755)
+	must(t, a, nil, "share", "--project", project)
+	for _, session := range []string{"s1", "s2"} {
+		must(t, a, nil, "remember", "--kind", "error", "--session", session, "--title", "go test ./...", "--happened", "undefined: mocks.NewClient", "--cwd", project)
+	}
+	must(t, a, nil, "sleep")
+	must(t, a, nil, "folder", "sync", dir)
+	must(t, b, nil, "folder", "sync", dir)
+	var views []struct {
+		Hash           string
+		Strength       float64
+		StrengthReason string `json:"strength_reason"`
+	}
+	if err := json.Unmarshal([]byte(must(t, a, nil, "lessons", "--json")), &views); err != nil || len(views) != 1 {
+		t.Fatalf("a's lessons: %v %+v", err, views)
+	}
+	if math.Abs(views[0].Strength-0.75) > 0.001 || !strings.HasPrefix(views[0].StrengthReason, "own, seen 2: an own lesson starts at 1 − 0.5^seen (0.75") {
+		t.Fatalf("the author's view: %+v", views[0])
+	}
+	out := must(t, b, nil, "lessons")
+	if !strings.Contains(out, "WHY") || !strings.Contains(out, "received, not confirmed here") {
+		t.Fatalf("b's lessons:\n%s", out)
+	}
+	if out := must(t, b, nil, "show", views[0].Hash); !strings.Contains(out, "strength 0.50, received, not confirmed here: a received lesson starts at 0.50") {
+		t.Fatalf("b's show:\n%s", out)
 	}
 }
