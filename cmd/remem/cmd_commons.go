@@ -28,7 +28,10 @@ func commonsCommand() *cli.Command {
 
 PUT /commons/<origin>.jsonl is accepted only when every line verifies and has
 that origin (at most 1,000 records and 256 KiB); GET serves files exactly as
-stored with ETags; GET /commons/index lists them (?since=RFC3339).
+stored with ETags; GET /commons/index lists them (?since=RFC3339). GET /
+is a short page for people, and with Accept: application/json (or
+?format=json) the info document of GET /.well-known/remem: name, limits,
+rates, whether GET and PUT need a token, version.
 SIGINT or SIGTERM shuts it down gracefully.
 
 Examples:
@@ -39,6 +42,7 @@ Examples:
 					&cli.StringFlag{Name: "data", Required: true, Usage: "DIR for the files (kept across restarts)"},
 					&cli.StringFlag{Name: "token-file", Required: true, Usage: "FILE with the accepted bearer tokens, one per line"},
 					&cli.BoolFlag{Name: "read-token", Usage: "require the token on GET too"},
+					&cli.StringFlag{Name: "name", Value: "remem commons", Usage: "what the front page (GET /) and the info document call this commons"},
 				},
 				Action: commonsServe,
 			},
@@ -92,7 +96,7 @@ func commonsServe(c *cli.Context) (err error) {
 	}
 	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
 	cfg := commons.DefaultServerConfig()
-	cfg.DataDir, cfg.Tokens, cfg.ReadNeedsToken, cfg.Logger = c.String("data"), tokens, c.Bool("read-token"), logger
+	cfg.DataDir, cfg.Tokens, cfg.ReadNeedsToken, cfg.Logger, cfg.Name = c.String("data"), tokens, c.Bool("read-token"), logger, c.String("name")
 	srv, err := commons.NewServer(cfg)
 	if err != nil {
 		return err

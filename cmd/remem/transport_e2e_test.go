@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -245,5 +246,35 @@ func TestStrengthSaysWhy(t *testing.T) {
 	}
 	if out := must(t, b, nil, "show", views[0].Hash); !strings.Contains(out, "strength 0.50, received, not confirmed here: a received lesson starts at 0.50") {
 		t.Fatalf("b's show:\n%s", out)
+	}
+}
+
+// TestCommonsFrontPage: the served commons answers GET / with a page for
+// people and, asked for JSON, its info document with the binary's version.
+func TestCommonsFrontPage(t *testing.T) {
+	url, _ := startCommons(t)
+	resp, err := http.Get(url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(page), "remem commons push --token-file FILE URL") {
+		t.Fatalf("GET /: %d\n%s", resp.StatusCode, page)
+	}
+	req, _ := http.NewRequest("GET", url+"/", nil)
+	req.Header.Set("Accept", "application/json")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var info struct {
+		Name          string
+		PutNeedsToken bool `json:"put_needs_token"`
+		Version       string
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || info.Name != "remem commons" || !info.PutNeedsToken || info.Version == "" {
+		t.Fatalf("GET / as JSON: %v %+v", err, info)
 	}
 }
