@@ -28,17 +28,17 @@ type LessonView struct {
 	// StrengthReason says why the strength is what it is, so that the
 	// author's 0.75 and a receiver's 0.50 of one lesson are not a puzzle:
 	// a short phrase (StrengthWhy), a colon, then the rule.
-	StrengthReason string `json:"strength_reason"`
-	Seen           int64  `json:"seen"`
-	Own         bool           `json:"own"`
-	Published   bool           `json:"published"`
-	Author      string         `json:"author,omitempty"`
-	Origins     []string       `json:"origins"`
-	Confirmers  []string       `json:"confirmers"`
-	Layers      []string       `json:"layers"`
-	Scopes      []string       `json:"scopes,omitempty"`
-	Updated     time.Time      `json:"updated"`
-	Score       float64        `json:"score,omitempty"` // relevance, for recall
+	StrengthReason string    `json:"strength_reason"`
+	Seen           int64     `json:"seen"`
+	Own            bool      `json:"own"`
+	Published      bool      `json:"published"`
+	Author         string    `json:"author,omitempty"`
+	Origins        []string  `json:"origins"`
+	Confirmers     []string  `json:"confirmers"`
+	Layers         []string  `json:"layers"`
+	Scopes         []string  `json:"scopes,omitempty"`
+	Updated        time.Time `json:"updated"`
+	Score          float64   `json:"score,omitempty"` // relevance, for recall
 }
 
 // Filter narrows the lesson view.
@@ -187,7 +187,7 @@ func (m *Memory) view(l store.Lesson, now time.Time) (*LessonView, error) {
 	return &LessonView{
 		Hash: l.Hash, ID: l.ID, Kind: l.Kind, Text: l.Text, State: st.State, StateReason: st.Reason,
 		Strength: shown, StrengthReason: strengthReason(l, st.State, shown, m.cfg.Params.State.W),
-		Seen:     l.Seen, Own: l.Own, Published: l.Published, Author: st.Author, Origins: origins,
+		Seen: l.Seen, Own: l.Own, Published: l.Published, Author: st.Author, Origins: origins,
 		Confirmers: confirmers, Layers: uniqSorted(layers), Scopes: uniqSorted(append(scopes, l.Scopes...)), Updated: l.Updated,
 	}, nil
 }
@@ -225,7 +225,7 @@ func strengthReason(l store.Lesson, state protocol.State, shown float64, w time.
 // 90 days), else as a duration (the testnet's short windows).
 func halfWindow(w time.Duration) string {
 	if w >= 48*time.Hour {
-		return fmt.Sprintf("%g days", (w / 2).Hours()/24)
+		return fmt.Sprintf("%g days", (w/2).Hours()/24)
 	}
 	return (w / 2).String()
 }
