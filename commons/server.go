@@ -22,6 +22,7 @@ import (
 
 	"github.com/remem/remem/internal/check"
 	"github.com/remem/remem/internal/parallel"
+	"github.com/remem/remem/internal/version"
 	"github.com/remem/remem/protocol"
 )
 
@@ -60,6 +61,9 @@ type ServerConfig struct {
 	// a negative value is refused.
 	MaxFileBytes int
 	MaxRecords   int
+	// Name is what the front page and the info document call this
+	// commons (default "remem commons").
+	Name string
 }
 
 // DefaultServerConfig is `remem commons serve` before its flags: the
@@ -84,6 +88,9 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	}
 	if c.MaxRecords == 0 {
 		c.MaxRecords = protocol.MaxOriginRecs
+	}
+	if c.Name == "" {
+		c.Name = "remem commons"
 	}
 	return c
 }
@@ -158,6 +165,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	s.mux.HandleFunc("GET /commons/index", s.handleIndex)
 	s.mux.HandleFunc("GET /commons/{name}", s.handleGet)
 	s.mux.HandleFunc("GET /.well-known/remem", s.handleWellKnown)
+	s.mux.HandleFunc("GET /{$}", s.handleFront)
 	s.mux.Handle("GET /metrics", s.m.endpoint)
 	return s, nil
 }
@@ -206,12 +214,18 @@ type IndexEntry struct {
 	ETag    string    `json:"etag"`
 }
 
-// WellKnown is the JSON of GET /.well-known/remem.
+// WellKnown is the commons' info document, in the spirit of Nostr's NIP-11:
+// GET /.well-known/remem, or GET / asking for JSON (front.go). Every field
+// a client needs to know before it pushes: the limits, which requests need
+// a token, and what runs it.
 type WellKnown struct {
 	Protocol      int    `json:"protocol"`
+	Name          string `json:"name"`
 	Limits        Limits `json:"limits"`
 	GetNeedsToken bool   `json:"get_needs_token"`
+	PutNeedsToken bool   `json:"put_needs_token"` // always: only a token holder publishes
 	Server        string `json:"server"`
+	Version       string `json:"version"` // internal/version.String() of the serving binary
 }
 
 // Limits are the server's limits as /.well-known/remem reports them.
@@ -219,6 +233,17 @@ type Limits struct {
 	RecordsPerOrigin int `json:"records_per_origin"`
 	FileBytes        int `json:"file_bytes"`
 	LineBytes        int `json:"line_bytes"`
+	// PutsPerClient limits every PUT of one client address; PutsPerOrigin
+	// the accepted PUTs of one origin's file per client address. Absent:
+	// no limit.
+	PutsPerClient *RateInfo `json:"puts_per_client,omitempty"`
+	PutsPerOrigin *RateInfo `json:"puts_per_origin,omitempty"`
+}
+
+// RateInfo is a Rate as the info document reports it.
+type RateInfo struct {
+	PerMinute float64 `json:"per_minute"`
+	Burst     int     `json:"burst"`
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -573,10 +598,25 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) int {
 }
 
 func (s *Server) handleWellKnown(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, WellKnown{
-		Protocol:      1,
-		Limits:        Limits{RecordsPerOrigin: s.maxRecs, FileBytes: s.maxBytes, LineBytes: protocol.MaxLineBytes},
+	writeJSON(w, http.StatusOK, s.info())
+}
+
+// info is the info document of this server.
+func (s *Server) info() WellKnown {
+	rate := func(r Rate) *RateInfo {
+		if r == (Rate{}) {
+			return nil
+		}
+		return &RateInfo{PerMinute: r.PerMinute, Burst: r.Burst}
+	}
+	return WellKnown{
+		Protocol: 1,
+		Name:     s.cfg.Name,
+		Limits: Limits{RecordsPerOrigin: s.maxRecs, FileBytes: s.maxBytes, LineBytes: protocol.MaxLineBytes,
+			PutsPerClient: rate(s.cfg.RatePerClient), PutsPerOrigin: rate(s.cfg.RatePerOrigin)},
 		GetNeedsToken: s.cfg.ReadNeedsToken,
+		PutNeedsToken: true,
 		Server:        "remem",
-	})
+		Version:       version.String(),
+	}
 }

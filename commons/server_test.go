@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/remem/remem/internal/testutil"
+	"github.com/remem/remem/internal/version"
 	"github.com/remem/remem/protocol"
 )
 
@@ -247,7 +248,7 @@ func TestWellKnownAndMetrics(t *testing.T) {
 	if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
 		t.Fatalf("%d %v", code, hdr)
 	}
-	want := `{"protocol":1,"limits":{"records_per_origin":1000,"file_bytes":262144,"line_bytes":8192},"get_needs_token":false,"server":"remem"}`
+	want := `{"protocol":1,"name":"remem commons","limits":{"records_per_origin":1000,"file_bytes":262144,"line_bytes":8192},"get_needs_token":false,"put_needs_token":true,"server":"remem","version":"` + version.String() + `"}`
 	if strings.TrimSpace(body) != want {
 		t.Errorf("well-known\n got %s\nwant %s", body, want)
 	}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/remem/remem/commons"
 	"github.com/remem/remem/protocol"
 )
 
@@ -67,6 +69,9 @@ type APIOptions struct {
 	// SleepNow replaces a plain sleep for POST /sleep, so a daemon also
 	// publishes what the sleep signed.
 	SleepNow func(context.Context) (SleepReport, error)
+	// Signed is told that a request signed a record (a lesson, a
+	// revocation), so a daemon sends it now instead of at its next sleep.
+	Signed func()
 }
 
 const maxBody = 4 << 20
@@ -85,6 +90,9 @@ func NewAPI(m *Memory, opts APIOptions) http.Handler {
 	mux.HandleFunc("GET /export", a.export)
 	mux.HandleFunc("POST /records", a.importRecords)
 	mux.HandleFunc("POST /share", a.share)
+	mux.HandleFunc("POST /commons/push", a.pushCommons)
+	mux.HandleFunc("POST /commons/pull", a.pullCommons)
+	mux.HandleFunc("POST /folder/sync", a.syncFolder)
 	g := opts.Gatherer
 	if g == nil {
 		g = prometheus.DefaultGatherer
@@ -306,6 +314,8 @@ func (a *api) publish(w http.ResponseWriter, r *http.Request) {
 	s, err := a.svc.Publish(r.Context(), req.Kind, req.Text)
 	if err != nil {
 		err = badRequest{err}
+	} else {
+		a.signed()
 	}
 	a.reply(w, s, err)
 }
@@ -316,11 +326,23 @@ func (a *api) revoke(w http.ResponseWriter, r *http.Request) {
 		a.reply(w, nil, err)
 		return
 	}
-	s, err := a.svc.Revoke(r.Context(), r.PathValue("hash"), req.Reason)
+	rep, err := a.svc.Revoke(r.Context(), r.PathValue("hash"), req.Reason)
 	if err != nil {
 		err = badRequest{err}
+	} else if rep.Sending = a.signed(); rep.Sending {
+		rep.explain()
 	}
-	a.reply(w, s, err)
+	a.reply(w, rep, err)
+}
+
+// signed tells the daemon that a record was signed, and whether one runs
+// to send it.
+func (a *api) signed() bool {
+	if a.opts.Signed == nil {
+		return false
+	}
+	a.opts.Signed()
+	return true
 }
 
 func (a *api) sleep(w http.ResponseWriter, r *http.Request) {
@@ -366,6 +388,76 @@ func (a *api) share(w http.ResponseWriter, r *http.Request) {
 		err = badRequest{err}
 	}
 	a.reply(w, s, err)
+}
+
+// commonsRequest reads the commons a push or pull names, refusing an
+// address the client would refuse, with what to write instead.
+func commonsRequest(w http.ResponseWriter, r *http.Request) (CommonsRequest, error) {
+	var req CommonsRequest
+	if err := decode(w, r, &req); err != nil {
+		return req, err
+	}
+	if _, err := commons.CanonicalURL(req.URL); err != nil {
+		return req, badRequest{err}
+	}
+	return req, nil
+}
+
+func (a *api) pushCommons(w http.ResponseWriter, r *http.Request) {
+	allowLong(w) // the commons may be slow to answer
+	req, err := commonsRequest(w, r)
+	if err != nil {
+		a.reply(w, nil, err)
+		return
+	}
+	res, err := a.svc.PushCommons(r.Context(), req)
+	a.reply(w, res, err)
+}
+
+// pullCommons answers the report even when some files failed: a pull goes
+// on past a failed file, and the caller must learn what it did take.
+func (a *api) pullCommons(w http.ResponseWriter, r *http.Request) {
+	allowLong(w)
+	req, err := commonsRequest(w, r)
+	if err != nil {
+		a.reply(w, nil, err)
+		return
+	}
+	rep, err := a.svc.PullCommons(r.Context(), req)
+	a.partial(w, rep, err)
+}
+
+// syncFolder takes an absolute DIR: the node's working directory is not
+// the caller's.
+func (a *api) syncFolder(w http.ResponseWriter, r *http.Request) {
+	allowLong(w)
+	var req struct {
+		Dir string `json:"dir"`
+	}
+	if err := decode(w, r, &req); err != nil {
+		a.reply(w, nil, err)
+		return
+	}
+	if !filepath.IsAbs(req.Dir) {
+		a.reply(w, nil, badRequest{fmt.Errorf("the folder %q is not an absolute path; name it from the root, like /mnt/share/remem", req.Dir)})
+		return
+	}
+	rep, err := a.svc.SyncFolder(r.Context(), req.Dir)
+	a.partial(w, rep, err)
+}
+
+// partial answers a report of work that went on past failures: 200 when
+// nothing failed, else 502 with the report beside the error (Client reads
+// both).
+func (a *api) partial(w http.ResponseWriter, rep any, err error) {
+	if err == nil {
+		writeJSON(w, http.StatusOK, rep)
+		return
+	}
+	writeJSON(w, http.StatusBadGateway, struct {
+		Error  string `json:"error"`
+		Report any    `json:"report"`
+	}{err.Error(), rep})
 }
 
 func (a *api) status(w http.ResponseWriter, r *http.Request) {

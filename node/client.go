@@ -15,6 +15,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/remem/remem/commons"
 	"github.com/remem/remem/internal/atomicfile"
 	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
@@ -78,6 +79,44 @@ func (c *Client) Close() error   { return nil }
 
 // do sends a request and decodes the JSON answer into out.
 func (c *Client) do(ctx context.Context, method, path string, in any, out any) error {
+	code, data, err := c.send(ctx, method, path, in)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return answerError(method, path, code, data)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(data, out)
+}
+
+// doPartial is do for work that goes on past failures (api.partial): the
+// report arrives beside the error.
+func (c *Client) doPartial(ctx context.Context, path string, in any, out any) error {
+	code, data, err := c.send(ctx, http.MethodPost, path, in)
+	if err != nil {
+		return err
+	}
+	if code == http.StatusBadGateway {
+		var a struct {
+			Error  string          `json:"error"`
+			Report json.RawMessage `json:"report"`
+		}
+		if json.Unmarshal(data, &a) == nil && a.Error != "" {
+			_ = json.Unmarshal(a.Report, out) // a report it cannot read: the error still says what failed
+			return errors.New(a.Error)
+		}
+	}
+	if code != http.StatusOK {
+		return answerError(http.MethodPost, path, code, data)
+	}
+	return json.Unmarshal(data, out)
+}
+
+// send sends a request and returns the answer's status and body.
+func (c *Client) send(ctx context.Context, method, path string, in any) (int, []byte, error) {
 	var body io.Reader
 	switch v := in.(type) {
 	case nil:
@@ -86,13 +125,13 @@ func (c *Client) do(ctx context.Context, method, path string, in any, out any) e
 	default:
 		data, err := json.Marshal(v)
 		if err != nil {
-			return err
+			return 0, nil, err
 		}
 		body = bytes.NewReader(data)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	if method != http.MethodGet {
 		req.Header.Set("Content-Type", "application/json")
@@ -103,27 +142,24 @@ func (c *Client) do(ctx context.Context, method, path string, in any, out any) e
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	defer func() { _ = resp.Body.Close() }() // a read body: its close says nothing
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e apiError
-		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			if resp.StatusCode == http.StatusNotFound {
-				return fmt.Errorf("%w (%s)", ErrUnknownLesson, e.Error)
-			}
-			return errors.New(e.Error)
+	return resp.StatusCode, data, err
+}
+
+// answerError is the error of an answer other than 200: the API's own
+// words when it gave them.
+func answerError(method, path string, code int, data []byte) error {
+	var e apiError
+	if json.Unmarshal(data, &e) == nil && e.Error != "" {
+		if code == http.StatusNotFound {
+			return fmt.Errorf("%w (%s)", ErrUnknownLesson, e.Error)
 		}
-		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
+		return errors.New(e.Error)
 	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(data, out)
+	return fmt.Errorf("%s %s: %d %s", method, path, code, http.StatusText(code))
 }
 
 // Lessons lists the node's lessons, with the layers of its configuration.
@@ -241,8 +277,8 @@ func (c *Client) Publish(ctx context.Context, kind, text string) (Signed, error)
 	return s, c.do(ctx, "POST", "/lessons", map[string]string{"kind": kind, "text": text}, &s)
 }
 
-func (c *Client) Revoke(ctx context.Context, hash, reason string) (Signed, error) {
-	var s Signed
+func (c *Client) Revoke(ctx context.Context, hash, reason string) (RevokeReport, error) {
+	var s RevokeReport
 	return s, c.do(ctx, "POST", "/lessons/"+url.PathEscape(hash)+"/revoke", map[string]string{"reason": reason}, &s)
 }
 
@@ -264,6 +300,26 @@ func (c *Client) Share(ctx context.Context, req ShareRequest) (ShareSettings, er
 		}
 	}
 	return s, c.do(ctx, "POST", "/share", req, &s)
+}
+
+func (c *Client) PushCommons(ctx context.Context, req CommonsRequest) (commons.PushResult, error) {
+	var res commons.PushResult
+	return res, c.do(ctx, "POST", "/commons/push", req, &res)
+}
+
+func (c *Client) PullCommons(ctx context.Context, req CommonsRequest) (commons.PullReport, error) {
+	var rep commons.PullReport
+	return rep, c.doPartial(ctx, "/commons/pull", req, &rep)
+}
+
+// SyncFolder sends dir as an absolute path: the node's working directory
+// is not this process's.
+func (c *Client) SyncFolder(ctx context.Context, dir string) (FolderSync, error) {
+	var rep FolderSync
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return rep, c.doPartial(ctx, "/folder/sync", map[string]string{"dir": dir}, &rep)
 }
 
 // Status asks the running node for its status.

@@ -64,6 +64,7 @@ type Daemon struct {
 	next     time.Time
 	commons  []*commons.Client
 	sleepNow chan chan sleepResult
+	signed   chan struct{}  // a request signed a record: send it now
 	news     chan struct{}  // records new to this memory arrived by sync
 	heard    chan struct{}  // records new to this memory arrived by gossip
 	syncing  atomic.Bool    // a catch-up round runs
@@ -91,7 +92,7 @@ func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{cfg: cfg, m: m, log: cfg.Logger.With("origin", m.Origin()), reg: cfg.Registry, sleepNow: make(chan chan sleepResult), news: make(chan struct{}, 1), heard: make(chan struct{}, 1)}
+	d := &Daemon{cfg: cfg, m: m, log: cfg.Logger.With("origin", m.Origin()), reg: cfg.Registry, sleepNow: make(chan chan sleepResult), signed: make(chan struct{}, 1), news: make(chan struct{}, 1), heard: make(chan struct{}, 1)}
 	for _, dir := range cfg.Folders {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, errors.Join(fmt.Errorf("folder %s: %w", dir, err), m.Close())
@@ -201,6 +202,8 @@ func (d *Daemon) loop(ctx context.Context) error {
 		case reply := <-d.sleepNow:
 			rep, err := d.sleepAndShare(ctx)
 			reply <- sleepResult{rep, err}
+		case <-d.signed:
+			d.share(ctx)
 		}
 	}
 }
@@ -325,7 +328,17 @@ func (d *Daemon) close() error {
 
 // Handler is the local HTTP API of this daemon.
 func (d *Daemon) Handler() http.Handler {
-	return NewAPI(d.m, APIOptions{Gatherer: d.reg, Web: d.cfg.Web, Network: d.network, SleepNow: d.SleepNow})
+	return NewAPI(d.m, APIOptions{Gatherer: d.reg, Web: d.cfg.Web, Network: d.network, SleepNow: d.SleepNow, Signed: d.shareSoon})
+}
+
+// shareSoon asks the loop to send what a request just signed (a lesson
+// published or revoked by hand), as a sleep sends what it signs. Requests
+// that come while a share is asked for already join it.
+func (d *Daemon) shareSoon() {
+	select {
+	case d.signed <- struct{}{}:
+	default:
+	}
 }
 
 // network adds the daemon's view to a status.

@@ -202,6 +202,7 @@ func ComposeLayers(held []LessonView, layers []Layer, heldView HeldView) ([]Less
 			v.Layers = uniqSorted(append(slices.Clone(v.Layers), layer.Name))
 			if l.Strength > v.Strength || v.Text == "" {
 				v.Strength, v.Text = l.Strength, l.Text
+				v.StrengthReason = "from layer " + layer.Name + ": the strongest instance is shown, and this layer file gives it"
 			}
 			if v.Kind == "" {
 				v.Kind = l.Kind
@@ -228,7 +229,8 @@ func layersOf(layers []Layer, hash string) []Layer {
 func layerOnly(l LayerLesson) LessonView {
 	return LessonView{Hash: l.Hash, ID: l.ID, Kind: l.Kind, Text: l.Text, Strength: l.Strength, Updated: l.Updated,
 		State: protocol.StateCandidate, StateReason: "only in a layer file: no record of it is held here",
-		Origins: []string{}, Confirmers: []string{}, Layers: []string{}}
+		StrengthReason: "from a layer file: no record of it is held here, so the file gives its strength",
+		Origins:        []string{}, Confirmers: []string{}, Layers: []string{}}
 }
 
 // layerFiles are a memory's configured layers, each read again when its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/remem/remem/commons"
 	"github.com/remem/remem/internal/progress"
 	"github.com/remem/remem/protocol"
 )
@@ -20,10 +21,15 @@ type Service interface {
 	Ingest(ctx context.Context, source string, data []byte) (IngestReport, error)
 	Sleep(ctx context.Context) (SleepReport, error)
 	Publish(ctx context.Context, kind, text string) (Signed, error)
-	Revoke(ctx context.Context, hash, reason string) (Signed, error)
+	Revoke(ctx context.Context, hash, reason string) (RevokeReport, error)
 	Export(ctx context.Context) ([]string, error)
 	Import(ctx context.Context, scope string, data []byte) (ReceiveReport, error)
 	Share(ctx context.Context, req ShareRequest) (ShareSettings, error)
+	// The transports a command runs by hand: through a running node they
+	// run inside it, which holds the home (and the pull state).
+	PushCommons(ctx context.Context, req CommonsRequest) (commons.PushResult, error)
+	PullCommons(ctx context.Context, req CommonsRequest) (commons.PullReport, error)
+	SyncFolder(ctx context.Context, dir string) (FolderSync, error)
 	Close() error
 }
 
@@ -32,6 +38,13 @@ type Signed struct {
 	Hash   string `json:"hash"`
 	Origin string `json:"origin"`
 	Line   string `json:"line"`
+}
+
+// CommonsRequest names a commons to push to or pull from and the bearer
+// token to send it ("" for none).
+type CommonsRequest struct {
+	URL   string `json:"url"`
+	Token string `json:"token,omitempty"`
 }
 
 // ShareRequest changes or lists the per-project opt-ins.
@@ -81,8 +94,12 @@ func (l Local) Sleep(ctx context.Context) (SleepReport, error) { return l.M.Slee
 func (l Local) Publish(_ context.Context, kind, text string) (Signed, error) {
 	return signedOf(l.M.Publish(kind, text))
 }
-func (l Local) Revoke(_ context.Context, hash, reason string) (Signed, error) {
-	return signedOf(l.M.Revoke(hash, reason))
+func (l Local) Revoke(_ context.Context, hash, reason string) (RevokeReport, error) {
+	rec, err := l.M.Revoke(hash, reason)
+	if err != nil {
+		return RevokeReport{}, err
+	}
+	return l.M.revokeReport(rec)
 }
 func (l Local) Export(context.Context) ([]string, error) {
 	lines, err := l.M.OwnLines("")
@@ -103,6 +120,19 @@ func (l Local) Share(_ context.Context, req ShareRequest) (ShareSettings, error)
 		return l.M.Unshare(req.Set.Project)
 	}
 	return l.M.Share(req.Set)
+}
+func (l Local) PushCommons(ctx context.Context, req CommonsRequest) (commons.PushResult, error) {
+	return l.M.PushCommons(ctx, l.M.CommonsClient(req.URL, req.Token))
+}
+
+// PullCommons reports the files fetched as progress ("pulling files").
+func (l Local) PullCommons(ctx context.Context, req CommonsRequest) (commons.PullReport, error) {
+	c := l.M.CommonsClient(req.URL, req.Token)
+	c.Progress = func(done, total int) { progress.Report(ctx, "pulling files", done, total) }
+	return l.M.PullCommons(ctx, c)
+}
+func (l Local) SyncFolder(ctx context.Context, dir string) (FolderSync, error) {
+	return l.M.SyncFolder(ctx, dir)
 }
 func (l Local) Close() error { return l.M.Close() }
 

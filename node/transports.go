@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/remem/remem/commons"
 	"github.com/remem/remem/folder"
@@ -68,7 +69,27 @@ func (m *Memory) PushCommons(ctx context.Context, c *commons.Client) (commons.Pu
 	if left > 0 {
 		m.log.Warn("own records over the per-origin file limits; the oldest wait", "scope", c.Scope(), "left_out", left)
 	}
+	if len(lines) == 0 {
+		return commons.PushResult{}, m.nothingFor(c.Scope())
+	}
 	return c.Push(ctx, m.Origin(), lines)
+}
+
+// nothingFor explains why no own record goes to scope: none is signed yet,
+// or every one is a confirmation of a lesson that came by another scope,
+// which `remem export` lists (it prints every scope's) but which goes only
+// where its lesson came from (SPEC §7).
+func (m *Memory) nothingFor(scope string) error {
+	all, err := m.ownRecords("")
+	if err != nil {
+		return err
+	}
+	sign := "publish a lesson (`remem publish`, or `remem share --project DIR` and a sleep) to have something to push"
+	if len(all) == 0 {
+		return fmt.Errorf("nothing to push to %s: this memory has signed no record yet; %s", strings.TrimPrefix(scope, "commons:"), sign)
+	}
+	return fmt.Errorf("nothing to push to %s: this memory's %d records (`remem export`) are confirmations of lessons that came by other scopes, and a confirmation goes only where its lesson came from (SPEC §7); %s",
+		strings.TrimPrefix(scope, "commons:"), len(all), sign)
 }
 
 // PullCommons takes the files that changed on the commons since the last

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/remem/remem/internal/atomicfile"
@@ -24,16 +25,20 @@ type LessonView struct {
 	State       protocol.State `json:"state"`
 	StateReason string         `json:"state_reason"`
 	Strength    float64        `json:"strength"`
-	Seen        int64          `json:"seen"`
-	Own         bool           `json:"own"`
-	Published   bool           `json:"published"`
-	Author      string         `json:"author,omitempty"`
-	Origins     []string       `json:"origins"`
-	Confirmers  []string       `json:"confirmers"`
-	Layers      []string       `json:"layers"`
-	Scopes      []string       `json:"scopes,omitempty"`
-	Updated     time.Time      `json:"updated"`
-	Score       float64        `json:"score,omitempty"` // relevance, for recall
+	// StrengthReason says why the strength is what it is, so that the
+	// author's 0.75 and a receiver's 0.50 of one lesson are not a puzzle:
+	// a short phrase (StrengthWhy), a colon, then the rule.
+	StrengthReason string    `json:"strength_reason"`
+	Seen           int64     `json:"seen"`
+	Own            bool      `json:"own"`
+	Published      bool      `json:"published"`
+	Author         string    `json:"author,omitempty"`
+	Origins        []string  `json:"origins"`
+	Confirmers     []string  `json:"confirmers"`
+	Layers         []string  `json:"layers"`
+	Scopes         []string  `json:"scopes,omitempty"`
+	Updated        time.Time `json:"updated"`
+	Score          float64   `json:"score,omitempty"` // relevance, for recall
 }
 
 // Filter narrows the lesson view.
@@ -178,12 +183,57 @@ func (m *Memory) view(l store.Lesson, now time.Time) (*LessonView, error) {
 	if confirmers == nil {
 		confirmers = []string{}
 	}
+	shown := protocol.ShownStrength(l.Strength, l.Updated, st, now, m.cfg.Params.State.W)
 	return &LessonView{
 		Hash: l.Hash, ID: l.ID, Kind: l.Kind, Text: l.Text, State: st.State, StateReason: st.Reason,
-		Strength: protocol.ShownStrength(l.Strength, l.Updated, st, now, m.cfg.Params.State.W),
-		Seen:     l.Seen, Own: l.Own, Published: l.Published, Author: st.Author, Origins: origins,
+		Strength: shown, StrengthReason: strengthReason(l, st.State, shown, m.cfg.Params.State.W),
+		Seen: l.Seen, Own: l.Own, Published: l.Published, Author: st.Author, Origins: origins,
 		Confirmers: confirmers, Layers: uniqSorted(layers), Scopes: uniqSorted(append(scopes, l.Scopes...)), Updated: l.Updated,
 	}, nil
+}
+
+// strengthReason explains the strength shown for l (SPEC §7): where it
+// started (an own lesson at 1 − 0.5^seen, a received one at 0.5), what
+// raised it, and whether it decays.
+func strengthReason(l store.Lesson, state protocol.State, shown float64, w time.Duration) string {
+	if !state.Active() {
+		return fmt.Sprintf("%s: a lesson out of the active view shows 0", state)
+	}
+	var why, rule string
+	raisedBy := len(l.Corroborators) // for a received lesson, the origin that brought it is first
+	switch {
+	case l.Own:
+		why = fmt.Sprintf("own, seen %d", l.Seen)
+		rule = fmt.Sprintf("an own lesson starts at 1 − 0.5^seen (%.2f for %d surprises of this memory) and rises with each new one", protocol.InitialStrength(l.Seen), l.Seen)
+	case l.Confirmed:
+		why, raisedBy = "received, confirmed here", raisedBy-1
+		rule = "a received lesson starts at 0.50 and rose when this memory's own events matched it (its confirmation)"
+	default:
+		why, raisedBy = "received, not confirmed here", raisedBy-1
+		rule = "a received lesson starts at 0.50 and rises only when this memory's own events match it; its author's strength counts its own surprises"
+	}
+	if raisedBy > 0 {
+		rule += fmt.Sprintf("; raised by %d other memories' lessons or confirmations", raisedBy)
+	}
+	if shown < l.Strength-0.005 {
+		rule += fmt.Sprintf("; decaying from %.2f: with no rise it halves every %s", l.Strength, halfWindow(w))
+	}
+	return why + ": " + rule
+}
+
+// halfWindow is W/2 in days when it is at least a day (the default W is
+// 90 days), else as a duration (the testnet's short windows).
+func halfWindow(w time.Duration) string {
+	if w >= 48*time.Hour {
+		return fmt.Sprintf("%g days", (w/2).Hours()/24)
+	}
+	return (w / 2).String()
+}
+
+// StrengthWhy is the short phrase of StrengthReason, for a table column.
+func (v LessonView) StrengthWhy() string {
+	why, _, _ := strings.Cut(v.StrengthReason, ":")
+	return why
 }
 
 func uniqSorted(ss []string) []string {

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/remem/remem/commons"
+	"github.com/remem/remem/internal/progress"
 	"github.com/remem/remem/node"
 )
 
@@ -27,7 +28,10 @@ func commonsCommand() *cli.Command {
 
 PUT /commons/<origin>.jsonl is accepted only when every line verifies and has
 that origin (at most 1,000 records and 256 KiB); GET serves files exactly as
-stored with ETags; GET /commons/index lists them (?since=RFC3339).
+stored with ETags; GET /commons/index lists them (?since=RFC3339). GET /
+is a short page for people, and with Accept: application/json (or
+?format=json) the info document of GET /.well-known/remem: name, limits,
+rates, whether GET and PUT need a token, version.
 SIGINT or SIGTERM shuts it down gracefully.
 
 Examples:
@@ -38,6 +42,7 @@ Examples:
 					&cli.StringFlag{Name: "data", Required: true, Usage: "DIR for the files (kept across restarts)"},
 					&cli.StringFlag{Name: "token-file", Required: true, Usage: "FILE with the accepted bearer tokens, one per line"},
 					&cli.BoolFlag{Name: "read-token", Usage: "require the token on GET too"},
+					&cli.StringFlag{Name: "name", Value: "remem commons", Usage: "what the front page (GET /) and the info document call this commons"},
 				},
 				Action: commonsServe,
 			},
@@ -91,7 +96,7 @@ func commonsServe(c *cli.Context) (err error) {
 	}
 	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
 	cfg := commons.DefaultServerConfig()
-	cfg.DataDir, cfg.Tokens, cfg.ReadNeedsToken, cfg.Logger = c.String("data"), tokens, c.Bool("read-token"), logger
+	cfg.DataDir, cfg.Tokens, cfg.ReadNeedsToken, cfg.Logger, cfg.Name = c.String("data"), tokens, c.Bool("read-token"), logger, c.String("name")
 	srv, err := commons.NewServer(cfg)
 	if err != nil {
 		return err
@@ -101,82 +106,58 @@ func commonsServe(c *cli.Context) (err error) {
 	return commons.Serve(c.Context, c.String("listen"), srv, logger)
 }
 
-func commonsClient(c *cli.Context, m *node.Memory) (*commons.Client, error) {
+// commonsRequest reads the URL argument and the token. The push or pull
+// runs in this process, or in the running node that holds the home.
+func commonsRequest(c *cli.Context) (node.CommonsRequest, error) {
 	url, err := oneArg(c, "commons URL")
 	if err != nil {
-		return nil, err
+		return node.CommonsRequest{}, err
 	}
 	if _, err := commons.CanonicalURL(url); err != nil {
-		return nil, cli.Exit(err.Error(), 2)
+		return node.CommonsRequest{}, cli.Exit(err.Error(), 2)
 	}
 	token, err := commonsToken(c.String("token-file"))
-	if err != nil {
-		return nil, err
-	}
-	return m.CommonsClient(url, token), nil
-}
-
-func openLocal(c *cli.Context) (*node.Memory, error) {
-	cfg, err := memoryConfig(c)
-	if err != nil {
-		return nil, err
-	}
-	cfg.LockWait = node.DefaultLockWait
-	m, err := node.Open(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("%w; with a running node, give it --commons instead", err)
-	}
-	return m, nil
-}
-
-// withCommons opens the memory and a client for the URL argument.
-func withCommons(c *cli.Context, do func(*node.Memory, *commons.Client) error) (err error) {
-	m, err := openLocal(c)
-	if err != nil {
-		return err
-	}
-	defer closeInto(&err, m)
-	client, err := commonsClient(c, m)
-	if err != nil {
-		return err
-	}
-	return do(m, client)
+	return node.CommonsRequest{URL: url, Token: token}, err
 }
 
 func commonsPush(c *cli.Context) error {
-	return withCommons(c, func(m *node.Memory, client *commons.Client) error { return push(c, m, client) })
-}
-
-func push(c *cli.Context, m *node.Memory, client *commons.Client) error {
-	res, err := m.PushCommons(c.Context, client)
+	req, err := commonsRequest(c)
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		return printJSON(c.App.Writer, res)
+	return withService(c, func(svc node.Service) (commons.PushResult, error) {
+		return svc.PushCommons(c.Context, req)
+	}, func(res commons.PushResult) error {
+		base, _ := commons.CanonicalURL(req.URL)
+		_, err := fmt.Fprintf(c.App.Writer, "pushed %d records to %s (etag %s)\n", res.Records, base, res.ETag)
+		return err
+	})
+}
+
+func commonsPull(c *cli.Context) (err error) {
+	req, err := commonsRequest(c)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(c.App.Writer, "pushed %d records to %s (etag %s)\n", res.Records, client.BaseURL, res.ETag)
-	return nil
-}
-
-func commonsPull(c *cli.Context) error {
-	return withCommons(c, func(m *node.Memory, client *commons.Client) error { return pull(c, m, client) })
-}
-
-func pull(c *cli.Context, m *node.Memory, client *commons.Client) error {
+	svc, err := openService(c)
+	if err != nil {
+		return err
+	}
+	defer closeInto(&err, svc)
+	ctx := c.Context
 	if !c.Bool("json") {
-		client.Progress = func(done, total int) {
+		ctx = progress.With(ctx, func(_ string, done, total int) {
 			if total >= 20 && (done%50 == 0 || done == total) {
 				fmt.Fprintf(c.App.ErrWriter, "\rpulling %d/%d files", done, total)
 				if done == total {
 					fmt.Fprintln(c.App.ErrWriter)
 				}
 			}
-		}
+		})
 	}
 	// A pull goes on past a failed file: the report says what it did, and
 	// err every failure.
-	rep, err := m.PullCommons(c.Context, client)
+	rep, err := svc.PullCommons(ctx, req)
 	if c.Bool("json") {
 		if perr := printJSON(c.App.Writer, rep); perr != nil {
 			return errors.Join(err, perr)

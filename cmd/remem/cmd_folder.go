@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/remem/remem/folder"
-	"github.com/remem/remem/node"
 )
 
 func folderCommand() *cli.Command {
@@ -40,18 +39,16 @@ func folderSync(c *cli.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	cfg, err := memoryConfig(c)
+	// Through a running node the node writes and reads the folder; its
+	// working directory is not this one.
+	dir = absDir(dir)
+	svc, err := openService(c)
 	if err != nil {
 		return err
 	}
-	cfg.LockWait = node.DefaultLockWait
-	m, err := node.Open(cfg)
-	if err != nil {
-		return fmt.Errorf("%w; with a running node, give it --folder %s instead", err, dir)
-	}
-	defer closeInto(&err, m)
+	defer closeInto(&err, svc)
 	once := func() error {
-		res, err := m.SyncFolder(c.Context, dir)
+		res, err := svc.SyncFolder(c.Context, dir)
 		if c.Bool("json") {
 			if perr := printJSONLine(c.App.Writer, res); perr != nil {
 				return perr

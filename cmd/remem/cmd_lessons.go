@@ -53,9 +53,9 @@ func printLessons(c *cli.Context, views []node.LessonView) error {
 		return nil
 	}
 	w := table(c.App.Writer)
-	fmt.Fprintln(w, "HASH\tSTATE\tSTRENGTH\tKIND\tORIGINS\tCONFIRMERS\tTEXT")
+	fmt.Fprintln(w, "HASH\tSTATE\tSTRENGTH\tWHY\tKIND\tORIGINS\tCONFIRMERS\tTEXT")
 	for _, v := range views {
-		fmt.Fprintf(w, "%s\t%s\t%.2f\t%s\t%d\t%d\t%s\n", v.Hash, v.State, v.Strength, v.Kind, len(v.Origins), len(v.Confirmers), short(v.Text, 70))
+		fmt.Fprintf(w, "%s\t%s\t%.2f\t%s\t%s\t%d\t%d\t%s\n", v.Hash, v.State, v.Strength, orNone(v.StrengthWhy()), v.Kind, len(v.Origins), len(v.Confirmers), short(v.Text, 70))
 	}
 	return w.Flush()
 }
@@ -133,6 +133,7 @@ func printProvenance(c *cli.Context, p node.Provenance) error {
 	w := c.App.Writer
 	fmt.Fprintf(w, "%s  %s\n", p.Hash, printable(p.Text))
 	fmt.Fprintf(w, "kind %s, strength %.2f, seen %d\n", p.Kind, p.Strength, p.Seen)
+	fmt.Fprintf(w, "strength %.2f, %s\n", p.Strength, orNone(p.StrengthReason))
 	fmt.Fprintf(w, "state %s: %s\n", p.State, p.StateReason)
 	fmt.Fprintf(w, "author %s; origins %s\n", orNone(p.Author), list(p.Origins))
 	fmt.Fprintf(w, "confirmers %s\n", list(p.Confirmers))

@@ -45,6 +45,11 @@ func revokeCommand() *cli.Command {
 		Usage: "sign the withdrawal of a lesson",
 		UsageText: `remem revoke [--reason TEXT] [--json] HASH
 
+A lesson this memory published is withdrawn: every memory drops it when the
+revocation reaches it. A lesson it only confirmed is not: the revocation
+counts toward a quorum (N confirmers, default 3, SPEC §8). A running node
+sends the revocation at once; without one it leaves with the next exchange.
+
 Examples:
   remem revoke 130494cfd9c9e6bf5c1480f5bc906350
   remem revoke --reason "fixed in v2.3" 130494cfd9c9e6bf5c1480f5bc906350`,
@@ -54,10 +59,10 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return withService(c, func(svc node.Service) (node.Signed, error) {
+			return withService(c, func(svc node.Service) (node.RevokeReport, error) {
 				return svc.Revoke(c.Context, hash, c.String("reason"))
-			}, func(rec node.Signed) error {
-				_, err := fmt.Fprintf(c.App.Writer, "revoked %s\n", rec.Hash)
+			}, func(rep node.RevokeReport) error {
+				_, err := fmt.Fprintln(c.App.Writer, rep.Message)
 				return err
 			})
 		},
@@ -70,9 +75,10 @@ func exportCommand() *cli.Command {
 		Usage: "print this memory's signed records as JSONL",
 		UsageText: `remem export [--json]
 
-Prints exactly the lines this memory would publish (its lessons,
-confirmations and revocations). With --json, one object per record with the
-line inside.
+Prints every line this memory would publish (its lessons, confirmations and
+revocations). A confirmation goes only to the scopes its lesson came by, so
+a folder or commons may get fewer. With --json, one object per record with
+the line inside.
 
 Examples:
   remem export > me.jsonl
