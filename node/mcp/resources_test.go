@@ -85,7 +85,7 @@ func TestRevokeOwnLessonOnly(t *testing.T) {
 	mustOK(t, "revoke", res)
 	var out remcp.RevokeOutput
 	structured(t, res, &out)
-	if out.Origin != m.Origin() || !strings.Contains(out.Message, "revoked lesson "+mine) {
+	if out.Origin != m.Origin() || !strings.Contains(out.Message, "revoked "+mine) || !strings.Contains(out.Message, "withdrew") {
 		t.Errorf("revoke: %+v", out)
 	}
 	if st := state(t, m, mine); st != protocol.StateRevoked {

@@ -46,7 +46,7 @@ func (t *tools) revoke(ctx context.Context, _ *sdk.CallToolRequest, in RevokeInp
 	if hash == "" {
 		return nil, RevokeOutput{}, errors.New(`revoke needs "hash": the hash of a lesson this memory wrote, as lessons or recall give it`)
 	}
-	var signed node.Signed
+	var rep node.RevokeReport
 	err := t.with(ctx, func(svc node.Service) error {
 		p, err := svc.Show(ctx, hash)
 		if err != nil {
@@ -56,13 +56,13 @@ func (t *tools) revoke(ctx context.Context, _ *sdk.CallToolRequest, in RevokeInp
 			return fmt.Errorf("lesson %s was written by %s, not by this memory (%s): revoking it here would only count toward a quorum of revokers, so this tool refuses; "+
 				"report what you saw with remember instead", hash, p.Author, svc.Origin())
 		}
-		signed, err = svc.Revoke(ctx, hash, strings.TrimSpace(in.Reason))
+		rep, err = svc.Revoke(ctx, hash, strings.TrimSpace(in.Reason))
 		return err
 	})
 	if err != nil {
 		return nil, RevokeOutput{}, err
 	}
-	out := RevokeOutput{Hash: signed.Hash, Origin: signed.Origin,
-		Message: fmt.Sprintf("revoked lesson %s: the withdrawal is signed; other memories drop the lesson when it reaches them", hash)}
+	// The same words as remem revoke and the API (node.RevokeReport).
+	out := RevokeOutput{Hash: rep.Hash, Origin: rep.Origin, Message: rep.Message}
 	return text(out.Message), out, nil
 }
