@@ -399,7 +399,9 @@ func (s nodeSettings) copyTo(dc *node.DaemonConfig) {
 // open the memory themselves: they compute the states, strengths and views
 // a node running on home would, and sleep as it would. Of the flags, only
 // the command's own memoryFlags override config.toml. A layer file that
-// cannot be read is left out with a warning on stderr.
+// cannot be read is left out with a warning on stderr. It never makes a
+// memory (only init and node do), so a mistyped home is an error, not a
+// new key.
 func memoryConfig(c *cli.Context) (node.Config, error) {
 	h := home(c)
 	s, src, err := loadNodeSettings(h)
@@ -413,7 +415,7 @@ func memoryConfig(c *cli.Context) (node.Config, error) {
 	if err != nil {
 		return node.Config{}, fmt.Errorf("%s: %w", src.name("layers"), err)
 	}
-	cfg := node.Config{Home: h, Create: true, Now: clock(), Params: dc.Memory.Params, Layers: layers}
+	cfg := node.Config{Home: h, Now: clock(), Params: dc.Memory.Params, Layers: layers}
 	if err := s.memory(&cfg, src); err != nil {
 		return node.Config{}, err
 	}

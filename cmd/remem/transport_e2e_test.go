@@ -30,7 +30,7 @@ func lessonTexts(t *testing.T, home string) []string {
 
 // TestFolderSyncTwoHomes: two homes sharing one directory converge.
 func TestFolderSyncTwoHomes(t *testing.T) {
-	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	a, b, dir := newHome(t), newHome(t), t.TempDir()
 	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
 	must(t, b, nil, "publish", "--kind", "surprise", "The staging database is reset every night at midnight")
 	os.WriteFile(filepath.Join(dir, "0123456789abcdef.jsonl"), []byte("garbage\n"), 0o644)
@@ -47,7 +47,7 @@ func TestFolderSyncTwoHomes(t *testing.T) {
 
 // TestCommonsRoundTripThroughBinary: serve, push from A, pull into B.
 func TestCommonsRoundTripThroughBinary(t *testing.T) {
-	a, b, data := t.TempDir(), t.TempDir(), t.TempDir()
+	a, b, data := newHome(t), newHome(t), t.TempDir()
 	token := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(token, []byte("s3cret-token\n"), 0o600)
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
@@ -93,7 +93,7 @@ func TestCommonsRoundTripThroughBinary(t *testing.T) {
 // TestFolderWatch: a watching sync takes a file another memory writes
 // after it said it is watching (its first snapshot is taken by then).
 func TestFolderWatch(t *testing.T) {
-	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	a, b, dir := newHome(t), newHome(t), t.TempDir()
 	must(t, b, nil, "init")
 	watch := exec.Command(remem(t), "folder", "sync", "--watch", "--interval", "100ms", dir)
 	watch.Env = append(os.Environ(), "REMEM_HOME="+b)
