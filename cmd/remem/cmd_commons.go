@@ -89,7 +89,7 @@ func commonsServe(c *cli.Context) (err error) {
 	if len(tokens) == 0 {
 		return fmt.Errorf("%s holds no token; write one per line (e.g. `openssl rand -hex 32 > %s`)", c.String("token-file"), c.String("token-file"))
 	}
-	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
+	logger := newLogger(c, slog.LevelInfo)
 	cfg := commons.DefaultServerConfig()
 	cfg.DataDir, cfg.Tokens, cfg.ReadNeedsToken, cfg.Logger = c.String("data"), tokens, c.Bool("read-token"), logger
 	srv, err := commons.NewServer(cfg)

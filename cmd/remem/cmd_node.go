@@ -85,6 +85,9 @@ func runNode(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("verbose") || c.Bool("quiet") { // over --log-level
+		dc.Logger = newLogger(c, slog.LevelInfo)
+	}
 	dc.Web = web.Handler()
 	dc.Ready = func(d *node.Daemon) {
 		fmt.Fprintf(c.App.ErrWriter, "remem node %s running; API and web page on http://%s\n", d.Memory().Origin(), d.APIAddr())
@@ -424,9 +427,7 @@ func memoryConfig(c *cli.Context) (node.Config, error) {
 	if err := l.Err(); err != nil {
 		return node.Config{}, src.explain(err)
 	}
-	if len(layers) > 0 {
-		cfg.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
+	cfg.Logger = newLogger(c, slog.LevelWarn) // -v shows the memory's info and debug logs
 	return cfg, nil
 }
 

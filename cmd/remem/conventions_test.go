@@ -1,10 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/remem/remem/internal/version"
 )
 
 // A missing or mistyped home is one error for every command that opens a
@@ -31,4 +35,177 @@ func TestMissingHomeIsOneErrorAndNoNewMemory(t *testing.T) {
 		t.Errorf("init: %q", out)
 	}
 	must(t, typo, nil, "lessons")
+}
+
+// Unknown commands and flags, and missing required flags, are one line on
+// stderr with a "did you mean" when a name is close, exit status 2, and no
+// help on stdout.
+func TestUsageErrorsAreOneLine(t *testing.T) {
+	home := newHome(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nosuch"}, `remem: "nosuch" is not a command (see ` + "`remem --help`)"},
+		{[]string{"lesons"}, `remem: "lesons" is not a command; did you mean lessons? (see ` + "`remem --help`)"},
+		{[]string{"help", "recal"}, `remem: "recal" is not a command; did you mean recall?`},
+		{[]string{"comons", "push"}, `did you mean commons?`},
+		{[]string{"commons", "pul"}, "remem: commons: \"pul\" is not a command; did you mean pull? (see `remem commons --help`)"},
+		{[]string{"lessons", "--jsn"}, "remem: lessons: unknown flag --jsn; did you mean --json? (see `remem lessons --help`)"},
+		{[]string{"commons", "push", "--tokenfile", "x"}, "did you mean --token-file?"},
+		{[]string{"--hme", "x", "id"}, "remem: unknown flag --hme; did you mean --home?"},
+		{[]string{"lessons", "--home", "x"}, "lessons: --home goes before the command"},
+		{[]string{"lessons", "--state"}, "lessons: flag needs an argument: -state"},
+		{[]string{"hash", "some text"}, "remem: hash: --kind is required (see `remem hash --help`)"},
+		{[]string{"completion", "zhs"}, `no completion for shell "zhs"; want bash, zsh, fish (did you mean zsh?)`},
+		{[]string{"-q", "-v", "id"}, "--quiet and --verbose exclude each other"},
+	} {
+		out, errOut, code := run(t, home, nil, c.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("remem %q: exit %d\nstdout %q\nstderr %q\nwant 2, no stdout, one line with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	for _, args := range [][]string{{"help"}, {}, {"--help"}} {
+		if out, _, code := run(t, home, nil, args...); code != 0 || !strings.Contains(out, "USAGE:") || !strings.Contains(out, "lessons") {
+			t.Errorf("remem %q: exit %d, %.80q", args, code, out)
+		}
+	}
+	if out, _, code := run(t, home, nil, "help", "recall"); code != 0 || !strings.Contains(out, "remem recall") {
+		t.Errorf("remem help recall: exit %d, %.80q", code, out)
+	}
+	// A command's words are its own, "help" too.
+	if out, _, _ := run(t, home, nil, "recall", "help"); strings.Contains(out, "USAGE:") {
+		t.Errorf("remem recall help printed the help:\n%s", out)
+	}
+}
+
+// remem version and remem --version print the same line; --json is
+// internal/version's Info; a build that records its VCS revision names it.
+func TestVersion(t *testing.T) {
+	home := newHome(t)
+	line := must(t, home, nil, "version")
+	if !strings.HasPrefix(line, "remem ") || strings.Count(line, "\n") != 1 {
+		t.Errorf("remem version: %q", line)
+	}
+	if got := must(t, home, nil, "--version"); got != line {
+		t.Errorf("remem --version %q, remem version %q", got, line)
+	}
+	var in version.Info
+	if err := json.Unmarshal([]byte(must(t, home, nil, "version", "--json")), &in); err != nil || in.Go == "" || in.Module == "" {
+		t.Errorf("remem version --json: %+v %v", in, err)
+	}
+
+	// Go stamps no revision in a git worktree (.git is a file) nor under
+	// GOFLAGS=-buildvcs=false: build from a fresh repository of this tree.
+	src, head := vcsCopy(t)
+	bin := filepath.Join(t.TempDir(), "remem")
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/remem")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -buildvcs=true: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &in); err != nil || in.Revision != head {
+		t.Errorf("version --json of a VCS build: %s (%v), want revision %s", out, err, head)
+	}
+	out, _ = exec.Command(bin, "--version").Output()
+	if want := "remem " + in.String() + " (" + head; !strings.HasPrefix(string(out), want) {
+		t.Errorf("--version of a VCS build: %q, want %q…", out, want)
+	}
+}
+
+// remem completion prints a script for each shell; bash parses it, and the
+// words it asks the binary for are the commands and flags.
+func TestCompletion(t *testing.T) {
+	home := newHome(t)
+	for shell, want := range map[string]string{"bash": "complete -o bashdefault", "zsh": "compdef _remem_complete remem", "fish": "complete -c remem"} {
+		out := must(t, home, nil, "completion", shell)
+		if !strings.Contains(out, want) {
+			t.Errorf("completion %s lacks %q:\n%s", shell, want, out)
+		}
+		if shell == "bash" {
+			cmd := exec.Command("bash", "-n")
+			cmd.Stdin = strings.NewReader(out)
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("bash -n: %v\n%s", err, b)
+			}
+		}
+	}
+	if out := must(t, home, nil, "--generate-bash-completion"); !strings.Contains(out, "\nlessons\n") || !strings.Contains(out, "\ncompletion\n") {
+		t.Errorf("command words: %q", out)
+	}
+	if out := must(t, home, nil, "lessons", "-", "--generate-bash-completion"); !strings.Contains(out, "--json\n") {
+		t.Errorf("lessons flag words: %q", out)
+	}
+}
+
+// -q leaves only data on stdout and errors on stderr; -v adds the memory's
+// info logs.
+func TestQuietAndVerbose(t *testing.T) {
+	home := newHome(t)
+	rec := filepath.Join(t.TempDir(), "records.jsonl")
+	if err := os.WriteFile(rec, []byte("not json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, _ := run(t, home, nil, "verify", "--now", "2026-12-01T00:00:00Z", rec)
+	if !strings.Contains(errOut, "1 lines, 1 rejected") {
+		t.Fatalf("verify without -q: stdout %q stderr %q", out, errOut)
+	}
+	qout, qerr, _ := run(t, home, nil, "-q", "verify", "--now", "2026-12-01T00:00:00Z", rec)
+	if qout != out || qerr != "" {
+		t.Errorf("verify -q: stdout %q (want %q), stderr %q (want none)", qout, out, qerr)
+	}
+	if _, errOut, code := run(t, home, nil, "-q", "show", "70e27c5e4a0cd6ab0657b9bdf8d0aeb7"); code == 0 || errOut == "" {
+		t.Errorf("-q hid the error: exit %d, stderr %q", code, errOut)
+	}
+	for _, verbose := range []bool{false, true} {
+		title := map[bool]string{false: "npm ci", true: "go build"}[verbose]
+		must(t, home, nil, "remember", "--kind", "error", "--title", title, "--happened", "the registry answered 503 for every tarball")
+		args := []string{"sleep"}
+		if verbose {
+			args = []string{"-v", "sleep"}
+		}
+		if _, errOut, _ := run(t, home, nil, args...); strings.Contains(errOut, "msg=slept") != verbose {
+			t.Errorf("remem %v: stderr %q; the memory's info log should show with -v only", args, errOut)
+		}
+	}
+}
+
+// vcsCopy copies the module's files (tracked and new) into a new git
+// repository with one commit and returns its directory and revision.
+func vcsCopy(t *testing.T) (dir, head string) {
+	t.Helper()
+	files, err := exec.Command("git", "-C", "../..", "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		t.Skipf("no git checkout: %v", err)
+	}
+	dir = t.TempDir()
+	for _, f := range strings.Split(strings.TrimRight(string(files), "\x00"), "\x00") {
+		data, err := os.ReadFile(filepath.Join("../..", f))
+		if os.IsNotExist(err) {
+			continue // deleted in the work tree
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "copy"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, strings.TrimSpace(string(out))
 }
