@@ -114,7 +114,7 @@ func (c *Client) do(ctx context.Context, method, path string, in any, out any) e
 		var e apiError
 		if json.Unmarshal(data, &e) == nil && e.Error != "" {
 			if resp.StatusCode == http.StatusNotFound {
-				return fmt.Errorf("%w (%s)", ErrUnknownLesson, e.Error)
+				return notHeld(e.Error)
 			}
 			return errors.New(e.Error)
 		}
@@ -271,3 +271,10 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 	var st Status
 	return st, c.do(ctx, "GET", "/status", nil, &st)
 }
+
+// notHeld is the node's "no lesson …" answer as it said it, which is
+// ErrUnknownLesson for errors.Is without saying so twice.
+type notHeld string
+
+func (e notHeld) Error() string        { return string(e) }
+func (e notHeld) Is(target error) bool { return target == ErrUnknownLesson }

@@ -209,3 +209,36 @@ func vcsCopy(t *testing.T) (dir, head string) {
 	}
 	return dir, strings.TrimSpace(string(out))
 }
+
+// show and revoke take a unique prefix of 8 or more and the l-… id that
+// show --json prints, with the memory opened or through a running node; a
+// malformed hash is said to be malformed, and nothing is said twice.
+func TestHashReferences(t *testing.T) {
+	const text = "The integration suite times out when the VPN is down."
+	for _, withNode := range []bool{false, true} {
+		home := newHome(t)
+		if withNode {
+			runTestNode(t, home)
+		}
+		hash := strings.Fields(must(t, home, nil, "publish", "--kind", "error", text))[1]
+		var shown struct{ Hash, ID string }
+		if err := json.Unmarshal([]byte(must(t, home, nil, "show", "--json", hash[:8])), &shown); err != nil || shown.Hash != hash || shown.ID != "l-"+hash[:8] {
+			t.Fatalf("node %v: show --json %s: %+v %v", withNode, hash[:8], shown, err)
+		}
+		if out := must(t, home, nil, "show", shown.ID); !strings.HasPrefix(out, hash+"  ") {
+			t.Errorf("node %v: show %s: %q", withNode, shown.ID, out)
+		}
+		for ref, want := range map[string]string{
+			"zzzz":                  `remem: not a lesson hash: "zzzz"; give the 32 hex characters, a unique prefix of at least 8, or the l-… id` + "\n",
+			"0000000000":            "remem: no lesson with that hash is held here: none starts with 0000000000 (`remem lessons --all` lists the hashes)\n",
+			strings.Repeat("0", 32): "remem: no lesson with that hash is held here: " + strings.Repeat("0", 32) + " (`remem lessons --all` lists the hashes)\n",
+		} {
+			if _, errOut, code := run(t, home, nil, "show", ref); code != 1 || errOut != want {
+				t.Errorf("node %v: show %s: exit %d, stderr %q, want %q", withNode, ref, code, errOut, want)
+			}
+		}
+		if out := must(t, home, nil, "revoke", "l-"+hash[:8]); !strings.HasPrefix(out, "revoked "+hash) {
+			t.Errorf("node %v: revoke by id: %q", withNode, out)
+		}
+	}
+}
