@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 
@@ -97,8 +98,12 @@ func commonsServe(c *cli.Context) (err error) {
 		return err
 	}
 	defer closeInto(&err, srv)
-	fmt.Fprintf(c.App.ErrWriter, "commons serving %s on http://%s\n", c.String("data"), c.String("listen"))
-	return commons.Serve(c.Context, c.String("listen"), srv, logger)
+	ln, err := net.Listen("tcp", c.String("listen"))
+	if err != nil { // before saying "serving"
+		return listenError("--listen", c.String("listen"), err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "commons serving %s on http://%s\n", c.String("data"), ln.Addr())
+	return commons.ServeListener(c.Context, ln, srv, logger)
 }
 
 func commonsClient(c *cli.Context, m *node.Memory) (*commons.Client, error) {

@@ -337,6 +337,9 @@ func (s nodeSettings) memory(cfg *node.Config, src settingSources) error {
 	case s.Writer != "":
 		cfg.Writer = commandWriter(s.Writer)
 	case s.WriterURL != "":
+		if err := checkEndpoint(src.name("writer_url"), s.WriterURL); err != nil {
+			return err
+		}
 		token, err := writerToken(s.WriterToken)
 		if err != nil {
 			return fmt.Errorf("%s: %w", src.name("writer_token_file"), err)
@@ -344,6 +347,9 @@ func (s nodeSettings) memory(cfg *node.Config, src settingSources) error {
 		cfg.Writer = &consolidate.ChatWriter{URL: s.WriterURL, Model: s.WriterModel, APIKey: token, Timeout: time.Minute}
 	}
 	if s.EmbedURL != "" {
+		if err := checkEndpoint(src.name("embed_url"), s.EmbedURL); err != nil {
+			return err
+		}
 		if err := useEmbeddings(cfg, s.EmbedURL); err != nil {
 			return fmt.Errorf("%s: %w", src.name("embed_url"), err)
 		}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,5 +242,54 @@ func TestHashReferences(t *testing.T) {
 		if out := must(t, home, nil, "revoke", "l-"+hash[:8]); !strings.HasPrefix(out, "revoked "+hash) {
 			t.Errorf("node %v: revoke by id: %q", withNode, out)
 		}
+	}
+}
+
+// Errors say a thing once: a refused folder line names its reason once; a
+// writer or embeddings URL without a scheme says what to write; commons
+// serve on a taken port says so in one line, without "serving" first.
+func TestErrorsSayItOnce(t *testing.T) {
+	home := newHome(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "0123456789abcdef.jsonl"), []byte(`{"t":"lesson"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, _ := run(t, home, nil, "folder", "sync", dir)
+	if !strings.Contains(out+errOut, "missing field (v)") || strings.Contains(out+errOut, "missing field: missing field") {
+		t.Errorf("folder sync of a line without v:\n%s%s", out, errOut)
+	}
+
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := run(t, home, nil, "folder", "sync", file); code != 1 || strings.Count(errOut, "writing ") != 1 {
+		t.Errorf("folder sync into a file: exit %d, %q", code, errOut)
+	}
+
+	for _, args := range [][]string{{"sleep", "--embed-url", "127.0.0.1:11434/v1"}, {"sleep", "--writer-url", "localhost:11434/v1"}} {
+		want := fmt.Sprintf("remem: --%s = %q: want an http:// or https:// URL, like http://127.0.0.1:11434/v1\n", strings.TrimPrefix(args[1], "--"), args[2])
+		if _, errOut, code := run(t, home, nil, args...); code != 2 || errOut != want {
+			t.Errorf("remem %v: exit %d, %q, want %q", args, code, errOut, want)
+		}
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("tok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_, errOut, code := run(t, home, nil, "commons", "serve", "--data", t.TempDir(), "--token-file", token, "--listen", addr)
+	if want := "remem: cannot listen on " + addr + ": the address is in use (stop what holds it, or give another with --listen)\n"; code != 1 || errOut != want {
+		t.Errorf("commons serve on a taken port: exit %d, %q, want %q", code, errOut, want)
+	}
+	_, errOut, code = run(t, home, nil, "node", "--api", addr, "--mdns=false")
+	if want := "remem: the local API cannot listen on " + addr + ": bind: address already in use (is another node running? use --api to pick another address)\n"; code != 1 || errOut != want {
+		t.Errorf("node on a taken API port: exit %d, %q, want %q", code, errOut, want)
 	}
 }

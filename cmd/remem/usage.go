@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 )
@@ -189,6 +192,19 @@ func takeRequired(flags []cli.Flag) []string {
 		}
 	}
 	return names
+}
+
+// listenError is a listen address that cannot be had, in one line: the
+// address once (net's own error names it again) and what to do.
+func listenError(flag, addr string, err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		err = op.Err
+	}
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("cannot listen on %s: the address is in use (stop what holds it, or give another with %s)", addr, flag)
+	}
+	return fmt.Errorf("cannot listen on %s: %v (give another with %s)", addr, err, flag)
 }
 
 var (
