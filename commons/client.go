@@ -614,7 +614,7 @@ func (c *Client) fetch(ctx context.Context, origin, etag string, now time.Time) 
 	}
 	if len(data) > clientMaxFile {
 		r.refuse(Refusal{Source: origin, Reason: protocol.ReasonFileTooLarge,
-			Detail: fmt.Sprintf("the file is over %d bytes (the limit of SPEC §12, plus slack); nothing of it was taken", clientMaxFile)})
+			Detail: fmt.Sprintf("%s: the file is over %d bytes (the limit of SPEC §12, plus slack); nothing of it was taken", protocol.ReasonFileTooLarge, clientMaxFile)})
 		return r
 	}
 	r.verify(data, now)

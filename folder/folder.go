@@ -145,7 +145,7 @@ func Read(dir, self string, now time.Time, deliver Deliver) (Report, error) {
 		}
 		if tooLarge {
 			rep.Refused = append(rep.Refused, Refusal{Source: e.Name(), Reason: protocol.ReasonFileTooLarge,
-				Detail: fmt.Sprintf("the file is over %d bytes; only the complete lines within that limit are read", protocol.MaxOriginFile)})
+				Detail: fmt.Sprintf("%s: the file is over %d bytes; only the complete lines within that limit are read", protocol.ReasonFileTooLarge, protocol.MaxOriginFile)})
 		}
 		recs := verifyFile(e.Name(), origin, data, now, &rep)
 		if len(recs) == 0 {

@@ -357,8 +357,8 @@ func TestSecondNodeOnSamePortFails(t *testing.T) {
 	if !errors.Is(err, syscall.EADDRINUSE) {
 		t.Errorf("a port in use is not EADDRINUSE to errors.Is: %v", err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, port) || !strings.Contains(msg, "--listen") {
-		t.Errorf("the error does not name port %s and --listen: %v", port, err)
+	if msg := err.Error(); !strings.Contains(msg, port) || !strings.Contains(msg, "--listen") || strings.Count(msg, "in use") != 1 || strings.Contains(msg, "\n") {
+		t.Errorf("the error is not one line naming port %s and --listen once: %v", port, err)
 	}
 }
 

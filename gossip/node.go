@@ -476,8 +476,9 @@ type PortInUseError struct {
 }
 
 func (e *PortInUseError) Error() string {
+	// libp2p's own words (Err, through Unwrap) say "in use" once more.
 	return fmt.Sprintf("gossip: cannot listen on %s: %s port %s is already in use, perhaps by another remem node on this machine: "+
-		"stop that node, or give this one another port with --listen (%v)", e.Addr, e.Kind, e.Port, e.Err)
+		"stop that node, or give this one another port with --listen", e.Addr, e.Kind, e.Port)
 }
 
 func (e *PortInUseError) Unwrap() []error { return []error{syscall.EADDRINUSE, e.Err} }

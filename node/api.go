@@ -190,7 +190,7 @@ func (a *api) reply(w http.ResponseWriter, v any, err error) {
 		writeJSON(w, http.StatusOK, v)
 	case errors.Is(err, ErrUnknownLesson):
 		fail(w, http.StatusNotFound, err)
-	case errors.As(err, &bad):
+	case errors.As(err, &bad), errors.Is(err, ErrBadHash):
 		fail(w, http.StatusBadRequest, err)
 	default:
 		fail(w, http.StatusInternalServerError, err)

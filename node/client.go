@@ -155,7 +155,7 @@ func answerError(method, path string, code int, data []byte) error {
 	var e apiError
 	if json.Unmarshal(data, &e) == nil && e.Error != "" {
 		if code == http.StatusNotFound {
-			return fmt.Errorf("%w (%s)", ErrUnknownLesson, e.Error)
+			return notHeld(e.Error)
 		}
 		return errors.New(e.Error)
 	}
@@ -327,3 +327,10 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 	var st Status
 	return st, c.do(ctx, "GET", "/status", nil, &st)
 }
+
+// notHeld is the node's "no lesson …" answer as it said it, which is
+// ErrUnknownLesson for errors.Is without saying so twice.
+type notHeld string
+
+func (e notHeld) Error() string        { return string(e) }
+func (e notHeld) Is(target error) bool { return target == ErrUnknownLesson }

@@ -132,6 +132,10 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	if d.cfg.API != "" {
 		ln, err := net.Listen("tcp", d.cfg.API)
 		if err != nil {
+			var op *net.OpError // it names the address again
+			if errors.As(err, &op) && op.Err != nil {
+				err = op.Err
+			}
 			return fmt.Errorf("the local API cannot listen on %s: %w (is another node running? use --api to pick another address)", d.cfg.API, err)
 		}
 		d.apiAddr = ln.Addr().String()

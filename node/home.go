@@ -38,8 +38,9 @@ func DefaultHome() string {
 	return ".remem"
 }
 
-// ErrNoHome says the home has no key yet.
-var ErrNoHome = errors.New("no memory here yet")
+// ErrNoHome says the home has no key yet: only `remem init` and `remem
+// node` make one, so a mistyped home is never a new memory.
+var ErrNoHome = errors.New("no memory")
 
 // InitHome creates the home and its key if they do not exist. It returns
 // the identity and whether the key was created now.
@@ -77,7 +78,7 @@ func LoadIdentity(home string) (protocol.Identity, error) {
 	path := filepath.Join(home, KeyFile)
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return protocol.Identity{}, fmt.Errorf("%w: %s has no key; run `remem init` (or set REMEM_HOME to an existing memory)", ErrNoHome, home)
+		return protocol.Identity{}, fmt.Errorf("%w at %s; run `remem init` (or set REMEM_HOME to an existing memory)", ErrNoHome, home)
 	}
 	if err != nil {
 		return protocol.Identity{}, fmt.Errorf("reading key: %w", err)

@@ -37,13 +37,21 @@ func (m *Memory) Publish(kind, text string) (*protocol.Record, error) {
 }
 
 // Revoke signs the withdrawal of a lesson. An origin revokes its own lesson;
-// a confirmer's revocation counts toward a quorum (SPEC §8).
-func (m *Memory) Revoke(hash, reason string) (*protocol.Record, error) {
+// a confirmer's revocation counts toward a quorum (SPEC §8). ref is
+// resolved by ResolveHash.
+func (m *Memory) Revoke(ref, reason string) (*protocol.Record, error) {
+	hash, err := m.ResolveHash(ref)
+	if err != nil {
+		return nil, err
+	}
 	m.sleepMu.Lock()
 	defer m.sleepMu.Unlock()
 	held, err := m.store.ForHash(hash)
 	if err != nil {
 		return nil, err
+	}
+	if len(held) == 0 {
+		return nil, fmt.Errorf("%w: %s (`remem lessons` lists the hashes)", ErrUnknownLesson, hash)
 	}
 	mine := false
 	for _, h := range held {

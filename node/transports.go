@@ -38,7 +38,7 @@ func (m *Memory) SyncFolder(ctx context.Context, dir string) (FolderSync, error)
 		m.log.Warn("own records over the per-origin file limits; the oldest wait", "scope", FolderScope(dir), "left_out", left)
 	}
 	if out.Wrote, err = folder.Write(dir, m.Origin(), lines); err != nil {
-		return out, fmt.Errorf("writing %s: %w", filepath.Join(dir, protocol.OriginFileName(m.Origin())), err)
+		return out, err // folder.Write names the file
 	}
 	return out, m.ReadFolder(ctx, dir, &out.Report)
 }

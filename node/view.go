@@ -321,9 +321,14 @@ func stateHistory(hash string, recs []*protocol.Record, now time.Time, p protoco
 // ErrUnknownLesson says no lesson or record is held for a hash.
 var ErrUnknownLesson = fmt.Errorf("no lesson with that hash is held here")
 
-// Show returns one lesson with every record held for it.
-func (m *Memory) Show(hash string) (Provenance, error) {
+// Show returns one lesson with every record held for it; ref is resolved
+// by ResolveHash.
+func (m *Memory) Show(ref string) (Provenance, error) {
 	var p Provenance
+	hash, err := m.ResolveHash(ref)
+	if err != nil {
+		return p, err
+	}
 	l, ok, err := m.store.GetLesson(hash)
 	if err != nil {
 		return p, err

@@ -20,7 +20,7 @@ type Refused struct {
 	Source string `json:"source,omitempty"`
 	Line   int    `json:"line"`
 	Reason Reason `json:"reason"`
-	Detail string `json:"detail"`
+	Detail string `json:"detail"` // the whole message, the reason first
 }
 
 func (r Refused) String() string {
@@ -29,9 +29,9 @@ func (r Refused) String() string {
 		where = fmt.Sprintf("%s:%d", where, r.Line)
 	}
 	if where == "" {
-		return fmt.Sprintf("%s: %s", r.Reason, r.Detail)
+		return r.Detail
 	}
-	return fmt.Sprintf("%s: %s: %s", where, r.Reason, r.Detail)
+	return where + ": " + r.Detail
 }
 
 // Tally counts refused lines by reason.

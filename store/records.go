@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -632,4 +633,29 @@ func (s *Store) CountRecords() (int, error) {
 		return 0, fmt.Errorf("counting records: %w", err)
 	}
 	return n, nil
+}
+
+// HashesWithPrefix returns up to limit hashes, sorted, that start with
+// prefix and that a local lesson or a held record is about. It reads keys
+// only.
+func (s *Store) HashesWithPrefix(prefix string, limit int) ([]string, error) {
+	found := map[string]bool{}
+	err := s.view(func(txn *badger.Txn) error {
+		for _, space := range []string{"l/", recordKeysPrefix} {
+			p := []byte(space + prefix)
+			o := badger.DefaultIteratorOptions
+			o.Prefix, o.PrefetchValues = p, false
+			it := txn.NewIterator(o)
+			for it.Seek(p); it.ValidForPrefix(p) && len(found) < limit; it.Next() {
+				h, _, _ := strings.Cut(string(it.Item().Key()[len(space):]), "/")
+				found[h] = true
+			}
+			it.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing hashes starting with %s: %w", prefix, err)
+	}
+	return slices.Sorted(maps.Keys(found)), nil
 }

@@ -17,7 +17,7 @@ import (
 func TestRememberAt(t *testing.T) {
 	start := time.Now().UTC().Truncate(time.Second)
 	at := func(minute int) string { return start.Add(time.Duration(minute) * time.Minute).Format(time.RFC3339) }
-	a, b := t.TempDir(), t.TempDir()
+	a, b := newHome(t), newHome(t)
 	t.Setenv(nowEnv, at(0))
 	note := []string{"remember", "--kind", "note", "--text", "the docs site builds in four minutes"}
 	for _, c := range []struct{ at, want string }{

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 
@@ -94,7 +95,7 @@ func commonsServe(c *cli.Context) (err error) {
 	if len(tokens) == 0 {
 		return fmt.Errorf("%s holds no token; write one per line (e.g. `openssl rand -hex 32 > %s`)", c.String("token-file"), c.String("token-file"))
 	}
-	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
+	logger := newLogger(c, slog.LevelInfo)
 	cfg := commons.DefaultServerConfig()
 	cfg.DataDir, cfg.Tokens, cfg.ReadNeedsToken, cfg.Logger, cfg.Name = c.String("data"), tokens, c.Bool("read-token"), logger, c.String("name")
 	srv, err := commons.NewServer(cfg)
@@ -102,8 +103,12 @@ func commonsServe(c *cli.Context) (err error) {
 		return err
 	}
 	defer closeInto(&err, srv)
-	fmt.Fprintf(c.App.ErrWriter, "commons serving %s on http://%s\n", c.String("data"), c.String("listen"))
-	return commons.Serve(c.Context, c.String("listen"), srv, logger)
+	ln, err := net.Listen("tcp", c.String("listen"))
+	if err != nil { // before saying "serving"
+		return listenError("--listen", c.String("listen"), err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "commons serving %s on http://%s\n", c.String("data"), ln.Addr())
+	return commons.ServeListener(c.Context, ln, srv, logger)
 }
 
 // commonsRequest reads the URL argument and the token. The push or pull

@@ -218,42 +218,10 @@ func settingField(key string) (reflect.StructField, error) {
 		keys = append(keys, f.Tag.Get("toml"))
 	}
 	msg := fmt.Sprintf("unknown key %q", key)
-	if near := closest(key, keys); near != "" {
+	if near := suggest(key, keys); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
 	return reflect.StructField{}, cli.Exit(msg+" (`remem config list` shows the keys)", 2)
-}
-
-// closest is the word of words nearest to w by edit distance, if it is
-// near enough to be a likely typo.
-func closest(w string, words []string) string {
-	best, bestD := "", len(w)/2+2
-	for _, c := range words {
-		if d := editDistance(w, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // settingLine is `key = value` for f from the command line's values,

@@ -63,7 +63,7 @@ An MCP client's configuration:
 			&cli.IntFlag{Name: "sampling-max", Value: consolidate.DefaultSamplingMax, Usage: "sampling requests one sleep sends at most (the rest use the default writer)", EnvVars: []string{"REMEM_SAMPLING_MAX"}},
 		},
 		Action: func(c *cli.Context) error {
-			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			log := newLogger(c, slog.LevelInfo)
 			// Open once now, so a broken home is named at start, not at the
 			// first tool call.
 			svc, err := openService(c)

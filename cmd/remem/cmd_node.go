@@ -85,6 +85,9 @@ func runNode(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("verbose") || c.Bool("quiet") { // over --log-level
+		dc.Logger = newLogger(c, slog.LevelInfo)
+	}
 	dc.Web = web.Handler()
 	dc.Ready = func(d *node.Daemon) {
 		fmt.Fprintf(c.App.ErrWriter, "remem node %s running; API and web page on http://%s\n", d.Memory().Origin(), d.APIAddr())
@@ -345,6 +348,9 @@ func (s nodeSettings) memory(cfg *node.Config, src settingSources) error {
 	case s.Writer != "":
 		cfg.Writer = commandWriter(s.Writer)
 	case s.WriterURL != "":
+		if err := checkEndpoint(src.name("writer_url"), s.WriterURL); err != nil {
+			return err
+		}
 		token, err := writerToken(s.WriterToken)
 		if err != nil {
 			return fmt.Errorf("%s: %w", src.name("writer_token_file"), err)
@@ -352,6 +358,9 @@ func (s nodeSettings) memory(cfg *node.Config, src settingSources) error {
 		cfg.Writer = &consolidate.ChatWriter{URL: s.WriterURL, Model: s.WriterModel, APIKey: token, Timeout: time.Minute}
 	}
 	if s.EmbedURL != "" {
+		if err := checkEndpoint(src.name("embed_url"), s.EmbedURL); err != nil {
+			return err
+		}
 		if err := useEmbeddings(cfg, s.EmbedURL); err != nil {
 			return fmt.Errorf("%s: %w", src.name("embed_url"), err)
 		}
@@ -410,7 +419,9 @@ func (s nodeSettings) copyTo(dc *node.DaemonConfig) {
 // open the memory themselves: they compute the states, strengths and views
 // a node running on home would, and sleep as it would. Of the flags, only
 // the command's own memoryFlags override config.toml. A layer file that
-// cannot be read is left out with a warning on stderr.
+// cannot be read is left out with a warning on stderr. It never makes a
+// memory (only init and node do), so a mistyped home is an error, not a
+// new key.
 func memoryConfig(c *cli.Context) (node.Config, error) {
 	h := home(c)
 	s, src, err := loadNodeSettings(h)
@@ -424,7 +435,7 @@ func memoryConfig(c *cli.Context) (node.Config, error) {
 	if err != nil {
 		return node.Config{}, fmt.Errorf("%s: %w", src.name("layers"), err)
 	}
-	cfg := node.Config{Home: h, Create: true, Now: clock(), Params: dc.Memory.Params, Layers: layers}
+	cfg := node.Config{Home: h, Now: clock(), Params: dc.Memory.Params, Layers: layers}
 	if err := s.memory(&cfg, src); err != nil {
 		return node.Config{}, err
 	}
@@ -433,9 +444,7 @@ func memoryConfig(c *cli.Context) (node.Config, error) {
 	if err := l.Err(); err != nil {
 		return node.Config{}, src.explain(err)
 	}
-	if len(layers) > 0 {
-		cfg.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
+	cfg.Logger = newLogger(c, slog.LevelWarn) // -v shows the memory's info and debug logs
 	return cfg, nil
 }
 

@@ -118,7 +118,6 @@ func fetchStatus(c *cli.Context) (st node.Status, viaNode bool, err error) {
 	if err != nil {
 		return node.Status{}, false, err
 	}
-	cfg.Create = false // status never makes a memory
 	svc, err := node.OpenOrDial(c.Context, cfg, node.DefaultLockWait)
 	if err != nil {
 		return node.Status{}, false, err

@@ -15,7 +15,7 @@ import (
 func TestCommonsURLForms(t *testing.T) {
 	url := commonstest.Start(t)
 	t.Setenv("REMEM_COMMONS_TOKEN", "tok")
-	a, b := t.TempDir(), t.TempDir()
+	a, b := newHome(t), newHome(t)
 	must(t, a, nil, "publish", "--kind", "error", "The mirror build fails after midnight.")
 	must(t, a, nil, "commons", "push", url+"/commons/")
 	for i, form := range []string{url, url + "/", url + "/commons", url + "/commons/"} {

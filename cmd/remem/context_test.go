@@ -188,7 +188,7 @@ func TestContextJSON(t *testing.T) {
 }
 
 func TestContextEmptyMemory(t *testing.T) {
-	out, err := runContext(t, t.TempDir(), "--cwd", t.TempDir())
+	out, err := runContext(t, newHome(t), "--cwd", t.TempDir())
 	if err != nil || out != "" {
 		t.Errorf("with no lesson the Markdown should be empty: %q %v", out, err)
 	}

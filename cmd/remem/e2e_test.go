@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/remem/remem/node"
 )
 
 var (
@@ -60,6 +62,17 @@ func run(t *testing.T, home string, stdin []byte, args ...string) (string, strin
 		t.Fatalf("remem %v: %v", args, err)
 	}
 	return out.String(), errb.String(), code
+}
+
+// newHome is a memory's home made as `remem init` makes it: only init and
+// node create a memory.
+func newHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	if _, _, err := node.InitHome(home); err != nil {
+		t.Fatal(err)
+	}
+	return home
 }
 
 // must runs remem and fails the test unless it exits 0.
@@ -156,7 +169,7 @@ func TestHashAndIdentity(t *testing.T) {
 
 // TestImportMixedFile: every good line is taken and every bad one named.
 func TestImportMixedFile(t *testing.T) {
-	a, b := t.TempDir(), t.TempDir()
+	a, b := newHome(t), newHome(t)
 	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
 	must(t, a, nil, "publish", "--kind", "surprise", "The staging database is reset every night at midnight")
 	good := strings.Split(strings.TrimSpace(must(t, a, nil, "export")), "\n")
@@ -188,7 +201,7 @@ func TestImportMixedFile(t *testing.T) {
 // exported under its name and refused by every reader); own records are
 // still restored.
 func TestImportScopeLocalRefusesOtherOrigins(t *testing.T) {
-	a, b := t.TempDir(), t.TempDir()
+	a, b := newHome(t), newHome(t)
 	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
 	must(t, b, nil, "publish", "--kind", "surprise", "The staging database is reset every night at midnight")
 	exportA, exportB := must(t, a, nil, "export"), must(t, b, nil, "export")
@@ -206,7 +219,7 @@ func TestImportScopeLocalRefusesOtherOrigins(t *testing.T) {
 // TestNowEnvSetsTheClock: $REMEM_NOW is the time of what a command signs,
 // and a malformed value is a usage error of every command.
 func TestNowEnvSetsTheClock(t *testing.T) {
-	home := t.TempDir()
+	home := newHome(t)
 	t.Setenv(nowEnv, "2026-05-04T03:02:01Z")
 	must(t, home, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
 	if out := must(t, home, nil, "export"); !strings.Contains(out, `"updated":"2026-05-04T03:02:01Z"`) {
@@ -230,7 +243,7 @@ func TestTwoHomesConfirmation(t *testing.T) {
 				t.Setenv(nowEnv, start.Add(time.Duration(minute)*time.Minute).Format(time.RFC3339))
 			}
 			at(0)
-			a, b := t.TempDir(), t.TempDir()
+			a, b := newHome(t), newHome(t)
 			projA, projB := filepath.Join(a, "proj"), filepath.Join(b, "proj")
 			os.MkdirAll(projA, 0o755)
 			os.MkdirAll(projB, 0o755)

@@ -109,7 +109,7 @@ func checkLayered(t *testing.T, home string) {
 }
 
 func TestLessonsLayerWithoutNode(t *testing.T) {
-	checkLayered(t, t.TempDir())
+	checkLayered(t, newHome(t))
 }
 
 func TestLessonsLayerThroughRunningNode(t *testing.T) {
@@ -204,7 +204,7 @@ func TestRecallAndContextTakeLayers(t *testing.T) {
 	text := "The ledger reconciliation job of the billing service times out when the exchange rate feed is slow."
 	hash := protocol.LessonHash("error", text)
 	for _, withNode := range []bool{false, true} {
-		home := t.TempDir()
+		home := newHome(t)
 		if withNode {
 			runTestNode(t, home)
 		}
@@ -227,7 +227,7 @@ func TestConfigLayersReachCLIReaders(t *testing.T) {
 	hash := protocol.LessonHash("error", text)
 	path := writeLayerFile(t, "error", text)
 	for _, withNode := range []bool{false, true} {
-		home := t.TempDir()
+		home := newHome(t)
 		writeConfig(t, home, fmt.Sprintf("layers = [%q]\n", "team="+path))
 		if withNode {
 			runTestNode(t, home, node.LayerFile{Name: "team", Path: path})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/internal/version"
 	"github.com/remem/remem/protocol"
 )
 
@@ -41,6 +42,12 @@ func exitCode(err error) int {
 }
 
 func newApp() *cli.App {
+	// -v is --verbose, as in restic and Syncthing; the version is --version
+	// or `remem version`.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
+	cli.VersionPrinter = printVersion
+	cmds := commands()
+	conventions(cmds)
 	return &cli.App{
 		Name:  "remem",
 		Usage: "let AI agents share what they learn, as signed one-sentence lessons",
@@ -51,18 +58,23 @@ folders and an HTTP commons. Lessons are observations, never instructions.
 The memory lives in $REMEM_HOME (default ~/.remem). For tests and reproducible
 runs, $REMEM_NOW (RFC 3339) stops the clock of the memory a command opens at that
 instant (not a running node's: a command that goes through a node uses its clock).`,
+		Version: version.String(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "home", Usage: "the memory's directory", EnvVars: []string{"REMEM_HOME"}, Value: defaultHome()},
+			quietFlag, verboseFlag,
 		},
-		Before: func(*cli.Context) error {
+		Before: func(c *cli.Context) error {
 			if _, _, err := fixedNow(); err != nil {
-				return cli.Exit(err.Error(), 2)
+				return cli.Exit(err.Error(), usageExit)
 			}
-			return nil
+			return setVerbosity(c)
 		},
-		ExitErrHandler:  func(*cli.Context, error) {}, // main prints errors once
-		HideHelpCommand: true,
-		Commands:        commands(),
+		Action:               rootAction,
+		OnUsageError:         onUsageError,
+		EnableBashCompletion: true,
+		ExitErrHandler:       func(*cli.Context, error) {}, // main prints errors once
+		HideHelpCommand:      true,
+		Commands:             cmds,
 	}
 }
 
@@ -74,6 +86,7 @@ func commands() []*cli.Command {
 		ingestCommand(), rememberCommand(), sleepCommand(), shareCommand(), recallCommand(),
 		nodeCommand(), statusCommand(), peersCommand(), folderCommand(), commonsCommand(),
 		mcpCommand(), contextCommand(), testnetCommand(), writerPromptCommand(), calibrateCommand(), configCommand(), doctorCommand(),
+		versionCommand(), completionCommand(),
 	}
 }
 

@@ -32,7 +32,7 @@ func TestMCPSamplingWriter(t *testing.T) {
 }
 
 func mcpSampling(t *testing.T, version string) {
-	home := t.TempDir()
+	home := newHome(t)
 	cmd := exec.Command(remem(t), "mcp", "--sampling-timeout", "2s")
 	cmd.Env = append(os.Environ(), "REMEM_HOME="+home)
 	var stderr syncBuffer

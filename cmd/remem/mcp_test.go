@@ -65,7 +65,7 @@ func helperMCP(home string) *exec.Cmd {
 // report an error event, sleep, and recall the lesson the sleep wrote.
 func TestMCPOverStdio(t *testing.T) {
 	cmd := exec.Command(remem(t), "mcp")
-	cmd.Env = append(os.Environ(), "REMEM_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "REMEM_HOME="+newHome(t))
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	mcpScenario(t, cmd, &stderr, nil)
@@ -216,7 +216,7 @@ func TestMCPSeesConfiguredLayers(t *testing.T) {
 	text := "The ledger reconciliation job of the billing service times out when the exchange rate feed is slow."
 	path := writeLayerFile(t, "error", text)
 	for _, withNode := range []bool{false, true} {
-		home := t.TempDir()
+		home := newHome(t)
 		writeConfig(t, home, fmt.Sprintf("layers = [%q]\n", "team="+path))
 		if withNode {
 			runTestNode(t, home, node.LayerFile{Name: "team", Path: path})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -103,6 +104,18 @@ func useEmbeddings(cfg *node.Config, url string) error {
 			return fmt.Errorf("REMEM_SIMILARITY_THRESHOLD=%q must be a number in (0, 1]", s)
 		}
 		cfg.Params.Threshold = t
+	}
+	return nil
+}
+
+// checkEndpoint refuses a writer or embeddings endpoint that is not an
+// http:// or https:// URL with a host, before a request fails on it in
+// the middle of a sleep with Go's "first path segment in URL cannot
+// contain colon".
+func checkEndpoint(name, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return cli.Exit(fmt.Sprintf("%s = %q: want an http:// or https:// URL, like http://127.0.0.1:11434/v1", name, raw), usageExit)
 	}
 	return nil
 }

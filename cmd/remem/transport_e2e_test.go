@@ -32,7 +32,7 @@ func lessonTexts(t *testing.T, home string) []string {
 
 // TestFolderSyncTwoHomes: two homes sharing one directory converge.
 func TestFolderSyncTwoHomes(t *testing.T) {
-	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	a, b, dir := newHome(t), newHome(t), t.TempDir()
 	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
 	must(t, b, nil, "publish", "--kind", "surprise", "The staging database is reset every night at midnight")
 	os.WriteFile(filepath.Join(dir, "0123456789abcdef.jsonl"), []byte("garbage\n"), 0o644)
@@ -82,7 +82,7 @@ func startCommons(t *testing.T) (url, token string) {
 
 // TestCommonsRoundTripThroughBinary: serve, push from A, pull into B.
 func TestCommonsRoundTripThroughBinary(t *testing.T) {
-	a, b := t.TempDir(), t.TempDir()
+	a, b := newHome(t), newHome(t)
 	url, token := startCommons(t)
 	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
 	if _, errOut, code := run(t, a, nil, "commons", "push", url); code == 0 || !strings.Contains(errOut, "token") {
@@ -106,7 +106,7 @@ func TestCommonsRoundTripThroughBinary(t *testing.T) {
 // (they once failed with "the memory ... is in use"), relative DIR
 // included, and a pull that fails still says what it did.
 func TestTransportsThroughRunningNode(t *testing.T) {
-	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	a, b, dir := newHome(t), t.TempDir(), t.TempDir()
 	url, token := startCommons(t)
 	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
 	must(t, a, nil, "commons", "push", "--token-file", token, url)
@@ -155,7 +155,7 @@ func TestTransportsThroughRunningNode(t *testing.T) {
 // TestFolderWatch: a watching sync takes a file another memory writes
 // after it said it is watching (its first snapshot is taken by then).
 func TestFolderWatch(t *testing.T) {
-	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	a, b, dir := newHome(t), newHome(t), t.TempDir()
 	must(t, b, nil, "init")
 	watch := exec.Command(remem(t), "folder", "sync", "--watch", "--interval", "100ms", dir)
 	watch.Env = append(os.Environ(), "REMEM_HOME="+b)

@@ -32,7 +32,7 @@ func runEnv(t *testing.T, home string, env []string, args ...string) string {
 // homeWith is a new home whose config.toml is toml.
 func homeWith(t *testing.T, toml string) string {
 	t.Helper()
-	home := t.TempDir()
+	home := newHome(t)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -291,7 +291,7 @@ func validState(s string) bool {
 
 // ShowInput names one lesson.
 type ShowInput struct {
-	Hash string `json:"hash" jsonschema:"the lesson's hash (32 hex characters), as recall or lessons give it"`
+	Hash string `json:"hash" jsonschema:"the lesson's hash as recall or lessons give it: 32 hex characters, a unique prefix of at least 8, or the l-… id"`
 }
 
 func (t *tools) show(ctx context.Context, _ *sdk.CallToolRequest, in ShowInput) (*sdk.CallToolResult, Provenance, error) {
