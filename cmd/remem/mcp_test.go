@@ -264,7 +264,7 @@ func TestMCPReportsBuildVersion(t *testing.T) {
 		}
 	}
 	cmd := exec.Command(bin, "mcp")
-	cmd.Env = append(os.Environ(), "REMEM_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "REMEM_HOME="+newHome(t))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "remem-test-agent", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)

@@ -40,7 +40,7 @@ func TestRevokeGoesOutAtOnceThroughTheNode(t *testing.T) {
 		return strings.Contains(string(data), `"revoke":"`+hash+`"`)
 	})
 
-	other := t.TempDir()
+	other := newHome(t)
 	h := strings.TrimSpace(strings.TrimPrefix(must(t, other, nil, "publish", "--kind", "error", "The staging database is reset every night at midnight"), "published "))
 	out = must(t, other, nil, "revoke", h)
 	if !strings.Contains(out, "withdrew its lesson") || !strings.Contains(out, "leaves with this memory's next exchange") {
@@ -52,7 +52,7 @@ func TestRevokeGoesOutAtOnceThroughTheNode(t *testing.T) {
 // lesson is told that its revocation counts toward a quorum, not that the
 // lesson is revoked.
 func TestConfirmerRevokeIsNotAWithdrawal(t *testing.T) {
-	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	a, b, dir := newHome(t), newHome(t), t.TempDir()
 	hash := strings.TrimSpace(strings.TrimPrefix(must(t, a, nil, "publish", "--kind", "error", "go test fails with undefined: mocks.NewClient."), "published "))
 	must(t, a, nil, "folder", "sync", dir)
 	must(t, b, nil, "folder", "sync", dir)

@@ -196,7 +196,7 @@ func TestFolderWatch(t *testing.T) {
 // push` says why it does not go to the commons instead of "there is no
 // record to push yet"; a fresh memory is told it has signed nothing.
 func TestPushSaysWhyNothingGoes(t *testing.T) {
-	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	a, b, dir := newHome(t), newHome(t), t.TempDir()
 	url, token := startCommons(t)
 	must(t, a, nil, "publish", "--kind", "error", "go test fails with undefined: mocks.NewClient.")
 	must(t, a, nil, "folder", "sync", dir)
@@ -210,7 +210,7 @@ func TestPushSaysWhyNothingGoes(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "1 records (`remem export`) are confirmations") || !strings.Contains(errOut, "SPEC §7") {
 		t.Fatalf("push of a confirmation only: exit %d: %s", code, errOut)
 	}
-	_, errOut, code = run(t, t.TempDir(), nil, "commons", "push", "--token-file", token, url)
+	_, errOut, code = run(t, newHome(t), nil, "commons", "push", "--token-file", token, url)
 	if code == 0 || !strings.Contains(errOut, "has signed no record yet") || strings.Count(strings.TrimSpace(errOut), "\n") > 1 {
 		t.Fatalf("push of a fresh memory: exit %d: %s", code, errOut)
 	}
@@ -219,7 +219,7 @@ func TestPushSaysWhyNothingGoes(t *testing.T) {
 // TestStrengthSaysWhy: the author shows its lesson at 0.75 and a receiver
 // at 0.50, and `lessons` and `show` say why on both.
 func TestStrengthSaysWhy(t *testing.T) {
-	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	a, b, dir := newHome(t), newHome(t), t.TempDir()
 	project := filepath.Join(a, "api")
 	os.MkdirAll(project, 0o755)
 	must(t, a, nil, "share", "--project", project)
