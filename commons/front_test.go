@@ -44,3 +44,24 @@ func TestFrontPage(t *testing.T) {
 		t.Fatalf("GET /nothing-here: %d", code)
 	}
 }
+
+// TestTokenCheck: GET /commons/token says whether a token would be taken
+// for a PUT, stores nothing, and counts against the address's PUT rate.
+func TestTokenCheck(t *testing.T) {
+	ts := newTestServer(t, func(c *ServerConfig) { c.RatePerClient = Rate{PerMinute: 60, Burst: 3} })
+	for _, c := range []struct {
+		token string
+		want  int
+	}{{testToken, 204}, {"wrong", 401}, {"", 401}, {testToken, 429}} {
+		args := []string{}
+		if c.token != "" {
+			args = []string{"Authorization", "Bearer " + c.token}
+		}
+		if code, _, body := ts.get(t, "/commons/token", args...); code != c.want {
+			t.Fatalf("token %q: %d %s, want %d", c.token, code, body, c.want)
+		}
+	}
+	if _, _, index := ts.get(t, "/commons/index"); index != "[]" && index != "[]\n" {
+		t.Fatalf("the check stored something: index %s", index)
+	}
+}

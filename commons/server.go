@@ -163,6 +163,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("PUT /commons/{name}", s.handlePut)
 	s.mux.HandleFunc("GET /commons/index", s.handleIndex)
+	s.mux.HandleFunc("GET /commons/token", s.handleToken)
 	s.mux.HandleFunc("GET /commons/{name}", s.handleGet)
 	s.mux.HandleFunc("GET /.well-known/remem", s.handleWellKnown)
 	s.mux.HandleFunc("GET /{$}", s.handleFront)
@@ -365,6 +366,22 @@ func (s *Server) handlePut(w http.ResponseWriter, r *http.Request) {
 		level = slog.LevelError
 	}
 	s.log.Log(r.Context(), level, "commons put", attrs...)
+}
+
+// handleToken answers whether the request's bearer token would be taken
+// for a PUT (204) or not (401), without a file: `remem doctor` checks a
+// push token this way instead of sending a PUT. It counts against the
+// address's PUT rate like a PUT, so it is no quicker a way to guess tokens.
+func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
+	if ok, wait := s.byClient.allow(clientKey(clientIP(r))); !ok {
+		tooMany(w, wait, "from this address")
+		return
+	}
+	if !s.authorized(r) {
+		unauthorized(w, "this token is not one the commons takes for a PUT")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // put handles one PUT and returns the status it answered, the records

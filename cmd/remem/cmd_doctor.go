@@ -43,9 +43,8 @@ wrong and what to do:
              NAT reachability)
   teams      which team topics the node joins; none: nothing is shared
   commons    each configured commons answers, reads with the token and
-             accepts it for writing (checked with a PUT without a body to a
-             name no file can have, which the server refuses before storing
-             anything)
+             accepts it for writing (GET /commons/token: the commons says
+             whether a PUT would take it, and nothing is sent or stored)
   clock      the skew against the first commons' clock (records more than
              10 minutes ahead are refused)
 Exit 1 when a check fails; warnings do not fail.
@@ -427,9 +426,8 @@ func (c commonsProbe) info(ctx context.Context) (commons.WellKnown, *time.Durati
 	return wk, skew, nil
 }
 
-// authorised reads the index with the token, then checks the token for
-// writing with a PUT without a body to a name no file can have: the server
-// checks the token first and refuses the name after, storing nothing.
+// authorised reads the index with the token, then asks the commons
+// whether a PUT would take it (GET /commons/token), sending no file.
 func (c commonsProbe) authorised(ctx context.Context, wk commons.WellKnown) (string, string) {
 	resp, err := c.request(ctx, http.MethodGet, "/commons/index")
 	if err != nil {
@@ -447,13 +445,14 @@ func (c commonsProbe) authorised(ctx context.Context, wk commons.WellKnown) (str
 	if c.token == "" {
 		return checkWarn, "reachable and readable; no token is set, so pulls work and pushes will be refused: `remem config set commons_token_file FILE`"
 	}
-	resp, err = c.request(ctx, http.MethodPut, "/commons/doctor-check")
+	// The commons answers whether a PUT would take the token, with no file.
+	resp, err = c.request(ctx, http.MethodGet, "/commons/token")
 	if err != nil {
 		return checkUnknown, "readable; the token's write check did not answer: " + oneLine(err)
 	}
 	_ = resp.Body.Close() // the status is the answer
 	switch resp.StatusCode {
-	case http.StatusBadRequest: // past the token check, refused for the name
+	case http.StatusNoContent:
 		return checkOK, "reachable, readable, and it accepts the token for pushing"
 	case http.StatusUnauthorized:
 		return checkFail, "readable, but the token is refused for pushing: check the file commons_token_file names (or REMEM_COMMONS_TOKEN)"
