@@ -244,3 +244,39 @@ func serveCommons(t *testing.T) string {
 		}
 	}
 }
+
+// noJSON are the commands without --json: servers, parents of
+// subcommands, and a shell completion script (a script, not data). Every
+// other command prints data a program may read.
+var noJSON = map[string]bool{"node": true, "mcp": true, "commons": true, "commons serve": true, "folder": true, "completion": true}
+
+// TestEveryDataCommandHasJSON: --json on every command that prints data.
+func TestEveryDataCommandHasJSON(t *testing.T) {
+	var walk func(prefix string, cmds []*cli.Command)
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			name := strings.TrimSpace(prefix + " " + c.Name)
+			has := false
+			for _, f := range c.Flags {
+				has = has || f.Names()[0] == "json"
+			}
+			if has == noJSON[name] {
+				t.Errorf("remem %s: --json %v, want %v", name, has, !noJSON[name])
+			}
+			walk(name, c.Subcommands)
+		}
+	}
+	walk("", newApp().Commands)
+}
+
+func TestWriterPromptJSON(t *testing.T) {
+	cluster := []byte(`{"kind":"error","episodes":[{"kind":"error","title":"npm ci","happened":"EUSAGE"}]}`)
+	plain := must(t, t.TempDir(), cluster, "writer-prompt")
+	var got struct{ System, User string }
+	if err := json.Unmarshal([]byte(must(t, t.TempDir(), cluster, "writer-prompt", "--json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.System == "" || got.User == "" || plain != got.System+"\n\n"+got.User+"\n" {
+		t.Errorf("writer-prompt --json = %+v, plain:\n%s", got, plain)
+	}
+}
