@@ -47,16 +47,19 @@ Examples:
 // ingestInput reads the events of `remem ingest`: FILE (the argument), or
 // the deprecated --events FILE, or stdin for - or nothing.
 func ingestInput(c *cli.Context) (string, []byte, error) {
-	src := c.String("events")
-	switch {
-	case c.NArg() > 1 || (src != "" && c.NArg() > 0):
-		return "", nil, cli.Exit(fmt.Sprintf("ingest takes one FILE (or - for stdin), got %d; see `remem ingest --help`", c.NArg()+min(len(src), 1)), 2)
-	case src == "" || src == "-":
+	src, n := c.String("events"), c.NArg()
+	if src != "" {
+		n++
+	}
+	if n > 1 {
+		return "", nil, cli.Exit(fmt.Sprintf("ingest takes one FILE (or - for stdin), got %d; see `remem ingest --help`", n), 2)
+	}
+	if src == "" || src == "-" {
 		return readInput(c)
 	}
 	data, err := os.ReadFile(src)
 	if err != nil {
-		return src, nil, fmt.Errorf("reading %s: %w", src, err)
+		return src, nil, fmt.Errorf("reading events: %w", err) // the error names the file
 	}
 	return src, data, nil
 }
