@@ -99,8 +99,10 @@ func (s *simNet) transport(slot int) []libp2p.Option {
 		quicreuse.OverrideSourceIPSelector(func() (quicreuse.SourceIPSelector, error) { return src, nil }),
 		quicreuse.OverrideListenUDP(func(_ string, addr *net.UDPAddr) (net.PacketConn, error) {
 			src.ip.Store(&addr.IP)
-			c := &lossyConn{SimConn: s.nw.NewEndpoint(addr, settings), net: s}
+			// Under s.mu: simnet's NewEndpoint appends to its links
+			// unguarded, and nodes start concurrently (a race -race saw).
 			s.mu.Lock()
+			c := &lossyConn{SimConn: s.nw.NewEndpoint(addr, settings), net: s}
 			s.conns[slot] = append(s.conns[slot], c)
 			s.mu.Unlock()
 			return c, nil
