@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -223,7 +224,7 @@ func (a *api) remember(w http.ResponseWriter, r *http.Request) {
 		a.reply(w, nil, err)
 		return
 	}
-	rep, err := a.svc.Ingest(r.Context(), "POST /memory/remember", data)
+	rep, err := a.svc.Ingest(r.Context(), ingestSource(r), data)
 	if err == nil && len(rep.Rejected) > 0 && rep.Taken == 0 && rep.Duplicates == 0 {
 		writeJSON(w, http.StatusBadRequest, struct {
 			apiError
@@ -234,11 +235,33 @@ func (a *api) remember(w http.ResponseWriter, r *http.Request) {
 	a.reply(w, rep, err)
 }
 
+// ingestSource names the events of a POST /memory/remember in the report
+// and rejects.jsonl: ?source= (the file a command read, so that a bad line
+// is named FILE:LINE through a node as without one), cut to 200 printable
+// characters; without it, the request.
+func ingestSource(r *http.Request) string {
+	src := strings.Map(func(c rune) rune {
+		if unicode.IsPrint(c) {
+			return c
+		}
+		return -1
+	}, r.URL.Query().Get("source"))
+	if src == "" {
+		return "POST /memory/remember"
+	}
+	if s := []rune(src); len(s) > 200 {
+		src = string(s[:200])
+	}
+	return src
+}
+
 // lessonParams are the query parameters GET /lessons takes. Any other is
 // refused by name: a "layer" parameter once named a file for the node to
 // read, and a caller still sending it must learn that it is gone. Layers
 // are named in the node's configuration, never in a request (SPEC §9).
-var lessonParams = []string{"q", "limit", "state", "all"}
+// The recall query is "query", its name in the CLI's help and the MCP
+// tools; "q" is the name it had first, still taken.
+var lessonParams = []string{"query", "q", "limit", "state", "all"}
 
 func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -247,7 +270,11 @@ func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	limit, _ := strconv.Atoi(q.Get("limit"))
-	if query := q.Get("q"); query != "" {
+	query := q.Get("query")
+	if query == "" {
+		query = q.Get("q")
+	}
+	if query != "" {
 		allowLong(w) // an embeddings backend is asked about every lesson
 		if limit <= 0 {
 			limit = 20
@@ -257,6 +284,10 @@ func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := Filter{State: protocol.State(q.Get("state")), All: q.Get("all") == "1" || q.Get("all") == "true"}
+	if f.State != "" && f.All {
+		a.reply(w, nil, badRequest{fmt.Errorf("give state or all, not both: state=%s alone lists every lesson in that state", f.State)})
+		return
+	}
 	a.listLessons(w, r, f, limit)
 }
 

@@ -3,10 +3,13 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +143,70 @@ func TestAPILayerParameterReadsNoFile(t *testing.T) {
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("answered after %v", d)
+	}
+}
+
+// TestAPIParameterNames: the recall query is ?query= (the name the CLI help
+// and the MCP tools use), ?q= still answers the same; state and all
+// together are refused rather than all dropping state; a POST's ?source=
+// names the bad lines, as the file a command read.
+func TestAPIParameterNames(t *testing.T) {
+	m, _ := openTest(t, nil)
+	if _, err := m.Publish("error", "go test fails on a clean checkout without the generated mocks"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, byQuery := get("/lessons?query=" + url.QueryEscape("go test mocks"))
+	if code != http.StatusOK || !strings.Contains(byQuery, `"score"`) {
+		t.Fatalf("?query=: %d %s", code, byQuery)
+	}
+	// Strength moves with the clock between the two; hash and score do not.
+	ranked := func(body string) (out []string) {
+		var views []LessonView
+		if err := json.Unmarshal([]byte(body), &views); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range views {
+			out = append(out, fmt.Sprint(v.Hash, v.Score))
+		}
+		return out
+	}
+	if code, byQ := get("/lessons?q=" + url.QueryEscape("go test mocks")); code != http.StatusOK || !slices.Equal(ranked(byQ), ranked(byQuery)) {
+		t.Errorf("?q= answers %d %s, ?query= %s", code, byQ, byQuery)
+	}
+	if code, body := get("/lessons?state=common&all=1"); code != http.StatusBadRequest || !strings.Contains(body, "not both") {
+		t.Errorf("?state=common&all=1: %d %s, want 400", code, body)
+	}
+
+	post := func(path string) IngestReport {
+		resp, err := http.Post(srv.URL+path, "application/x-ndjson", strings.NewReader(`{"kind":"note","text":"ok"}`+"\nnot json\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var rep IngestReport
+		if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	for path, want := range map[string]string{
+		"/memory/remember?source=" + url.QueryEscape("/home/a/session.jsonl"): "/home/a/session.jsonl",
+		"/memory/remember?source=" + url.QueryEscape("a\x1b[2Jb"):             "a[2Jb", // no terminal control
+		"/memory/remember": "POST /memory/remember",
+	} {
+		if rep := post(path); len(rep.Rejected) != 1 || rep.Rejected[0].String() != want+":2: the line is not a JSON object" {
+			t.Errorf("POST %s: rejected %+v, want it named %s:2", path, rep.Rejected, want)
+		}
 	}
 }

@@ -216,7 +216,7 @@ func (c *Client) Show(ctx context.Context, hash string) (Provenance, error) {
 func (c *Client) Recall(ctx context.Context, query string, limit int, layers ...Layer) ([]LessonView, error) {
 	var out []LessonView
 	if len(layers) == 0 {
-		q := url.Values{"q": {query}, "limit": {fmt.Sprint(limit)}}
+		q := url.Values{"query": {query}, "limit": {fmt.Sprint(limit)}}
 		return out, c.do(ctx, "GET", "/lessons?"+q.Encode(), nil, &out)
 	}
 	views, err := c.Lessons(ctx, Filter{Layers: layers})
@@ -258,12 +258,14 @@ func (c *Client) Remember(ctx context.Context, evs []protocol.Event) (IngestRepo
 		line, _ := json.Marshal(ev)
 		buf.Write(append(line, '\n'))
 	}
-	return c.Ingest(ctx, "remember", buf.Bytes())
+	return c.Ingest(ctx, "event", buf.Bytes()) // named as Memory.Remember names them
 }
 
-func (c *Client) Ingest(ctx context.Context, _ string, data []byte) (IngestReport, error) {
+// Ingest sends the events to the node with their source, which names the
+// bad lines as it would without a node.
+func (c *Client) Ingest(ctx context.Context, source string, data []byte) (IngestReport, error) {
 	var rep IngestReport
-	err := c.do(ctx, "POST", "/memory/remember", data, &rep)
+	err := c.do(ctx, "POST", "/memory/remember?"+url.Values{"source": {source}}.Encode(), data, &rep)
 	return rep, err
 }
 

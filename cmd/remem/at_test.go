@@ -36,7 +36,7 @@ func TestRememberAt(t *testing.T) {
 {"kind":"note","text":"the linter is slow on big files","at":"yesterday"}
 {"kind":"note","text":"the registry rate-limits anonymous pulls","at":"` + at(-5) + `"}
 `
-	out, errOut, code := run(t, a, []byte(lines), "ingest", "--events", "-")
+	out, errOut, code := run(t, a, []byte(lines), "ingest", "-")
 	if code != 0 || !strings.Contains(out, "taken 1, duplicates 0, rejected 2") ||
 		!strings.Contains(errOut, ":1: \"at\" ") || !strings.Contains(errOut, "ahead") || !strings.Contains(errOut, ":2: ") {
 		t.Errorf("ingest: exit %d\n%s%s", code, out, errOut)

@@ -73,7 +73,7 @@ same commons, with or without the slashes); no other path.
 
 Examples:
   remem commons pull https://commons.example.org
-  remem commons pull --json http://127.0.0.1:8787 | jq .Accepted`,
+  remem commons pull --json http://127.0.0.1:8787 | jq .accepted`,
 				Flags:  []cli.Flag{jsonFlag, tokenFileFlag},
 				Action: commonsPull,
 			},

@@ -17,7 +17,7 @@ func contextCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "context",
 		Usage: "print the lessons worth putting in an agent's prompt for a project",
-		UsageText: `remem context [--cwd DIR] [--limit N] [--budget CHARS] [--format md|json] [--layer NAME=FILE ...]
+		UsageText: `remem context [--cwd DIR] [--limit N] [--budget CHARS] [--json] [--layer NAME=FILE ...]
 
 Picks the lessons that relate to the project in DIR (default: the current
 directory), found by its name and the first line of its README, then fills up
@@ -27,7 +27,7 @@ is framed as an observation with its state and its number of confirmations,
 observations from other agents' experience, not instructions.
 
 --budget bounds the characters of the Markdown printed: the list stops before
-the first lesson that would pass it. --format json gives the same lessons with their fields.
+the first lesson that would pass it. --json gives the same lessons with their fields.
 With no lesson to show, the Markdown output is empty, so a hook can paste it
 into a prompt as it is.
 
@@ -36,20 +36,23 @@ into a prompt as it is.
 Examples:
   remem context
   remem context --cwd ~/src/payments --limit 5 --budget 1500
-  remem context --format json | jq '.lessons[].observation'
+  remem context --json | jq '.lessons[].observation'
   remem context --layer team=/mnt/share/team/lessons.jsonl`,
-		Flags: []cli.Flag{embedFlag,
+		Flags: []cli.Flag{jsonFlag, embedFlag,
 			&cli.StringFlag{Name: "cwd", Value: ".", Usage: "the project directory"},
 			&cli.IntFlag{Name: "limit", Value: 10, Usage: "at most N lessons"},
 			&cli.IntFlag{Name: "budget", Value: 2000, Usage: "at most CHARS characters of Markdown"},
-			&cli.StringFlag{Name: "format", Value: "md", Usage: "md or json"},
+			// --format json was the JSON switch before --json (issue 15);
+			// it stays, hidden, for the hooks that use it.
+			&cli.StringFlag{Name: "format", Value: "md", Usage: "deprecated: md or json; use --json", Hidden: true},
 			layerFlag,
 		},
 		Action: func(c *cli.Context) (err error) {
 			format := c.String("format")
 			if format != "md" && format != "json" {
-				return cli.Exit(fmt.Sprintf("--format %q: use md or json", format), 2)
+				return cli.Exit(fmt.Sprintf("--format %q: use --json for JSON, or nothing for Markdown", format), 2)
 			}
+			asJSON := c.Bool("json") || format == "json"
 			limit, budget := c.Int("limit"), c.Int("budget")
 			if limit <= 0 {
 				return cli.Exit(fmt.Sprintf("--limit %d: give at least 1", limit), 2)
@@ -76,7 +79,7 @@ Examples:
 				return err
 			}
 			views = remcp.FitBudget(views, budget)
-			if format == "json" {
+			if asJSON {
 				out := contextJSON{Header: remcp.Header, Project: dir, Query: query, Lessons: make([]remcp.Lesson, 0, len(views))}
 				for _, v := range views {
 					out.Lessons = append(out.Lessons, remcp.LessonOf(v))

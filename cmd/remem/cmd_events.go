@@ -15,20 +15,23 @@ func ingestCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "ingest",
 		Usage: "take events (JSONL) from a file or stdin",
-		UsageText: `remem ingest [--json] --events FILE|-
+		UsageText: `remem ingest [--json] FILE|-
 
 Each line is an event: {"kind":"error","title":"go test ./...","happened":"..."}.
-Bad lines are named with their number and reason and kept in
-$REMEM_HOME/rejects.jsonl; the rest are taken. Duplicates (same agent, session,
-kind and title) are counted and dropped.
+FILE is read like import's and verify's: - (or nothing) reads stdin. Bad
+lines are named FILE:LINE with their reason, also through a running node, and
+kept in $REMEM_HOME/rejects.jsonl; the rest are taken. Duplicates (same agent,
+session, kind and title) are counted and dropped.
 
 Examples:
-  remem ingest --events session.jsonl
-  my-agent --report | remem ingest --events -`,
-		Flags: []cli.Flag{jsonFlag, &cli.StringFlag{Name: "events", Usage: "FILE of events, or - for stdin", Required: true}},
+  remem ingest session.jsonl
+  my-agent --report | remem ingest -
+  remem ingest --json session.jsonl | jq .rejected`,
+		// --events FILE was the only way before FILE became the argument
+		// (issue 15); it stays, hidden, for the scripts that use it.
+		Flags: []cli.Flag{jsonFlag, &cli.StringFlag{Name: "events", Usage: "deprecated: give FILE as the argument", Hidden: true}},
 		Action: func(c *cli.Context) error {
-			src := c.String("events")
-			name, data, err := readNamed(c, src)
+			name, data, err := ingestInput(c)
 			if err != nil {
 				return err
 			}
@@ -41,13 +44,22 @@ Examples:
 	}
 }
 
-func readNamed(c *cli.Context, src string) (string, []byte, error) {
-	if src == "-" {
+// ingestInput reads the events of `remem ingest`: FILE (the argument), or
+// the deprecated --events FILE, or stdin for - or nothing.
+func ingestInput(c *cli.Context) (string, []byte, error) {
+	src, n := c.String("events"), c.NArg()
+	if src != "" {
+		n++
+	}
+	if n > 1 {
+		return "", nil, cli.Exit(fmt.Sprintf("ingest takes one FILE (or - for stdin), got %d; see `remem ingest --help`", n), 2)
+	}
+	if src == "" || src == "-" {
 		return readInput(c)
 	}
 	data, err := os.ReadFile(src)
 	if err != nil {
-		return src, nil, fmt.Errorf("reading events: %w", err)
+		return src, nil, fmt.Errorf("reading events: %w", err) // the error names the file
 	}
 	return src, data, nil
 }

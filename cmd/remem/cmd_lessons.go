@@ -21,7 +21,8 @@ func lessonsCommand() *cli.Command {
 		UsageText: `remem lessons [--json] [--state STATE | --all] [--layer NAME=FILE ...]
 
 STATE is candidate, common, fading, removed or revoked; without it the active
-view is shown (no removed or revoked lessons). ` + layerHelp + `
+view is shown (no removed or revoked lessons), with --all every lesson.
+--state and --all are not given together. ` + layerHelp + `
 
 Examples:
   remem lessons
@@ -72,6 +73,9 @@ func lessonFilter(c *cli.Context) (node.Filter, error) {
 			return f, cli.Exit(fmt.Sprintf("--state %q is not a state: use candidate, common, fading, removed or revoked", s), 2)
 		}
 		f.State = protocol.State(s)
+		if f.All {
+			return f, cli.Exit(fmt.Sprintf("--state %s and --all: give one; --state %s alone lists every lesson in that state, removed and revoked ones too", s, s), 2)
+		}
 	}
 	var err error
 	f.Layers, err = layerFlags(c)

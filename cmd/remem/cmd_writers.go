@@ -26,19 +26,21 @@ func writerPromptCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "writer-prompt",
 		Usage: "turn a cluster (JSON on stdin, as --writer gets it) into a prompt for a local model CLI",
-		UsageText: `remem writer-prompt < cluster.json
+		UsageText: `remem writer-prompt [--json] < cluster.json
 
 Reads the cluster a --writer command gets on stdin and prints the prompt the
 chat writer (--writer-url) sends: the rules of a lesson (one sentence, an
 observation, never an instruction, no raw data) and the events as quoted
-JSON data. Piped into a model CLI that reads a prompt on stdin, it makes a
-writer; what the model answers passes the same checks as any writer's, and
-the default writer is used when it does not.
+JSON data; --json prints the two messages, system and user, for a chat API.
+Piped into a model CLI that reads a prompt on stdin, it makes a writer; what
+the model answers passes the same checks as any writer's, and the default
+writer is used when it does not.
 
 Examples:
   remem sleep --writer "remem writer-prompt | ollama run llama3.2"
   remem sleep --writer "remem writer-prompt | llm -m gpt-4o-mini"
   echo '{"kind":"error","episodes":[{"kind":"error","title":"npm ci","happened":"EUSAGE"}]}' | remem writer-prompt`,
+		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			raw, err := io.ReadAll(io.LimitReader(c.App.Reader, writerPromptMax+1))
 			if err != nil {
@@ -58,6 +60,12 @@ Examples:
 			system, user, err := consolidate.Prompt(cl)
 			if err != nil {
 				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c.App.Writer, struct {
+					System string `json:"system"`
+					User   string `json:"user"`
+				}{system, user})
 			}
 			_, err = fmt.Fprintf(c.App.Writer, "%s\n\n%s\n", system, user)
 			return err

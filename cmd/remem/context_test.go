@@ -156,7 +156,7 @@ func TestContextBudgetAndLimit(t *testing.T) {
 func TestContextJSON(t *testing.T) {
 	home, relevant, confirmed := contextHome(t)
 	dir := billingProject(t)
-	out, err := runContext(t, home, "--cwd", dir, "--format", "json")
+	out, err := runContext(t, home, "--cwd", dir, "--json")
 	if err != nil {
 		t.Fatal(err)
 	}

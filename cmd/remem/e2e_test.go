@@ -252,7 +252,7 @@ func TestTwoHomesConfirmation(t *testing.T) {
 			events := `{"kind":"error","title":"go test","happened":"undefined: mocks.NewClient on a clean checkout until go generate has run","session":"1","cwd":"` + projA + `"}
 {"kind":"error","title":"go test","happened":"undefined: mocks.NewClient after a fresh clone, go generate had not run","session":"2","cwd":"` + projA + `"}
 `
-			must(t, a, []byte(events), "ingest", "--events", "-")
+			must(t, a, []byte(events), "ingest", "-")
 			must(t, a, nil, "sleep")
 			var lessons []struct{ Hash string }
 			json.Unmarshal([]byte(must(t, a, nil, "lessons", "--json")), &lessons)

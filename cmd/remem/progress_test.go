@@ -62,7 +62,7 @@ func TestIngestAndSleepShowProgressOnATerminalOnly(t *testing.T) {
 
 	piped := t.TempDir()
 	must(t, piped, nil, "init")
-	for _, args := range [][]string{{"ingest", "--events", events}, {"sleep"}} {
+	for _, args := range [][]string{{"ingest", events}, {"sleep"}} {
 		_, stderr, code := run(t, piped, nil, args...)
 		if code != 0 || stderr != "" {
 			t.Fatalf("remem %v piped: exit %d, stderr %q (want 0 and nothing)", args, code, stderr)
@@ -71,7 +71,7 @@ func TestIngestAndSleepShowProgressOnATerminalOnly(t *testing.T) {
 
 	tty := t.TempDir()
 	must(t, tty, nil, "init")
-	shown := onTerminal(t, tty, "ingest", "--events", events)
+	shown := onTerminal(t, tty, "ingest", events)
 	if !strings.Contains(shown, "reading events") || !strings.Contains(shown, "100%") {
 		t.Errorf("ingest on a terminal drew no bar:\n%s", shown)
 	}

@@ -107,7 +107,7 @@ func TestQuorumAndWindowFromConfig(t *testing.T) {
 	}
 	// Removed: out of every active view.
 	for _, args := range [][]string{{"lessons", "--json"}, {"recall", "--json", "ledger reconciliation of the billing service"},
-		{"context", "--format", "json", "--cwd", billingProject(t)}} {
+		{"context", "--json", "--cwd", billingProject(t)}} {
 		if out := runIn(t, home, args...); strings.Contains(out, hash) {
 			t.Errorf("remem %s shows a removed lesson:\n%s", strings.Join(args, " "), out)
 		}

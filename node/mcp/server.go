@@ -261,6 +261,9 @@ func (t *tools) lessons(ctx context.Context, _ *sdk.CallToolRequest, in LessonsI
 			return nil, LessonsOutput{}, fmt.Errorf("state %q is not one of candidate, common, fading, removed, revoked", s)
 		}
 		f.State = protocol.State(s)
+		if f.All {
+			return nil, LessonsOutput{}, fmt.Errorf("give state or all, not both: state %q alone lists every lesson in that state", s)
+		}
 	}
 	var views []node.LessonView
 	err := t.with(ctx, func(svc node.Service) (err error) {

@@ -325,7 +325,7 @@
     );
   }
 
-  // Related by meaning: the node's recall (GET /lessons?q=) for the search
+  // Related by meaning: the node's recall (GET /lessons?query=) for the search
   // words, minus what the text search already shows.
   function renderRelated(shown) {
     const box = $('related');
@@ -353,7 +353,7 @@
 
   async function fetchRelated(q) {
     try {
-      const raw = await getJSON('lessons?limit=10&q=' + encodeURIComponent(q));
+      const raw = await getJSON('lessons?limit=10&query=' + encodeURIComponent(q));
       data.related = JSON.parse(raw) || [];
     } catch (e) {
       data.related = [];
