@@ -216,7 +216,8 @@ func clientName(req *sdk.CallToolRequest) string {
 
 // RecallInput describes the task.
 type RecallInput struct {
-	Task  string `json:"task" jsonschema:"what you are about to do, in a sentence or a few words"`
+	Query string `json:"query,omitempty" jsonschema:"what you are about to do, in a sentence or a few words (remem recall QUERY, GET /lessons?query=)"`
+	Task  string `json:"task,omitempty" jsonschema:"the older name of query, still taken"`
 	Limit int    `json:"limit,omitempty" jsonschema:"at most this many lessons (default 5, at most 50)"`
 }
 
@@ -227,9 +228,12 @@ type LessonsOutput struct {
 }
 
 func (t *tools) recall(ctx context.Context, _ *sdk.CallToolRequest, in RecallInput) (*sdk.CallToolResult, LessonsOutput, error) {
-	task := strings.TrimSpace(in.Task)
+	task := strings.TrimSpace(in.Query)
 	if task == "" {
-		return nil, LessonsOutput{}, errors.New(`recall needs "task": a description of what you are about to do`)
+		task = strings.TrimSpace(in.Task)
+	}
+	if task == "" {
+		return nil, LessonsOutput{}, errors.New(`recall needs "query": a description of what you are about to do`)
 	}
 	limit := clampLimit(in.Limit, 5, 50)
 	var views []node.LessonView

@@ -195,7 +195,7 @@ func TestRememberSleepRecallShow(t *testing.T) {
 		t.Errorf("recall text should carry the header and the framed lesson:\n%s", txt)
 	}
 
-	res = call(t, cs, "recall", map[string]any{"task": "bake sourdough bread"})
+	res = call(t, cs, "recall", map[string]any{"query": "bake sourdough bread"})
 	mustOK(t, "recall unrelated", res)
 	structured(t, res, &rec)
 	if len(rec.Lessons) != 0 {
