@@ -7,6 +7,7 @@ package gossip
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,6 +15,10 @@ import (
 
 	"github.com/remem/remem/protocol"
 )
+
+// errPeerBusy is a responder's answer while it serves as many sessions as
+// it takes (from this peer, or in all): the caller tries again later.
+var errPeerBusy = errors.New("busy")
 
 // syncWith runs one session as initiator with p for team t. It waits for
 // this node's last session with p to end (the peer answers one at a
@@ -107,7 +112,7 @@ func (c *conn) askDiff(t *team, p peer.ID, snap *snapshot) ([]diffEntry, error) 
 	case statusRefused:
 		return nil, fmt.Errorf("peer %s refused sync of team %s (not a member)", p, t.name)
 	case statusBusy:
-		return nil, fmt.Errorf("peer %s is busy", p)
+		return nil, fmt.Errorf("peer %s is %w", p, errPeerBusy)
 	default:
 		return nil, fmt.Errorf("peer %s failed (status %d)", p, m.status)
 	}
