@@ -30,31 +30,7 @@ func BenchmarkPutRecords(b *testing.B) {
 	batches, _ := hundredK(b)
 	for _, name := range []string{"small", "default"} {
 		opts := benchOptions()[name]
-		b.Run(name+"/new", func(b *testing.B) {
-			var s *Store
-			defer func() { s.Close() }()
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu := testutil.CPUTime()
-			for i := 0; i < b.N; i++ {
-				if i%len(batches) == 0 {
-					b.StopTimer()
-					if s != nil {
-						s.Close()
-					}
-					var err error
-					if s, err = Open(b.TempDir(), opts); err != nil {
-						b.Fatal(err)
-					}
-					b.StartTimer()
-				}
-				if _, err := s.PutRecords(batches[i%len(batches)], "team/a", t0); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			reportCPU(b, cpu, 1000)
-		})
+		b.Run(name+"/new", func(b *testing.B) { putNew(b, opts, batches, 1000) })
 		// Batches of 50, as gossip delivers them (the receive path).
 		b.Run(name+"/new50", func(b *testing.B) {
 			var small [][]*protocol.Record
@@ -63,29 +39,7 @@ func BenchmarkPutRecords(b *testing.B) {
 					small = append(small, batch[j:min(j+50, len(batch))])
 				}
 			}
-			var s *Store
-			defer func() { s.Close() }()
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu := testutil.CPUTime()
-			for i := 0; i < b.N; i++ {
-				if i%len(small) == 0 {
-					b.StopTimer()
-					if s != nil {
-						s.Close()
-					}
-					var err error
-					if s, err = Open(b.TempDir(), opts); err != nil {
-						b.Fatal(err)
-					}
-					b.StartTimer()
-				}
-				if _, err := s.PutRecords(small[i%len(small)], "team/a", t0); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			reportCPU(b, cpu, 50)
+			putNew(b, opts, small, 50)
 		})
 		b.Run(name+"/duplicate", func(b *testing.B) {
 			s, err := Open(b.TempDir(), opts)
@@ -231,6 +185,34 @@ func BenchmarkScan(b *testing.B) {
 }
 
 // reportCPU adds cpu-ns/op (and per record) since start.
+// putNew merges batches of records none of which the store holds: a new
+// store is opened each time every batch has gone in once.
+func putNew(b *testing.B, opts Options, batches [][]*protocol.Record, perBatch int) {
+	var s *Store
+	defer func() { s.Close() }()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := testutil.CPUTime()
+	for i := 0; i < b.N; i++ {
+		if i%len(batches) == 0 {
+			b.StopTimer()
+			if s != nil {
+				s.Close()
+			}
+			var err error
+			if s, err = Open(b.TempDir(), opts); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		if _, err := s.PutRecords(batches[i%len(batches)], "team/a", t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	reportCPU(b, cpu, perBatch)
+}
+
 func reportCPU(b *testing.B, start time.Duration, perOp int) {
 	d := float64(testutil.CPUTime()-start) / float64(b.N)
 	b.ReportMetric(d, "cpu-ns/op")

@@ -162,17 +162,8 @@ func TestDoctorThroughRunningNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: node.NewAPI(m, node.APIOptions{})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	if err := node.WriteNodeInfo(home, node.NodeInfo{API: ln.Addr().String(), PID: os.Getpid(), Origin: m.Origin()}); err != nil {
-		t.Fatal(err)
-	}
-	must(t, home, nil, "config", "set", "api", ln.Addr().String())
+	api, stop := serveAPI(t, home, m)
+	must(t, home, nil, "config", "set", "api", api)
 	rep, _, code := doctor(t, home)
 	got := checks(rep)
 	if code != 0 || got["store"].Status != checkOK || !strings.Contains(got["store"].Detail, "held by the running node") ||
@@ -181,7 +172,7 @@ func TestDoctorThroughRunningNode(t *testing.T) {
 	}
 
 	// The node is gone but its node.json stays.
-	srv.Close()
+	stop()
 	rep, _, code = doctor(t, home)
 	if n := checks(rep)["node"]; code != 1 || n.Status != checkFail || !strings.Contains(n.Detail, "remem node") {
 		t.Errorf("a stale node.json: exit %d %+v", code, n)

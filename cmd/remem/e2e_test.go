@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -292,4 +294,24 @@ func TestTwoHomesConfirmation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveAPI serves m's local API on a free loopback port until the test
+// ends and writes node.json in home, as a running node does, so commands
+// on home go through it. It returns the API's address and a stop that
+// ends serving early (a node that died and left its node.json).
+func serveAPI(t *testing.T, home string, m *node.Memory) (string, func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: node.NewAPI(m, node.APIOptions{})}
+	go srv.Serve(ln)
+	stop := func() { srv.Close() }
+	t.Cleanup(stop)
+	if err := node.WriteNodeInfo(home, node.NodeInfo{API: ln.Addr().String(), PID: os.Getpid(), Origin: m.Origin()}); err != nil {
+		t.Fatal(err)
+	}
+	return ln.Addr().String(), stop
 }

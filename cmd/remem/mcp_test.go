@@ -6,8 +6,6 @@ import (
 	"debug/buildinfo"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -80,16 +78,7 @@ func TestMCPThroughRunningNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: node.NewAPI(m, node.APIOptions{})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	if err := node.WriteNodeInfo(home, node.NodeInfo{API: ln.Addr().String(), PID: os.Getpid(), Origin: m.Origin()}); err != nil {
-		t.Fatal(err)
-	}
+	serveAPI(t, home, m)
 	cmd := helperMCP(home)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
