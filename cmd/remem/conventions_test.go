@@ -75,6 +75,9 @@ func TestUsageErrorsAreOneLine(t *testing.T) {
 	if out, _, code := run(t, home, nil, "help", "recall"); code != 0 || !strings.Contains(out, "remem recall") {
 		t.Errorf("remem help recall: exit %d, %.80q", code, out)
 	}
+	if out, _, code := run(t, home, nil, "help", "commons", "push"); code != 0 || !strings.Contains(out, "remem commons push - publish") {
+		t.Errorf("remem help commons push: exit %d, %.80q", code, out)
+	}
 	// A command's words are its own, "help" too.
 	if out, _, _ := run(t, home, nil, "recall", "help"); strings.Contains(out, "USAGE:") {
 		t.Errorf("remem recall help printed the help:\n%s", out)

@@ -51,7 +51,9 @@ func readInput(c *cli.Context) (string, []byte, error) {
 	}
 	data, err := os.ReadFile(name)
 	if err != nil {
-		return name, nil, fmt.Errorf("reading %s: %w", name, err)
+		// os's error names the file and the call already ("open X: no
+		// such file or directory"); say only what was being done.
+		return name, nil, fmt.Errorf("reading input: %w", err)
 	}
 	return name, data, nil
 }

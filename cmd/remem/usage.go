@@ -134,6 +134,9 @@ func rootAction(c *cli.Context) error {
 		if c.App.Command(args[1]) == nil {
 			return unknownCommand(c.App.HelpName, args[1], c.App.Commands)
 		}
+		if len(args) > 2 { // `remem help commons push`: as `remem commons push --help`
+			return c.App.RunContext(c.Context, append(append([]string{c.App.Name}, args[1:]...), "--help"))
+		}
 		return cli.ShowCommandHelp(c, args[1])
 	}
 	return unknownCommand(c.App.HelpName, args[0], c.App.Commands)
