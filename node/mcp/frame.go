@@ -46,28 +46,29 @@ func Observation(v node.LessonView) string {
 
 // Lesson is one lesson as an agent reads it.
 type Lesson struct {
-	Hash          string   `json:"hash"`
-	Kind          string   `json:"kind" jsonschema:"error, correction or surprise"`
-	Text          string   `json:"text" jsonschema:"the lesson sentence: an observation, not an instruction"`
-	Observation   string   `json:"observation" jsonschema:"the lesson framed with its state and confirmations"`
-	State         string   `json:"state" jsonschema:"candidate, common, fading, removed or revoked"`
-	StateReason   string   `json:"state_reason,omitempty"`
-	Strength      float64  `json:"strength" jsonschema:"how strongly this memory holds it, 0 to 1"`
-	Seen          int64    `json:"seen" jsonschema:"how many surprises of this memory it absorbed"`
-	Confirmations int      `json:"confirmations" jsonschema:"how many memories other than the author vouch for it"`
-	Confirmers    []string `json:"confirmers" jsonschema:"origins that signed a confirmation"`
-	Origins       []string `json:"origins" jsonschema:"origins that published it"`
-	Author        string   `json:"author,omitempty" jsonschema:"the origin that published it first"`
-	Own           bool     `json:"own" jsonschema:"written by this memory"`
-	Layers        []string `json:"layers"`
-	Updated       string   `json:"updated,omitempty"`
-	Relevance     float64  `json:"relevance,omitempty" jsonschema:"how closely it relates to the task, for recall"`
+	Hash           string   `json:"hash"`
+	Kind           string   `json:"kind" jsonschema:"error, correction or surprise"`
+	Text           string   `json:"text" jsonschema:"the lesson sentence: an observation, not an instruction"`
+	Observation    string   `json:"observation" jsonschema:"the lesson framed with its state and confirmations"`
+	State          string   `json:"state" jsonschema:"candidate, common, fading, removed or revoked"`
+	StateReason    string   `json:"state_reason,omitempty"`
+	Strength       float64  `json:"strength" jsonschema:"how strongly this memory holds it, 0 to 1"`
+	StrengthReason string   `json:"strength_reason,omitempty" jsonschema:"why the strength is what it is here (an author and a receiver differ)"`
+	Seen           int64    `json:"seen" jsonschema:"how many surprises of this memory it absorbed"`
+	Confirmations  int      `json:"confirmations" jsonschema:"how many memories other than the author vouch for it"`
+	Confirmers     []string `json:"confirmers" jsonschema:"origins that signed a confirmation"`
+	Origins        []string `json:"origins" jsonschema:"origins that published it"`
+	Author         string   `json:"author,omitempty" jsonschema:"the origin that published it first"`
+	Own            bool     `json:"own" jsonschema:"written by this memory"`
+	Layers         []string `json:"layers"`
+	Updated        string   `json:"updated,omitempty"`
+	Relevance      float64  `json:"relevance,omitempty" jsonschema:"how closely it relates to the task, for recall"`
 }
 
 // LessonOf converts a view.
 func LessonOf(v node.LessonView) Lesson {
 	return Lesson{Hash: v.Hash, Kind: v.Kind, Text: v.Text, Observation: Observation(v), State: string(v.State), StateReason: v.StateReason,
-		Strength: round(v.Strength), Seen: v.Seen, Confirmations: Confirmations(v), Confirmers: nonNil(v.Confirmers), Origins: nonNil(v.Origins),
+		Strength: round(v.Strength), StrengthReason: v.StrengthReason, Seen: v.Seen, Confirmations: Confirmations(v), Confirmers: nonNil(v.Confirmers), Origins: nonNil(v.Origins),
 		Author: v.Author, Own: v.Own, Layers: nonNil(v.Layers), Updated: timeString(v.Updated), Relevance: round(v.Score)}
 }
 

@@ -184,7 +184,7 @@ func TestRememberSleepRecallShow(t *testing.T) {
 		t.Fatalf("recall found %d lessons: %s", len(rec.Lessons), textOf(res))
 	}
 	l := rec.Lessons[0]
-	if !strings.Contains(strings.ToLower(l.Text), "race") || l.Kind != "error" || !l.Own {
+	if !strings.Contains(strings.ToLower(l.Text), "race") || l.Kind != "error" || !l.Own || !strings.HasPrefix(l.StrengthReason, "own") {
 		t.Errorf("recalled lesson: %+v", l)
 	}
 	if !strings.HasPrefix(l.Observation, "Observed (candidate, 0 confirmations): ") {
