@@ -365,3 +365,48 @@ func TestShareOffStopsSigning(t *testing.T) {
 		t.Errorf("own lines after sharing again: %s", testutil.JoinLines(lines...))
 	}
 }
+
+// TestRevokedOwnLessonIsNotSignedAgain: a confirmation raises an own
+// lesson, which a sleep then signs again; when the author revoked the
+// lesson in between, its next sleep must not sign it, or the newer lesson
+// record would outrank the revocation and bring the lesson back everywhere
+// (a new user found it: `revoke`, then `sleep` said "1 records signed"
+// and the lesson was active again).
+func TestRevokedOwnLessonIsNotSignedAgain(t *testing.T) {
+	a, _ := openTest(t, nil)
+	b, _ := openTest(t, nil)
+	ctx := context.Background()
+	rec, err := a.Publish("error", "The integration suite times out when the VPN is down")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := protocol.SignConfirmation(b.Identity(), rec.Hash, a.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Deliver(ctx, "team:t", []*protocol.Record{conf}); err != nil {
+		t.Fatal(err)
+	}
+	if l, ok, err := a.store.GetLesson(rec.Hash); err != nil || !ok || !l.Dirty {
+		t.Fatalf("the confirmation did not raise the own lesson for signing: %+v %v %v", l, ok, err)
+	}
+	time.Sleep(1100 * time.Millisecond) // a later second than the publication
+	if _, err := a.Revoke(rec.Hash, "wrong"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the sleep signs in a later second still
+	rep, err := a.Sleep(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked, err := a.revokedHere(rec.Hash, a.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !revoked || rep.Signed != 0 {
+		t.Fatalf("after revoke and sleep: revoked %v, %d records signed (%+v)", revoked, rep.Signed, rep)
+	}
+	if l, _, _ := a.store.GetLesson(rec.Hash); l.Dirty {
+		t.Fatal("the revoked lesson is still waiting to be signed")
+	}
+}

@@ -296,6 +296,19 @@ func (m *Memory) candidateMatches(ctx context.Context, lessons []store.Lesson, e
 	return out, nil
 }
 
+// revokedHere reports whether hash is revoked by the records held.
+func (m *Memory) revokedHere(hash string, now time.Time) (bool, error) {
+	held, err := m.store.ForHash(hash)
+	if err != nil {
+		return false, err
+	}
+	recs := make([]*protocol.Record, len(held))
+	for i, h := range held {
+		recs[i] = h.Record
+	}
+	return protocol.ComputeState(hash, recs, now, m.cfg.Params.State).State == protocol.StateRevoked, nil
+}
+
 // confirmable: the lesson is not revoked and this memory never published it.
 func confirmable(self, hash string, held []store.Held, now time.Time, p protocol.StateParams) bool {
 	recs := make([]*protocol.Record, 0, len(held))
@@ -496,6 +509,19 @@ func (m *Memory) signDirty(now time.Time, rep *SleepReport) ([]*protocol.Record,
 	var steps []store.Step
 	for _, l := range lessons {
 		if !l.Dirty {
+			continue
+		}
+		revoked, err := m.revokedHere(l.Hash, now)
+		if err != nil {
+			return nil, err
+		}
+		if revoked {
+			// A lesson this memory withdrew (or a quorum revoked) is never
+			// signed again by a sleep: a newer lesson record would outrank
+			// the revocation and bring the lesson back everywhere. Only
+			// `remem publish` of it, a person's choice, does that.
+			l.Dirty = false
+			steps = append(steps, store.Step{Lesson: l})
 			continue
 		}
 		if !share.Allows(l.Kind, l.Projects) && !(l.Published && len(l.Projects) == 0) {
