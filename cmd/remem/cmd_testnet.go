@@ -82,8 +82,8 @@ Examples:
 			&cli.StringFlag{Name: "homes", Usage: "keep the nodes' homes in this directory instead of a temporary one"},
 			&cli.DurationFlag{Name: "publish-every", Usage: "spacing of publications within a phase (default: 1ms per node, at least 20ms)"},
 			&cli.DurationFlag{Name: "phase-timeout", Usage: "bound on each wait for deliveries (default: 30s + 300ms per node)"},
-			&cli.IntFlag{Name: "quorum", Value: tn.N, Usage: "N, as `remem node --quorum`: verifiers that make a lesson common"},
-			&cli.DurationFlag{Name: "window", Value: tn.W, Usage: "W, as `remem node --window`, short so that fading shows within a run"},
+			&cli.IntFlag{Name: "quorum", Value: tn.N, Usage: "N, as remem node --quorum: verifiers that make a lesson common"},
+			&cli.DurationFlag{Name: "window", Value: tn.W, Usage: "W, as remem node --window, short so that fading shows within a run"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/remem/remem/internal/version"
 )
 
@@ -295,4 +297,23 @@ func TestErrorsSayItOnce(t *testing.T) {
 	if want := "remem: the local API cannot listen on " + addr + ": bind: address already in use (is another node running? use --api to pick another address)\n"; code != 1 || errOut != want {
 		t.Errorf("node on a taken API port: exit %d, %q, want %q", code, errOut, want)
 	}
+}
+
+// TestFlagUsagesHaveNoBackticks: urfave/cli takes the first `quoted` word
+// of a flag's usage as its value's placeholder, so a backticked command in
+// a usage printed "--threshold remem calibrate" in the help.
+func TestFlagUsagesHaveNoBackticks(t *testing.T) {
+	var walk func(prefix string, cmds []*cli.Command)
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			name := strings.TrimSpace(prefix + " " + c.Name)
+			for _, f := range c.Flags {
+				if u, ok := f.(cli.DocGenerationFlag); ok && strings.Contains(u.GetUsage(), "`") {
+					t.Errorf("remem %s --%s: a backtick in its usage becomes the placeholder: %q", name, f.Names()[0], u.GetUsage())
+				}
+			}
+			walk(name, c.Subcommands)
+		}
+	}
+	walk("", newApp().Commands)
 }

@@ -24,7 +24,7 @@ var (
 	writerURLFlag   = &cli.StringFlag{Name: "writer-url", Usage: "an OpenAI-compatible chat endpoint (API base, e.g. http://127.0.0.1:11434/v1) that writes the lessons", EnvVars: []string{"REMEM_WRITER_URL"}}
 	writerModelFlag = &cli.StringFlag{Name: "writer-model", Usage: "the model --writer-url asks", EnvVars: []string{"REMEM_WRITER_MODEL"}}
 	writerTokenFlag = &cli.StringFlag{Name: "writer-token-file", Usage: "FILE with --writer-url's bearer token (or REMEM_WRITER_TOKEN)"}
-	thresholdFlag   = &cli.Float64Flag{Name: "threshold", Usage: "similarity in (0, 1] at which events join (default 0.48 lexical, 0.8 embeddings); `remem calibrate` picks one"}
+	thresholdFlag   = &cli.Float64Flag{Name: "threshold", Usage: "similarity in (0, 1] at which events join; remem calibrate picks one", DefaultText: "0.48 lexical, 0.8 embeddings"}
 )
 
 // memoryFlags are the flags of `remem node` that set up the memory itself;
