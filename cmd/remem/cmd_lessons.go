@@ -37,13 +37,31 @@ Examples:
 			if err != nil {
 				return err
 			}
+			held := 0 // lessons held in every state, counted when the view is empty
 			return withService(c, func(svc node.Service) ([]node.LessonView, error) {
 				views, err := svc.Lessons(c.Context, f)
 				if views == nil {
 					views = []node.LessonView{}
 				}
+				if err == nil && len(views) == 0 && !f.All {
+					all, err := svc.Lessons(c.Context, node.Filter{All: true})
+					if err != nil {
+						return views, err
+					}
+					held = len(all)
+				}
 				return views, err
-			}, func(views []node.LessonView) error { return printLessons(c, views) })
+			}, func(views []node.LessonView) error {
+				if len(views) == 0 && held > 0 {
+					what := "no active lessons (the " + fmt.Sprint(held) + " held are removed or revoked)"
+					if f.State != "" {
+						what = fmt.Sprintf("no lessons are %s (%d held in other states)", f.State, held)
+					}
+					fmt.Fprintln(c.App.Writer, what+"; `remem lessons --all` lists them")
+					return nil
+				}
+				return printLessons(c, views)
+			})
 		},
 	}
 }

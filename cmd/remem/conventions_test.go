@@ -317,3 +317,19 @@ func TestFlagUsagesHaveNoBackticks(t *testing.T) {
 	}
 	walk("", newApp().Commands)
 }
+
+// TestEmptyViewSaysWhatIsHeld: an empty view of a memory that holds
+// lessons says so, instead of "no lessons yet" and how to make some.
+func TestEmptyViewSaysWhatIsHeld(t *testing.T) {
+	home := newHome(t)
+	if out := must(t, home, nil, "lessons"); !strings.Contains(out, "no lessons yet") {
+		t.Errorf("an empty memory: %q", out)
+	}
+	must(t, home, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
+	if out := must(t, home, nil, "lessons", "--state", "common"); !strings.Contains(out, "no lessons are common (1 held in other states)") {
+		t.Errorf("no common lesson of one held: %q", out)
+	}
+	if out := must(t, home, nil, "lessons", "--state", "common", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("--json of an empty view: %q", out)
+	}
+}
