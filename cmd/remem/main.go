@@ -19,7 +19,8 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newApp().RunContext(ctx, os.Args)
+	app := newApp()
+	err := app.RunContext(ctx, flagsFirst(app, os.Args))
 	stop()
 	os.Exit(exitCode(err))
 }
