@@ -145,6 +145,8 @@ func diagnose(ctx context.Context, h string) doctorReport {
 	if err != nil {
 		rep.add("config", checkFail, "%s; fix it with `remem config set` or by hand", oneLine(err))
 		s = defaultNodeSettings()
+	} else if _, serr := os.Stat(src.file); errors.Is(serr, fs.ErrNotExist) {
+		rep.add("config", checkOK, "no %s: remem node starts with its defaults and its flags (`remem config set` writes one)", src.file)
 	} else {
 		rep.add("config", checkOK, "%s reads, and remem node would start with it", src.file)
 	}
@@ -168,7 +170,12 @@ func diagnose(ctx context.Context, h string) doctorReport {
 	default:
 		rep.add("node", checkFail, "%s; if the node stopped, start it again with `remem node`", oneLine(nodeErr))
 	}
-	checkPorts(&rep, s, running)
+	if running {
+		// The node's own addresses: it may run with flags config.toml lacks.
+		rep.add("ports", checkOK, "held by this home's node (API %s; libp2p %s)", strings.TrimPrefix(client.BaseURL, "http://"), orNone(strings.Join(st.Addrs, ", ")))
+	} else {
+		checkPorts(&rep, s)
+	}
 	switch {
 	case !running:
 		rep.add("reach", checkUnknown, "no node runs, so nothing listens for peers")
@@ -178,10 +185,23 @@ func diagnose(ctx context.Context, h string) doctorReport {
 		rep.add("reach", checkUnknown, "the node listens on %s with %d peers connected; whether peers beyond a NAT reach it is not measured",
 			strings.Join(st.Addrs, ", "), len(st.Peers))
 	}
+	// What the node joined and exchanges by, flags included, when it runs.
+	teams, others := s.Teams, len(s.Commons)+len(s.Folders)
+	if running {
+		teams = nil
+		for _, t := range st.Topics {
+			teams = append(teams, strings.TrimPrefix(t, gossip.TopicName("")))
+		}
+		for _, sc := range st.Scopes {
+			if strings.HasPrefix(sc, "commons:") || strings.HasPrefix(sc, "folder:") {
+				others++
+			}
+		}
+	}
 	switch {
-	case len(s.Teams) > 0:
-		rep.add("teams", checkOK, "the node joins %s", strings.Join(s.Teams, ", "))
-	case len(s.Commons) > 0 || len(s.Folders) > 0:
+	case len(teams) > 0:
+		rep.add("teams", checkOK, "the node joins %s", strings.Join(teams, ", "))
+	case others > 0:
 		rep.add("teams", checkWarn, "no team: lessons go only to the commons and folders; add one with `remem config set teams NAME` (or remem node --team NAME)")
 	default:
 		rep.add("teams", checkWarn, "no team, folder or commons: nothing is shared; add --team NAME to remem node (or `remem config set teams NAME`)")
@@ -235,12 +255,8 @@ func checkStore(rep *doctorReport, h string, running bool, st node.Status) {
 }
 
 // checkPorts tries to bind the API address and each libp2p listen
-// address; while this home's node runs, they are its own.
-func checkPorts(rep *doctorReport, s nodeSettings, running bool) {
-	if running {
-		rep.add("ports", checkOK, "held by this home's node (API %s)", s.API)
-		return
-	}
+// address of the configuration, when no node of this home holds them.
+func checkPorts(rep *doctorReport, s nodeSettings) {
 	var taken []string
 	if err := tryListen("tcp", s.API); err != nil {
 		taken = append(taken, fmt.Sprintf("the API address %s is taken (%s): stop what holds it or `remem config set api 127.0.0.1:PORT`", s.API, bindReason(err)))

@@ -189,3 +189,24 @@ func TestDoctorMissingHome(t *testing.T) {
 		t.Errorf("doctor created %s", missing)
 	}
 }
+
+// TestDoctorReadsTheRunningNode: a node started with flags and no
+// config.toml is reported as it runs (its API address and team), not as
+// the configuration would start it (a new user's replay found doctor
+// naming the default API port and "no team" for a node on --team t1).
+func TestDoctorReadsTheRunningNode(t *testing.T) {
+	home := newHome(t)
+	p := startNode(t, home, "--team", "t1", "--listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t)))
+	defer p.stop(t)
+	rep, _, _ := doctor(t, home)
+	got := checks(rep)
+	if c := got["config"]; c.Status != checkOK || !strings.Contains(c.Detail, "no ") {
+		t.Errorf("config without a config.toml: %+v", c)
+	}
+	if c := got["ports"]; c.Status != checkOK || !strings.Contains(c.Detail, p.api) {
+		t.Errorf("ports of a node on %s: %+v", p.api, c)
+	}
+	if c := got["teams"]; c.Status != checkOK || !strings.Contains(c.Detail, "t1") {
+		t.Errorf("teams of a node on --team t1: %+v", c)
+	}
+}
