@@ -97,6 +97,12 @@ func (c *Client) requestContext(ctx context.Context) (context.Context, context.C
 // explain names err as the request timeout when that is what ended the
 // request (rctx, from requestContext) while the caller's ctx still runs.
 func (c *Client) explain(ctx, rctx context.Context, err error) error {
+	// net/http's error repeats the method and URL every caller names
+	// already (`pulling the index of the commons at U: Get "U/commons/index": dial …`).
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
 	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
 		return fmt.Errorf("no complete answer within %v (the request timeout); the commons is slow or stuck, try again later: %w", c.timeout(), err)
 	}

@@ -25,6 +25,9 @@ Examples:
 			if c.NArg() == 0 {
 				return cli.Exit("publish needs the lesson TEXT; see `remem publish --help`", 2)
 			}
+			if c.String("kind") == "" {
+				return cli.Exit("publish needs --kind: error, correction or surprise; see `remem publish --help`", 2)
+			}
 			return withService(c, func(svc node.Service) (node.Signed, error) {
 				rec, err := svc.Publish(c.Context, c.String("kind"), joinArgs(c))
 				if err != nil {

@@ -333,3 +333,12 @@ func TestEmptyViewSaysWhatIsHeld(t *testing.T) {
 		t.Errorf("--json of an empty view: %q", out)
 	}
 }
+
+// TestPublishNeedsKind: publish without --kind says so, not `kind "" is
+// not a lesson kind`.
+func TestPublishNeedsKind(t *testing.T) {
+	_, errOut, code := run(t, newHome(t), nil, "publish", "The integration suite times out when the VPN is down")
+	if code != 2 || !strings.Contains(errOut, "needs --kind") {
+		t.Errorf("publish without --kind: exit %d %q", code, errOut)
+	}
+}
