@@ -373,41 +373,70 @@ func (s *Server) handlePut(w http.ResponseWriter, r *http.Request) {
 // push token this way instead of sending a PUT. It counts against the
 // address's PUT rate like a PUT, so it is no quicker a way to guess tokens.
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
-	if ok, wait := s.byClient.allow(clientKey(clientIP(r))); !ok {
-		tooMany(w, wait, "from this address")
-		return
+	if _, ok := s.admitWrite(w, r, clientIP(r), "this token is not one the commons takes for a PUT"); ok {
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// admitWrite is the gate of every request that writes (or probes the
+// token of a write): the address's PUT bucket first, so guessing tokens
+// costs PUTs, then the token. When it refuses it has answered, with 429
+// or 401 (msg); the status is returned.
+func (s *Server) admitWrite(w http.ResponseWriter, r *http.Request, remote, msg string) (int, bool) {
+	if ok, wait := s.byClient.allow(clientKey(remote)); !ok {
+		return tooMany(w, wait, "from this address"), false
 	}
 	if !s.authorized(r) {
-		unauthorized(w, "this token is not one the commons takes for a PUT")
-		return
+		return unauthorized(w, msg), false
 	}
-	w.WriteHeader(http.StatusNoContent)
+	return 0, true
+}
+
+// admitRead is the gate of every GET of stored data: the token, when the
+// commons was started with ReadNeedsToken. When it refuses it has
+// answered 401; the status is returned.
+func (s *Server) admitRead(w http.ResponseWriter, r *http.Request) (int, bool) {
+	if s.cfg.ReadNeedsToken && !s.authorized(r) {
+		return unauthorized(w, "this commons needs a bearer token to read"), false
+	}
+	return 0, true
+}
+
+// errTooLarge: a body over its limit (the caller answers 413).
+var errTooLarge = errors.New("the body is over the limit")
+
+// readLimited reads a request body of at most max bytes, or returns
+// errTooLarge without reading past max+1 bytes (an announced length over
+// max is refused unread).
+func readLimited(w http.ResponseWriter, r *http.Request, max int) ([]byte, error) {
+	if r.ContentLength > int64(max) {
+		return nil, errTooLarge
+	}
+	// MaxBytesReader reads one byte past the limit to tell a body of
+	// exactly max bytes from a larger one.
+	body, err := readBody(http.MaxBytesReader(w, r.Body, int64(max)), r.ContentLength)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, errTooLarge
+	}
+	return body, err
 }
 
 // put handles one PUT and returns the status it answered, the records
 // stored and, for a refused line, the reason.
 func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote string) (int, int, protocol.Reason) {
 	client := clientKey(remote)
-	if ok, wait := s.byClient.allow(client); !ok {
-		return tooMany(w, wait, "from this address"), 0, ""
-	}
-	if !s.authorized(r) {
-		return unauthorized(w, "a PUT needs a valid bearer token"), 0, ""
+	if code, ok := s.admitWrite(w, r, remote, "a PUT needs a valid bearer token"); !ok {
+		return code, 0, ""
 	}
 	if origin == "" {
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: "the file name must be <16 lowercase hex>.jsonl (the origin)"})
 		return http.StatusBadRequest, 0, ""
 	}
 
-	// Body: at most maxBytes; MaxBytesReader reads one byte past the limit
-	// to tell a file of exactly maxBytes from a larger one.
-	if r.ContentLength > int64(s.maxBytes) {
-		return s.tooLarge(w), 0, protocol.ReasonFileTooLarge
-	}
-	body, err := readBody(http.MaxBytesReader(w, r.Body, int64(s.maxBytes)), r.ContentLength)
+	body, err := readLimited(w, r, s.maxBytes)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		if errors.Is(err, errTooLarge) {
 			return s.tooLarge(w), 0, protocol.ReasonFileTooLarge
 		}
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: "reading the body: " + err.Error()})
@@ -527,8 +556,8 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request, name string) int {
-	if s.cfg.ReadNeedsToken && !s.authorized(r) {
-		return unauthorized(w, "this commons needs a bearer token to read")
+	if code, ok := s.admitRead(w, r); !ok {
+		return code
 	}
 	origin, ok := protocol.OriginOfFileName(name)
 	if !ok {
@@ -589,8 +618,8 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) index(w http.ResponseWriter, r *http.Request) int {
-	if s.cfg.ReadNeedsToken && !s.authorized(r) {
-		return unauthorized(w, "this commons needs a bearer token to read")
+	if code, ok := s.admitRead(w, r); !ok {
+		return code
 	}
 	var since time.Time
 	if v := r.URL.Query().Get("since"); v != "" {
