@@ -127,6 +127,7 @@ type Server struct {
 	now      func() time.Time
 	tokens   [][sha256.Size]byte
 	st       *storage
+	peers    *peerStore
 	bySender *limiter // accepted PUTs per (client address, origin)
 	byClient *limiter // every PUT per client address
 	m        *metrics
@@ -157,12 +158,17 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if s.st, err = openStorage(cfg.DataDir, s.now, s.log); err != nil {
 		return nil, err
 	}
+	if s.peers, err = openPeerStore(cfg.DataDir, s.now, s.log); err != nil {
+		return nil, err
+	}
 	s.bySender = newLimiter(cfg.RatePerOrigin, s.now)
 	s.byClient = newLimiter(cfg.RatePerClient, s.now)
 
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("PUT /commons/{name}", s.handlePut)
 	s.mux.HandleFunc("GET /commons/index", s.handleIndex)
+	s.mux.HandleFunc("PUT /commons/peers/{origin}", s.handlePeerPut)
+	s.mux.HandleFunc("GET /commons/peers", s.handlePeers)
 	s.mux.HandleFunc("GET /commons/token", s.handleToken)
 	s.mux.HandleFunc("GET /commons/{name}", s.handleGet)
 	s.mux.HandleFunc("GET /.well-known/remem", s.handleWellKnown)
@@ -225,8 +231,11 @@ type WellKnown struct {
 	Limits        Limits `json:"limits"`
 	GetNeedsToken bool   `json:"get_needs_token"`
 	PutNeedsToken bool   `json:"put_needs_token"` // always: only a token holder publishes
-	Server        string `json:"server"`
-	Version       string `json:"version"` // internal/version.String() of the serving binary
+	// PeerDirectory: this commons is a rendezvous of libp2p peers too
+	// (peers.go); absent from a commons that predates it.
+	PeerDirectory *PeerDirectoryInfo `json:"peer_directory,omitempty"`
+	Server        string             `json:"server"`
+	Version       string             `json:"version"` // internal/version.String() of the serving binary
 }
 
 // Limits are the server's limits as /.well-known/remem reports them.
@@ -662,6 +671,7 @@ func (s *Server) info() WellKnown {
 			PutsPerClient: rate(s.cfg.RatePerClient), PutsPerOrigin: rate(s.cfg.RatePerOrigin)},
 		GetNeedsToken: s.cfg.ReadNeedsToken,
 		PutNeedsToken: true,
+		PeerDirectory: peerDirectoryInfo(),
 		Server:        "remem",
 		Version:       version.String(),
 	}
