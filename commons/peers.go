@@ -306,7 +306,7 @@ func (e *errPeerConflict) Error() string { return e.msg }
 // replays an older record of a node cannot roll its entry back, and only
 // a newly sealed record changes it. A PUT of exactly what is stored
 // changes nothing, not even `updated` (as a file PUT): to stay listed past
-// PeerTTL a node seals a fresh record. The check and the write run under
+// PeerTTL a node seals a fresh record (an expired one sent again is 409). The check and the write run under
 // the origin's lock.
 func (ps *peerStore) put(origin string, seq uint64, env []byte, topics []string) (e *peerEntry, created, changed bool, err error) {
 	l := &ps.locks[stripe(origin)]
@@ -320,6 +320,9 @@ func (ps *peerStore) put(origin string, seq uint64, env []byte, topics []string)
 		case seq < old.Seq:
 			return nil, false, false, &errPeerConflict{fmt.Sprintf("the directory holds a newer record of %s (seq %d > %d); an older one is never taken back", origin, old.Seq, seq)}
 		case seq == old.Seq && bytes.Equal(env, old.Envelope) && slices.Equal(topics, old.Topics):
+			if old.expired(ps.now()) { // not yet deleted; a 200 would say it is listed
+				return nil, false, false, &errPeerConflict{fmt.Sprintf("this record of %s expired at %s; seal a new one (a higher seq) to be listed again", origin, old.Updated.Add(PeerTTL).Format(time.RFC3339))}
+			}
 			return old, false, false, nil
 		case seq == old.Seq:
 			return nil, false, false, &errPeerConflict{fmt.Sprintf("the directory holds another record (or other topics) of %s with the same seq %d; seal a new record to replace it", origin, seq)}

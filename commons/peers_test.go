@@ -378,8 +378,13 @@ func TestPeerExpiry(t *testing.T) {
 		t.Errorf("alice's expired entry is still on disk: %v", err)
 	}
 	// An identical re-PUT does not renew; a fresh seal does.
-	ts.putPeer(t, bo, testToken, peerBody(sealPeer(t, bpriv, 1), teamA))
+	if code, body := ts.putPeer(t, bo, testToken, peerBody(sealPeer(t, bpriv, 1), teamA)); code != 200 {
+		t.Errorf("bob's identical PUT: %d %s", code, body)
+	}
 	clock.Add(time.Hour)
+	if code, body := ts.putPeer(t, bo, testToken, peerBody(sealPeer(t, bpriv, 1), teamA)); code != 409 || !strings.Contains(body, "expired") {
+		t.Errorf("bob's identical PUT after expiry: %d %s", code, body)
+	}
 	if l := ts.listPeers(t, teamA); len(l) != 0 {
 		t.Errorf("bob renewed by replaying the same record: %+v", l)
 	}
@@ -586,4 +591,33 @@ func FuzzPeerPut(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPeerConcurrentPuts: PUTs of one origin racing with listings end with
+// the highest seq stored, whatever their order.
+func TestPeerConcurrentPuts(t *testing.T) {
+	ts := newTestServer(t, nil)
+	ao, apriv := peerKey(t, "alice")
+	bodies := make([][]byte, 16)
+	for i := range bodies {
+		bodies[i] = peerBody(sealPeer(t, apriv, uint64(i+1), fmt.Sprintf("/ip4/192.0.2.%d/tcp/4001", i+1)), teamA)
+	}
+	var wg sync.WaitGroup
+	for i := range bodies {
+		wg.Go(func() {
+			if code, body := ts.putPeer(t, ao, testToken, bodies[i]); code != 200 && code != 201 && code != 409 {
+				t.Errorf("PUT seq %d: %d %s", i+1, code, body)
+			}
+		})
+		wg.Go(func() { ts.listPeers(t, teamA) })
+	}
+	wg.Wait()
+	l := ts.listPeers(t, teamA)
+	if len(l) != 1 {
+		t.Fatalf("listing %+v", l)
+	}
+	_, pr, err := openPeerEnvelope(l[0].Envelope)
+	if err != nil || pr.Seq != 16 {
+		t.Errorf("stored seq %v (%v), want 16", pr, err)
+	}
 }
