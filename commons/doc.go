@@ -9,6 +9,8 @@
 //	PUT  /commons/<origin>.jsonl   replace that origin's file (bearer token)
 //	GET  /commons/<origin>.jsonl   the file exactly as stored (ETag, If-None-Match → 304)
 //	GET  /commons/index[?since=T]  [{"origin","updated","records","etag"}], sorted by origin
+//	PUT  /commons/peers/<origin>   this node's signed libp2p peer record and topics (bearer token)
+//	GET  /commons/peers?topic=H    [{"origin","envelope","updated"}], the freshest 50, newest first
 //	GET  /.well-known/remem        protocol version, limits, whether GET needs a token
 //	GET  /metrics                  Prometheus metrics (remem_commons_*)
 //
@@ -52,6 +54,36 @@
 // rebuilt where missing, damaged or stale. `updated` stamps only grow, so a
 // client that asks `?since=` the latest stamp it saw never misses a file.
 //
+// # Peer directory
+//
+// A commons is also a rendezvous for libp2p nodes (SPEC §10 [ext],
+// peers.go): a node PUTs {"envelope","topics"}, the marshalled
+// record.Envelope of its peer.PeerRecord sealed with the memory key, and
+// the topics it joins as TopicHash (SHA-256 hex of the topic name, so a
+// commons never learns a team's name). The write gate and body cap are a
+// file PUT's (8 KiB here). The server takes only an envelope that opens in
+// the peer-record domain, names its own signer, and is signed by the
+// Ed25519 key whose fingerprint is the path's origin (403 otherwise), with
+// at most 32 addresses and 16 distinct topics (413 over). Like a file, an
+// entry never goes back: a lower seq, or the same seq with other bytes or
+// topics, is 409 (reason rollback); the same PUT again is 200 and renews
+// nothing, so only the node, by sealing a higher seq, keeps itself listed.
+// Entries are listed for PeerTTL (24 h) after they were accepted, then
+// deleted: when a listing meets them, by an hourly sweep, and at start.
+// They are stored as DataDir/peers/<origin>.json (atomic, per-origin lock),
+// verified again at start, and kept in memory with an index by topic, so a
+// listing reads no file (under 1 KiB per usual entry, ~11 KiB at the
+// limits). Topics are not signed: a token holder can replay a node's
+// current envelope only with the topics already stored. So a node seals a
+// fresh record for each PUT rather than reuse the one identify shows its
+// peers: a peer holding a token could PUT that one first with other topics
+// (the node's own PUT would then be 409 until it seals a higher seq).
+//
+// Client.PutPeer registers; Client.Peers and PeerListing list, verifying
+// every envelope and the listed origin against its signer, keeping one
+// entry per peer (the highest seq) and counting what they skip: a lying
+// commons can leave peers out, never add one.
+//
 // Serve runs a handler on an address and shuts down gracefully when its
 // context ends (the CLI maps SIGINT and SIGTERM to that context).
 //
@@ -76,8 +108,10 @@
 // long ETag is not remembered. An index cut at a limit is reported in
 // PullReport.Errors; the entries before the cut are pulled.
 //
-// The package imports protocol, the standard library and the Prometheus
-// client; it must not import node, store or another transport.
+// The package imports protocol, the standard library, the Prometheus
+// client and libp2p's core packages (crypto, peer, record: the peer
+// directory's envelopes); it must not import node, store, gossip or another
+// transport.
 //
 // # Limits
 //
