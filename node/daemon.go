@@ -68,6 +68,7 @@ type Daemon struct {
 	news     chan struct{}  // records new to this memory arrived by sync
 	heard    chan struct{}  // records new to this memory arrived by gossip
 	syncing  atomic.Bool    // a catch-up round runs
+	dirBusy  atomic.Bool    // a peer directory round runs
 	rounds   sync.WaitGroup // the catch-up rounds, waited for at close
 }
 
@@ -174,6 +175,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	}
 	g.Go(func() error {
 		d.pullCommons(ctx) // bootstrap from the commons
+		d.directorySoon(ctx)
 		if d.cfg.Ready != nil {
 			d.cfg.Ready(d)
 		}
@@ -241,6 +243,7 @@ func (d *Daemon) sleepAndShare(ctx context.Context) (SleepReport, error) {
 		return rep, err
 	}
 	d.share(ctx)
+	d.directorySoon(ctx)
 	return rep, nil
 }
 
@@ -317,6 +320,80 @@ func (d *Daemon) pullCommons(ctx context.Context) {
 			d.log.Warn("pulling the commons", "scope", c.Scope(), "failed", rep.Failed, "err", err)
 		}
 		d.log.Info("commons pulled", "scope", c.Scope(), "fetched", rep.Fetched, "accepted", rep.Accepted, "failed", rep.Failed, "bytes", rep.Bytes)
+	}
+}
+
+// directoryTimeout bounds one round with the commons peer directories.
+const directoryTimeout = 30 * time.Second
+
+// directorySoon starts a round with the peer directories of the commons
+// (SPEC §10 [ext]) beside the loop, unless one runs: register this node's
+// fresh peer record for its team topics, then dial the peers listed for
+// them. The directory is a convenience: failures are logged, never fatal.
+func (d *Daemon) directorySoon(ctx context.Context) {
+	if d.gossip == nil || len(d.commons) == 0 || len(d.cfg.Gossip.Teams) == 0 {
+		return
+	}
+	if !d.dirBusy.CompareAndSwap(false, true) {
+		return
+	}
+	d.rounds.Go(func() {
+		defer d.dirBusy.Store(false)
+		ctx, cancel := context.WithTimeout(ctx, directoryTimeout)
+		defer cancel()
+		d.directory(ctx)
+	})
+}
+
+func (d *Daemon) directory(ctx context.Context) {
+	topics := make([]string, 0, len(d.cfg.Gossip.Teams))
+	for _, team := range d.cfg.Gossip.Teams {
+		topics = append(topics, commons.TopicHash(gossip.TopicName(team)))
+	}
+	if len(topics) > commons.PeerMaxTopics {
+		topics = topics[:commons.PeerMaxTopics]
+	}
+	self := d.gossip.PeerID()
+	for _, c := range d.commons {
+		env, err := d.gossip.SignedPeerRecord()
+		if err != nil {
+			d.log.Warn("directory: sealing the peer record", "err", err)
+			return
+		}
+		if err := c.PutPeer(ctx, env, topics); err != nil {
+			d.log.Warn("directory unreachable", "commons", c.Scope(), "err", err)
+			if ctx.Err() != nil {
+				return
+			}
+		} else {
+			d.log.Info("directory: registered", "commons", c.Scope(), "topics", len(topics))
+		}
+		found := map[peer.ID]peer.AddrInfo{}
+		for _, topic := range topics {
+			ais, err := c.Peers(ctx, topic)
+			if err != nil {
+				d.log.Warn("directory unreachable", "commons", c.Scope(), "err", err)
+				break
+			}
+			for _, ai := range ais {
+				if ai.ID != self && !d.gossip.Connected(ai.ID) {
+					found[ai.ID] = ai
+				}
+			}
+		}
+		if len(found) == 0 {
+			continue
+		}
+		d.log.Info(fmt.Sprintf("directory: dialing %d peers", len(found)), "commons", c.Scope(), "peers", len(found))
+		var wg sync.WaitGroup
+		for _, ai := range found {
+			wg.Go(func() {
+				if err := d.gossip.Connect(ctx, ai); err != nil && ctx.Err() == nil {
+					d.log.Warn("directory: dial failed", "commons", c.Scope(), "peer", ai.ID, "err", err)
+				}
+			})
+		}
+		wg.Wait()
 	}
 }
 
