@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -180,6 +181,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 			d.cfg.Ready(d)
 		}
 		d.log.Info("node running", "api", d.apiAddr, "teams", d.cfg.Gossip.Teams, "sleep", d.cfg.SleepEvery)
+		d.sayWhatIsShared()
 		return d.loop(ctx)
 	})
 	return g.Wait()
@@ -579,4 +581,32 @@ func safeName(s string) string {
 		}
 	}
 	return string(out)
+}
+
+// sayWhatIsShared warns, once at start, of the two set-ups a person most
+// often does not mean: a node in no team (its lessons reach nobody by
+// gossip) and a node that listens on every interface with mDNS on (every
+// machine on the LAN can find and dial it).
+func (d *Daemon) sayWhatIsShared() {
+	g := d.cfg.Gossip
+	if len(g.Teams) == 0 {
+		msg := "nothing is shared: this node joined no team; add --team NAME (or `remem config set teams NAME`)"
+		if len(d.cfg.Commons) > 0 || len(d.cfg.Folders) > 0 {
+			msg = "no team: lessons go only to the commons and folders given; add --team NAME to gossip them"
+		}
+		d.log.Warn(msg)
+	}
+	if !g.MDNS || len(g.Teams) == 0 {
+		return
+	}
+	listen := g.Listen
+	if len(listen) == 0 {
+		listen = gossip.DefaultListen
+	}
+	for _, a := range listen {
+		if strings.Contains(a, "/ip4/0.0.0.0/") || strings.Contains(a, "/ip6/::/") {
+			d.log.Warn("listening on every interface with mDNS on: machines on this network can find and dial this node; --listen /ip4/127.0.0.1/tcp/0 or --mdns=false keeps it to this machine", "listen", a)
+			return
+		}
+	}
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/remem/remem/internal/testutil"
 )
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
@@ -31,7 +33,7 @@ func freePort(t *testing.T) int {
 type nodeProc struct {
 	home   string
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
+	stderr *syncBuffer
 	api    string
 }
 
@@ -39,7 +41,7 @@ func startNode(t *testing.T, home string, args ...string) *nodeProc {
 	t.Helper()
 	cmd := exec.Command(remem(t), append([]string{"node", "--mdns=false", "--api", "127.0.0.1:0", "--sleep", "1h"}, args...)...)
 	cmd.Env = append(os.Environ(), "REMEM_HOME="+home)
-	p := &nodeProc{home: home, cmd: cmd, stderr: &bytes.Buffer{}}
+	p := &nodeProc{home: home, cmd: cmd, stderr: &syncBuffer{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -159,4 +161,15 @@ func TestThreeNodesOverGossip(t *testing.T) {
 	if len(views) != 1 {
 		t.Fatalf("after restart node 2 holds %d lessons", len(views))
 	}
+}
+
+// TestNodeSaysWhenNothingIsShared: a node in no team warns at start that
+// nothing is shared and how to share.
+func TestNodeSaysWhenNothingIsShared(t *testing.T) {
+	home := newHome(t)
+	p := startNode(t, home)
+	defer p.stop(t)
+	testutil.Eventually(t, 10*time.Second, "the warning on stderr", func() bool {
+		return strings.Contains(p.stderr.String(), "nothing is shared") && strings.Contains(p.stderr.String(), "--team")
+	})
 }
