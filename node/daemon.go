@@ -129,7 +129,15 @@ func (d *Daemon) APIAddr() string { return d.apiAddr }
 // others.
 func (d *Daemon) Run(ctx context.Context) (err error) {
 	d.started = time.Now()
-	defer func() { err = errors.Join(err, d.close()) }()
+	defer func() {
+		err = errors.Join(err, d.close())
+		// A line of its own when it ends, so a log says when and why.
+		if err != nil && !errors.Is(err, context.Canceled) {
+			d.log.Error("node stopped", "after", time.Since(d.started).Round(time.Second), "err", err)
+		} else {
+			d.log.Info("node stopped", "after", time.Since(d.started).Round(time.Second))
+		}
+	}()
 	g, ctx := errgroup.WithContext(ctx)
 	if d.cfg.API != "" {
 		ln, err := net.Listen("tcp", d.cfg.API)
