@@ -131,10 +131,9 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	d.started = time.Now()
 	defer func() {
 		err = errors.Join(err, d.close())
-		// A line of its own when it ends, so a log says when and why.
-		if err != nil && !errors.Is(err, context.Canceled) {
-			d.log.Error("node stopped", "after", time.Since(d.started).Round(time.Second), "err", err)
-		} else {
+		// A line of its own when it ends as asked (Ctrl-C, SIGTERM), so a
+		// log says when; an error is the caller's to say, once.
+		if err == nil || errors.Is(err, context.Canceled) {
 			d.log.Info("node stopped", "after", time.Since(d.started).Round(time.Second))
 		}
 	}()
