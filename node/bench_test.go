@@ -195,14 +195,7 @@ func BenchmarkMemoryAtRest(b *testing.B) {
 			b.Fatal(err)
 		}
 		for i := 0; i < 20; i++ {
-			lines := batchOfLessons(b, 1000+i, 50)
-			recs := make([]*protocol.Record, len(lines))
-			for j, l := range lines {
-				recs[j], _ = protocol.Decode(l)
-			}
-			if _, err := m.Deliver(context.Background(), "team:bench", recs); err != nil {
-				b.Fatal(err)
-			}
+			deliverLines(b, m, batchOfLessons(b, 1000+i, 50))
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
@@ -364,14 +357,7 @@ func BenchmarkSleepOverCandidates(b *testing.B) {
 		b.StopTimer()
 		m, project := openTest(b, nil)
 		for i := 0; i < 8; i++ {
-			lines := batchOfDistinctLessons(b, 500+i, 50)
-			recs := make([]*protocol.Record, len(lines))
-			for j, l := range lines {
-				recs[j], _ = protocol.Decode(l)
-			}
-			if _, err := m.Deliver(context.Background(), "team:bench", recs); err != nil {
-				b.Fatal(err)
-			}
+			deliverLines(b, m, batchOfDistinctLessons(b, 500+i, 50))
 		}
 		gen := testutil.FailureEvents(8000, 5)
 		evs := make([]protocol.Event, len(gen))
@@ -385,5 +371,18 @@ func BenchmarkSleepOverCandidates(b *testing.B) {
 		if _, err := m.Sleep(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// deliverLines delivers signed lines (batchOfLessons…) to m on the bench
+// team, as a gossip message would after its validator.
+func deliverLines(b *testing.B, m *Memory, lines [][]byte) {
+	b.Helper()
+	recs := make([]*protocol.Record, len(lines))
+	for j, l := range lines {
+		recs[j], _ = protocol.Decode(l)
+	}
+	if _, err := m.Deliver(context.Background(), "team:bench", recs); err != nil {
+		b.Fatal(err)
 	}
 }

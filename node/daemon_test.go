@@ -25,14 +25,20 @@ type testDaemon struct {
 
 func startDaemon(t *testing.T, home string, bootstrap []string) *testDaemon {
 	t.Helper()
-	ready := make(chan struct{})
-	d, err := NewDaemon(DaemonConfig{
+	return runDaemon(t, DaemonConfig{
 		Memory: Config{Home: home, Create: true, Params: TestnetParams(), Store: store.Options{Small: true}},
 		Gossip: gossip.Config{Teams: []string{"t"}, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Bootstrap: bootstrap,
 			Params: gossip.TestnetParams()},
 		SleepEvery: time.Hour,
-		Ready:      func(*Daemon) { close(ready) },
 	})
+}
+
+// runDaemon starts a daemon of cfg and waits until it is ready.
+func runDaemon(t *testing.T, cfg DaemonConfig) *testDaemon {
+	t.Helper()
+	ready := make(chan struct{})
+	cfg.Ready = func(*Daemon) { close(ready) }
+	d, err := NewDaemon(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

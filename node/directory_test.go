@@ -22,29 +22,13 @@ import (
 // bootstrap and no mDNS: the commons at url is all it knows.
 func startDirDaemon(t *testing.T, url string) *testDaemon {
 	t.Helper()
-	ready := make(chan struct{})
-	d, err := NewDaemon(DaemonConfig{
+	return runDaemon(t, DaemonConfig{
 		Memory:       Config{Home: t.TempDir(), Create: true, Params: TestnetParams(), Store: store.Options{Small: true}},
 		Gossip:       gossip.Config{Teams: []string{"t"}, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Params: gossip.TestnetParams()},
 		Commons:      []string{url},
 		CommonsToken: commonstest.Token,
 		SleepEvery:   time.Hour,
-		Ready:        func(*Daemon) { close(ready) },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	td := &testDaemon{d: d, cancel: cancel, done: make(chan error, 1)}
-	go func() { td.done <- d.Run(ctx) }()
-	select {
-	case <-ready:
-	case err := <-td.done:
-		t.Fatalf("daemon stopped at start: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("daemon did not start")
-	}
-	return td
 }
 
 // TestDaemonsFindEachOtherInTheDirectory: two daemons that share only a
