@@ -312,14 +312,7 @@ func TestCatchUpBytesFollowTheDifference(t *testing.T) {
 // the full summary of every origin instead of the bucket digests, and the
 // responder compares every origin.
 func TestResponderTakesTheFullSummary(t *testing.T) {
-	noAuto := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
-	a := startNode(t, noAuto)
-	b := startNode(t, noAuto, withBootstrap(a))
-	id, _ := protocol.GenerateIdentity()
-	recs := lessons(t, id, 0, 5)
-	a.holder.add(Scope("t"), recs...)
-	b.holder.add(Scope("t"), recs[:2]...)
-	eventually(t, 20*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
+	a, b := lackingPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	st, err := b.host.NewStream(ctx, a.PeerID(), SyncProtocol)
@@ -348,14 +341,7 @@ func TestResponderTakesTheFullSummary(t *testing.T) {
 // buckets that differ with the buckets again, or with another team's
 // summary, ends the session; the responder answers the next session.
 func TestResponderRefusesABadBucketRound(t *testing.T) {
-	noAuto := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
-	a := startNode(t, noAuto)
-	b := startNode(t, noAuto, withBootstrap(a))
-	id, _ := protocol.GenerateIdentity()
-	recs := lessons(t, id, 0, 5)
-	a.holder.add(Scope("t"), recs...)
-	b.holder.add(Scope("t"), recs[:2]...)
-	eventually(t, 20*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
+	a, b := lackingPair(t)
 	snap, err := b.snapshot(b.teams["t"])
 	if err != nil {
 		t.Fatal(err)
@@ -508,4 +494,19 @@ func closeWhileDeliverWaits(t *testing.T, off nodeOpt, provoke func(t *testing.T
 	}
 	wait()
 	t.Logf("Close took %v", time.Since(start))
+}
+
+// lackingPair starts a and b, connected and syncing only when asked; a
+// holds five lessons of one origin in team t and b the first two.
+func lackingPair(t *testing.T) (a, b *tnode) {
+	t.Helper()
+	noAuto := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
+	a = startNode(t, noAuto)
+	b = startNode(t, noAuto, withBootstrap(a))
+	id, _ := protocol.GenerateIdentity()
+	recs := lessons(t, id, 0, 5)
+	a.holder.add(Scope("t"), recs...)
+	b.holder.add(Scope("t"), recs[:2]...)
+	eventually(t, 20*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
+	return a, b
 }
