@@ -64,6 +64,11 @@ type ServerConfig struct {
 	// Name is what the front page and the info document call this
 	// commons (default "remem commons").
 	Name string
+	// P2P are the full multiaddrs (with /p2p/<id>) of the libp2p host that
+	// runs beside this commons (`remem commons serve --p2p`), offering a
+	// circuit relay and AutoNAT; the info document lists them, and nodes
+	// use them as relays. Empty: no such host.
+	P2P []string
 }
 
 // DefaultServerConfig is `remem commons serve` before its flags: the
@@ -234,8 +239,11 @@ type WellKnown struct {
 	// PeerDirectory: this commons is a rendezvous of libp2p peers too
 	// (peers.go); absent from a commons that predates it.
 	PeerDirectory *PeerDirectoryInfo `json:"peer_directory,omitempty"`
-	Server        string             `json:"server"`
-	Version       string             `json:"version"` // internal/version.String() of the serving binary
+	// P2P: the libp2p host beside this commons, a circuit relay v2 and
+	// AutoNAT service for nodes behind NAT (ServerConfig.P2P).
+	P2P     []string `json:"p2p,omitempty"`
+	Server  string   `json:"server"`
+	Version string   `json:"version"` // internal/version.String() of the serving binary
 }
 
 // Limits are the server's limits as /.well-known/remem reports them.
@@ -672,6 +680,7 @@ func (s *Server) info() WellKnown {
 		GetNeedsToken: s.cfg.ReadNeedsToken,
 		PutNeedsToken: true,
 		PeerDirectory: peerDirectoryInfo(),
+		P2P:           s.cfg.P2P,
 		Server:        "remem",
 		Version:       version.String(),
 	}

@@ -77,6 +77,12 @@ func (c Config) Validate() error {
 			l.Add("Bootstrap", b, fmt.Sprintf("%v; want a multiaddr ending in /p2p/<peer id>", err))
 		}
 	}
+	for _, r := range c.Relays {
+		if _, err := peer.AddrInfoFromString(r); err != nil {
+			l.Add("Relays", r, fmt.Sprintf("%v; want a relay's multiaddr ending in /p2p/<peer id>", err))
+		}
+	}
+	l.If(!ValidReachability(c.Reachability), "Reachability", c.Reachability, "want public, private, or nothing (AutoNAT decides)")
 	switch {
 	case len(c.PSK) != 0 && len(c.PSK) != 32:
 		l.Add("PSK", nil, fmt.Sprintf("%d bytes; want 32 (64 hex characters), or none", len(c.PSK)))

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/record"
 )
@@ -64,7 +63,7 @@ func (n *Node) Connect(ctx context.Context, ai peer.AddrInfo) error {
 	if ai.ID == "" || ai.ID == n.host.ID() {
 		return nil
 	}
-	if n.host.Network().Connectedness(ai.ID) == network.Connected {
+	if isConnected(n.host.Network().Connectedness(ai.ID)) {
 		return nil
 	}
 	if len(ai.Addrs) == 0 {
@@ -80,5 +79,5 @@ func (n *Node) Connect(ctx context.Context, ai peer.AddrInfo) error {
 
 // Connected reports whether this node has a connection to p.
 func (n *Node) Connected(p peer.ID) bool {
-	return n.host.Network().Connectedness(p) == network.Connected
+	return isConnected(n.host.Network().Connectedness(p))
 }

@@ -32,7 +32,7 @@ func (n *Node) bootstrapLoop(ctx context.Context, ai peer.AddrInfo) {
 	backoff := n.p.BootstrapBackoff
 	for {
 		wait := n.p.BootstrapCheck
-		if n.host.Network().Connectedness(ai.ID) != network.Connected {
+		if !isConnected(n.host.Network().Connectedness(ai.ID)) {
 			if sw, ok := n.host.Network().(*swarm.Swarm); ok {
 				sw.Backoff().Clear(ai.ID) // our own backoff paces the retries
 			}
@@ -61,7 +61,7 @@ func (n *Node) bootstrapLoop(ctx context.Context, ai peer.AddrInfo) {
 
 // connectTo dials a peer found by mDNS.
 func (n *Node) connectTo(ctx context.Context, ai peer.AddrInfo) {
-	if ai.ID == n.host.ID() || n.host.Network().Connectedness(ai.ID) == network.Connected {
+	if ai.ID == n.host.ID() || isConnected(n.host.Network().Connectedness(ai.ID)) {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)

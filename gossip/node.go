@@ -132,8 +132,19 @@ type Config struct {
 	ConnGater connmgr.ConnectionGater
 	// Transport, when set, replaces the host's TCP and QUIC transports and
 	// address discovery: the testnet's simulated network passes its QUIC
-	// over in-process links here. Real nodes leave it empty.
+	// over in-process links here. Real nodes leave it empty. The
+	// reachability services (AutoNAT, relays, hole punching) are off then:
+	// a simulated network has no NAT.
 	Transport []libp2p.Option
+	// RelayService offers a circuit relay v2 (RelayResources) to other
+	// nodes: for a node with a public address.
+	RelayService bool
+	// Relays are relay multiaddrs (with /p2p/<id>) a private node reserves
+	// a slot on, besides those it learns from a commons.
+	Relays []string
+	// Reachability forces what the node believes of itself (default:
+	// AutoNAT finds out).
+	Reachability Reachability
 }
 
 // TopicName is the GossipSub topic of a team.
@@ -150,6 +161,27 @@ type PeerInfo struct {
 	Topics []string // topics of this node the peer is subscribed to
 	Mesh   []string // topics in whose mesh this node keeps the peer
 	Score  float64  // GossipSub peer score, as last sampled
+	// Conns says how each connection to the peer is made (direct,
+	// relayed, hole-punched).
+	Conns []ConnInfo
+	// Latency is the peer's round trip as last measured (0: never; see
+	// Ping).
+	Latency time.Duration
+}
+
+// Kind is how the peer is best connected: direct or hole-punched over
+// relayed.
+func (p PeerInfo) Kind() string {
+	kind := ""
+	for _, c := range p.Conns {
+		switch {
+		case kind == "" || kind == ConnRelayed:
+			kind = c.Kind
+		case kind == ConnDirect && c.Kind == ConnHolePunched:
+			kind = c.Kind
+		}
+	}
+	return kind
 }
 
 // ErrClosed is returned by operations on a closed node.
@@ -195,7 +227,13 @@ type Node struct {
 	running   atomic.Bool
 	runDone   chan struct{}
 	closeOnce sync.Once
-	closeErr  error
+
+	hostMu       sync.Mutex // guards host while New sets it (the address factory may run before)
+	relays       relaySet
+	punches      punchLog
+	reach        atomic.Value // network.Reachability
+	addrsChanged chan struct{}
+	closeErr     error
 }
 
 // New builds the host (listening at once), GossipSub with peer scoring, the
@@ -224,6 +262,9 @@ func New(cfg Config, h Holder) (*Node, error) {
 		inbound: make(chan struct{}, max(1, p.SyncMaxInbound)),
 		busy:    map[peer.ID]bool{},
 		runDone: make(chan struct{}),
+
+		addrsChanged: make(chan struct{}, 1),
+		punches:      punchLog{log: cfg.Logger},
 	}
 	if p.SyncMemberInbound > 0 {
 		n.memberSlots = make(chan struct{}, p.SyncMemberInbound)
@@ -303,6 +344,15 @@ func New(cfg Config, h Holder) (*Node, error) {
 		return nil, err
 	}
 	opts = append(opts, tr...)
+	if len(cfg.Transport) == 0 {
+		relays, err := parseRelays(cfg.Relays)
+		if err != nil {
+			return nil, fmt.Errorf("gossip: %w", err)
+		}
+		n.relays.add(relays...)
+		opts = append(opts, reachOptions(cfg, &n.relays, &n.punches)...)
+		opts = append(opts, libp2p.AddrsFactory(n.withPrivateRelayAddrs))
+	}
 	// The host starts without listening: n.listen opens each address after.
 	opts = append(opts, libp2p.NoListenAddrs)
 	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(p.resourceLimits()))
@@ -320,7 +370,10 @@ func New(cfg Config, h Holder) (*Node, error) {
 	} else {
 		opts = append(opts, libp2p.DisableMetrics())
 	}
-	n.host, err = libp2p.New(opts...)
+	lh, err := libp2p.New(opts...)
+	n.hostMu.Lock()
+	n.host = lh
+	n.hostMu.Unlock()
 	if err != nil {
 		// libp2p closes them on some failures, not all; closing twice is safe.
 		_, _ = cm.Close(), rm.Close()
@@ -329,6 +382,10 @@ func New(cfg Config, h Holder) (*Node, error) {
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.tracer = newMeshTracer(n.metrics, n.host.ConnManager())
 	n.host.Network().Notify(&network.NotifyBundle{ConnectedF: n.connected, DisconnectedF: n.disconnected})
+	if err := n.watchReach(); err != nil {
+		n.cancel()
+		return nil, errors.Join(err, n.host.Close())
+	}
 	if err := n.listen(listen); err != nil {
 		n.cancel()
 		return nil, errors.Join(err, n.host.Close())
@@ -488,8 +545,12 @@ func (e *PortInUseError) Unwrap() []error { return []error{syscall.EADDRINUSE, e
 // trimmed before them. (In open teams anyone is a member; there the mesh
 // peers are protected, see meshTracer.) The protection stays after a
 // disconnect: members are few, and a reconnect needs it again.
-func (n *Node) connected(_ network.Network, c network.Conn) {
+func (n *Node) connected(net network.Network, c network.Conn) {
 	p := c.RemotePeer()
+	if len(net.ConnsToPeer(p)) == 1 {
+		origin, _ := OriginOf(p)
+		n.log.Info("peer connected", "peer", p, "origin", origin, "addr", c.RemoteMultiaddr(), "kind", n.connInfo(c).Kind, "peers", len(net.Peers()))
+	}
 	for _, t := range n.order {
 		if !t.members.open() && t.members.hasPeer(p) {
 			n.host.ConnManager().Protect(p, protectMember)
@@ -502,8 +563,10 @@ func (n *Node) connected(_ network.Network, c network.Conn) {
 // (GossipSub drops it from its mesh without a PRUNE).
 func (n *Node) disconnected(net network.Network, c network.Conn) {
 	p := c.RemotePeer()
-	if net.Connectedness(p) != network.Connected {
+	if !isConnected(net.Connectedness(p)) {
 		n.tracer.forget(p)
+		origin, _ := OriginOf(p)
+		n.log.Info("peer disconnected", "peer", p, "origin", origin, "peers", len(net.Peers()))
 	}
 }
 
@@ -691,7 +754,12 @@ func (n *Node) Peers() []PeerInfo {
 		for _, c := range n.host.Network().ConnsToPeer(p) {
 			addrs = append(addrs, c.RemoteMultiaddr())
 		}
-		out = append(out, PeerInfo{ID: p, Origin: origin, Addrs: addrs, Topics: topicPeers[p], Mesh: meshPeers[p], Score: scores[p]})
+		info := PeerInfo{ID: p, Origin: origin, Addrs: addrs, Topics: topicPeers[p], Mesh: meshPeers[p], Score: scores[p],
+			Latency: n.host.Peerstore().LatencyEWMA(p)}
+		for _, c := range n.host.Network().ConnsToPeer(p) {
+			info.Conns = append(info.Conns, n.connInfo(c))
+		}
+		out = append(out, info)
 	}
 	slices.SortFunc(out, func(a, b PeerInfo) int { return strings.Compare(string(a.ID), string(b.ID)) })
 	return out
@@ -701,7 +769,7 @@ func (n *Node) Peers() []PeerInfo {
 // team's topic.
 func (n *Node) MeshPeers(team string) []peer.ID {
 	net := n.host.Network()
-	return n.tracer.peers(TopicName(team), func(p peer.ID) bool { return net.Connectedness(p) == network.Connected })
+	return n.tracer.peers(TopicName(team), func(p peer.ID) bool { return isConnected(net.Connectedness(p)) })
 }
 
 // Score returns the last sampled GossipSub score of p (0 when unknown).

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/remem/remem/protocol"
@@ -35,7 +36,10 @@ func (n *Node) syncWith(ctx context.Context, t *team, p peer.ID) (err error) {
 	defer unlock()
 	sctx, cancel := context.WithTimeout(ctx, n.p.SyncTimeout)
 	defer cancel()
-	s, err := n.host.NewStream(sctx, p, SyncProtocol)
+	// Over a limited relayed connection too (a relay run by others, within
+	// its limits; see RelayResources): catch-up must not wait for a hole
+	// punch that may never come.
+	s, err := n.host.NewStream(network.WithAllowLimitedConn(sctx, "remem sync"), p, SyncProtocol)
 	if err != nil {
 		return fmt.Errorf("opening sync stream to %s: %w", p, err)
 	}

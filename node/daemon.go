@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,9 @@ type DaemonConfig struct {
 	Commons      []string      // commons URLs: pulled at start and every PullEvery, pushed after each sleep
 	CommonsToken string        // bearer token for the commons
 	PullEvery    time.Duration // zero: 10m
+	// NoDirectory turns the commons' peer directory off: the node neither
+	// registers there nor dials the peers it lists, nor takes its relays.
+	NoDirectory bool
 
 	SleepEvery time.Duration // zero: 10m
 	API        string        // local HTTP API address; "" = none (`remem node`: DefaultAPI)
@@ -69,7 +73,7 @@ type Daemon struct {
 	news     chan struct{}  // records new to this memory arrived by sync
 	heard    chan struct{}  // records new to this memory arrived by gossip
 	syncing  atomic.Bool    // a catch-up round runs
-	dirBusy  atomic.Bool    // a peer directory round runs
+	dirWake  chan struct{}  // run a peer directory round now
 	rounds   sync.WaitGroup // the catch-up rounds, waited for at close
 }
 
@@ -94,7 +98,7 @@ func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{cfg: cfg, m: m, log: cfg.Logger.With("origin", m.Origin()), reg: cfg.Registry, sleepNow: make(chan chan sleepResult), signed: make(chan struct{}, 1), news: make(chan struct{}, 1), heard: make(chan struct{}, 1)}
+	d := &Daemon{cfg: cfg, m: m, log: cfg.Logger.With("origin", m.Origin()), reg: cfg.Registry, sleepNow: make(chan chan sleepResult), signed: make(chan struct{}, 1), news: make(chan struct{}, 1), heard: make(chan struct{}, 1), dirWake: make(chan struct{}, 1)}
 	for _, dir := range cfg.Folders {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, errors.Join(fmt.Errorf("folder %s: %w", dir, err), m.Close())
@@ -105,6 +109,7 @@ func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
 	}
 	if gc := cfg.Gossip; len(gc.Teams) > 0 || gc.MDNS || len(gc.Bootstrap) > 0 {
 		gc.Identity, gc.Logger, gc.Registry, gc.Now = m.Identity(), cfg.Logger, cfg.Registry, m.Now
+		gc.Relays = append(slices.Clone(gc.Relays), d.commonsRelays()...)
 		g, err := gossip.New(gc, holder{d})
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("starting the gossip host: %w", err), m.Close())
@@ -171,6 +176,9 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 			return nil
 		})
 		g.Go(func() error { d.relayNews(ctx); return nil })
+		if d.usesDirectory() {
+			g.Go(func() error { d.directoryLoop(ctx); return nil })
+		}
 	}
 	for _, dir := range d.cfg.Folders {
 		w, err := folder.NewWatcher(dir, 2*time.Second, func() { d.readFolder(ctx, dir) })
@@ -183,7 +191,6 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	}
 	g.Go(func() error {
 		d.pullCommons(ctx) // bootstrap from the commons
-		d.directorySoon(ctx)
 		if d.cfg.Ready != nil {
 			d.cfg.Ready(d)
 		}
@@ -252,7 +259,7 @@ func (d *Daemon) sleepAndShare(ctx context.Context) (SleepReport, error) {
 		return rep, err
 	}
 	d.share(ctx)
-	d.directorySoon(ctx)
+	d.directorySoon()
 	return rep, nil
 }
 
@@ -329,80 +336,6 @@ func (d *Daemon) pullCommons(ctx context.Context) {
 			d.log.Warn("pulling the commons", "scope", c.Scope(), "failed", rep.Failed, "err", err)
 		}
 		d.log.Info("commons pulled", "scope", c.Scope(), "fetched", rep.Fetched, "accepted", rep.Accepted, "failed", rep.Failed, "bytes", rep.Bytes)
-	}
-}
-
-// directoryTimeout bounds one round with the commons peer directories.
-const directoryTimeout = 30 * time.Second
-
-// directorySoon starts a round with the peer directories of the commons
-// (SPEC §10 [ext]) beside the loop, unless one runs: register this node's
-// fresh peer record for its team topics, then dial the peers listed for
-// them. The directory is a convenience: failures are logged, never fatal.
-func (d *Daemon) directorySoon(ctx context.Context) {
-	if d.gossip == nil || len(d.commons) == 0 || len(d.cfg.Gossip.Teams) == 0 {
-		return
-	}
-	if !d.dirBusy.CompareAndSwap(false, true) {
-		return
-	}
-	d.rounds.Go(func() {
-		defer d.dirBusy.Store(false)
-		ctx, cancel := context.WithTimeout(ctx, directoryTimeout)
-		defer cancel()
-		d.directory(ctx)
-	})
-}
-
-func (d *Daemon) directory(ctx context.Context) {
-	topics := make([]string, 0, len(d.cfg.Gossip.Teams))
-	for _, team := range d.cfg.Gossip.Teams {
-		topics = append(topics, commons.TopicHash(gossip.TopicName(team)))
-	}
-	if len(topics) > commons.PeerMaxTopics {
-		topics = topics[:commons.PeerMaxTopics]
-	}
-	self := d.gossip.PeerID()
-	for _, c := range d.commons {
-		env, err := d.gossip.SignedPeerRecord()
-		if err != nil {
-			d.log.Warn("directory: sealing the peer record", "err", err)
-			return
-		}
-		if err := c.PutPeer(ctx, env, topics); err != nil {
-			d.log.Warn("directory unreachable", "commons", c.Scope(), "err", err)
-			if ctx.Err() != nil {
-				return
-			}
-		} else {
-			d.log.Info("directory: registered", "commons", c.Scope(), "topics", len(topics))
-		}
-		found := map[peer.ID]peer.AddrInfo{}
-		for _, topic := range topics {
-			ais, err := c.Peers(ctx, topic)
-			if err != nil {
-				d.log.Warn("directory unreachable", "commons", c.Scope(), "err", err)
-				break
-			}
-			for _, ai := range ais {
-				if ai.ID != self && !d.gossip.Connected(ai.ID) {
-					found[ai.ID] = ai
-				}
-			}
-		}
-		if len(found) == 0 {
-			continue
-		}
-		d.log.Info(fmt.Sprintf("directory: dialing %d peers", len(found)), "commons", c.Scope(), "peers", len(found))
-		var wg sync.WaitGroup
-		for _, ai := range found {
-			wg.Go(func() {
-				if err := d.gossip.Connect(ctx, ai); err != nil && ctx.Err() == nil {
-					d.log.Warn("directory: dial failed", "commons", c.Scope(), "peer", ai.ID, "err", err)
-				}
-			})
-		}
-		wg.Wait()
 	}
 }
 

@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/remem/remem/commons"
+	"github.com/remem/remem/gossip"
 	"github.com/remem/remem/internal/progress"
 	"github.com/remem/remem/node"
 )
@@ -32,18 +34,24 @@ that origin (at most 1,000 records and 256 KiB); GET serves files exactly as
 stored with ETags; GET /commons/index lists them (?since=RFC3339). GET /
 is a short page for people, and with Accept: application/json (or
 ?format=json) the info document of GET /.well-known/remem: name, limits,
-rates, whether GET and PUT need a token, version.
+rates, whether GET and PUT need a token, version, and with --p2p the
+libp2p host's addresses: nodes given this commons reserve a relay slot
+there when they are behind NAT, and find their team's peers in its peer
+directory (PUT/GET /commons/peers).
 SIGINT or SIGTERM shuts it down gracefully.
 
 Examples:
   openssl rand -hex 32 > token && remem commons serve --data /var/lib/remem-commons --token-file token
-  remem commons serve --listen 0.0.0.0:8787 --data ./commons --token-file token --read-token`,
+  remem commons serve --listen 0.0.0.0:8787 --data ./commons --token-file token --read-token
+  remem commons serve --listen 0.0.0.0:8787 --data ./commons --token-file token --p2p /ip4/0.0.0.0/tcp/4001`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8787", Usage: "address to listen on"},
 					&cli.StringFlag{Name: "data", Required: true, Usage: "DIR for the files (kept across restarts)"},
 					&cli.StringFlag{Name: "token-file", Required: true, Usage: "FILE with the accepted bearer tokens, one per line"},
 					&cli.BoolFlag{Name: "read-token", Usage: "require the token on GET too"},
 					&cli.StringFlag{Name: "name", Value: "remem commons", Usage: "what the front page (GET /) and the info document call this commons"},
+					&cli.StringSliceFlag{Name: "p2p", Usage: "MULTIADDR: also run a libp2p host there offering a circuit relay and AutoNAT to nodes behind NAT (repeatable)"},
+					&cli.StringFlag{Name: "p2p-key", Usage: "FILE holding the libp2p host's key, made when missing (default: DIR/p2p.key under --data)"},
 				},
 				Action: commonsServe,
 			},
@@ -98,6 +106,19 @@ func commonsServe(c *cli.Context) (err error) {
 	logger := newLogger(c, slog.LevelInfo)
 	cfg := commons.DefaultServerConfig()
 	cfg.DataDir, cfg.Tokens, cfg.ReadNeedsToken, cfg.Logger, cfg.Name = c.String("data"), tokens, c.Bool("read-token"), logger, c.String("name")
+	if p2p := c.StringSlice("p2p"); len(p2p) > 0 {
+		keyFile := c.String("p2p-key")
+		if keyFile == "" {
+			keyFile = filepath.Join(c.String("data"), "p2p.key")
+		}
+		h, err := startRelayHost(keyFile, p2p, logger)
+		if err != nil {
+			return err
+		}
+		defer closeInto(&err, h)
+		cfg.P2P = gossip.HostAddrs(h)
+		fmt.Fprintf(c.App.ErrWriter, "relay host %s on %s\n", h.ID(), strings.Join(cfg.P2P, " "))
+	}
 	srv, err := commons.NewServer(cfg)
 	if err != nil {
 		return err

@@ -31,6 +31,7 @@ func nodeCommand() *cli.Command {
 		Usage: "run this machine's memory: sleep loop, team gossip, folder, commons, local API",
 		UsageText: `remem node [--team T ...] [--listen MULTIADDR ...] [--bootstrap MULTIADDR ...] [--mdns=false]
            [--members [TEAM=]FILE ...] [--psk FILE] [--folder DIR ...] [--commons URL ...] [--token-file FILE]
+           [--relay MULTIADDR ...] [--relay-service] [--reachability public|private] [--directory=false]
            [--sleep 10m] [--pull 10m] [--quorum 3] [--window 2160h] [--api 127.0.0.1:7878] [--layer NAME=FILE ...]
            [--writer CMD | --writer-url URL [--writer-model M] [--writer-token-file F]] [--embed-url URL] [--threshold T]
 
@@ -52,6 +53,8 @@ Examples:
   remem node --team ops --members ops-keys.txt --psk ops.psk --listen /ip4/0.0.0.0/tcp/4010
   remem node --team ops --team public --members ops=ops-keys.txt
   remem node --folder /mnt/dropbox/remem --commons https://commons.example.org --sleep 2m
+  remem node --team backend --commons https://commons.example.org --reachability private
+  remem node --team backend --relay-service --listen /ip4/0.0.0.0/tcp/4002
   remem node --writer-url http://127.0.0.1:11434/v1 --writer-model llama3.2`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "team", Usage: "join the team topic remem/1/team/NAME (repeatable)"},
@@ -60,6 +63,10 @@ Examples:
 			&cli.BoolFlag{Name: "mdns", Value: def.MDNS, Usage: "find peers on the local network"},
 			&cli.StringSliceFlag{Name: "members", Usage: "FILE of member keys or origins, one per line: every team private; TEAM=FILE: that team only (repeatable)"},
 			&cli.StringFlag{Name: "psk", Usage: "FILE holding a 32-byte pre-shared key (64 hex): a libp2p private network"},
+			&cli.StringSliceFlag{Name: "relay", Usage: "a circuit relay's full multiaddr with /p2p/ID: behind NAT, reserve a slot there (repeatable; a --commons' relay is taken too)"},
+			&cli.BoolFlag{Name: "relay-service", Usage: "offer a circuit relay to nodes behind NAT (for a node with a public address)"},
+			&cli.StringFlag{Name: "reachability", Usage: "public or private: say what AutoNAT would find out (default: AutoNAT decides)"},
+			&cli.BoolFlag{Name: "directory", Value: def.Directory, Usage: "register in each --commons' peer directory and dial the team peers it lists"},
 			&cli.StringSliceFlag{Name: "folder", Usage: "a shared folder to sync (repeatable)"},
 			&cli.StringSliceFlag{Name: "commons", Usage: "a commons URL to bootstrap from and publish to (repeatable)"},
 			&cli.StringFlag{Name: "token-file", Usage: "FILE with the commons bearer token (or REMEM_COMMONS_TOKEN)"},
@@ -146,6 +153,10 @@ type nodeSettings struct {
 	MDNS         bool       `toml:"mdns" flag:"mdns" to:"Gossip.MDNS"`
 	Members      stringList `toml:"members" flag:"members" via:"Gossip.Members Gossip.TeamMembers"`
 	PSK          string     `toml:"psk" flag:"psk" via:"Gossip.PSK"`
+	Relays       []string   `toml:"relays" flag:"relay" to:"Gossip.Relays"`
+	RelayService bool       `toml:"relay_service" flag:"relay-service" to:"Gossip.RelayService"`
+	Reachability string     `toml:"reachability" flag:"reachability" to:"Gossip.Reachability"`
+	Directory    bool       `toml:"directory" flag:"directory" via:"NoDirectory"`
 	Folders      []string   `toml:"folders" flag:"folder" to:"Folders"`
 	Commons      []string   `toml:"commons" flag:"commons" to:"Commons"`
 	CommonsToken string     `toml:"commons_token_file" flag:"token-file" via:"CommonsToken"`
@@ -168,7 +179,7 @@ type nodeSettings struct {
 // the flags show them as their defaults.
 func defaultNodeSettings() nodeSettings {
 	d := node.DefaultDaemonConfig()
-	return nodeSettings{MDNS: d.Gossip.MDNS, Sleep: duration(d.SleepEvery), Pull: duration(d.PullEvery),
+	return nodeSettings{MDNS: d.Gossip.MDNS, Directory: !d.NoDirectory, Sleep: duration(d.SleepEvery), Pull: duration(d.PullEvery),
 		Quorum: d.Memory.Params.State.N, Window: duration(d.Memory.Params.State.W), API: d.API, LogLevel: "info"}
 }
 
@@ -330,6 +341,7 @@ func (s nodeSettings) daemonConfig(home string, src settingSources, logTo io.Wri
 			return dc, fmt.Errorf("%s: %w", src.name("psk"), err)
 		}
 	}
+	dc.NoDirectory = !s.Directory
 	if dc.CommonsToken, err = commonsToken(s.CommonsToken); err != nil {
 		return dc, fmt.Errorf("%s: %w", src.name("commons_token_file"), err)
 	}

@@ -19,7 +19,15 @@ const Token = "tok"
 // Token, and returns its base URL.
 func Start(t testing.TB) string {
 	t.Helper()
-	srv, err := commons.NewServer(commons.ServerConfig{DataDir: t.TempDir(), Tokens: []string{Token}, Registry: prometheus.NewRegistry()})
+	return StartWith(t, func(*commons.ServerConfig) {})
+}
+
+// StartWith is Start with the config changed by edit first.
+func StartWith(t testing.TB, edit func(*commons.ServerConfig)) string {
+	t.Helper()
+	cfg := commons.ServerConfig{DataDir: t.TempDir(), Tokens: []string{Token}, Registry: prometheus.NewRegistry()}
+	edit(&cfg)
+	srv, err := commons.NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

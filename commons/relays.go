@@ -1,0 +1,89 @@
+package commons
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// Relays: a commons may run a libp2p host beside it (`remem commons serve
+// --p2p`) that offers a circuit relay v2 and AutoNAT; its info document
+// lists the host's addresses under "p2p", and nodes behind NAT reserve a
+// relay slot there. A relay sees who talks to whom, never what (the
+// relayed connection is encrypted end to end), so a commons that lists a
+// hostile relay costs a node a useless reservation, nothing more.
+
+// maxInfoBytes bounds the info document a client reads.
+const maxInfoBytes = 64 << 10
+
+// MaxRelayAddrs bounds the relay addresses a client takes from one commons.
+const MaxRelayAddrs = 16
+
+// RelayList is what Relays found.
+type RelayList struct {
+	Relays   []peer.AddrInfo // one per peer, in the document's order
+	Problems []string        // addresses not taken, and why
+}
+
+// Relays reads the commons' info document (GET /.well-known/remem) and
+// returns the relays of its "p2p" list: full multiaddrs with /p2p/<id>.
+// A bad address is skipped and said in Problems; an unreachable commons
+// or a document that is not one is an error.
+func (c *Client) Relays(ctx context.Context) (RelayList, error) {
+	var l RelayList
+	rctx, cancel := c.requestContext(ctx)
+	defer cancel()
+	req, err := c.newRequest(rctx, http.MethodGet, "/.well-known/remem", nil)
+	if err != nil {
+		return l, err
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return l, fmt.Errorf("reading the info of the commons at %s: %w", c.base(), c.explain(ctx, rctx, err))
+	}
+	defer func() { _ = resp.Body.Close() }() // a read body: its close says nothing
+	if resp.StatusCode != http.StatusOK {
+		return l, c.statusError(resp)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxInfoBytes+1))
+	if err != nil {
+		return l, fmt.Errorf("reading the info of the commons at %s: %w", c.base(), c.explain(ctx, rctx, err))
+	}
+	if len(data) > maxInfoBytes {
+		return l, fmt.Errorf("the info document of the commons at %s is over %d bytes: the commons is broken or hostile", c.base(), maxInfoBytes)
+	}
+	var wk WellKnown
+	if err := json.Unmarshal(data, &wk); err != nil || wk.Protocol == 0 {
+		return l, fmt.Errorf("%s/.well-known/remem is not a remem commons' info document (%v)", c.base(), err)
+	}
+	return parseRelayList(wk.P2P), nil
+}
+
+// parseRelayList keeps the valid, distinct addresses of list, at most
+// MaxRelayAddrs, merged per peer.
+func parseRelayList(list []string) RelayList {
+	var l RelayList
+	byID := map[peer.ID]int{}
+	for i, s := range list {
+		if i == MaxRelayAddrs {
+			l.Problems = append(l.Problems, fmt.Sprintf("%d more addresses not read (at most %d)", len(list)-i, MaxRelayAddrs))
+			break
+		}
+		ai, err := peer.AddrInfoFromString(s)
+		if err != nil {
+			l.Problems = append(l.Problems, fmt.Sprintf("%.100q: %v", s, err))
+			continue
+		}
+		if k, ok := byID[ai.ID]; ok {
+			l.Relays[k].Addrs = append(l.Relays[k].Addrs, ai.Addrs...)
+			continue
+		}
+		byID[ai.ID] = len(l.Relays)
+		l.Relays = append(l.Relays, *ai)
+	}
+	return l
+}

@@ -1,0 +1,412 @@
+package gossip
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/event"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/host/autorelay"
+	relay "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
+	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
+	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
+	ma "github.com/multiformats/go-multiaddr"
+	manet "github.com/multiformats/go-multiaddr/net"
+)
+
+// Reachability (SPEC §10 [ext]): AutoNAT tells a node whether it can be
+// dialled; a private node reserves a slot on a circuit relay v2 and
+// advertises the relayed address; DCUtR hole punching upgrades a relayed
+// connection to a direct one where the NATs allow it. All of it is
+// go-libp2p's own services; this file wires them and keeps what a user
+// asks about (reachability, relays, how each peer is connected).
+
+// Reachability is what a node believes of its own reachability.
+type Reachability string
+
+const (
+	// ReachabilityAuto lets AutoNAT find out (the default).
+	ReachabilityAuto Reachability = ""
+	// ReachabilityPublic: the node's addresses can be dialled from the
+	// internet (a server with a public IP).
+	ReachabilityPublic Reachability = "public"
+	// ReachabilityPrivate: the node is behind a NAT or firewall; it uses
+	// relays at once instead of waiting for AutoNAT to say so.
+	ReachabilityPrivate Reachability = "private"
+)
+
+// ValidReachability reports whether r is one of the three settings.
+func ValidReachability(r Reachability) bool {
+	return r == ReachabilityAuto || r == ReachabilityPublic || r == ReachabilityPrivate
+}
+
+// A remem relay (a node with RelayService, a commons host) relays without
+// go-libp2p's per-connection limit (2 minutes, 128 KiB each way). With a
+// limit, the relayed connection is "limited", and GossipSub by design
+// opens no stream over a limited connection: two nodes behind NATs that
+// only meet through the relay would then share nothing by gossip until a
+// hole punch succeeds, and never where it cannot. Remem's traffic is one
+// small message per sleep and catch-ups that move what a peer lacks, so
+// the relay carries it whole; what bounds the relay's load is the number
+// of reservations (RelayResources) and of circuits per peer, and DCUtR,
+// which moves each pair to a direct connection where the NATs allow.
+// Relays run by others keep their limits: over them, sync runs (it opens
+// its streams on limited connections too) and gossip waits for the hole
+// punch.
+
+// RelayResources are a remem relay's reservations and circuits:
+// go-libp2p's defaults (128 reservations of an hour, 8 per IP, 16
+// circuits per peer) without the per-connection limit.
+func RelayResources() relay.Resources {
+	res := relay.DefaultResources()
+	res.Limit = nil
+	return res
+}
+
+// RelayServiceOptions are the options of a remem relay: RelayResources,
+// and reservations that carry every address of the relay but link-local
+// ones (go-libp2p's default keeps public addresses only, so a relay on a
+// LAN or on loopback would hand its clients nothing to advertise).
+func RelayServiceOptions() []relay.Option {
+	return []relay.Option{
+		relay.WithResources(RelayResources()),
+		relay.WithReservationAddressFilter(func(a ma.Multiaddr) bool {
+			return !manet.IsIPUnspecified(a) && !isLinkLocal(a)
+		}),
+	}
+}
+
+func isLinkLocal(a ma.Multiaddr) bool {
+	ip, err := manet.ToIP(a)
+	return err == nil && (ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast())
+}
+
+// relaySet holds the relays a private node may reserve a slot on: those
+// configured and those learned later (from a commons' info document).
+type relaySet struct {
+	mu     sync.Mutex
+	relays []peer.AddrInfo
+}
+
+func (s *relaySet) add(ais ...peer.AddrInfo) (added int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ai := range ais {
+		if ai.ID == "" || len(ai.Addrs) == 0 {
+			continue
+		}
+		i := slices.IndexFunc(s.relays, func(r peer.AddrInfo) bool { return r.ID == ai.ID })
+		if i >= 0 {
+			s.relays[i].Addrs = ma.Unique(append(s.relays[i].Addrs, ai.Addrs...))
+			continue
+		}
+		s.relays = append(s.relays, ai)
+		added++
+	}
+	return added
+}
+
+func (s *relaySet) list() []peer.AddrInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.relays)
+}
+
+// source is AutoRelay's peer source: up to num of the known relays.
+func (s *relaySet) source(ctx context.Context, num int) <-chan peer.AddrInfo {
+	rs := s.list()
+	if len(rs) > num {
+		rs = rs[:num]
+	}
+	out := make(chan peer.AddrInfo, len(rs))
+	for _, r := range rs {
+		out <- r
+	}
+	close(out)
+	return out
+}
+
+// reachOptions are the host options for reachability: AutoNAT (v2, and
+// the v1 service so peers learn theirs, unless forced private), the relay transport with
+// AutoRelay over rs, hole punching traced by punches, and a relay service
+// when the node offers one.
+func reachOptions(cfg Config, rs *relaySet, punches *punchLog) []libp2p.Option {
+	opts := []libp2p.Option{
+		libp2p.EnableRelay(),
+		libp2p.EnableAutoNATv2(),
+		libp2p.EnableHolePunching(holepunch.WithTracer(punches)),
+		libp2p.EnableAutoRelayWithPeerSource(rs.source,
+			autorelay.WithMinCandidates(1),
+			autorelay.WithNumRelays(2),
+			autorelay.WithBootDelay(0),
+			// A relay that refused (or a commons restarting) is tried
+			// again after a minute, not go-libp2p's hour.
+			autorelay.WithBackoff(time.Minute),
+			autorelay.WithMinInterval(10*time.Second)),
+	}
+	switch cfg.Reachability {
+	case ReachabilityPublic:
+		opts = append(opts, libp2p.ForceReachabilityPublic(), libp2p.EnableNATService())
+	case ReachabilityPrivate:
+		// No AutoNAT service: go-libp2p never closes its dial-back host
+		// when the reachability is forced private (autonat.New makes no
+		// service to close it), and a private node dials back poorly.
+		opts = append(opts, libp2p.ForceReachabilityPrivate())
+	default:
+		opts = append(opts, libp2p.EnableNATService())
+	}
+	if cfg.RelayService {
+		opts = append(opts, libp2p.EnableRelayService(RelayServiceOptions()...))
+	}
+	return opts
+}
+
+// parseRelays turns relay multiaddrs (with /p2p/<id>) into AddrInfos.
+func parseRelays(addrs []string) ([]peer.AddrInfo, error) {
+	var out []peer.AddrInfo
+	for _, s := range addrs {
+		ai, err := peer.AddrInfoFromString(s)
+		if err != nil {
+			return nil, fmt.Errorf("relay address %q: %w (want a multiaddr ending in /p2p/<peer id>)", s, err)
+		}
+		out = append(out, *ai)
+	}
+	return out, nil
+}
+
+// punchLog remembers the peers whose connection a hole punch made direct,
+// for Connections, and logs each punch.
+type punchLog struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	ok  map[peer.ID]time.Duration // how long the successful punch took
+}
+
+func (p *punchLog) Trace(evt *holepunch.Event) {
+	switch e := evt.Evt.(type) {
+	case *holepunch.EndHolePunchEvt:
+		if e.Success {
+			p.mu.Lock()
+			if p.ok == nil {
+				p.ok = map[peer.ID]time.Duration{}
+			}
+			p.ok[evt.Remote] = e.EllapsedTime
+			p.mu.Unlock()
+			p.log.Info("hole punched: the relayed connection is now direct", "peer", evt.Remote, "took", e.EllapsedTime.Round(time.Millisecond))
+		} else {
+			p.log.Info("hole punching failed: the connection stays relayed", "peer", evt.Remote, "err", e.Error)
+		}
+	case *holepunch.DirectDialEvt:
+		if e.Success {
+			p.log.Info("dialled a relayed peer directly", "peer", evt.Remote)
+		}
+	}
+}
+
+func (p *punchLog) punched(id peer.ID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.ok[id]
+	return ok
+}
+
+// Connection kinds, as Connections reports them.
+const (
+	ConnDirect      = "direct"
+	ConnRelayed     = "relayed"
+	ConnHolePunched = "hole-punched"
+)
+
+// ConnInfo is one connection to a peer.
+type ConnInfo struct {
+	Addr      ma.Multiaddr
+	Kind      string // ConnDirect, ConnRelayed or ConnHolePunched
+	Direction string // "inbound" or "outbound"
+	Opened    time.Time
+}
+
+// connInfo describes c.
+func (n *Node) connInfo(c network.Conn) ConnInfo {
+	st := c.Stat()
+	kind := ConnDirect
+	switch {
+	case st.Limited || isCircuit(c.RemoteMultiaddr()):
+		kind = ConnRelayed
+	case n.punches.punched(c.RemotePeer()):
+		kind = ConnHolePunched
+	}
+	dir := "outbound"
+	if st.Direction == network.DirInbound {
+		dir = "inbound"
+	}
+	return ConnInfo{Addr: c.RemoteMultiaddr(), Kind: kind, Direction: dir, Opened: st.Opened}
+}
+
+func isCircuit(a ma.Multiaddr) bool {
+	_, err := a.ValueForProtocol(ma.P_CIRCUIT)
+	return err == nil
+}
+
+// Reachability is what AutoNAT (or the configuration) says of this node
+// now: public, private or unknown.
+func (n *Node) Reachability() string {
+	v, _ := n.reach.Load().(network.Reachability)
+	return reachabilityName(v)
+}
+
+func reachabilityName(r network.Reachability) string {
+	switch r {
+	case network.ReachabilityPublic:
+		return "public"
+	case network.ReachabilityPrivate:
+		return "private"
+	}
+	return "unknown"
+}
+
+// Relays are the relays this node knows of (configured and learned).
+func (n *Node) Relays() []peer.AddrInfo { return n.relays.list() }
+
+// AddRelays adds relays learned at run time (a commons' libp2p host); a
+// private node reserves a slot on them. It returns how many were new.
+func (n *Node) AddRelays(ais ...peer.AddrInfo) int {
+	added := n.relays.add(ais...)
+	if added > 0 {
+		n.log.Info("relays learned", "new", added, "known", len(n.relays.list()))
+	}
+	return added
+}
+
+// AddrsChanged receives a value after the host's addresses changed (a
+// relay slot reserved or lost, a new observed address): the directory
+// registers the new ones. Changes that come while one waits are merged.
+func (n *Node) AddrsChanged() <-chan struct{} { return n.addrsChanged }
+
+// watchReach logs reachability and address changes until the node
+// closes, and signals AddrsChanged after each address change.
+func (n *Node) watchReach() error {
+	sub, err := n.host.EventBus().Subscribe([]any{new(event.EvtLocalReachabilityChanged), new(event.EvtLocalAddressesUpdated)})
+	if err != nil {
+		return fmt.Errorf("gossip: watching reachability: %w", err)
+	}
+	n.tasks.Go(func() {
+		defer func() { _ = sub.Close() }()
+		for {
+			select {
+			case <-n.ctx.Done():
+				return
+			case e, ok := <-sub.Out():
+				if !ok {
+					return
+				}
+				switch e := e.(type) {
+				case event.EvtLocalReachabilityChanged:
+					old, _ := n.reach.Swap(e.Reachability).(network.Reachability)
+					if old != e.Reachability {
+						n.log.Info("reachability changed", "from", reachabilityName(old), "to", reachabilityName(e.Reachability))
+					}
+				case event.EvtLocalAddressesUpdated:
+					if !e.Diffs {
+						continue
+					}
+					var added, removed []string
+					for _, a := range e.Current {
+						if a.Action == event.Added {
+							added = append(added, a.Address.String())
+						}
+					}
+					for _, a := range e.Removed {
+						removed = append(removed, a.Address.String())
+					}
+					if len(added)+len(removed) == 0 {
+						continue
+					}
+					n.log.Info("addresses changed", "added", added, "removed", removed)
+					select {
+					case n.addrsChanged <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// PingTimeout bounds one Ping.
+const PingTimeout = 2 * time.Second
+
+// Ping measures the round trip to every connected peer at once (over a
+// relayed connection too), within PingTimeout; Peers then reports it.
+func (n *Node) Ping(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(network.WithAllowLimitedConn(ctx, "remem ping"), PingTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, p := range n.host.Network().Peers() {
+		wg.Go(func() {
+			select {
+			case res := <-ping.Ping(ctx, n.host, p):
+				if res.Error == nil {
+					n.log.Debug("ping", "peer", p, "rtt", res.RTT)
+				}
+			case <-ctx.Done():
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// autorelayTag is the tag AutoRelay protects a relay's connection with
+// while it holds a reservation there (go-libp2p's relay_finder.go).
+const autorelayTag = "autorelay"
+
+// withPrivateRelayAddrs is the host's address factory. AutoRelay
+// advertises a relayed address only through a relay's public addresses;
+// a relay on a LAN (or on loopback, in tests) would give a private node
+// nothing to advertise. So while the node is not public, for every known
+// relay it holds a reservation on, the relay's non-public addresses are
+// added as relayed ones too; a peer that cannot reach them fails that dial
+// only.
+func (n *Node) withPrivateRelayAddrs(addrs []ma.Multiaddr) []ma.Multiaddr {
+	h := n.hostOrNil()
+	if h == nil || n.Reachability() == "public" {
+		return addrs
+	}
+	out := addrs
+	for _, r := range n.relays.list() {
+		if !h.ConnManager().IsProtected(r.ID, autorelayTag) {
+			continue
+		}
+		circuit, err := ma.NewMultiaddr("/p2p/" + r.ID.String() + "/p2p-circuit")
+		if err != nil {
+			continue
+		}
+		for _, a := range ma.Unique(append(h.Peerstore().Addrs(r.ID), r.Addrs...)) {
+			if isCircuit(a) || manet.IsPublicAddr(a) || manet.IsIPUnspecified(a) || isLinkLocal(a) {
+				continue
+			}
+			out = append(out, a.Encapsulate(circuit))
+		}
+	}
+	return ma.Unique(out)
+}
+
+// hostOrNil is the host once New has it.
+func (n *Node) hostOrNil() host.Host {
+	n.hostMu.Lock()
+	defer n.hostMu.Unlock()
+	return n.host
+}
+
+// isConnected: a connection, direct or relayed (go-libp2p calls a peer
+// reached only through a relay Limited, not Connected).
+func isConnected(c network.Connectedness) bool {
+	return c == network.Connected || c == network.Limited
+}

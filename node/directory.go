@@ -1,0 +1,174 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/remem/remem/commons"
+	"github.com/remem/remem/gossip"
+)
+
+// The commons as a rendezvous (SPEC §10 [ext]): a node with a team and a
+// commons registers its fresh peer record for its team topics, dials the
+// peers listed for them, and takes the relays the commons offers. The
+// directory is a convenience: failures are logged and retried, never fatal.
+
+const (
+	// directoryTimeout bounds one round with the commons' directories.
+	directoryTimeout = 30 * time.Second
+	// relaysTimeout bounds the read of the commons' relays at start.
+	relaysTimeout = 3 * time.Second
+	// directoryRetry is the first wait after a failed round; it doubles up
+	// to PullEvery.
+	directoryRetry = 15 * time.Second
+	// addrsSettle gathers the address changes of one moment (a relay slot
+	// reserved brings several) into one registration.
+	addrsSettle = 300 * time.Millisecond
+)
+
+// usesDirectory: a gossip host, a team, a commons, and the directory not
+// turned off.
+func (d *Daemon) usesDirectory() bool {
+	return d.gossip != nil && len(d.commons) > 0 && len(d.cfg.Gossip.Teams) > 0 && !d.cfg.NoDirectory
+}
+
+// directorySoon asks for a round now (after a sleep): the peers listed may
+// have changed, and a registration is refreshed.
+func (d *Daemon) directorySoon() {
+	select {
+	case d.dirWake <- struct{}{}:
+	default:
+	}
+}
+
+// directoryLoop runs a round at start, after each sleep, when the host's
+// addresses change (a relay slot reserved), every PullEvery, and after a
+// failed round with a growing wait, until ctx ends.
+func (d *Daemon) directoryLoop(ctx context.Context) {
+	wait := directoryRetry
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-d.dirWake:
+		case <-d.gossip.AddrsChanged():
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(addrsSettle):
+			}
+		}
+		rctx, cancel := context.WithTimeout(ctx, directoryTimeout)
+		ok := d.directory(rctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		next := d.cfg.PullEvery
+		if ok {
+			wait = directoryRetry
+		} else {
+			next, wait = wait, min(2*wait, d.cfg.PullEvery)
+			d.log.Info("directory: trying again later", "in", next)
+		}
+		timer.Reset(next)
+	}
+}
+
+// directory runs one round with every commons; ok is false when one of
+// them could not be reached.
+func (d *Daemon) directory(ctx context.Context) (ok bool) {
+	ok = true
+	topics := make([]string, 0, len(d.cfg.Gossip.Teams))
+	for _, team := range d.cfg.Gossip.Teams {
+		topics = append(topics, commons.TopicHash(gossip.TopicName(team)))
+	}
+	if len(topics) > commons.PeerMaxTopics {
+		topics = topics[:commons.PeerMaxTopics]
+	}
+	self := d.gossip.PeerID()
+	for _, c := range d.commons {
+		if l, err := c.Relays(ctx); err == nil {
+			d.gossip.AddRelays(l.Relays...)
+		}
+		env, err := d.gossip.SignedPeerRecord()
+		if err != nil {
+			d.log.Warn("directory: sealing the peer record", "err", err)
+			return false
+		}
+		if err := c.PutPeer(ctx, env, topics); err != nil {
+			d.log.Warn("directory unreachable", "commons", c.Scope(), "err", err)
+			ok = false
+			if ctx.Err() != nil {
+				return false
+			}
+		} else {
+			d.log.Info("directory: registered", "commons", c.Scope(), "topics", len(topics), "addrs", len(d.gossip.Addrs()))
+		}
+		found := map[peer.ID]peer.AddrInfo{}
+		for _, topic := range topics {
+			ais, err := c.Peers(ctx, topic)
+			if err != nil {
+				d.log.Warn("directory unreachable", "commons", c.Scope(), "err", err)
+				ok = false
+				break
+			}
+			for _, ai := range ais {
+				if ai.ID != self && !d.gossip.Connected(ai.ID) {
+					found[ai.ID] = ai
+				}
+			}
+		}
+		if len(found) == 0 {
+			continue
+		}
+		d.log.Info(fmt.Sprintf("directory: dialing %d peers", len(found)), "commons", c.Scope(), "peers", len(found))
+		var wg sync.WaitGroup
+		for _, ai := range found {
+			wg.Go(func() {
+				if err := d.gossip.Connect(ctx, ai); err != nil && ctx.Err() == nil {
+					d.log.Warn("directory: dial failed", "commons", c.Scope(), "peer", ai.ID, "err", err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	return ok
+}
+
+// commonsRelays reads the relays the commons offer (their libp2p hosts),
+// within relaysTimeout, so that a node behind NAT reserves a slot from
+// its start; a commons that does not answer now is asked again on each
+// directory round.
+func (d *Daemon) commonsRelays() []string {
+	if len(d.commons) == 0 || d.cfg.NoDirectory || len(d.cfg.Gossip.Teams) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), relaysTimeout)
+	defer cancel()
+	var out []string
+	for _, c := range d.commons {
+		l, err := c.Relays(ctx)
+		if err != nil {
+			d.log.Info("the commons offers no relay now", "commons", c.Scope(), "err", err)
+			continue
+		}
+		for _, ai := range l.Relays {
+			addrs, err := peer.AddrInfoToP2pAddrs(&ai)
+			if err != nil {
+				continue
+			}
+			for _, a := range addrs {
+				out = append(out, a.String())
+			}
+		}
+	}
+	return out
+}
