@@ -29,21 +29,25 @@ import (
 // Status is what GET /status answers: the memory and, when a daemon runs it,
 // its network.
 type Status struct {
-	Origin    string                  `json:"origin"`
-	Key       string                  `json:"key"`
-	Home      string                  `json:"home"`
-	PeerID    string                  `json:"peer_id,omitempty"`
-	Addrs     []string                `json:"addrs,omitempty"`
-	Topics    []string                `json:"topics,omitempty"`
-	Scopes    []string                `json:"scopes"`
-	Peers     []PeerStatus            `json:"peers"`
-	LastSleep time.Time               `json:"last_sleep"`
-	NextSleep time.Time               `json:"next_sleep,omitempty"`
-	Records   int                     `json:"records"`
-	Lessons   int                     `json:"lessons"`
-	Stats     Stats                   `json:"stats"`
-	Refused   map[protocol.Reason]int `json:"refused_by_reason"`
-	Started   time.Time               `json:"started,omitempty"`
+	Origin string   `json:"origin"`
+	Key    string   `json:"key"`
+	Home   string   `json:"home"`
+	PeerID string   `json:"peer_id,omitempty"`
+	Addrs  []string `json:"addrs,omitempty"`
+	// Reachability is what AutoNAT (or --reachability) says: public,
+	// private or unknown; Relays the relays the node knows.
+	Reachability string                  `json:"reachability,omitempty"`
+	Relays       []string                `json:"relays,omitempty"`
+	Topics       []string                `json:"topics,omitempty"`
+	Scopes       []string                `json:"scopes"`
+	Peers        []PeerStatus            `json:"peers"`
+	LastSleep    time.Time               `json:"last_sleep"`
+	NextSleep    time.Time               `json:"next_sleep,omitempty"`
+	Records      int                     `json:"records"`
+	Lessons      int                     `json:"lessons"`
+	Stats        Stats                   `json:"stats"`
+	Refused      map[protocol.Reason]int `json:"refused_by_reason"`
+	Started      time.Time               `json:"started,omitempty"`
 
 	// Writers tells which writer (default, command, sampling) wrote how
 	// many of this memory's lessons, and how many answers were refused.
@@ -57,6 +61,13 @@ type PeerStatus struct {
 	Addrs  []string `json:"addrs"`
 	Topics []string `json:"topics"`
 	Score  float64  `json:"score"`
+	// Kind is how the peer is best connected: direct, hole-punched or
+	// relayed; Conns every connection.
+	Kind  string       `json:"kind"`
+	Conns []ConnStatus `json:"conns"`
+	// LatencyMs is the last measured round trip (GET /peers measures it;
+	// absent when never measured).
+	LatencyMs float64 `json:"latency_ms,omitempty"`
 }
 
 // APIOptions configure the local HTTP API.
@@ -73,6 +84,10 @@ type APIOptions struct {
 	// Signed is told that a request signed a record (a lesson, a
 	// revocation), so a daemon sends it now instead of at its next sleep.
 	Signed func()
+	// Peers and Connect serve GET /peers and POST /peers/connect (nil: no
+	// libp2p host).
+	Peers   func(context.Context) ([]PeerStatus, error)
+	Connect func(ctx context.Context, addr string) (PeerStatus, error)
 }
 
 const maxBody = 4 << 20
@@ -87,6 +102,8 @@ func NewAPI(m *Memory, opts APIOptions) http.Handler {
 	mux.HandleFunc("GET /lessons/{hash}", a.show)
 	mux.HandleFunc("POST /lessons/{hash}/revoke", a.revoke)
 	mux.HandleFunc("GET /status", a.status)
+	mux.HandleFunc("GET /peers", a.peers)
+	mux.HandleFunc("POST /peers/connect", a.connect)
 	mux.HandleFunc("POST /sleep", a.sleep)
 	mux.HandleFunc("GET /export", a.export)
 	mux.HandleFunc("POST /records", a.importRecords)

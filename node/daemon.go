@@ -74,6 +74,7 @@ type Daemon struct {
 	heard    chan struct{}  // records new to this memory arrived by gossip
 	syncing  atomic.Bool    // a catch-up round runs
 	dirWake  chan struct{}  // run a peer directory round now
+	tally    sleepTally     // the counters at the last sleep (the loop's)
 	rounds   sync.WaitGroup // the catch-up rounds, waited for at close
 }
 
@@ -258,15 +259,46 @@ func (d *Daemon) sleepAndShare(ctx context.Context) (SleepReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	d.share(ctx)
+	published := d.share(ctx)
 	d.directorySoon()
+	d.tallySleep(published)
 	return rep, nil
+}
+
+// sleepTally is what the counters said at the last sleep.
+type sleepTally struct {
+	mem Stats
+	g   gossip.Stats
+}
+
+// tallySleep logs the records that came in and went out since the last
+// sleep: a line per sleep, so a log shows what the node exchanges.
+func (d *Daemon) tallySleep(published int) {
+	mem, _ := d.m.Stats()
+	var g gossip.Stats
+	if d.gossip != nil {
+		g = d.gossip.Stats()
+	}
+	last := d.tally
+	d.tally = sleepTally{mem: mem, g: g}
+	d.log.Info("since the last sleep",
+		"records_in", mem.Accepted-last.mem.Accepted, "duplicates_in", mem.Duplicate-last.mem.Duplicate,
+		"messages_in", g.Received-last.g.Received, "sync_records_in", g.SyncRecordsIn-last.g.SyncRecordsIn,
+		"published", published, "sync_records_out", g.SyncRecordsOut-last.g.SyncRecordsOut,
+		"peers", d.peerCount())
+}
+
+func (d *Daemon) peerCount() int {
+	if d.gossip == nil {
+		return 0
+	}
+	return len(d.gossip.Peers())
 }
 
 // share publishes the outbox into every scope: each team topic gets the
 // records it has not had, each folder and commons this memory's file; then
 // a catch-up round with a few peers.
-func (d *Daemon) share(ctx context.Context) {
+func (d *Daemon) share(ctx context.Context) (published int) {
 	if d.gossip != nil {
 		for _, team := range d.cfg.Gossip.Teams {
 			scope := gossip.Scope(team)
@@ -284,6 +316,9 @@ func (d *Daemon) share(ctx context.Context) {
 			if len(lines) > 0 {
 				if err := d.gossip.Publish(ctx, team, lines); err != nil {
 					d.log.Warn("publish failed; sync will carry the records", "scope", scope, "err", err)
+				} else {
+					published += len(lines)
+					d.log.Info("published", "scope", scope, "records", len(lines))
 				}
 			}
 			if next != cursor {
@@ -307,10 +342,13 @@ func (d *Daemon) share(ctx context.Context) {
 		d.logFolder(dir, rep.Report, err)
 	}
 	for _, c := range d.commons {
-		if _, err := d.m.PushCommons(ctx, c); err != nil {
+		if res, err := d.m.PushCommons(ctx, c); err != nil {
 			d.log.Warn("commons push failed", "scope", c.Scope(), "err", err)
+		} else {
+			d.log.Info("commons pushed", "scope", c.Scope(), "records", res.Records)
 		}
 	}
+	return published
 }
 
 func (d *Daemon) readFolder(ctx context.Context, dir string) {
@@ -351,7 +389,8 @@ func (d *Daemon) close() error {
 
 // Handler is the local HTTP API of this daemon.
 func (d *Daemon) Handler() http.Handler {
-	return NewAPI(d.m, APIOptions{Gatherer: d.reg, Web: d.cfg.Web, Network: d.network, SleepNow: d.SleepNow, Signed: d.shareSoon})
+	return NewAPI(d.m, APIOptions{Gatherer: d.reg, Web: d.cfg.Web, Network: d.network, SleepNow: d.SleepNow, Signed: d.shareSoon,
+		Peers: d.peers, Connect: d.connect})
 }
 
 // shareSoon asks the loop to send what a request just signed (a lesson
@@ -392,12 +431,15 @@ func (d *Daemon) network(st *Status) {
 		st.Topics = append(st.Topics, gossip.TopicName(t))
 		st.Scopes = append(st.Scopes, gossip.Scope(t))
 	}
-	for _, p := range d.gossip.Peers() {
-		ps := PeerStatus{ID: p.ID.String(), Origin: p.Origin, Topics: p.Topics, Score: p.Score}
-		for _, a := range p.Addrs {
-			ps.Addrs = append(ps.Addrs, a.String())
+	st.Reachability = d.gossip.Reachability()
+	for _, r := range d.gossip.Relays() {
+		addrs, err := peer.AddrInfoToP2pAddrs(&r)
+		if err == nil && len(addrs) > 0 {
+			st.Relays = append(st.Relays, addrs[0].String())
 		}
-		st.Peers = append(st.Peers, ps)
+	}
+	for _, p := range d.gossip.Peers() {
+		st.Peers = append(st.Peers, peerStatus(p))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,8 +40,8 @@ wrong and what to do:
   node       whether a node runs on this home and its API answers
   ports      the API port and the libp2p listen ports are free (or held by
              this home's node)
-  reach      whether peers can reach the node (unknown: it does not measure
-             NAT reachability)
+  reach      whether peers can reach the node: AutoNAT's verdict (public,
+             private) and the relayed addresses of a private node
   teams      which team topics the node joins; none: nothing is shared
   commons    each configured commons answers, reads with the token and
              accepts it for writing (GET /commons/token: the commons says
@@ -181,8 +182,14 @@ func diagnose(ctx context.Context, h string) doctorReport {
 		rep.add("reach", checkUnknown, "no node runs, so nothing listens for peers")
 	case len(st.Addrs) == 0:
 		rep.add("reach", checkWarn, "the node listens on no libp2p address: peers cannot reach it (is gossip off?)")
+	case st.Reachability == "public":
+		rep.add("reach", checkOK, "AutoNAT: peers beyond a NAT reach the node at %s (%d peers connected)", strings.Join(st.Addrs, ", "), len(st.Peers))
+	case st.Reachability == "private" && slices.ContainsFunc(st.Addrs, isRelayed):
+		rep.add("reach", checkOK, "private (behind NAT), reachable through a relay: %s", strings.Join(slices.DeleteFunc(slices.Clone(st.Addrs), func(a string) bool { return !isRelayed(a) }), ", "))
+	case st.Reachability == "private":
+		rep.add("reach", checkWarn, "private (behind NAT) and no relay slot: peers cannot dial it, it can only dial out; give it a relay (--commons of a commons with --p2p, or --relay MULTIADDR)")
 	default:
-		rep.add("reach", checkUnknown, "the node listens on %s with %d peers connected; whether peers beyond a NAT reach it is not measured",
+		rep.add("reach", checkUnknown, "the node listens on %s with %d peers connected; AutoNAT has not decided yet whether peers beyond a NAT reach it (it asks connected peers; run doctor again later)",
 			strings.Join(st.Addrs, ", "), len(st.Peers))
 	}
 	// What the node joined and exchanges by, flags included, when it runs.
@@ -477,3 +484,6 @@ func (c commonsProbe) authorised(ctx context.Context, wk commons.WellKnown) (str
 	}
 	return checkUnknown, "readable; the token's write check answered " + resp.Status
 }
+
+// isRelayed: a relayed (circuit) address.
+func isRelayed(addr string) bool { return strings.Contains(addr, "/p2p-circuit") }

@@ -46,6 +46,11 @@ type idOutput struct {
 	PeerID  string `json:"peer_id"`
 	Home    string `json:"home"`
 	Created bool   `json:"created,omitempty"`
+	// With a node running on the home (remem id): its dialable addresses
+	// (relayed ones too) and what AutoNAT says of its reachability.
+	Running      bool     `json:"running,omitempty"`
+	Addrs        []string `json:"addrs,omitempty"`
+	Reachability string   `json:"reachability,omitempty"`
 }
 
 func newIDOutput(id protocol.Identity, home string) idOutput {
@@ -62,9 +67,16 @@ func idCommand() *cli.Command {
 		Usage: "print the memory's origin and public key",
 		UsageText: `remem id [--json]
 
+With a node running on the home it also prints the node's dialable
+addresses, each ending in /p2p/<peer id> (relayed ones through
+/p2p-circuit when it is behind NAT), ready for another node's --bootstrap
+or ` + "`remem connect`" + `, and whether it is reachable (AutoNAT: public, private
+or unknown).
+
 Examples:
   remem id
-  remem id --json | jq -r .origin`,
+  remem id --json | jq -r .origin
+  remem id --json | jq -r '.addrs[]'`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			id, err := node.LoadIdentity(home(c))
@@ -72,10 +84,27 @@ Examples:
 				return err
 			}
 			out := newIDOutput(id, home(c))
+			if client, err := dialNode(c.Context, home(c)); err == nil {
+				if st, err := client.Status(c.Context); err == nil {
+					out.Running, out.Addrs, out.Reachability = true, st.Addrs, st.Reachability
+				}
+			}
 			if c.Bool("json") {
 				return printJSON(c.App.Writer, out)
 			}
-			fmt.Fprintf(c.App.Writer, "origin   %s\nkey      %s\npeer id  %s\nhome     %s\n", out.Origin, out.Key, out.PeerID, out.Home)
+			w := c.App.Writer
+			fmt.Fprintf(w, "origin   %s\nkey      %s\npeer id  %s\nhome     %s\n", out.Origin, out.Key, out.PeerID, out.Home)
+			switch {
+			case !out.Running:
+				fmt.Fprintln(w, "node     not running (`remem node` listens; then remem id prints its addresses)")
+			case len(out.Addrs) == 0:
+				fmt.Fprintln(w, "node     running without a libp2p host (start it with --team NAME)")
+			default:
+				fmt.Fprintf(w, "reach    %s\n", out.Reachability)
+				for _, a := range out.Addrs {
+					fmt.Fprintf(w, "address  %s\n", a)
+				}
+			}
 			return nil
 		},
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"time"
 
@@ -23,55 +25,122 @@ Examples:
   remem status
   remem status --json | jq .refused_by_reason`,
 		Flags:  []cli.Flag{jsonFlag},
-		Action: func(c *cli.Context) error { return showStatus(c, false) },
+		Action: func(c *cli.Context) error { return showStatus(c) },
 	}
 }
 
 func peersCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "peers",
-		Usage: "list the running node's peers with their origins, topics and scores",
+		Usage: "list the running node's peers: how each is connected, its round trip, origin, topics and score",
 		UsageText: `remem peers [--json]
+
+Each peer is pinged first (at most 2 s). KIND is how it is connected:
+direct, relayed (through a circuit relay: both sides are behind NAT), or
+hole-punched (a relayed connection that DCUtR made direct).
 
 Examples:
   remem peers
+  remem peers --json | jq '.[] | select(.kind == "relayed") | .id'
   remem peers --json | jq '.[] | select(.score < 0)'`,
 		Flags:  []cli.Flag{jsonFlag},
-		Action: func(c *cli.Context) error { return showStatus(c, true) },
+		Action: showPeers,
 	}
 }
 
-func showStatus(c *cli.Context, peersOnly bool) error {
+func connectCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "connect",
+		Usage: "dial a peer from the running node (like ipfs swarm connect)",
+		UsageText: `remem connect [--json] MULTIADDR
+
+MULTIADDR is a peer's full address ending in /p2p/<peer id>, as its
+` + "`remem id`" + ` prints it; a relayed one (/p2p/RELAY/p2p-circuit/p2p/ID) dials
+through that relay. The node keeps the connection as any other.
+
+Examples:
+  remem connect /ip4/203.0.113.7/tcp/4002/p2p/12D3KooW...
+  remem connect /ip4/198.51.100.1/tcp/4001/p2p/12D3KooWRelay.../p2p-circuit/p2p/12D3KooW...`,
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			addr, err := oneArg(c, "peer multiaddr")
+			if err != nil {
+				return err
+			}
+			client, err := runningNode(c)
+			if err != nil {
+				return err
+			}
+			p, err := client.Connect(c.Context, addr)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c.App.Writer, p)
+			}
+			_, err = fmt.Fprintf(c.App.Writer, "connected to %s (%s%s)\n", p.ID, p.Kind, latency(p, ", "))
+			return err
+		},
+	}
+}
+
+// runningNode dials the node running on the home, or says how to start one.
+func runningNode(c *cli.Context) (*node.Client, error) {
+	client, err := dialNode(c.Context, home(c))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no node is running on %s; start one with `remem node`", home(c))
+	}
+	return client, err
+}
+
+func latency(p node.PeerStatus, prefix string) string {
+	if p.LatencyMs == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s%.1f ms", prefix, p.LatencyMs)
+}
+
+func showPeers(c *cli.Context) error {
+	client, err := runningNode(c)
+	if err != nil {
+		return err
+	}
+	ps, err := client.Peers(c.Context)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return printJSON(c.App.Writer, ps)
+	}
+	w := c.App.Writer
+	if len(ps) == 0 {
+		fmt.Fprintln(w, "no peers connected")
+		return nil
+	}
+	t := table(w)
+	fmt.Fprintln(t, "PEER\tORIGIN\tKIND\tRTT\tSCORE\tTOPICS\tADDRESS")
+	for _, p := range ps {
+		addr, rtt := "", latency(p, "")
+		if len(p.Addrs) > 0 {
+			addr = p.Addrs[0]
+		}
+		if rtt == "" {
+			rtt = "-"
+		}
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%.2f\t%v\t%s\n", p.ID, p.Origin, p.Kind, rtt, p.Score, p.Topics, addr)
+	}
+	return t.Flush()
+}
+
+func showStatus(c *cli.Context) error {
 	st, running, err := fetchStatus(c)
 	if err != nil {
 		return err
 	}
 	if c.Bool("json") {
-		if peersOnly {
-			return printJSON(c.App.Writer, st.Peers)
-		}
 		return printJSON(c.App.Writer, st)
 	}
 	w := c.App.Writer
-	if peersOnly {
-		if !running {
-			return fmt.Errorf("no node is running on %s; start one with `remem node`", home(c))
-		}
-		if len(st.Peers) == 0 {
-			fmt.Fprintln(w, "no peers connected")
-			return nil
-		}
-		t := table(w)
-		fmt.Fprintln(t, "PEER\tORIGIN\tSCORE\tTOPICS\tADDRESS")
-		for _, p := range st.Peers {
-			addr := ""
-			if len(p.Addrs) > 0 {
-				addr = p.Addrs[0]
-			}
-			fmt.Fprintf(t, "%s\t%s\t%.2f\t%v\t%s\n", p.ID, p.Origin, p.Score, p.Topics, addr)
-		}
-		return t.Flush()
-	}
 	state := "not running (the memory at rest)"
 	if running {
 		state = "running since " + st.Started.Format(time.RFC3339)
@@ -81,6 +150,9 @@ func showStatus(c *cli.Context, peersOnly bool) error {
 		fmt.Fprintf(w, "peer id    %s\n", st.PeerID)
 		for _, a := range st.Addrs {
 			fmt.Fprintf(w, "address    %s\n", a)
+		}
+		if st.Reachability != "" {
+			fmt.Fprintf(w, "reachable  %s\n", st.Reachability)
 		}
 	}
 	for _, t := range st.Topics {

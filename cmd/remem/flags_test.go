@@ -138,6 +138,15 @@ func TestHelpJSONExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	commonsURL := serveCommons(t)
+	// The examples of what only a running node knows (its peers, its
+	// addresses) run on a home with one.
+	nodeHome := newHome(t)
+	running := startNode(t, nodeHome, "--team", "examples", "--listen", "/ip4/127.0.0.1/tcp/0")
+	defer running.stop(t)
+	needsNode := func(cmdline, filter string) bool {
+		return strings.HasPrefix(cmdline, "remem peers") || strings.HasPrefix(cmdline, "remem connect") ||
+			(strings.HasPrefix(cmdline, "remem id") && strings.Contains(filter, "addrs"))
+	}
 
 	var examples [][]string
 	var walk func(cmds []*cli.Command)
@@ -163,7 +172,11 @@ func TestHelpJSONExamples(t *testing.T) {
 		cmdline = strings.NewReplacer("http://127.0.0.1:8787", commonsURL, "https://commons.example.org", commonsURL).Replace(cmdline)
 		sh := exec.Command("sh", "-c", cmdline)
 		sh.Dir = work
-		sh.Env = append(os.Environ(), "REMEM_HOME="+home, "PATH="+filepath.Dir(remem(t))+string(os.PathListSeparator)+os.Getenv("PATH"))
+		exHome := home
+		if needsNode(cmdline, ex[1]) {
+			exHome = nodeHome
+		}
+		sh.Env = append(os.Environ(), "REMEM_HOME="+exHome, "PATH="+filepath.Dir(remem(t))+string(os.PathListSeparator)+os.Getenv("PATH"))
 		var out, errOut bytes.Buffer
 		sh.Stdout, sh.Stderr = &out, &errOut
 		if err := sh.Run(); err != nil {
