@@ -350,7 +350,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 			return nil, fmt.Errorf("gossip: %w", err)
 		}
 		n.relays.add(relays...)
-		opts = append(opts, reachOptions(cfg, &n.relays, &n.punches)...)
+		opts = append(opts, reachOptions(cfg, n.relaySource, &n.punches)...)
 		opts = append(opts, libp2p.AddrsFactory(n.withPrivateRelayAddrs))
 	}
 	// The host starts without listening: n.listen opens each address after.

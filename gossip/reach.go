@@ -14,6 +14,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/host/autorelay"
+	circuitproto "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/proto"
 	relay "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
 	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
@@ -119,9 +120,22 @@ func (s *relaySet) list() []peer.AddrInfo {
 	return slices.Clone(s.relays)
 }
 
-// source is AutoRelay's peer source: up to num of the known relays.
-func (s *relaySet) source(ctx context.Context, num int) <-chan peer.AddrInfo {
-	rs := s.list()
+// relaySource is AutoRelay's peer source: up to num of the known relays
+// (configured, then learned from a commons), then connected peers that
+// offer a relay (a --relay-service node met by bootstrap, mDNS or a
+// directory).
+func (n *Node) relaySource(_ context.Context, num int) <-chan peer.AddrInfo {
+	rs := n.relays.list()
+	if h := n.hostOrNil(); h != nil {
+		for _, p := range h.Network().Peers() {
+			if slices.ContainsFunc(rs, func(r peer.AddrInfo) bool { return r.ID == p }) {
+				continue
+			}
+			if ok, err := h.Peerstore().SupportsProtocols(p, circuitproto.ProtoIDv2Hop); err == nil && len(ok) > 0 {
+				rs = append(rs, peer.AddrInfo{ID: p, Addrs: h.Peerstore().Addrs(p)})
+			}
+		}
+	}
 	if len(rs) > num {
 		rs = rs[:num]
 	}
@@ -135,21 +149,23 @@ func (s *relaySet) source(ctx context.Context, num int) <-chan peer.AddrInfo {
 
 // reachOptions are the host options for reachability: AutoNAT (v2, and
 // the v1 service so peers learn theirs, unless forced private), the relay transport with
-// AutoRelay over rs, hole punching traced by punches, and a relay service
+// AutoRelay over source, hole punching traced by punches, and a relay service
 // when the node offers one.
-func reachOptions(cfg Config, rs *relaySet, punches *punchLog) []libp2p.Option {
+func reachOptions(cfg Config, source autorelay.PeerSource, punches *punchLog) []libp2p.Option {
 	opts := []libp2p.Option{
 		libp2p.EnableRelay(),
 		libp2p.EnableAutoNATv2(),
 		libp2p.EnableHolePunching(holepunch.WithTracer(punches)),
-		libp2p.EnableAutoRelayWithPeerSource(rs.source,
+		libp2p.EnableAutoRelayWithPeerSource(source,
 			autorelay.WithMinCandidates(1),
 			autorelay.WithNumRelays(2),
 			autorelay.WithBootDelay(0),
 			// A relay that refused (or a commons restarting) is tried
 			// again after a minute, not go-libp2p's hour.
 			autorelay.WithBackoff(time.Minute),
-			autorelay.WithMinInterval(10*time.Second)),
+			// The source is local and cheap: ask it often, so a relay met
+			// a moment after start (in a directory) is used at once.
+			autorelay.WithMinInterval(2*time.Second)),
 	}
 	switch cfg.Reachability {
 	case ReachabilityPublic:
@@ -370,8 +386,8 @@ const autorelayTag = "autorelay"
 // withPrivateRelayAddrs is the host's address factory. AutoRelay
 // advertises a relayed address only through a relay's public addresses;
 // a relay on a LAN (or on loopback, in tests) would give a private node
-// nothing to advertise. So while the node is not public, for every known
-// relay it holds a reservation on, the relay's non-public addresses are
+// nothing to advertise. So while the node is not public, for every relay
+// it holds a reservation on, the relay's non-public addresses are
 // added as relayed ones too; a peer that cannot reach them fails that dial
 // only.
 func (n *Node) withPrivateRelayAddrs(addrs []ma.Multiaddr) []ma.Multiaddr {
@@ -380,15 +396,15 @@ func (n *Node) withPrivateRelayAddrs(addrs []ma.Multiaddr) []ma.Multiaddr {
 		return addrs
 	}
 	out := addrs
-	for _, r := range n.relays.list() {
-		if !h.ConnManager().IsProtected(r.ID, autorelayTag) {
+	for _, r := range h.Network().Peers() {
+		if !h.ConnManager().IsProtected(r, autorelayTag) {
 			continue
 		}
-		circuit, err := ma.NewMultiaddr("/p2p/" + r.ID.String() + "/p2p-circuit")
+		circuit, err := ma.NewMultiaddr("/p2p/" + r.String() + "/p2p-circuit")
 		if err != nil {
 			continue
 		}
-		for _, a := range ma.Unique(append(h.Peerstore().Addrs(r.ID), r.Addrs...)) {
+		for _, a := range h.Peerstore().Addrs(r) {
 			if isCircuit(a) || manet.IsPublicAddr(a) || manet.IsIPUnspecified(a) || isLinkLocal(a) {
 				continue
 			}

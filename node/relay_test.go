@@ -64,20 +64,7 @@ func TestPrivateNodesMeetThroughTheCommonsRelay(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	start := func() *testDaemon {
-		return runDaemon(t, DaemonConfig{
-			Memory: Config{Home: t.TempDir(), Create: true, Params: TestnetParams(), Store: store.Options{Small: true}},
-			Gossip: gossip.Config{Teams: []string{"t"}, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Params: gossip.TestnetParams(),
-				ConnGater: relayOnly{relay: r.ID()}, Reachability: gossip.ReachabilityPrivate},
-			Commons:      []string{url},
-			CommonsToken: commonstest.Token,
-			SleepEvery:   time.Hour,
-			Logger:       slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})),
-		})
-	}
-	relayed := func(d *Daemon) bool {
-		return slices.ContainsFunc(d.Gossip().Addrs(), isCircuitAddr)
-	}
+	start := func() *testDaemon { return startPrivate(t, url, r.ID()) }
 	t0 := time.Now()
 	a := start()
 	defer a.stop(t)
@@ -110,11 +97,73 @@ func TestPrivateNodesMeetThroughTheCommonsRelay(t *testing.T) {
 		}
 	}
 
+	t2 := time.Now()
+	lessonOverRelay(ctx, t, a, b)
+	t.Logf("A relayed and listed %v after its start; B connected to A through the relay %v after its start; lesson on B %v after A's sleep (%v after B's start)",
+		aReady.Round(time.Millisecond), connected.Round(time.Millisecond), time.Since(t2).Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))
+}
+
+// TestARelayServiceNodeFromTheDirectory: no commons host this time; the
+// relay is a remem node with RelayService that registered in the
+// directory like any member. A and B, gated as behind NATs, find it there,
+// reserve a slot on it (AutoRelay takes connected peers that offer a
+// relay), and meet through it.
+func TestARelayServiceNodeFromTheDirectory(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	url := commonstest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := runDaemon(t, DaemonConfig{
+		Memory: Config{Home: t.TempDir(), Create: true, Params: TestnetParams(), Store: store.Options{Small: true}},
+		Gossip: gossip.Config{Teams: []string{"t"}, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Params: gossip.TestnetParams(),
+			RelayService: true, Reachability: gossip.ReachabilityPublic},
+		Commons: []string{url}, CommonsToken: commonstest.Token, SleepEvery: time.Hour,
+	})
+	defer r.stop(t)
+	rID := r.d.Gossip().PeerID()
+	t0 := time.Now()
+	a := startPrivate(t, url, rID)
+	defer a.stop(t)
+	testutil.Eventually(t, 30*time.Second, "A holding a relayed address through the relay node", func() bool { return relayed(a.d) })
+	aReady := time.Since(t0)
+	b := startPrivate(t, url, rID)
+	defer b.stop(t)
+	aID := a.d.Gossip().PeerID()
+	testutil.Eventually(t, 30*time.Second, "B connected to A", func() bool {
+		return slices.ContainsFunc(b.d.Gossip().Peers(), func(p gossip.PeerInfo) bool { return p.ID == aID && p.Kind() == gossip.ConnRelayed })
+	})
+	lessonOverRelay(ctx, t, a, b)
+	t.Logf("A relayed through the relay node %v after its start", aReady.Round(time.Millisecond))
+}
+
+// startPrivate starts a daemon in team t, with only the commons at url,
+// that may dial nothing directly but the relay (relayOnly) and believes
+// itself private.
+func startPrivate(t *testing.T, url string, relay peer.ID) *testDaemon {
+	t.Helper()
+	return runDaemon(t, DaemonConfig{
+		Memory: Config{Home: t.TempDir(), Create: true, Params: TestnetParams(), Store: store.Options{Small: true}},
+		Gossip: gossip.Config{Teams: []string{"t"}, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Params: gossip.TestnetParams(),
+			ConnGater: relayOnly{relay: relay}, Reachability: gossip.ReachabilityPrivate},
+		Commons:      []string{url},
+		CommonsToken: commonstest.Token,
+		SleepEvery:   time.Hour,
+		Logger:       slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	})
+}
+
+func relayed(d *Daemon) bool { return slices.ContainsFunc(d.Gossip().Addrs(), isCircuitAddr) }
+
+// lessonOverRelay: a lesson A publishes reaches B by a GossipSub message
+// on team t, not through the commons.
+func lessonOverRelay(ctx context.Context, t *testing.T, a, b *testDaemon) {
+	t.Helper()
 	rec, err := a.d.Memory().Publish(protocol.KindError, "The nightly deploy fails when the staging database is still migrating")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t2 := time.Now()
+	before := b.d.Gossip().Stats().Received
 	if _, err := a.d.SleepNow(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -132,13 +181,10 @@ func TestPrivateNodesMeetThroughTheCommonsRelay(t *testing.T) {
 		}
 		return false
 	})
-	t.Logf("A relayed and listed %v after its start; B connected to A through the relay %v after its start; lesson on B %v after A's sleep (%v after B's start); scopes %v",
-		aReady.Round(time.Millisecond), connected.Round(time.Millisecond), time.Since(t2).Round(time.Millisecond), time.Since(t1).Round(time.Millisecond), scopes)
 	if !slices.Equal(scopes, []string{gossip.Scope("t")}) {
 		t.Errorf("the lesson on B has scopes %v, want only %s (gossip over the relay, no commons file)", scopes, gossip.Scope("t"))
 	}
-	st := b.d.Gossip().Stats()
-	if st.Received == 0 {
+	if st := b.d.Gossip().Stats(); st.Received == before {
 		t.Errorf("B received no gossip message (stats %+v): the lesson came some other way", st)
 	}
 }
