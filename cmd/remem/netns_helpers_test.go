@@ -224,6 +224,16 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool,
 
 // logTime is the time of the first log line holding every one of subs.
 func (p *labProc) logTime(subs ...string) (time.Time, bool) {
+	ts := p.logTimes(subs...)
+	if len(ts) == 0 {
+		return time.Time{}, false
+	}
+	return ts[0], true
+}
+
+// logTimes are the times of the log lines holding every one of subs.
+func (p *labProc) logTimes(subs ...string) []time.Time {
+	var out []time.Time
 	for _, line := range strings.Split(p.stderr.String(), "\n") {
 		all := true
 		for _, s := range subs {
@@ -235,11 +245,11 @@ func (p *labProc) logTime(subs ...string) (time.Time, bool) {
 		f := strings.Fields(line)
 		if len(f) > 0 && strings.HasPrefix(f[0], "time=") {
 			if at, err := time.Parse(time.RFC3339Nano, strings.TrimPrefix(f[0], "time=")); err == nil {
-				return at, true
+				out = append(out, at)
 			}
 		}
 	}
-	return time.Time{}, false
+	return out
 }
 
 type labPeer struct {

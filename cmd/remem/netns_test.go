@@ -133,8 +133,14 @@ func TestNetNSNodesBehindTwoNATsHolePunch(t *testing.T) {
 	aRelayed := waitFor(t, 35*time.Second, "A holding a relayed address and registered in the directory", func() bool {
 		st, ok := lab.status("lanA", homeA, bin)
 		aID = st.PeerID
-		return ok && slices.ContainsFunc(st.Addrs, func(s string) bool { return strings.Contains(s, "/p2p-circuit") }) &&
-			len(a.lines("directory: registered")) > 0
+		if !ok || !slices.ContainsFunc(st.Addrs, func(s string) bool { return strings.Contains(s, "/p2p-circuit") }) {
+			return false
+		}
+		// A registration made after the relayed address came: the
+		// directory lists it (before, B would find only A's private
+		// addresses).
+		relayedAt, ok := a.logTime("addresses changed", "/p2p-circuit")
+		return ok && slices.ContainsFunc(a.logTimes("directory: registered"), func(at time.Time) bool { return !at.Before(relayedAt) })
 	}, a, commonsProc)
 	t.Logf("A: relayed address and directory entry %v after its start; AutoNAT: %v", aRelayed.Round(time.Millisecond), a.lines("reachability changed"))
 	if reach == "" && len(a.lines("to=private")) == 0 {
@@ -195,6 +201,11 @@ func TestNetNSNodesBehindTwoNATsHolePunch(t *testing.T) {
 			for _, line := range p.lines(s) {
 				t.Logf("%s: %s", p.name, line)
 			}
+		}
+	}
+	if os.Getenv("REMEM_NETNS_LOGS") == "1" { // every process's whole log
+		for _, p := range procs {
+			t.Logf("--- %s ---\n%s", p.name, p.stderr)
 		}
 	}
 	since := func(at time.Time) time.Duration { return at.Sub(b.start).Round(time.Millisecond) }
