@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/record"
+	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 )
 
 // Directory support (SPEC §10 [ext]: a commons peer directory). The node
@@ -69,12 +71,42 @@ func (n *Node) Connect(ctx context.Context, ai peer.AddrInfo) error {
 	if len(ai.Addrs) == 0 {
 		return fmt.Errorf("gossip: peer %s has no address", ai.ID)
 	}
+	if slices.ContainsFunc(ai.Addrs, isCircuit) {
+		n.waitPunchReady(ctx)
+	}
 	ctx, cancel := context.WithTimeout(ctx, DirectoryDialTimeout)
 	defer cancel()
 	if err := n.host.Connect(ctx, ai); err != nil {
 		return fmt.Errorf("gossip: dialing %s: %w", ai.ID, err)
 	}
 	return nil
+}
+
+// PunchReadyWait bounds how long a dial through a relay waits for this
+// node to answer hole punching.
+const PunchReadyWait = 5 * time.Second
+
+// waitPunchReady waits, up to PunchReadyWait, until this node answers
+// DCUtR. The peer reached through a relay starts the hole punch as soon
+// as the relayed connection is identified, by opening a DCUtR stream to
+// this node; go-libp2p serves that protocol only once this node knows a
+// public address of its own (observed by the relay, checked every 250 ms
+// or more), and a punch that finds no handler is not tried again. A node
+// that dials right at its start (the first directory round) would
+// otherwise lose the punch to that race.
+func (n *Node) waitPunchReady(ctx context.Context) {
+	if len(n.cfg.Transport) > 0 || len(n.relays.list()) == 0 {
+		return // no hole punching, or no relay to learn an address from
+	}
+	ready := func() bool { return slices.Contains(n.host.Mux().Protocols(), holepunch.Protocol) }
+	deadline := time.Now().Add(PunchReadyWait)
+	for !ready() && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Connected reports whether this node has a connection to p.

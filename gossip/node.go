@@ -390,6 +390,9 @@ func New(cfg Config, h Holder) (*Node, error) {
 		n.cancel()
 		return nil, errors.Join(err, n.host.Close())
 	}
+	// AutoRelay may dial the relays now that the dials leave from the
+	// listen ports (see relaySet.source).
+	n.relays.setReady()
 
 	// GossipSub.
 	topics := make([]string, 0, len(n.order))
@@ -617,6 +620,7 @@ func (n *Node) Run(ctx context.Context) error {
 	for _, ai := range n.boot {
 		run.Go(func() { n.bootstrapLoop(ctx, ai) })
 	}
+	n.dialRelays(ctx, &run)
 	if n.cfg.MDNS {
 		var err error
 		if closeMDNS, err = n.startMDNS(ctx, &run); err != nil {

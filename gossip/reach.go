@@ -94,6 +94,7 @@ func isLinkLocal(a ma.Multiaddr) bool {
 type relaySet struct {
 	mu     sync.Mutex
 	relays []peer.AddrInfo
+	ready  chan struct{} // closed once the host listens (setReady)
 }
 
 func (s *relaySet) add(ais ...peer.AddrInfo) (added int) {
@@ -120,11 +121,62 @@ func (s *relaySet) list() []peer.AddrInfo {
 	return slices.Clone(s.relays)
 }
 
+func (s *relaySet) readyChan() chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ready == nil {
+		s.ready = make(chan struct{})
+	}
+	return s.ready
+}
+
+// setReady tells relaySource that the host listens now.
+func (s *relaySet) setReady() {
+	ch := s.readyChan()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
 // relaySource is AutoRelay's peer source: up to num of the known relays
 // (configured, then learned from a commons), then connected peers that
 // offer a relay (a --relay-service node met by bootstrap, mDNS or a
-// directory).
-func (n *Node) relaySource(_ context.Context, num int) <-chan peer.AddrInfo {
+// directory), once the host listens. The host starts without listening
+// (Node.listen opens each address after), and a node forced private
+// starts AutoRelay at once: a relay dialled before the listeners exist is
+// dialled from an ephemeral port, that connection is kept (the
+// reservation protects it), and the address the relay observes is then
+// one no listener owns, which go-libp2p does not use for hole punching.
+// Waiting for the listeners makes the relay connection leave from the
+// listen port, whose mapping is the one DCUtR punches with.
+func (n *Node) relaySource(ctx context.Context, num int) <-chan peer.AddrInfo {
+	out := make(chan peer.AddrInfo)
+	ready := n.relays.readyChan()
+	go func() {
+		defer close(out)
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return
+		}
+		for _, r := range n.relayCandidates(num) {
+			select {
+			case out <- r:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// relayCandidates are up to num relays: the known ones, then connected
+// peers that offer a relay.
+func (n *Node) relayCandidates(num int) []peer.AddrInfo {
 	rs := n.relays.list()
 	if h := n.hostOrNil(); h != nil {
 		for _, p := range h.Network().Peers() {
@@ -139,12 +191,7 @@ func (n *Node) relaySource(_ context.Context, num int) <-chan peer.AddrInfo {
 	if len(rs) > num {
 		rs = rs[:num]
 	}
-	out := make(chan peer.AddrInfo, len(rs))
-	for _, r := range rs {
-		out <- r
-	}
-	close(out)
-	return out
+	return rs
 }
 
 // reachOptions are the host options for reachability: AutoNAT (v2, and
@@ -182,6 +229,28 @@ func reachOptions(cfg Config, source autorelay.PeerSource, punches *punchLog) []
 		opts = append(opts, libp2p.EnableRelayService(RelayServiceOptions()...))
 	}
 	return opts
+}
+
+// dialRelays connects to the known relays when AutoNAT is to decide the
+// node's reachability. AutoNAT asks peers that run its service to dial
+// back, and AutoRelay reserves a slot only once AutoNAT has said
+// "private"; a node behind NAT whose only contact is a commons would
+// otherwise connect to nobody, AutoNAT would never ask, and the node would
+// stay unknown and unreachable. A relay (a commons host) runs the AutoNAT
+// service, so connecting to it lets AutoNAT decide.
+func (n *Node) dialRelays(ctx context.Context, run *tracker) {
+	if n.cfg.Reachability != ReachabilityAuto || len(n.cfg.Transport) > 0 {
+		return
+	}
+	for _, r := range n.relays.list() {
+		run.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if err := n.host.Connect(cctx, r); err != nil && ctx.Err() == nil {
+				n.log.Info("relay unreachable", "relay", r.ID, "err", err)
+			}
+		})
+	}
 }
 
 // parseRelays turns relay multiaddrs (with /p2p/<id>) into AddrInfos.
