@@ -358,9 +358,12 @@ func TestRestartKeepsFiles(t *testing.T) {
 	check("restart", ts2)
 	ts2.stop()
 
-	// A damaged index is rebuilt from the files; `updated` then is fresh,
-	// so compare files and counts only.
-	os.WriteFile(filepath.Join(dir, indexName), []byte("{garbage"), 0o644)
+	// A lost or damaged index is rebuilt from the files; `updated` then is
+	// fresh, so compare files and counts only.
+	os.RemoveAll(filepath.Join(dir, "index"))
+	os.MkdirAll(filepath.Join(dir, "index"), 0o755)
+	os.WriteFile(filepath.Join(dir, "index", "garbage.not-a-key"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, legacyIndexName), []byte("{garbage"), 0o644)
 	ts3 := newTestServerAt(t, dir, nil)
 	var idx []IndexEntry
 	_, _, body := ts3.get(t, "/commons/index")
