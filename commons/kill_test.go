@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runChild(dir))
 	}
 	code := m.Run()
+	stopMinio()
 	if pullDir != "" {
 		os.RemoveAll(pullDir) // the benchmark fixture
 	}
