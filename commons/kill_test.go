@@ -25,7 +25,8 @@ import (
 )
 
 // childEnv makes the test binary run a commons server (see TestMain)
-// instead of the tests: DataDir is the variable's value.
+// instead of the tests: DataDir is the variable's value, or the store
+// when it is an s3:// URL (credentials from the environment).
 const childEnv = "REMEM_COMMONS_TEST_CHILD_DATA"
 
 func TestMain(m *testing.M) {
@@ -53,7 +54,16 @@ func TestMain(m *testing.M) {
 // Serve logs the port as JSON on stdout.
 func runChild(dir string) int {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	s, err := NewServer(ServerConfig{DataDir: dir, Tokens: []string{testToken}, Logger: slog.New(slog.DiscardHandler)})
+	cfg := ServerConfig{DataDir: dir, Tokens: []string{testToken}, Logger: slog.New(slog.DiscardHandler)}
+	if strings.HasPrefix(dir, "s3://") {
+		b, err := OpenStorage(context.Background(), dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		cfg.DataDir, cfg.Store = "", b
+	}
+	s, err := NewServer(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -67,10 +77,10 @@ func runChild(dir string) int {
 
 // startChild starts a commons server process on dir and returns it and
 // its base URL.
-func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
+func startChild(t *testing.T, dir string, env ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+dir)
+	cmd.Env = append(append(os.Environ(), env...), childEnv+"="+dir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
