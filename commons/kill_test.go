@@ -20,6 +20,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/remem/remem/internal/miniotest"
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runChild(dir))
 	}
 	code := m.Run()
-	stopMinio()
+	miniotest.Stop()
 	if pullDir != "" {
 		os.RemoveAll(pullDir) // the benchmark fixture
 	}

@@ -23,7 +23,7 @@ import (
 const testSettle = 300 * time.Millisecond
 
 // newReplica serves a commons on bucket/prefix of m over a real HTTP server.
-func newReplica(t *testing.T, m *minioServer, bucket, prefix string) *testServer {
+func newReplica(t *testing.T, m minioServer, bucket, prefix string) *testServer {
 	t.Helper()
 	cfg := ServerConfig{Store: m.open(t, bucket, prefix), Tokens: []string{testToken}, Registry: prometheus.NewRegistry(), IndexSettle: testSettle}
 	return newTestServerWith(t, cfg, "")

@@ -159,8 +159,15 @@ const DefaultIndexSettle = 2 * time.Second
 
 // NewServer opens (or creates) the storage in cfg.Store or cfg.DataDir,
 // loading its index (on a directory, reconciled with the files), and
-// returns the server.
-func NewServer(cfg ServerConfig) (*Server, error) {
+// returns the server. It closes cfg.Store when it fails; else Close does.
+func NewServer(cfg ServerConfig) (_ *Server, err error) {
+	if cfg.Store != nil {
+		defer func() {
+			if err != nil {
+				_ = cfg.Store.Close() // NewServer's error is the one to report
+			}
+		}()
+	}
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("commons server: %w", err)
@@ -169,7 +176,6 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	for _, t := range cfg.Tokens {
 		s.tokens = append(s.tokens, sha256.Sum256([]byte(strings.TrimSpace(t))))
 	}
-	var err error
 	if s.m, err = newMetrics(cfg.Registry); err != nil {
 		return nil, fmt.Errorf("commons server: metrics: %w", err)
 	}
@@ -182,11 +188,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	ctx := context.Background()
 	if s.st, err = openStorage(ctx, b, legacy, cfg.IndexSettle, s.now, s.log); err != nil {
-		_ = b.Close() // the open's error is the one to report
 		return nil, err
 	}
 	if s.peers, err = openPeerStore(ctx, b, s.now, s.log); err != nil {
-		_ = b.Close() // the open's error is the one to report
 		return nil, err
 	}
 	s.bySender = newLimiter(cfg.RatePerOrigin, s.now)

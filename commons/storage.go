@@ -66,12 +66,12 @@ type storage struct {
 	locks [256]sync.RWMutex // per origin (striped): this process's writers of one origin take turns; on a directory a read waits for a write
 
 	mu      sync.Mutex
-	entries map[string]entry  // origin → its latest entry
-	keys    map[string]string // origin → the index key of that entry
-	last    time.Time         // latest `updated` handed out or seen; stamps only grow
+	entries map[string]entry // origin → its latest entry (whose index key is indexKey of it)
+	last    time.Time        // latest `updated` handed out or seen; stamps only grow
 
 	refreshMu sync.Mutex // one refresh at a time; the others wait for it
-	refreshed time.Time  // when the last refresh began
+	refreshed time.Time  // when the last refresh began (st.now)
+	began     time.Time  // the same, by this machine's monotonic clock (refreshSince)
 	swept     time.Time  // when pending PUTs were last looked at
 }
 
@@ -81,7 +81,7 @@ type storage struct {
 // the index.json that earlier versions kept in legacyDir.
 func openStorage(ctx context.Context, b Blobs, legacyDir string, settle time.Duration, now func() time.Time, log *slog.Logger) (*storage, error) {
 	st := &storage{b: b, shared: b.Shared(), settle: settle, now: now, log: log,
-		entries: map[string]entry{}, keys: map[string]string{}}
+		entries: map[string]entry{}}
 	var stale []string
 	err := b.List(ctx, indexDir, "", func(key, _ string) error {
 		e, ok := parseIndexKey(key)
@@ -123,14 +123,16 @@ func (st *storage) apply(e entry, key string) (stale string) {
 	}
 	cur, ok := st.entries[e.Origin]
 	switch {
-	case ok && st.keys[e.Origin] == key:
+	case !ok:
+		st.entries[e.Origin] = e
 		return ""
-	case ok && !e.Updated.After(cur.Updated):
+	case cur == e:
+		return ""
+	case !e.Updated.After(cur.Updated):
 		return key
 	}
-	stale = st.keys[e.Origin]
-	st.entries[e.Origin], st.keys[e.Origin] = e, key
-	return stale
+	st.entries[e.Origin] = e
+	return indexKey(cur)
 }
 
 // stamp returns a new `updated` for origin: strictly later than every
@@ -198,7 +200,7 @@ func (st *storage) put(ctx context.Context, origin string, body []byte, records 
 func (st *storage) same(ctx context.Context, origin string, data []byte, ver string) (entry, error) {
 	etag := etagOf(data)
 	if st.shared {
-		st.refresh(ctx, false)
+		st.refresh(ctx)
 	}
 	st.mu.Lock()
 	cur, ok := st.entries[origin]
@@ -271,6 +273,7 @@ func (st *storage) publish(ctx context.Context, e entry, ver string) (entry, err
 		if _, err := st.b.Put(ctx, key, nil, Cond{}); err != nil {
 			return entry{}, fmt.Errorf("indexing %s: %w", e.Origin, err)
 		}
+		written := time.Now()
 		if st.settle > 0 && st.now().Sub(e.Updated) > st.settle/2 {
 			st.dropKey(ctx, key)
 			continue // too slow to be seen in time: stamp again
@@ -279,7 +282,7 @@ func (st *storage) publish(ctx context.Context, e entry, ver string) (entry, err
 			st.dropKey(ctx, key) // a later PUT replaced the file; its key stands
 			return e, nil
 		}
-		st.refresh(ctx, true)
+		st.refreshSince(ctx, written)
 		st.mu.Lock()
 		c := st.entries[e.Origin]
 		if c.ETag != e.ETag && c.Updated.After(e.Updated) {
@@ -320,19 +323,37 @@ func (st *storage) dropKey(ctx context.Context, key string) {
 // refresh takes into memory the index keys other replicas wrote: it
 // lists only the keys stamped in the last seconds (a key is visible
 // within settle/2 of its stamp, see publish), so its cost grows with the
-// PUTs since, never with the index. Unless forced it runs at most every
-// settle/4, which keeps every entry older than settle in memory when an
-// index answer is made. On a directory there is nothing to refresh.
-func (st *storage) refresh(ctx context.Context, force bool) {
+// PUTs since, never with the index. It runs at most every settle/4,
+// which keeps every entry older than settle in memory when an index
+// answer is made. On a directory there is nothing to refresh.
+func (st *storage) refresh(ctx context.Context) {
 	if !st.shared {
 		return
 	}
 	st.refreshMu.Lock()
 	defer st.refreshMu.Unlock()
-	now := st.now()
-	if !force && now.Sub(st.refreshed) < st.settle/4 {
+	if st.now().Sub(st.refreshed) < st.settle/4 {
 		return
 	}
+	st.refreshLocked(ctx)
+}
+
+// refreshSince makes sure that a refresh begun at t or later has ended:
+// what was visible in the store at t is in memory. PUTs that wait at once
+// share one listing (the one begun after they all came).
+func (st *storage) refreshSince(ctx context.Context, t time.Time) {
+	st.refreshMu.Lock()
+	defer st.refreshMu.Unlock()
+	if !st.began.Before(t) {
+		return
+	}
+	st.refreshLocked(ctx)
+}
+
+// refreshLocked lists the recent index keys. Call with refreshMu held.
+func (st *storage) refreshLocked(ctx context.Context) {
+	began := time.Now()
+	now := st.now()
 	st.mu.Lock()
 	from := st.last
 	if now.Before(from) {
@@ -352,7 +373,7 @@ func (st *storage) refresh(ctx context.Context, force bool) {
 		st.log.Error("commons index not refreshed from the store", "store", st.b.String(), "err", err)
 		return
 	}
-	st.refreshed = now
+	st.refreshed, st.began = now, began
 	if now.Sub(st.swept) > max(5*st.settle, 10*time.Second) {
 		st.sweep(ctx, false)
 	}
@@ -412,7 +433,7 @@ func (st *storage) repair(ctx context.Context, origin string) error {
 // is zero), sorted by origin. On a shared store, not those younger than
 // settle.
 func (st *storage) list(ctx context.Context, since time.Time) []entry {
-	st.refresh(ctx, false)
+	st.refresh(ctx)
 	var until time.Time
 	if st.shared && st.settle > 0 {
 		until = st.now().Add(-st.settle)

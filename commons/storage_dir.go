@@ -100,11 +100,10 @@ func (st *storage) reconcile(ctx context.Context, legacyDir string) error {
 		e.Updated = st.stamp(e.Origin)
 		st.index(ctx, e)
 	}
-	for origin, key := range st.keys {
+	for origin, e := range st.entries {
 		if !have[origin] {
 			delete(st.entries, origin)
-			delete(st.keys, origin)
-			st.dropKey(ctx, key)
+			st.dropKey(ctx, indexKey(e))
 		}
 	}
 	if n := len(fresh); n > 0 {

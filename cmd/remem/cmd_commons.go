@@ -25,7 +25,7 @@ func commonsCommand() *cli.Command {
 			{
 				Name:  "serve",
 				Usage: "serve a commons that any memory can publish to and bootstrap from",
-				UsageText: `remem commons serve [--listen 127.0.0.1:8787] --data DIR --token-file FILE [--read-token]
+				UsageText: `remem commons serve [--listen 127.0.0.1:8787] (--data DIR | --storage s3://BUCKET/PREFIX?endpoint=HOST:PORT) --token-file FILE [--read-token]
 
 PUT /commons/<origin>.jsonl is accepted only when every line verifies and has
 that origin (at most 1,000 records and 256 KiB); GET serves files exactly as
@@ -35,12 +35,23 @@ is a short page for people, and with Accept: application/json (or
 rates, whether GET and PUT need a token, version.
 SIGINT or SIGTERM shuts it down gracefully.
 
+With --storage the commons lives in an S3-compatible bucket (AWS S3, R2,
+GCS, MinIO, ...) instead of a directory, and any number of servers on the
+same bucket and prefix serve the same commons (put them behind one load
+balancer). Credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
+(or MINIO_ROOT_USER and MINIO_ROOT_PASSWORD), never from the URL. The URL
+takes endpoint=HOST[:PORT] (default s3.amazonaws.com), region=, and
+insecure=1 for plain http. Rate limits count per server.
+
 Examples:
   openssl rand -hex 32 > token && remem commons serve --data /var/lib/remem-commons --token-file token
-  remem commons serve --listen 0.0.0.0:8787 --data ./commons --token-file token --read-token`,
+  remem commons serve --listen 0.0.0.0:8787 --data ./commons --token-file token --read-token
+  AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... remem commons serve --token-file token \
+    --storage 's3://remem-commons/public?endpoint=s3.eu-west-1.amazonaws.com&region=eu-west-1'`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8787", Usage: "address to listen on"},
-					&cli.StringFlag{Name: "data", Required: true, Usage: "DIR for the files (kept across restarts)"},
+					&cli.StringFlag{Name: "data", Usage: "DIR for the files (kept across restarts)"},
+					&cli.StringFlag{Name: "storage", Usage: "s3://BUCKET/PREFIX?endpoint=HOST:PORT&region=REGION: keep the commons in an S3-compatible bucket instead of --data"},
 					&cli.StringFlag{Name: "token-file", Required: true, Usage: "FILE with the accepted bearer tokens, one per line"},
 					&cli.BoolFlag{Name: "read-token", Usage: "require the token on GET too"},
 					&cli.StringFlag{Name: "name", Value: "remem commons", Usage: "what the front page (GET /) and the info document call this commons"},
@@ -98,7 +109,19 @@ func commonsServe(c *cli.Context) (err error) {
 	logger := newLogger(c, slog.LevelInfo)
 	cfg := commons.DefaultServerConfig()
 	cfg.DataDir, cfg.Tokens, cfg.ReadNeedsToken, cfg.Logger, cfg.Name = c.String("data"), tokens, c.Bool("read-token"), logger, c.String("name")
-	srv, err := commons.NewServer(cfg)
+	where := cfg.DataDir
+	switch {
+	case cfg.DataDir != "" && c.String("storage") != "":
+		return cli.Exit("give --data DIR or --storage URL, not both: the commons lives in one place", 2)
+	case c.String("storage") != "":
+		if cfg.Store, err = commons.OpenStorage(c.Context, c.String("storage")); err != nil {
+			return err
+		}
+		where = cfg.Store.String()
+	case cfg.DataDir == "":
+		return cli.Exit("say where the commons lives: --data DIR (a directory), or --storage s3://BUCKET/PREFIX?endpoint=HOST:PORT (a bucket that several servers may share)", 2)
+	}
+	srv, err := commons.NewServer(cfg) // closes cfg.Store when it fails
 	if err != nil {
 		return err
 	}
@@ -107,7 +130,7 @@ func commonsServe(c *cli.Context) (err error) {
 	if err != nil { // before saying "serving"
 		return listenError("--listen", c.String("listen"), err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "commons serving %s on http://%s\n", c.String("data"), ln.Addr())
+	fmt.Fprintf(c.App.ErrWriter, "commons serving %s on http://%s\n", where, ln.Addr())
 	return commons.ServeListener(c.Context, ln, srv, logger)
 }
 
