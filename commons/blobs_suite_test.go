@@ -187,11 +187,9 @@ func blobsListOrder(t *testing.T, b Blobs) {
 func blobsSince(t *testing.T, b Blobs) {
 	ctx := context.Background()
 	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	var keys []string
 	for i := range 20 {
 		e := entry{Origin: fmt.Sprintf("%016x", i*977), Updated: base.Add(time.Duration(i) * time.Millisecond), Records: i + 1,
 			ETag: etagOf([]byte(strconv.Itoa(i)))}
-		keys = append(keys, indexKey(e))
 		mustPut(t, b, indexKey(e), nil, Cond{})
 	}
 	since := base.Add(12 * time.Millisecond)

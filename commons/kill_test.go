@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,17 +136,7 @@ func TestKillMidPut(t *testing.T) {
 			testutil.JoinLines(append(slices.Clone(older), newer...)...),
 		}}
 	}
-	client := &http.Client{Timeout: 10 * time.Second}
-	put := func(base, origin string, body []byte) (int, error) {
-		req, _ := http.NewRequest(http.MethodPut, base+"/commons/"+origin+".jsonl", bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode, nil
-	}
+	put := putRaw
 
 	cycles := 3
 	if testing.Short() || raceEnabled { // a race-built child is slow; one kill is enough there

@@ -31,22 +31,7 @@ func TestReplicaKilledMidPut(t *testing.T) {
 	defer store.Close()
 
 	const origins, nv = 3, 40
-	type originVersions struct {
-		origin string
-		vs     [][]byte
-		byTag  map[string]int
-		acked  atomic.Int64
-	}
-	ovs := make([]*originVersions, origins)
-	for i := range ovs {
-		name := fmt.Sprintf("rkill%d", i)
-		ov := &originVersions{origin: testutil.Identity(t, name).Origin(), vs: growing(t, name, nv), byTag: map[string]int{}}
-		for k, v := range ov.vs {
-			ov.byTag[etagOf(v)] = k
-		}
-		ov.acked.Store(-1)
-		ovs[i] = ov
-	}
+	ovs := newOriginVersions(t, "rkill", origins, nv)
 	// read GETs ov's file through B: the version it is, -1 for none yet.
 	read := func(ov *originVersions) (int, error) {
 		code, h, body := b.get(t, "/commons/"+ov.origin+".jsonl")
@@ -89,8 +74,7 @@ func TestReplicaKilledMidPut(t *testing.T) {
 						return
 					}
 					sent.Add(1)
-					for cur := ov.acked.Load(); int64(k) > cur && !ov.acked.CompareAndSwap(cur, int64(k)); cur = ov.acked.Load() {
-					}
+					ov.ack(k)
 				}
 			})
 			wg.Go(func() { // a reader through B
@@ -173,6 +157,8 @@ func TestReplicaKilledMidPut(t *testing.T) {
 	}
 }
 
+// putRaw PUTs body as origin's file to the commons at base; an error is
+// a request that got no answer (a killed server).
 func putRaw(base, origin string, body []byte) (int, error) {
 	req, err := http.NewRequest(http.MethodPut, base+"/commons/"+origin+".jsonl", bytes.NewReader(body))
 	if err != nil {

@@ -45,6 +45,37 @@ func growing(t testing.TB, name string, n int) [][]byte {
 	return out
 }
 
+// originVersions is one origin's growing versions, as a test's clients
+// PUT them, with the highest version acknowledged so far.
+type originVersions struct {
+	origin string
+	vs     [][]byte
+	byTag  map[string]int // ETag → version index
+	acked  atomic.Int64   // highest version index acknowledged, -1 none
+}
+
+// newOriginVersions makes n origins (named prefix0, prefix1, ...) of nv
+// versions each.
+func newOriginVersions(t testing.TB, prefix string, n, nv int) []*originVersions {
+	ovs := make([]*originVersions, n)
+	for i := range ovs {
+		name := fmt.Sprintf("%s%d", prefix, i)
+		ov := &originVersions{origin: testutil.Identity(t, name).Origin(), vs: growing(t, name, nv), byTag: map[string]int{}}
+		for k, v := range ov.vs {
+			ov.byTag[etagOf(v)] = k
+		}
+		ov.acked.Store(-1)
+		ovs[i] = ov
+	}
+	return ovs
+}
+
+// ack records that version k was acknowledged.
+func (ov *originVersions) ack(k int) {
+	for cur := ov.acked.Load(); int64(k) > cur && !ov.acked.CompareAndSwap(cur, int64(k)); cur = ov.acked.Load() {
+	}
+}
+
 // indexOf polls ts's index until every origin of want is listed with that
 // ETag (entries are held back for the settle time), and returns the body.
 func indexOf(t *testing.T, ts *testServer, query string, want map[string]string) string {
@@ -147,22 +178,7 @@ func TestReplicasConcurrentClients(t *testing.T) {
 	bucket := m.newBucket(t)
 	reps := []*testServer{newReplica(t, m, bucket, ""), newReplica(t, m, bucket, "")}
 	const origins, perOrigin, nv, rounds = 10, 5, 8, 6
-	type originVersions struct {
-		origin string
-		vs     [][]byte
-		byTag  map[string]int // ETag → version index
-		acked  atomic.Int64   // highest version index acknowledged, -1 none
-	}
-	ovs := make([]*originVersions, origins)
-	for i := range ovs {
-		name := fmt.Sprintf("conc%d", i)
-		ov := &originVersions{origin: testutil.Identity(t, name).Origin(), vs: growing(t, name, nv), byTag: map[string]int{}}
-		for k, v := range ov.vs {
-			ov.byTag[etagOf(v)] = k
-		}
-		ov.acked.Store(-1)
-		ovs[i] = ov
-	}
+	ovs := newOriginVersions(t, "conc", origins, nv)
 	var wg sync.WaitGroup
 	var accepted, refused, busy atomic.Int64
 	for c := range origins * perOrigin {
@@ -175,12 +191,7 @@ func TestReplicasConcurrentClients(t *testing.T) {
 				switch code {
 				case http.StatusOK, http.StatusCreated:
 					accepted.Add(1)
-					for {
-						cur := ov.acked.Load()
-						if int64(k) <= cur || ov.acked.CompareAndSwap(cur, int64(k)) {
-							break
-						}
-					}
+					ov.ack(k)
 				case http.StatusConflict:
 					refused.Add(1)
 				case http.StatusServiceUnavailable:

@@ -684,7 +684,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) int {
 	entries := s.st.list(r.Context(), since)
 	out := make([]IndexEntry, len(entries))
 	for i, e := range entries {
-		out[i] = IndexEntry{Origin: e.Origin, Updated: e.Updated, Records: e.Records, ETag: e.ETag}
+		out[i] = IndexEntry(e)
 	}
 	w.Header().Set("Cache-Control", "no-cache")
 	writeJSON(w, http.StatusOK, out)
