@@ -176,17 +176,19 @@ func putRaw(base, origin string, body []byte) (int, error) {
 var killClient = &http.Client{Timeout: 10 * time.Second}
 
 // TestSweepIndexesDiedPut: a PUT that stored its file and died before its
-// index key (a pending key left) is indexed by the next replica that
-// sweeps, once the pending key is older than any PUT in progress could be;
-// on a directory, at the next start.
+// index key (a pending key left) is indexed by a replica that sweeps, once
+// the pending key is older than any PUT in progress could be: a replica
+// that starts, or one that runs and answers an index request; on a
+// directory, at the next start.
 func TestSweepIndexesDiedPut(t *testing.T) {
 	o := testutil.Identity(t, "sweep").Origin()
 	vs := growing(t, "sweep", 2)
-	run := func(t *testing.T, open func() Blobs) {
+	run := func(t *testing.T, open func() Blobs, restart bool) {
 		ctx := context.Background()
 		now := time.Now()
 		var mu sync.Mutex
 		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 		st, err := openStorage(ctx, open(), "", testSettle, clock, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
@@ -201,24 +203,22 @@ func TestSweepIndexesDiedPut(t *testing.T) {
 		if _, err := st.b.Put(ctx, fileKey(o), vs[1], Cond{}); err != nil {
 			t.Fatal(err)
 		}
-		st.close()
-		mu.Lock()
-		now = now.Add(writeTimeout + 3*testSettle)
-		mu.Unlock()
-		st2, err := openStorage(ctx, open(), "", testSettle, clock, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
+		advance(writeTimeout + 3*testSettle)
+		if restart {
+			st.close()
+			if st, err = openStorage(ctx, open(), "", testSettle, clock, slog.New(slog.DiscardHandler)); err != nil {
+				t.Fatal(err)
+			}
 		}
-		defer st2.close()
-		mu.Lock()
-		now = now.Add(2 * testSettle)
-		mu.Unlock()
-		es := st2.list(ctx, time.Time{})
+		defer st.close()
+		st.list(ctx, time.Time{}) // the request that sweeps, on a running replica
+		advance(2 * testSettle)
+		es := st.list(ctx, time.Time{})
 		if len(es) != 1 || es[0].ETag != etagOf(vs[1]) || es[0].Records != 2 {
 			t.Fatalf("after the sweep the index is %+v, want the stored file", es)
 		}
 		var left []string
-		_ = st2.b.List(ctx, pendingDir, "", func(k, _ string) error { left = append(left, k); return nil })
+		_ = st.b.List(ctx, pendingDir, "", func(k, _ string) error { left = append(left, k); return nil })
 		if len(left) != 0 {
 			t.Fatalf("pending keys left: %v", left)
 		}
@@ -231,11 +231,13 @@ func TestSweepIndexesDiedPut(t *testing.T) {
 				t.Fatal(err)
 			}
 			return b
+		}, true)
+	})
+	for _, restart := range []bool{true, false} {
+		t.Run(fmt.Sprintf("s3/restart=%v", restart), func(t *testing.T) {
+			m := needMinio(t)
+			bucket := m.newBucket(t)
+			run(t, func() Blobs { return m.open(t, bucket, "sweep") }, restart)
 		})
-	})
-	t.Run("s3", func(t *testing.T) {
-		m := needMinio(t)
-		bucket := m.newBucket(t)
-		run(t, func() Blobs { return m.open(t, bucket, "sweep") })
-	})
+	}
 }

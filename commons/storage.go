@@ -25,6 +25,9 @@ type entry struct {
 
 const (
 	fileDir = "commons/" // commons/<origin>.jsonl: the file exactly as accepted
+	// sweepEvery is how often a replica looks for PUTs that died between
+	// their write and their index key (pending keys), while it serves.
+	sweepEvery = 10 * time.Second
 	// putTries bounds the read-check-write rounds of one PUT that other
 	// writers of the same origin keep winning.
 	putTries = 8
@@ -72,7 +75,10 @@ type storage struct {
 	refreshMu sync.Mutex // one refresh at a time; the others wait for it
 	refreshed time.Time  // when the last refresh began (st.now)
 	began     time.Time  // the same, by this machine's monotonic clock (refreshSince)
-	swept     time.Time  // when pending PUTs were last looked at
+
+	sweepMu    sync.Mutex // one sweep at a time; guards swept
+	swept      time.Time  // when pending PUTs were last looked at
+	skewWarned time.Time  // when a stamp far ahead of this clock was last logged
 }
 
 // openStorage loads the index from b. On a directory it also reconciles
@@ -326,16 +332,33 @@ func (st *storage) dropKey(ctx context.Context, key string) {
 // PUTs since, never with the index. It runs at most every settle/4,
 // which keeps every entry older than settle in memory when an index
 // answer is made. On a directory there is nothing to refresh.
+// Every sweepEvery at most, a refresh also sweeps (outside the refresh's
+// lock: a sweep publishes, and publishing refreshes).
 func (st *storage) refresh(ctx context.Context) {
 	if !st.shared {
 		return
 	}
 	st.refreshMu.Lock()
-	defer st.refreshMu.Unlock()
 	if st.now().Sub(st.refreshed) < st.settle/4 {
+		st.refreshMu.Unlock()
 		return
 	}
 	st.refreshLocked(ctx)
+	st.refreshMu.Unlock()
+	st.maybeSweep(ctx)
+}
+
+// maybeSweep sweeps if the last sweep is sweepEvery old and no other
+// sweep runs.
+func (st *storage) maybeSweep(ctx context.Context) {
+	if !st.sweepMu.TryLock() {
+		return
+	}
+	due := st.now().Sub(st.swept) > max(5*st.settle, sweepEvery)
+	st.sweepMu.Unlock()
+	if due {
+		st.sweep(ctx, false)
+	}
 }
 
 // refreshSince makes sure that a refresh begun at t or later has ended:
@@ -374,8 +397,14 @@ func (st *storage) refreshLocked(ctx context.Context) {
 		return
 	}
 	st.refreshed, st.began = now, began
-	if now.Sub(st.swept) > max(5*st.settle, 10*time.Second) {
-		st.sweep(ctx, false)
+	st.mu.Lock()
+	ahead := st.last.Sub(now)
+	st.mu.Unlock()
+	if ahead > st.settle && now.Sub(st.skewWarned) > time.Minute {
+		// Stamps only grow, so this replica stamps after that one: its
+		// acceptances are held back from the index until its clock catches up.
+		st.skewWarned = now
+		st.log.Warn("commons: an index key is stamped ahead of this clock; keep the replicas' clocks in step (NTP)", "ahead", ahead)
 	}
 }
 
@@ -384,6 +413,8 @@ func (st *storage) refreshLocked(ctx context.Context) {
 // all pending ones when all is set (a directory's start: no PUT is in
 // progress).
 func (st *storage) sweep(ctx context.Context, all bool) {
+	st.sweepMu.Lock()
+	defer st.sweepMu.Unlock()
 	now := st.now()
 	st.swept = now
 	var found []string
