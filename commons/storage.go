@@ -205,16 +205,22 @@ func (st *storage) put(ctx context.Context, origin string, body []byte, records 
 // indexed now.
 func (st *storage) same(ctx context.Context, origin string, data []byte, ver string) (entry, error) {
 	etag := etagOf(data)
-	if st.shared {
-		st.refresh(ctx)
+	cur, ok := st.entry(origin)
+	if (!ok || cur.ETag != etag) && st.shared {
+		st.refreshSince(ctx, time.Now()) // another replica may have indexed it just now
+		cur, ok = st.entry(origin)
 	}
-	st.mu.Lock()
-	cur, ok := st.entries[origin]
-	st.mu.Unlock()
 	if ok && cur.ETag == etag {
 		return cur, nil
 	}
 	return st.publish(ctx, entry{Origin: origin, Records: countRecords(data), ETag: etag}, ver)
+}
+
+func (st *storage) entry(origin string) (entry, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	e, ok := st.entries[origin]
+	return e, ok
 }
 
 // commit writes the file if cond holds and indexes it. On a shared store
@@ -449,10 +455,7 @@ func (st *storage) repair(ctx context.Context, origin string) error {
 	if err != nil {
 		return err
 	}
-	st.mu.Lock()
-	cur := st.entries[origin]
-	st.mu.Unlock()
-	if cur.ETag == etagOf(data) {
+	if cur, _ := st.entry(origin); cur.ETag == etagOf(data) {
 		return nil
 	}
 	st.log.Info("commons: indexing a file whose PUT died before it was indexed", "origin", origin)
@@ -506,9 +509,7 @@ func (st *storage) read(ctx context.Context, origin string, match func(etag stri
 		return e, nil, false, err
 	}
 	if st.shared {
-		st.mu.Lock()
-		e = st.entries[origin]
-		st.mu.Unlock()
+		e, _ = st.entry(origin)
 		if etag := etagOf(data); e.ETag != etag {
 			e = entry{Origin: origin, ETag: etag}
 		}

@@ -1,0 +1,220 @@
+package commons
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// testStorage runs the commons storage (storage.go) on a backend: what a
+// server promises of files and index, whichever store it keeps them in.
+// replicas opens n storages on one store: one on a directory (a directory
+// has one owner), two on a bucket.
+func testStorage(t *testing.T, replicas func(t *testing.T) []*storage) {
+	t.Run("PutReadList", func(t *testing.T) { storagePutReadList(t, replicas(t)) })
+	t.Run("OneHistory", func(t *testing.T) { storageOneHistory(t, replicas(t)) })
+	t.Run("SinceMissesNothing", func(t *testing.T) { storageSince(t, replicas(t)) })
+}
+
+const sOrigin = "00000000000000aa"
+
+func storagePutReadList(t *testing.T, sts []*storage) {
+	ctx := context.Background()
+	a, b := sts[0], sts[len(sts)-1]
+	ok := func([]byte) error { return nil }
+	e1, created, changed, err := a.put(ctx, sOrigin, []byte("one\n"), 1, ok)
+	if err != nil || !created || !changed || e1.ETag != etagOf([]byte("one\n")) {
+		t.Fatalf("first put: %+v %v %v %v", e1, created, changed, err)
+	}
+	// The same bytes again change nothing, not even `updated`, on any replica.
+	if e, created, changed, err := b.put(ctx, sOrigin, []byte("one\n"), 1, ok); err != nil || created || changed || !e.Updated.Equal(e1.Updated) {
+		t.Fatalf("same put: %+v %v %v %v", e, created, changed, err)
+	}
+	// A refused put leaves the file as it was.
+	refuse := errors.New("refused")
+	var seen []byte
+	if _, _, _, err := b.put(ctx, sOrigin, []byte("two\n"), 1, func(old []byte) error { seen = old; return refuse }); !errors.Is(err, refuse) {
+		t.Fatalf("refused put: %v", err)
+	}
+	if string(seen) != "one\n" {
+		t.Fatalf("the check saw %q, not the stored file", seen)
+	}
+	e2, created, changed, err := b.put(ctx, sOrigin, []byte("two\nlines\n"), 2, ok)
+	if err != nil || created || !changed || !e2.Updated.After(e1.Updated) {
+		t.Fatalf("replace: %+v %v %v %v (first %s)", e2, created, changed, err, e1.Updated)
+	}
+	for _, st := range sts {
+		e, data, found, err := st.read(ctx, sOrigin, func(string) bool { return false })
+		if err != nil || !found || string(data) != "two\nlines\n" || e.ETag != e2.ETag {
+			t.Fatalf("read: %+v %q %v %v", e, data, found, err)
+		}
+		if _, data, found, _ := st.read(ctx, sOrigin, func(etag string) bool { return etag == e2.ETag }); !found || data != nil {
+			t.Fatalf("read with the current ETag gave the bytes again")
+		}
+		if _, _, found, err := st.read(ctx, "00000000000000bb", func(string) bool { return false }); found || err != nil {
+			t.Fatalf("read of nothing: %v %v", found, err)
+		}
+	}
+	waitSettled(sts[0])
+	for _, st := range sts {
+		es := st.list(ctx, time.Time{})
+		if len(es) != 1 || es[0] != e2 {
+			t.Fatalf("list: %+v, want %+v", es, e2)
+		}
+		if es := st.list(ctx, e2.Updated); len(es) != 0 {
+			t.Fatalf("list since the latest: %+v", es)
+		}
+	}
+}
+
+// waitSettled waits until the entries stamped so far are past the settle
+// time (a shared store holds younger ones back from lists).
+func waitSettled(st *storage) {
+	time.Sleep(st.settle + 10*time.Millisecond)
+}
+
+// storageOneHistory: writers on every replica replace one origin's file at
+// once; each check sees the stored file, and no two accepted writes saw
+// the same one: the history is one line, as the rollback rule needs.
+func storageOneHistory(t *testing.T, sts []*storage) {
+	ctx := context.Background()
+	const writers, rounds = 6, 5
+	var mu sync.Mutex
+	prevOf := map[string]string{} // accepted body → the stored body its check saw
+	var wg sync.WaitGroup
+	for w := range writers {
+		st := sts[w%len(sts)]
+		wg.Go(func() {
+			for r := range rounds {
+				body := fmt.Sprintf("w%d-r%d\n", w, r)
+				var saw []byte
+				_, _, _, err := st.put(ctx, sOrigin, []byte(body), 1, func(old []byte) error { saw = bytes.Clone(old); return nil })
+				if errors.Is(err, errBusy) {
+					continue
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				prevOf[body] = string(saw)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	// Walk back from the stored file: every accepted body is on the path.
+	_, data, _, err := sts[0].read(ctx, sOrigin, func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	onPath := 0
+	for cur := string(data); cur != ""; cur = prevOf[cur] {
+		if _, ok := prevOf[cur]; !ok {
+			t.Fatalf("the stored history reaches %q, which no accepted write stored", cur)
+		}
+		onPath++
+		if onPath > len(prevOf) {
+			t.Fatal("the history loops")
+		}
+	}
+	if onPath != len(prevOf) {
+		t.Fatalf("%d writes accepted, %d on the one history: two writes checked against the same file", len(prevOf), onPath)
+	}
+}
+
+// storageSince: while writers on every replica PUT, a reader asks each
+// replica in turn for `?since` the latest `updated` it saw, as a client
+// does. Every acknowledged PUT is seen, or a later one of its origin.
+func storageSince(t *testing.T, sts []*storage) {
+	ctx := context.Background()
+	const writers, rounds = 6, 12
+	var acked sync.Map // origin → latest acknowledged `updated`
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for w := range writers {
+		st := sts[w%len(sts)]
+		wg.Go(func() {
+			for r := range rounds {
+				o := fmt.Sprintf("%016x", 0x100+w*rounds+r) // one PUT an origin: a later one would hide a miss
+				e, _, _, err := st.put(ctx, o, []byte(fmt.Sprintf("w%d r%d\n", w, r)), 1, func([]byte) error { return nil })
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				acked.Store(o, e.Updated)
+			}
+		})
+	}
+	seen := map[string]time.Time{}
+	var cursor time.Time
+	read := func(st *storage) {
+		for _, e := range st.list(ctx, cursor) {
+			if e.Updated.After(seen[e.Origin]) {
+				seen[e.Origin] = e.Updated
+			}
+			if e.Updated.After(cursor) {
+				cursor = e.Updated
+			}
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; !stop.Load(); i++ {
+			read(sts[i%len(sts)])
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	wg.Wait()
+	stop.Store(true)
+	<-done
+	waitSettled(sts[0])
+	read(sts[0])
+	acked.Range(func(k, v any) bool {
+		if seen[k.(string)].Before(v.(time.Time)) {
+			t.Errorf("%s: acknowledged at %s, the reader's `?since` answers showed only %s", k, v, seen[k.(string)])
+		}
+		return true
+	})
+}
+
+func TestStorageDir(t *testing.T) {
+	testStorage(t, func(t *testing.T) []*storage {
+		b, err := openDirBlobs(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := openStorage(context.Background(), b, "", 0, time.Now, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.close() })
+		return []*storage{st}
+	})
+}
+
+func TestStorageS3(t *testing.T) {
+	m := needMinio(t)
+	bucket := m.newBucket(t)
+	n := 0
+	testStorage(t, func(t *testing.T) []*storage {
+		n++
+		var sts []*storage
+		for range 2 {
+			st, err := openStorage(context.Background(), m.open(t, bucket, fmt.Sprintf("st%d", n)), "", testSettle, time.Now, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.close() })
+			sts = append(sts, st)
+		}
+		return sts
+	})
+}
