@@ -89,10 +89,11 @@ func openStorage(ctx context.Context, b Blobs, legacyDir string, settle time.Dur
 	st := &storage{b: b, shared: b.Shared(), settle: settle, now: now, log: log,
 		entries: map[string]entry{}}
 	var stale []string
+	skipped, example := 0, ""
 	err := b.List(ctx, indexDir, "", func(key, _ string) error {
 		e, ok := parseIndexKey(key)
 		if !ok {
-			log.Warn("commons index key skipped: not one this server writes", "key", key)
+			skipped, example = skipped+1, key
 			return nil
 		}
 		st.mu.Lock()
@@ -105,12 +106,21 @@ func openStorage(ctx context.Context, b Blobs, legacyDir string, settle time.Dur
 	if err != nil {
 		return nil, fmt.Errorf("commons storage: reading the index from %s: %w", b, err)
 	}
-	if !st.shared {
-		for _, k := range stale { // a crash between a PUT's new key and the old key's removal
-			if err := b.Delete(ctx, k); err != nil {
-				log.Warn("commons index: an old key not removed", "key", k, "err", err)
-			}
+	if skipped > 0 {
+		log.Warn("commons index: keys skipped, not ones this server writes", "skipped", skipped, "example", example)
+	}
+	// An older key of an origin is left by a crash between a PUT's new key
+	// and the old key's removal. On a shared store only one older than any
+	// PUT in progress is removed: the latest key wins meanwhile anyway.
+	for _, k := range stale {
+		if e, _ := parseIndexKey(k); st.shared && now().Sub(e.Updated) < writeTimeout+2*settle {
+			continue
 		}
+		if err := b.Delete(ctx, k); err != nil {
+			log.Warn("commons index: an old key not removed", "key", k, "err", err)
+		}
+	}
+	if !st.shared {
 		if err := st.reconcile(ctx, legacyDir); err != nil {
 			return nil, fmt.Errorf("commons storage: %w", err)
 		}

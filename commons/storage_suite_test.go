@@ -218,3 +218,52 @@ func TestStorageS3(t *testing.T) {
 		return sts
 	})
 }
+
+// TestStaleIndexKeys: at start, an older key of an origin (a crash
+// between a PUT's new key and the old key's removal) is removed, on a
+// shared store only once it is older than any PUT in progress; a key that
+// is not one the server writes is skipped; the latest key wins.
+func TestStaleIndexKeys(t *testing.T) {
+	run := func(t *testing.T, b Blobs) {
+		ctx := context.Background()
+		now := time.Now().UTC()
+		e := func(o string, age time.Duration, etag string) entry {
+			return entry{Origin: o, Updated: now.Add(-age), Records: 1, ETag: etagOf([]byte(etag))}
+		}
+		old, cur := e(sOrigin, time.Hour, "old"), e(sOrigin, 50*time.Minute, "cur")
+		young, younger := e("00000000000000cc", 2*time.Second, "a"), e("00000000000000cc", time.Second, "b")
+		for _, x := range []entry{old, cur, young, younger} {
+			mustPut(t, b, indexKey(x), nil, Cond{})
+		}
+		mustPut(t, b, "index/not-a-key", nil, Cond{})
+		mustPut(t, b, fileKey(sOrigin), []byte("cur"), Cond{})
+		mustPut(t, b, fileKey("00000000000000cc"), []byte("b"), Cond{})
+		st, err := openStorage(ctx, b, "", testSettle, func() time.Time { return now }, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.close()
+		if got, _ := st.entry(sOrigin); got != cur {
+			t.Fatalf("entry %+v, want the latest key's %+v", got, cur)
+		}
+		left := map[string]bool{}
+		_ = b.List(ctx, indexDir, "", func(k, _ string) error { left[k] = true; return nil })
+		if left[indexKey(old)] || !left[indexKey(cur)] || !left[indexKey(younger)] {
+			t.Fatalf("keys left: %v", left)
+		}
+		if left[indexKey(young)] != st.shared { // a PUT may be in progress on a shared store
+			t.Fatalf("a young older key: kept %v, on a shared store %v", left[indexKey(young)], st.shared)
+		}
+	}
+	t.Run("dir", func(t *testing.T) {
+		b, err := openDirBlobs(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, b)
+	})
+	t.Run("s3", func(t *testing.T) {
+		m := needMinio(t)
+		run(t, m.open(t, m.newBucket(t), "stale"))
+	})
+}
