@@ -235,25 +235,37 @@ func (st *storage) entry(origin string) (entry, bool) {
 
 // commit writes the file if cond holds and indexes it. On a shared store
 // a pending key marks the PUT from before the write until its index key
-// is written, so that if this process dies in between, another replica
-// indexes the file (sweep).
+// is written, so that if this process dies in between, or the store fails
+// it then, another replica indexes the file (sweep): once the file is
+// stored the PUT has succeeded.
 func (st *storage) commit(ctx context.Context, e entry, body []byte, cond Cond) (entry, error) {
-	var pending string
-	if st.shared {
-		st.mu.Lock()
-		t := st.stamp(e.Origin)
-		st.mu.Unlock()
-		pending = pendingKey(e.Origin, t)
-		if _, err := st.b.Put(ctx, pending, nil, Cond{}); err != nil {
-			return entry{}, fmt.Errorf("marking the PUT of %s: %w", e.Origin, err)
+	if !st.shared {
+		ver, err := st.b.Put(ctx, fileKey(e.Origin), body, cond)
+		if err != nil {
+			return entry{}, fmt.Errorf("storing %s: %w", fileKey(e.Origin), err)
 		}
-		defer st.unmark(pending)
+		return st.publish(ctx, e, ver)
+	}
+	st.mu.Lock()
+	t := st.stamp(e.Origin)
+	st.mu.Unlock()
+	pending := pendingKey(e.Origin, t)
+	if _, err := st.b.Put(ctx, pending, nil, Cond{}); err != nil {
+		return entry{}, fmt.Errorf("marking the PUT of %s: %w", e.Origin, err)
 	}
 	ver, err := st.b.Put(ctx, fileKey(e.Origin), body, cond)
 	if err != nil {
+		st.unmark(pending)
 		return entry{}, fmt.Errorf("storing %s: %w", fileKey(e.Origin), err)
 	}
-	return st.publish(ctx, e, ver)
+	pe, err := st.publish(ctx, e, ver)
+	if err != nil {
+		st.log.Error("commons: a stored file is not indexed yet; the pending key stays and a sweep indexes it", "origin", e.Origin, "err", err)
+		e.Updated = t
+		return e, nil
+	}
+	st.unmark(pending)
+	return pe, nil
 }
 
 // unmark removes a pending key; one left behind only costs a sweep a
@@ -300,9 +312,13 @@ func (st *storage) publish(ctx context.Context, e entry, ver string) (entry, err
 			st.dropKey(ctx, key)
 			continue // too slow to be seen in time: stamp again
 		}
-		if cur, err := st.b.Stat(ctx, fileKey(e.Origin)); err != nil || cur != ver {
+		cur, err := st.b.Stat(ctx, fileKey(e.Origin))
+		if err == nil && cur != ver {
 			st.dropKey(ctx, key) // a later PUT replaced the file; its key stands
 			return e, nil
+		}
+		if err != nil { // keep the key: a later PUT's check below stamps past it if need be
+			st.log.Warn("commons: the stored file not checked after indexing it", "origin", e.Origin, "err", err)
 		}
 		st.refreshSince(ctx, written)
 		st.mu.Lock()

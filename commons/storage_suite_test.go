@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -266,4 +267,60 @@ func TestStaleIndexKeys(t *testing.T) {
 		m := needMinio(t)
 		run(t, m.open(t, m.newBucket(t), "stale"))
 	})
+}
+
+// faultBlobs is a store shared by replicas (a directory standing for a
+// bucket in one process) whose index key writes fail while failIndex is set.
+type faultBlobs struct {
+	Blobs
+	failIndex atomic.Bool
+}
+
+func (f *faultBlobs) Shared() bool { return true }
+
+func (f *faultBlobs) Put(ctx context.Context, key string, data []byte, cond Cond) (string, error) {
+	if f.failIndex.Load() && strings.HasPrefix(key, indexDir) {
+		return "", errors.New("injected: the store refused the index key")
+	}
+	return f.Blobs.Put(ctx, key, data, cond)
+}
+
+// TestIndexFailsAfterFileStored: when the store fails a PUT's index key
+// after its file is stored, the PUT has succeeded (the file is the new
+// one, and every GET serves it); its pending key stays, and the next sweep
+// indexes the file.
+func TestIndexFailsAfterFileStored(t *testing.T) {
+	ctx := context.Background()
+	d, err := openDirBlobs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := &faultBlobs{Blobs: d}
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(dt time.Duration) { mu.Lock(); now = now.Add(dt); mu.Unlock() }
+	st, err := openStorage(ctx, fb, "", testSettle, clock, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	ok := func([]byte) error { return nil }
+	if _, _, _, err := st.put(ctx, sOrigin, []byte("v0\n"), 1, ok); err != nil {
+		t.Fatal(err)
+	}
+	fb.failIndex.Store(true)
+	if _, _, changed, err := st.put(ctx, sOrigin, []byte("v1\n"), 1, ok); err != nil || !changed {
+		t.Fatalf("PUT whose index key fails: changed %v, %v; want it accepted (the file is stored)", changed, err)
+	}
+	if _, data, _, _ := st.read(ctx, sOrigin, func(string) bool { return false }); string(data) != "v1\n" {
+		t.Fatalf("GET serves %q", data)
+	}
+	fb.failIndex.Store(false)
+	advance(writeTimeout + 3*testSettle)
+	st.list(ctx, time.Time{}) // a request: the replica refreshes and sweeps
+	advance(2 * testSettle)
+	if es := st.list(ctx, time.Time{}); len(es) != 1 || es[0].ETag != etagOf([]byte("v1\n")) {
+		t.Fatalf("after the sweep the index is %+v", es)
+	}
 }
