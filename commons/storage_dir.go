@@ -31,6 +31,13 @@ func readLegacyIndex(dataDir string) map[string]entry {
 	if err != nil {
 		return out
 	}
+	return parseLegacyIndex(data)
+}
+
+// parseLegacyIndex reads an index.json; what does not decode, or names no
+// valid origin or time, is left out.
+func parseLegacyIndex(data []byte) map[string]entry {
+	out := map[string]entry{}
 	var idx struct {
 		Version int `json:"version"`
 		Entries []struct {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/remem/remem/protocol"
 )
 
 func TestParseStorageURL(t *testing.T) {
@@ -145,6 +147,22 @@ func FuzzIndexKey(f *testing.F) {
 			dir, name, _ := strings.Cut(s, "/")
 			if strings.Contains(name, "/") || strings.HasPrefix(name, ".") || !validDir(dir) {
 				t.Fatalf("checkKey took %q", s)
+			}
+		}
+	})
+}
+
+// FuzzLegacyIndex: whatever an index.json of an earlier version holds,
+// what is taken from it is valid origins with a time.
+func FuzzLegacyIndex(f *testing.F) {
+	f.Add([]byte(`{"version":1,"entries":[{"origin":"0123456789abcdef","updated":"2026-05-01T10:00:00Z","records":2,"etag":"\"ab\"","size":3,"mtime_ns":4}]}`))
+	f.Add([]byte(`{"version":2,"entries":[]}`))
+	f.Add([]byte(`{garbage`))
+	f.Add([]byte(`{"version":1,"entries":[{"origin":"../../etc/passwd","updated":"2026-05-01T10:00:00Z"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for o, e := range parseLegacyIndex(data) {
+			if !protocol.ValidOrigin(o) || e.Origin != o || e.Updated.IsZero() {
+				t.Fatalf("took %q: %+v", o, e)
 			}
 		}
 	})
