@@ -4,7 +4,8 @@
 //
 // # Server
 //
-// NewServer opens its storage in DataDir and returns an http.Handler:
+// NewServer opens its storage (DataDir, or a Store such as an S3 bucket)
+// and returns an http.Handler:
 //
 //	PUT  /commons/<origin>.jsonl   replace that origin's file (bearer token)
 //	GET  /commons/<origin>.jsonl   the file exactly as stored (ETag, If-None-Match → 304)
@@ -34,8 +35,9 @@
 // record, each with the same or a newer version (protocol.Supersedes). It
 // may drop only its oldest records. Otherwise 409 with
 // {"error","reason":"rollback","key":{"type","origin","hash"}}, the first
-// stored record missing. The check runs under the origin's lock, against
-// the file on disk.
+// stored record missing. The check runs against the stored file, and the
+// write is conditional on that file's version, so it holds across
+// replicas: a PUT that loses the race checks again against the winner's.
 //
 // Rate limits fall on the client that sends, never on the origin named:
 // every PUT counts against its address (an IPv6 address by its /64), and
@@ -43,16 +45,42 @@
 // or replayed PUT from elsewhere never uses up the PUTs of an origin's
 // owner.
 //
-// Storage: DataDir/commons/<origin>.jsonl, each written to a temp file in
-// the same directory, fsynced, renamed over the old file and the directory
-// fsynced, under a per-origin lock; a refused or crashed PUT leaves the old
-// file byte-identical, and temp files (".tmp-*", never a record file name)
-// are removed on the next start. DataDir/index.json caches, per origin,
-// `updated` (when the server last accepted the file), the record count,
-// the ETag (quoted hex of the first 16 bytes of SHA-256 of the file) and the
-// file's size and mtime; on start it is checked against the files and
-// rebuilt where missing, damaged or stale. `updated` stamps only grow, so a
-// client that asks `?since=` the latest stamp it saw never misses a file.
+// # Storage
+//
+// The server keeps its state in a Blobs store (blobs.go): objects under
+// keys "<dir>/<name>", replaced whole and atomically, written on a
+// condition (the stored version, or none), listed in key order. Two
+// backends pass one conformance suite: a directory (blobs_dir.go, the
+// default: DataDir/commons/<origin>.jsonl and DataDir/peers/<origin>.json
+// as before, each written to a temp file, fsynced and renamed; temp files
+// ".tmp-*" are removed at start) and S3-compatible object storage
+// (blobs_s3.go, minio-go; OpenStorage of an s3:// URL, storageurl.go).
+//
+// The files are commons/<origin>.jsonl. The index is one empty object per
+// file, its facts in the key (indexkey.go):
+// index/<updated, Unix ns, 20 digits>.<origin>.<records>.<etag>, so keys
+// sort by acceptance time and `?since` is a listing from a key. The ETag is
+// the quoted hex of the first 16 bytes of SHA-256 of the file: from the
+// content alone, the same on every replica. `updated` stamps only grow, so
+// a client that asks `?since=` the latest stamp it saw never misses a file.
+// The server holds the index in memory.
+//
+// On a directory (one process) the memory is the truth: a PUT is in it at
+// once, and at start every file is read and indexed anew where the index
+// does not name it (changed while the server was down, stored just before
+// a crash); the `updated` of the index.json of earlier versions is kept.
+//
+// On a shared store (any number of replicas on one bucket, storage.go) the
+// store is the truth. A PUT writes pending/<stamp>.<origin>, the file
+// (conditional), then its index key, then removes the pending key; a
+// replica that dies in between leaves the pending key, and the next sweep
+// of any replica (pending keys older than any PUT can run) indexes the
+// file. Each replica refreshes its index by listing only the keys of the
+// last seconds, and an index answer holds back entries younger than
+// IndexSettle (2 s), within which every key is visible to all: a key
+// written later than settle/2 after its stamp is stamped again. A GET
+// reads the file from the store, so every replica serves the version last
+// stored.
 //
 // # Peer directory
 //
@@ -70,10 +98,11 @@
 // nothing, so only the node, by sealing a higher seq, keeps itself listed.
 // Entries are listed for PeerTTL (24 h) after they were accepted, then
 // deleted: when a listing meets them, by an hourly sweep, and at start.
-// They are stored as DataDir/peers/<origin>.json (atomic, per-origin lock),
-// verified again at start, and kept in memory with an index by topic, so a
-// listing reads no file (under 1 KiB per usual entry, ~11 KiB at the
-// limits). Topics are not signed: a token holder can replay a node's
+// They are stored as peers/<origin>.json (written on the condition of the
+// version checked), verified again at start, and kept in memory with an
+// index by topic, so a listing reads no object (under 1 KiB per usual
+// entry, ~11 KiB at the limits); on a shared store each replica reads the
+// directory's keys again at most every 2 s when asked for a listing. Topics are not signed: a token holder can replay a node's
 // current envelope only with the topics already stored. So a node seals a
 // fresh record for each PUT rather than reuse the one identify shows its
 // peers: a peer holding a token could PUT that one first with other topics
@@ -109,9 +138,9 @@
 // PullReport.Errors; the entries before the cut are pulled.
 //
 // The package imports protocol, the standard library, the Prometheus
-// client and libp2p's core packages (crypto, peer, record: the peer
-// directory's envelopes); it must not import node, store, gossip or another
-// transport.
+// client, libp2p's core packages (crypto, peer, record: the peer
+// directory's envelopes) and minio-go (the S3 backend); it must not import
+// node, store, gossip or another transport.
 //
 // # Limits
 //

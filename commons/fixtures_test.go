@@ -104,6 +104,13 @@ func newTestServerAt(t testing.TB, dir string, mod func(*ServerConfig)) *testSer
 	if mod != nil {
 		mod(&cfg)
 	}
+	return newTestServerWith(t, cfg, dir)
+}
+
+// newTestServerWith serves a server of cfg on a loopback port; dir is the
+// data directory (or "" on a Store).
+func newTestServerWith(t testing.TB, cfg ServerConfig, dir string) *testServer {
+	t.Helper()
 	s, err := NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)

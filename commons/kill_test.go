@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,12 +19,14 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/remem/remem/internal/miniotest"
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
 // childEnv makes the test binary run a commons server (see TestMain)
-// instead of the tests: DataDir is the variable's value.
+// instead of the tests: DataDir is the variable's value, or the store
+// when it is an s3:// URL (credentials from the environment).
 const childEnv = "REMEM_COMMONS_TEST_CHILD_DATA"
 
 func TestMain(m *testing.M) {
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runChild(dir))
 	}
 	code := m.Run()
+	miniotest.Stop()
 	if pullDir != "" {
 		os.RemoveAll(pullDir) // the benchmark fixture
 	}
@@ -52,7 +54,16 @@ func TestMain(m *testing.M) {
 // Serve logs the port as JSON on stdout.
 func runChild(dir string) int {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	s, err := NewServer(ServerConfig{DataDir: dir, Tokens: []string{testToken}, Logger: slog.New(slog.DiscardHandler)})
+	cfg := ServerConfig{DataDir: dir, Tokens: []string{testToken}, Logger: slog.New(slog.DiscardHandler)}
+	if strings.HasPrefix(dir, "s3://") {
+		b, err := OpenStorage(context.Background(), dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		cfg.DataDir, cfg.Store = "", b
+	}
+	s, err := NewServer(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -66,10 +77,10 @@ func runChild(dir string) int {
 
 // startChild starts a commons server process on dir and returns it and
 // its base URL.
-func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
+func startChild(t *testing.T, dir string, env ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+dir)
+	cmd.Env = append(append(os.Environ(), env...), childEnv+"="+dir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -125,17 +136,7 @@ func TestKillMidPut(t *testing.T) {
 			testutil.JoinLines(append(slices.Clone(older), newer...)...),
 		}}
 	}
-	client := &http.Client{Timeout: 10 * time.Second}
-	put := func(base, origin string, body []byte) (int, error) {
-		req, _ := http.NewRequest(http.MethodPut, base+"/commons/"+origin+".jsonl", bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode, nil
-	}
+	put := putRaw
 
 	cycles := 3
 	if testing.Short() || raceEnabled { // a race-built child is slow; one kill is enough there

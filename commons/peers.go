@@ -9,22 +9,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/crypto/pb"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/record"
 
-	"github.com/remem/remem/internal/atomicfile"
 	"github.com/remem/remem/protocol"
 )
 
@@ -46,7 +40,7 @@ const (
 	PeerMaxTopics = 16
 	PeerMaxAddrs  = 32
 
-	peersDir       = "peers" // DataDir/peers/<origin>.json
+	peersDir       = "peers" // peers/<origin>.json in the store
 	peerSweepEvery = time.Hour
 )
 
@@ -60,15 +54,7 @@ func TopicHash(topic string) string {
 
 // validTopic reports whether s is 64 lowercase hex characters.
 func validTopic(s string) bool {
-	if len(s) != 2*sha256.Size {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return validHex(s, 2*sha256.Size)
 }
 
 // peerRefusal is a refused peer PUT (or a listed entry a client skips):
@@ -172,8 +158,8 @@ func openPeerEnvelope(data []byte) (string, *peer.PeerRecord, error) {
 	return protocol.Fingerprint(raw), pr, nil
 }
 
-// peerEntry is one origin's directory entry, in memory and on disk
-// (DataDir/peers/<origin>.json). Stored entries are never changed in
+// peerEntry is one origin's directory entry, in memory and in the store
+// (peers/<origin>.json). Stored entries are never changed in
 // place, only replaced, so a pointer to one may be read without a lock.
 type peerEntry struct {
 	Origin   string    `json:"origin"`
@@ -184,232 +170,6 @@ type peerEntry struct {
 }
 
 func (e *peerEntry) expired(now time.Time) bool { return !now.Before(e.Updated.Add(PeerTTL)) }
-
-// peerStore keeps every entry in memory with an index by topic, so a
-// listing reads no file and costs the sort of one topic's entries. The
-// memory is about the envelope (usually 200–600 bytes, at most 8 KiB),
-// 64 bytes per topic twice (entry and index) and ~200 bytes of maps per
-// entry: under 1 KiB for a usual node, ~11 KiB at the limits.
-type peerStore struct {
-	dir string
-	now func() time.Time
-	log *slog.Logger
-
-	locks [256]sync.Mutex // per-origin (striped): one writer of an origin at a time
-
-	mu        sync.Mutex // guards entries, byTopic, lastSweep
-	entries   map[string]*peerEntry
-	byTopic   map[string]map[string]*peerEntry
-	lastSweep time.Time
-}
-
-// openPeerStore loads DataDir/peers, removing temp files a crash left and
-// the entries that expired while the server was down. Each entry's
-// envelope is verified again (a damaged file is skipped, never served),
-// which costs one signature check per entry at start.
-func openPeerStore(dataDir string, now func() time.Time, log *slog.Logger) (*peerStore, error) {
-	ps := &peerStore{dir: filepath.Join(dataDir, peersDir), now: now, log: log,
-		entries: map[string]*peerEntry{}, byTopic: map[string]map[string]*peerEntry{}}
-	if err := os.MkdirAll(ps.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("commons peer directory: %w", err)
-	}
-	removeTemps(ps.dir, dataTemp)
-	ents, err := os.ReadDir(ps.dir)
-	if err != nil {
-		return nil, fmt.Errorf("commons peer directory: %w", err)
-	}
-	t := now()
-	for _, de := range ents {
-		origin, ok := strings.CutSuffix(de.Name(), ".json")
-		if !ok || !protocol.ValidOrigin(origin) || !de.Type().IsRegular() {
-			continue
-		}
-		e, err := loadPeerEntry(ps.path(origin), origin)
-		switch {
-		case err != nil:
-			log.Warn("commons peer entry skipped", "path", ps.path(origin), "err", err)
-		case e.expired(t):
-			if err := os.Remove(ps.path(origin)); err != nil {
-				log.Warn("commons peer entry expired but not removed", "path", ps.path(origin), "err", err)
-			}
-		default:
-			ps.setLocked(e)
-		}
-	}
-	ps.lastSweep = t
-	return ps, nil
-}
-
-func loadPeerEntry(path, origin string) (*peerEntry, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var e peerEntry
-	if err := json.Unmarshal(data, &e); err != nil {
-		return nil, err
-	}
-	signer, pr, err := openPeerEnvelope(e.Envelope)
-	switch {
-	case err != nil:
-		return nil, err
-	case e.Origin != origin || signer != origin:
-		return nil, fmt.Errorf("the entry is of origin %q, signed by %s", e.Origin, signer)
-	case pr.Seq != e.Seq:
-		return nil, fmt.Errorf("the entry says seq %d, its record %d", e.Seq, pr.Seq)
-	}
-	if err := checkTopics(e.Topics); err != nil {
-		return nil, err
-	}
-	return &e, nil
-}
-
-func (ps *peerStore) path(origin string) string { return filepath.Join(ps.dir, origin+".json") }
-
-// setLocked indexes e in place of its origin's entry. Call with mu held.
-func (ps *peerStore) setLocked(e *peerEntry) {
-	ps.dropLocked(e.Origin)
-	ps.entries[e.Origin] = e
-	for _, t := range e.Topics {
-		m := ps.byTopic[t]
-		if m == nil {
-			m = map[string]*peerEntry{}
-			ps.byTopic[t] = m
-		}
-		m[e.Origin] = e
-	}
-}
-
-// dropLocked removes origin's entry from the maps. Call with mu held.
-func (ps *peerStore) dropLocked(origin string) {
-	old := ps.entries[origin]
-	if old == nil {
-		return
-	}
-	delete(ps.entries, origin)
-	for _, t := range old.Topics {
-		delete(ps.byTopic[t], origin)
-		if len(ps.byTopic[t]) == 0 {
-			delete(ps.byTopic, t)
-		}
-	}
-}
-
-// errPeerConflict: the stored record of the origin is newer, or as new
-// and different (the caller answers 409).
-type errPeerConflict struct{ msg string }
-
-func (e *errPeerConflict) Error() string { return e.msg }
-
-// put stores origin's entry unless the stored one has a higher Seq, or the
-// same Seq with another envelope or other topics: a token holder who
-// replays an older record of a node cannot roll its entry back, and only
-// a newly sealed record changes it. A PUT of exactly what is stored
-// changes nothing, not even `updated` (as a file PUT): to stay listed past
-// PeerTTL a node seals a fresh record (an expired one sent again is 409). The check and the write run under
-// the origin's lock.
-func (ps *peerStore) put(origin string, seq uint64, env []byte, topics []string) (e *peerEntry, created, changed bool, err error) {
-	l := &ps.locks[stripe(origin)]
-	l.Lock()
-	defer l.Unlock()
-	ps.mu.Lock()
-	old := ps.entries[origin]
-	ps.mu.Unlock()
-	if old != nil {
-		switch {
-		case seq < old.Seq:
-			return nil, false, false, &errPeerConflict{fmt.Sprintf("the directory holds a newer record of %s (seq %d > %d); an older one is never taken back", origin, old.Seq, seq)}
-		case seq == old.Seq && bytes.Equal(env, old.Envelope) && slices.Equal(topics, old.Topics):
-			if old.expired(ps.now()) { // not yet deleted; a 200 would say it is listed
-				return nil, false, false, &errPeerConflict{fmt.Sprintf("this record of %s expired at %s; seal a new one (a higher seq) to be listed again", origin, old.Updated.Add(PeerTTL).Format(time.RFC3339))}
-			}
-			return old, false, false, nil
-		case seq == old.Seq:
-			return nil, false, false, &errPeerConflict{fmt.Sprintf("the directory holds another record (or other topics) of %s with the same seq %d; seal a new record to replace it", origin, seq)}
-		}
-	}
-	e = &peerEntry{Origin: origin, Seq: seq, Envelope: env, Topics: topics, Updated: ps.now().UTC()}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return nil, false, false, err
-	}
-	if err := atomicfile.Write(ps.path(origin), dataTemp+origin+"-", data, 0o644); err != nil {
-		return nil, false, false, fmt.Errorf("storing the peer entry of %s: %w", origin, err)
-	}
-	ps.mu.Lock()
-	ps.setLocked(e)
-	ps.mu.Unlock()
-	return e, old == nil, true, nil
-}
-
-// list returns the freshest PeerListMax unexpired entries of topic, newest
-// first, then deletes the expired ones it met, and once per peerSweepEvery
-// every expired entry (so entries of topics nobody asks for go too).
-func (ps *peerStore) list(topic string) []*peerEntry {
-	now := ps.now()
-	var out []*peerEntry
-	var expired []string
-	ps.mu.Lock()
-	for _, e := range ps.byTopic[topic] {
-		if e.expired(now) {
-			expired = append(expired, e.Origin)
-		} else {
-			out = append(out, e)
-		}
-	}
-	ps.mu.Unlock()
-	slices.SortFunc(out, func(a, b *peerEntry) int {
-		if c := b.Updated.Compare(a.Updated); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Origin, b.Origin)
-	})
-	for _, o := range expired {
-		ps.expire(o, now)
-	}
-	ps.maybeSweep(now)
-	return out[:min(len(out), PeerListMax)]
-}
-
-// maybeSweep deletes every expired entry if the last sweep is
-// peerSweepEvery old: one pass over the entries in memory per hour.
-func (ps *peerStore) maybeSweep(now time.Time) {
-	ps.mu.Lock()
-	if now.Sub(ps.lastSweep) < peerSweepEvery {
-		ps.mu.Unlock()
-		return
-	}
-	ps.lastSweep = now
-	var expired []string
-	for o, e := range ps.entries {
-		if e.expired(now) {
-			expired = append(expired, o)
-		}
-	}
-	ps.mu.Unlock()
-	for _, o := range expired {
-		ps.expire(o, now)
-	}
-}
-
-// expire deletes origin's entry if it is still expired at now (a PUT may
-// have renewed it since it was seen expired).
-func (ps *peerStore) expire(origin string, now time.Time) {
-	l := &ps.locks[stripe(origin)]
-	l.Lock()
-	defer l.Unlock()
-	ps.mu.Lock()
-	e := ps.entries[origin]
-	if e == nil || !e.expired(now) {
-		ps.mu.Unlock()
-		return
-	}
-	ps.dropLocked(origin)
-	ps.mu.Unlock()
-	if err := os.Remove(ps.path(origin)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		ps.log.Warn("commons peer entry expired but not removed; the next start removes it", "origin", origin, "err", err)
-	}
-}
 
 // PeerAnswer is the JSON of an accepted peer PUT.
 type PeerAnswer struct {
@@ -493,8 +253,8 @@ func (s *Server) putPeer(w http.ResponseWriter, r *http.Request, origin, remote 
 		}
 		return refuse(http.StatusBadRequest, err.Error())
 	}
-	e, created, _, err := s.peers.put(origin, pr.Seq, p.Envelope, p.Topics)
-	defer s.peers.maybeSweep(s.now())
+	e, created, _, err := s.peers.put(r.Context(), origin, pr.Seq, p.Envelope, p.Topics)
+	defer s.peers.maybeSweep(r.Context(), s.now())
 	var conflict *errPeerConflict
 	switch {
 	case errors.As(err, &conflict):
@@ -526,7 +286,7 @@ func (s *Server) listPeers(w http.ResponseWriter, r *http.Request) int {
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: "?topic= must be 64 lowercase hex characters (the SHA-256 of the topic name)"})
 		return http.StatusBadRequest
 	}
-	entries := s.peers.list(topic)
+	entries := s.peers.list(r.Context(), topic)
 	out := make([]PeerListEntry, len(entries))
 	for i, e := range entries {
 		out[i] = PeerListEntry{Origin: e.Origin, Envelope: e.Envelope, Updated: e.Updated}

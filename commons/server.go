@@ -29,9 +29,18 @@ import (
 // ServerConfig configures a commons server. A zero field takes the default
 // its comment names; NewServer fills them in and calls Validate.
 type ServerConfig struct {
-	// DataDir holds the storage: DataDir/commons/<origin>.jsonl and
-	// DataDir/index.json. Created when missing.
+	// DataDir holds the storage when Store is nil: DataDir/commons/<origin>.jsonl,
+	// DataDir/index/ and DataDir/peers/. Created when missing.
 	DataDir string
+	// Store, when not nil, is where the commons is kept instead of
+	// DataDir: e.g. an S3 bucket (OpenStorage), which any number of
+	// servers may serve at once. The server closes it.
+	Store Blobs
+	// IndexSettle is, on a shared Store, how long an accepted file is
+	// held back from index answers so that every replica's acceptance
+	// before it is listed first (storage.go). Zero: DefaultIndexSettle on
+	// a shared store, none on a directory.
+	IndexSettle time.Duration
 	// Tokens are the bearer tokens accepted; at least one is required,
 	// since every PUT needs one.
 	Tokens []string
@@ -97,6 +106,9 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	if c.Name == "" {
 		c.Name = "remem commons"
 	}
+	if c.IndexSettle == 0 && c.Store != nil && c.Store.Shared() {
+		c.IndexSettle = DefaultIndexSettle
+	}
 	return c
 }
 
@@ -107,7 +119,8 @@ func (c ServerConfig) withDefaults() ServerConfig {
 func (c ServerConfig) Validate() error {
 	c = c.withDefaults()
 	var l check.List
-	l.If(c.DataDir == "", "DataDir", nil, "no data directory given")
+	l.If(c.DataDir == "" && c.Store == nil, "DataDir", nil, "no data directory given (nor a Store)")
+	l.If(c.IndexSettle < 0, "IndexSettle", c.IndexSettle, "must not be negative")
 	l.If(len(c.Tokens) == 0, "Tokens", nil, "no token given; every PUT needs a bearer token (set --token-file)")
 	for i, t := range c.Tokens {
 		t = strings.TrimSpace(t) // a token file's trailing newline is not part of it
@@ -145,9 +158,21 @@ type Server struct {
 	closeErr  error
 }
 
-// NewServer opens (or creates) the storage in cfg.DataDir, reconciling its
-// index with the files, and returns the server.
-func NewServer(cfg ServerConfig) (*Server, error) {
+// DefaultIndexSettle is IndexSettle on a shared store: a PUT's writes take
+// milliseconds, and replicas' clocks kept by NTP agree within as many.
+const DefaultIndexSettle = 2 * time.Second
+
+// NewServer opens (or creates) the storage in cfg.Store or cfg.DataDir,
+// loading its index (on a directory, reconciled with the files), and
+// returns the server. It closes cfg.Store when it fails; else Close does.
+func NewServer(cfg ServerConfig) (_ *Server, err error) {
+	if cfg.Store != nil {
+		defer func() {
+			if err != nil {
+				_ = cfg.Store.Close() // NewServer's error is the one to report
+			}
+		}()
+	}
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("commons server: %w", err)
@@ -156,14 +181,21 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	for _, t := range cfg.Tokens {
 		s.tokens = append(s.tokens, sha256.Sum256([]byte(strings.TrimSpace(t))))
 	}
-	var err error
 	if s.m, err = newMetrics(cfg.Registry); err != nil {
 		return nil, fmt.Errorf("commons server: metrics: %w", err)
 	}
-	if s.st, err = openStorage(cfg.DataDir, s.now, s.log); err != nil {
+	b, legacy := cfg.Store, ""
+	if b == nil {
+		if b, err = openDirBlobs(cfg.DataDir); err != nil {
+			return nil, err
+		}
+		legacy = cfg.DataDir
+	}
+	ctx := context.Background()
+	if s.st, err = openStorage(ctx, b, legacy, cfg.IndexSettle, s.now, s.log); err != nil {
 		return nil, err
 	}
-	if s.peers, err = openPeerStore(cfg.DataDir, s.now, s.log); err != nil {
+	if s.peers, err = openPeerStore(ctx, b, s.now, s.log); err != nil {
 		return nil, err
 	}
 	s.bySender = newLimiter(cfg.RatePerOrigin, s.now)
@@ -191,7 +223,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// Close writes the index and stops serving requests (they get 503). It is
+// Close closes the store and stops serving requests (they get 503). It is
 // idempotent. Serve the handler with Serve so that requests in flight end
 // before Close is called.
 func (s *Server) Close() error {
@@ -493,7 +525,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 	if ok, wait := s.bySender.allow(sender); !ok {
 		return tooMany(w, wait, "of origin "+origin+" from this address"), 0, ""
 	}
-	e, created, _, err := s.st.put(origin, body, len(lines), func(old []byte) error { return checkRollback(old, recs) })
+	e, created, _, err := s.st.put(r.Context(), origin, body, len(lines), func(old []byte) error { return checkRollback(old, recs) })
 	var rb *rollbackError
 	switch {
 	case errors.As(err, &rb):
@@ -502,6 +534,11 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 		k := rb.key()
 		writeJSON(w, http.StatusConflict, errorBody{Error: rb.Error(), Reason: ReasonRollback, Key: &k})
 		return http.StatusConflict, 0, ReasonRollback
+	case errors.Is(err, errBusy):
+		s.bySender.giveBack(sender)
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: err.Error() + "; the previous file is unchanged or a concurrent PUT's"})
+		return http.StatusServiceUnavailable, 0, ""
 	case err != nil:
 		s.bySender.giveBack(sender)
 		s.log.Error("commons storage failed", "origin", origin, "err", err)
@@ -582,7 +619,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, name string) int {
 		return http.StatusBadRequest
 	}
 	inm := r.Header.Get("If-None-Match")
-	e, data, found, err := s.st.read(origin, func(etag string) bool { return etagMatch(inm, etag) })
+	e, data, found, err := s.st.read(r.Context(), origin, func(etag string) bool { return etagMatch(inm, etag) })
 	switch {
 	case err != nil:
 		s.log.Error("commons read failed", "origin", origin, "err", err)
@@ -595,7 +632,9 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, name string) int {
 	h := w.Header()
 	h.Set("ETag", e.ETag)
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Last-Modified", e.Updated.UTC().Format(http.TimeFormat))
+	if !e.Updated.IsZero() { // zero: a file just stored at another replica, not yet in this one's index
+		h.Set("Last-Modified", e.Updated.UTC().Format(http.TimeFormat))
+	}
 	if data == nil {
 		w.WriteHeader(http.StatusNotModified)
 		return http.StatusNotModified
@@ -650,10 +689,10 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) int {
 			since = since.Add(-time.Nanosecond)
 		}
 	}
-	entries := s.st.list(since)
+	entries := s.st.list(r.Context(), since)
 	out := make([]IndexEntry, len(entries))
 	for i, e := range entries {
-		out[i] = IndexEntry{Origin: e.Origin, Updated: e.Updated, Records: e.Records, ETag: e.ETag}
+		out[i] = IndexEntry(e)
 	}
 	w.Header().Set("Cache-Control", "no-cache")
 	writeJSON(w, http.StatusOK, out)

@@ -358,9 +358,12 @@ func TestRestartKeepsFiles(t *testing.T) {
 	check("restart", ts2)
 	ts2.stop()
 
-	// A damaged index is rebuilt from the files; `updated` then is fresh,
-	// so compare files and counts only.
-	os.WriteFile(filepath.Join(dir, indexName), []byte("{garbage"), 0o644)
+	// A lost or damaged index is rebuilt from the files; `updated` then is
+	// fresh, so compare files and counts only.
+	os.RemoveAll(filepath.Join(dir, "index"))
+	os.MkdirAll(filepath.Join(dir, "index"), 0o755)
+	os.WriteFile(filepath.Join(dir, "index", "garbage.not-a-key"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, legacyIndexName), []byte("{garbage"), 0o644)
 	ts3 := newTestServerAt(t, dir, nil)
 	var idx []IndexEntry
 	_, _, body := ts3.get(t, "/commons/index")
@@ -661,5 +664,62 @@ func TestPullReportJSON(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"failed":2`) || !strings.Contains(string(b), `"refused":{"hash":1}`) {
 		t.Errorf("%s", b)
+	}
+}
+
+// TestLegacyIndexTakenOver: a data directory of an earlier version (files
+// and index.json, no index keys) is taken over with each file's `updated`
+// kept, so clients that pulled from it fetch nothing again; a file whose
+// content index.json does not name gets a fresh `updated`.
+func TestLegacyIndexTakenOver(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "commons"), 0o755)
+	old := time.Date(2026, 5, 1, 10, 0, 0, 123, time.UTC)
+	type legacyEntry struct {
+		Origin  string    `json:"origin"`
+		Updated time.Time `json:"updated"`
+		Records int       `json:"records"`
+		ETag    string    `json:"etag"`
+		Size    int64     `json:"size"`
+		MTime   int64     `json:"mtime_ns"`
+	}
+	var entries []legacyEntry
+	files := map[string][]byte{}
+	for i := range 3 {
+		name := fmt.Sprintf("legacy%d", i)
+		o := testutil.Identity(t, name).Origin()
+		files[o] = testutil.JoinLines(lessonLines(t, name, 2, "l")...)
+		os.WriteFile(filepath.Join(dir, "commons", o+".jsonl"), files[o], 0o644)
+		etag := etagOf(files[o])
+		if i == 2 {
+			etag = etagOf([]byte("another content"))
+		}
+		entries = append(entries, legacyEntry{Origin: o, Updated: old.Add(time.Duration(i) * time.Second), Records: 2, ETag: etag})
+	}
+	data, _ := json.Marshal(map[string]any{"version": 1, "entries": entries})
+	os.WriteFile(filepath.Join(dir, legacyIndexName), data, 0o644)
+
+	ts := newTestServerAt(t, dir, nil)
+	_, _, body := ts.get(t, "/commons/index")
+	var idx []IndexEntry
+	if err := json.Unmarshal([]byte(body), &idx); err != nil || len(idx) != 3 {
+		t.Fatalf("index: %v %s", err, body)
+	}
+	for _, e := range idx {
+		var want legacyEntry
+		for _, l := range entries {
+			if l.Origin == e.Origin {
+				want = l
+			}
+		}
+		if e.ETag != etagOf(files[e.Origin]) || e.Records != 2 {
+			t.Errorf("%s: %+v", e.Origin, e)
+		}
+		if kept := e.Updated.Equal(want.Updated); kept != (want.ETag == e.ETag) {
+			t.Errorf("%s: updated %s, index.json said %s for etag %s (file %s)", e.Origin, e.Updated, want.Updated, want.ETag, e.ETag)
+		}
+		if !e.Updated.Equal(want.Updated) && !e.Updated.After(old.Add(2*time.Second)) {
+			t.Errorf("%s: a fresh updated %s is not after every stamp index.json handed out", e.Origin, e.Updated)
+		}
 	}
 }

@@ -27,7 +27,7 @@ func commonsCommand() *cli.Command {
 			{
 				Name:  "serve",
 				Usage: "serve a commons that any memory can publish to and bootstrap from",
-				UsageText: `remem commons serve [--listen 127.0.0.1:8787] --data DIR --token-file FILE [--read-token]
+				UsageText: `remem commons serve [--listen 127.0.0.1:8787] (--data DIR | --storage s3://BUCKET/PREFIX?endpoint=HOST:PORT) --token-file FILE [--read-token]
 
 PUT /commons/<origin>.jsonl is accepted only when every line verifies and has
 that origin (at most 1,000 records and 256 KiB); GET serves files exactly as
@@ -40,13 +40,24 @@ there when they are behind NAT, and find their team's peers in its peer
 directory (PUT/GET /commons/peers).
 SIGINT or SIGTERM shuts it down gracefully.
 
+With --storage the commons lives in an S3-compatible bucket (AWS S3, R2,
+GCS, MinIO, ...) instead of a directory, and any number of servers on the
+same bucket and prefix serve the same commons (put them behind one load
+balancer). Credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
+(or MINIO_ROOT_USER and MINIO_ROOT_PASSWORD), never from the URL. The URL
+takes endpoint=HOST[:PORT] (default s3.amazonaws.com), region=, and
+insecure=1 for plain http. Rate limits count per server.
+
 Examples:
   openssl rand -hex 32 > token && remem commons serve --data /var/lib/remem-commons --token-file token
   remem commons serve --listen 0.0.0.0:8787 --data ./commons --token-file token --read-token
-  remem commons serve --listen 0.0.0.0:8787 --data ./commons --token-file token --p2p /ip4/0.0.0.0/tcp/4001`,
+  remem commons serve --listen 0.0.0.0:8787 --data ./commons --token-file token --p2p /ip4/0.0.0.0/tcp/4001
+  AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... remem commons serve --token-file token \
+    --storage 's3://remem-commons/public?endpoint=s3.eu-west-1.amazonaws.com&region=eu-west-1'`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8787", Usage: "address to listen on"},
-					&cli.StringFlag{Name: "data", Required: true, Usage: "DIR for the files (kept across restarts)"},
+					&cli.StringFlag{Name: "data", Usage: "DIR for the files (kept across restarts)"},
+					&cli.StringFlag{Name: "storage", Usage: "s3://BUCKET/PREFIX?endpoint=HOST:PORT&region=REGION: keep the commons in an S3-compatible bucket instead of --data"},
 					&cli.StringFlag{Name: "token-file", Required: true, Usage: "FILE with the accepted bearer tokens, one per line"},
 					&cli.BoolFlag{Name: "read-token", Usage: "require the token on GET too"},
 					&cli.StringFlag{Name: "name", Value: "remem commons", Usage: "what the front page (GET /) and the info document call this commons"},
@@ -106,10 +117,20 @@ func commonsServe(c *cli.Context) (err error) {
 	logger := newLogger(c, slog.LevelInfo)
 	cfg := commons.DefaultServerConfig()
 	cfg.DataDir, cfg.Tokens, cfg.ReadNeedsToken, cfg.Logger, cfg.Name = c.String("data"), tokens, c.Bool("read-token"), logger, c.String("name")
+	where := cfg.DataDir
+	if cfg.DataDir != "" && c.String("storage") != "" {
+		return cli.Exit("give --data DIR or --storage URL, not both: the commons lives in one place", 2)
+	}
+	if cfg.DataDir == "" && c.String("storage") == "" {
+		return cli.Exit("say where the commons lives: --data DIR (a directory), or --storage s3://BUCKET/PREFIX?endpoint=HOST:PORT (a bucket that several servers may share)", 2)
+	}
 	if p2p := c.StringSlice("p2p"); len(p2p) > 0 {
 		keyFile := c.String("p2p-key")
+		if keyFile == "" && cfg.DataDir == "" {
+			return cli.Exit("--p2p with --storage needs --p2p-key FILE: the relay's key lives on this machine, and each replica needs its own", 2)
+		}
 		if keyFile == "" {
-			keyFile = filepath.Join(c.String("data"), "p2p.key")
+			keyFile = filepath.Join(cfg.DataDir, "p2p.key")
 		}
 		h, err := startRelayHost(keyFile, p2p, logger)
 		if err != nil {
@@ -119,7 +140,13 @@ func commonsServe(c *cli.Context) (err error) {
 		cfg.P2P = gossip.HostAddrs(h)
 		fmt.Fprintf(c.App.ErrWriter, "relay host %s on %s\n", h.ID(), strings.Join(cfg.P2P, " "))
 	}
-	srv, err := commons.NewServer(cfg)
+	if c.String("storage") != "" {
+		if cfg.Store, err = commons.OpenStorage(c.Context, c.String("storage")); err != nil {
+			return err
+		}
+		where = cfg.Store.String()
+	}
+	srv, err := commons.NewServer(cfg) // closes cfg.Store when it fails
 	if err != nil {
 		return err
 	}
@@ -128,7 +155,7 @@ func commonsServe(c *cli.Context) (err error) {
 	if err != nil { // before saying "serving"
 		return listenError("--listen", c.String("listen"), err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "commons serving %s on http://%s\n", c.String("data"), ln.Addr())
+	fmt.Fprintf(c.App.ErrWriter, "commons serving %s on http://%s\n", where, ln.Addr())
 	return commons.ServeListener(c.Context, ln, srv, logger)
 }
 

@@ -51,11 +51,19 @@ func TestFolderSyncTwoHomes(t *testing.T) {
 // test ends, and returns its URL and a file with its token.
 func startCommons(t *testing.T) (url, token string) {
 	t.Helper()
-	data := t.TempDir()
 	token = filepath.Join(t.TempDir(), "token")
 	os.WriteFile(token, []byte("s3cret-token\n"), 0o600)
+	return startCommonsWith(t, token, nil, "--data", t.TempDir()), token
+}
+
+// startCommonsWith runs `remem commons serve` with the token file, the
+// environment added and where it keeps the commons (--data or --storage),
+// until the test ends, and returns its URL.
+func startCommonsWith(t *testing.T, token string, env []string, where ...string) string {
+	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	srv := exec.Command(remem(t), "commons", "serve", "--listen", addr, "--data", data, "--token-file", token)
+	srv := exec.Command(remem(t), append([]string{"commons", "serve", "--listen", addr, "--token-file", token}, where...)...)
+	srv.Env = append(os.Environ(), env...)
 	var srvErr syncBuffer
 	srv.Stderr = &srvErr
 	if err := srv.Start(); err != nil {
@@ -69,7 +77,7 @@ func startCommons(t *testing.T) (url, token string) {
 			t.Logf("commons said:\n%s", srvErr.String())
 		}
 	})
-	url = "http://" + addr
+	url := "http://" + addr
 	testutil.Eventually(t, 10*time.Second, "the commons to answer", func() bool {
 		resp, err := http.Get(url + "/.well-known/remem")
 		if err == nil {
@@ -77,7 +85,7 @@ func startCommons(t *testing.T) (url, token string) {
 		}
 		return err == nil
 	})
-	return url, token
+	return url
 }
 
 // TestCommonsRoundTripThroughBinary: serve, push from A, pull into B.
