@@ -391,26 +391,9 @@ func (c *Client) PeerListing(ctx context.Context, topicHex string) (PeerList, er
 	if !validTopic(topicHex) {
 		return l, fmt.Errorf("listing peers: topic %.70q is not 64 lowercase hex characters (use TopicHash)", topicHex)
 	}
-	rctx, cancel := c.requestContext(ctx)
-	defer cancel()
-	req, err := c.newRequest(rctx, http.MethodGet, "/commons/peers?topic="+url.QueryEscape(topicHex), nil)
+	data, err := c.getSmall(ctx, "/commons/peers?topic="+url.QueryEscape(topicHex), peerListMaxBytes, "the peer listing")
 	if err != nil {
 		return l, err
-	}
-	resp, err := c.http().Do(req)
-	if err != nil {
-		return l, fmt.Errorf("listing peers at the commons at %s: %w", c.base(), c.explain(ctx, rctx, err))
-	}
-	defer func() { _ = resp.Body.Close() }() // a read body: its close says nothing
-	if resp.StatusCode != http.StatusOK {
-		return l, c.statusError(resp)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, peerListMaxBytes+1))
-	if err != nil {
-		return l, fmt.Errorf("listing peers at the commons at %s: %w", c.base(), c.explain(ctx, rctx, err))
-	}
-	if len(data) > peerListMaxBytes {
-		return l, fmt.Errorf("the peer listing of the commons at %s is over %d bytes: the commons is broken or hostile", c.base(), peerListMaxBytes)
 	}
 	var entries []PeerListEntry
 	if err := json.Unmarshal(data, &entries); err != nil {

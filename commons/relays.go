@@ -34,33 +34,42 @@ type RelayList struct {
 // A bad address is skipped and said in Problems; an unreachable commons
 // or a document that is not one is an error.
 func (c *Client) Relays(ctx context.Context) (RelayList, error) {
-	var l RelayList
-	rctx, cancel := c.requestContext(ctx)
-	defer cancel()
-	req, err := c.newRequest(rctx, http.MethodGet, "/.well-known/remem", nil)
+	data, err := c.getSmall(ctx, "/.well-known/remem", maxInfoBytes, "the info document")
 	if err != nil {
-		return l, err
-	}
-	resp, err := c.http().Do(req)
-	if err != nil {
-		return l, fmt.Errorf("reading the info of the commons at %s: %w", c.base(), c.explain(ctx, rctx, err))
-	}
-	defer func() { _ = resp.Body.Close() }() // a read body: its close says nothing
-	if resp.StatusCode != http.StatusOK {
-		return l, c.statusError(resp)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxInfoBytes+1))
-	if err != nil {
-		return l, fmt.Errorf("reading the info of the commons at %s: %w", c.base(), c.explain(ctx, rctx, err))
-	}
-	if len(data) > maxInfoBytes {
-		return l, fmt.Errorf("the info document of the commons at %s is over %d bytes: the commons is broken or hostile", c.base(), maxInfoBytes)
+		return RelayList{}, err
 	}
 	var wk WellKnown
 	if err := json.Unmarshal(data, &wk); err != nil || wk.Protocol == 0 {
-		return l, fmt.Errorf("%s/.well-known/remem is not a remem commons' info document (%v)", c.base(), err)
+		return RelayList{}, fmt.Errorf("%s/.well-known/remem is not a remem commons' info document (%v)", c.base(), err)
 	}
 	return parseRelayList(wk.P2P), nil
+}
+
+// getSmall GETs path and reads its body of at most max bytes; what names
+// the document in errors. Anything but 200 is the server's error.
+func (c *Client) getSmall(ctx context.Context, path string, max int, what string) ([]byte, error) {
+	rctx, cancel := c.requestContext(ctx)
+	defer cancel()
+	req, err := c.newRequest(rctx, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s of the commons at %s: %w", what, c.base(), c.explain(ctx, rctx, err))
+	}
+	defer func() { _ = resp.Body.Close() }() // a read body: its close says nothing
+	if resp.StatusCode != http.StatusOK {
+		return nil, c.statusError(resp)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s of the commons at %s: %w", what, c.base(), c.explain(ctx, rctx, err))
+	}
+	if len(data) > max {
+		return nil, fmt.Errorf("%s of the commons at %s is over %d bytes: the commons is broken or hostile", what, c.base(), max)
+	}
+	return data, nil
 }
 
 // parseRelayList keeps the valid, distinct addresses of list, at most

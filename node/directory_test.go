@@ -67,20 +67,7 @@ func TestDaemonsFindEachOtherInTheDirectory(t *testing.T) {
 	if _, err := a.d.SleepNow(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var scopes []string
-	testutil.Eventually(t, 15*time.Second, "the lesson on B", func() bool {
-		views, err := b.d.Memory().Lessons(Filter{All: true})
-		if err != nil {
-			return false
-		}
-		for _, v := range views {
-			if v.Hash == rec.Hash {
-				scopes = v.Scopes
-				return true
-			}
-		}
-		return false
-	})
+	scopes := awaitLesson(t, b, rec.Hash, 15*time.Second)
 	received := time.Since(start)
 	t.Logf("B started -> connected to A via the directory: %v; -> lesson received: %v (scopes %v)", connected, received, scopes)
 	if !slices.Contains(scopes, gossip.Scope("t")) {

@@ -170,20 +170,7 @@ func lessonOverRelay(ctx context.Context, t *testing.T, a, b *testDaemon) {
 	if _, err := a.d.SleepNow(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var scopes []string
-	testutil.Eventually(t, 30*time.Second, "A's lesson on B", func() bool {
-		views, err := b.d.Memory().Lessons(Filter{All: true})
-		if err != nil {
-			return false
-		}
-		for _, v := range views {
-			if v.Hash == rec.Hash {
-				scopes = v.Scopes
-				return true
-			}
-		}
-		return false
-	})
+	scopes := awaitLesson(t, b, rec.Hash, 30*time.Second)
 	if !slices.Equal(scopes, []string{gossip.Scope("t")}) {
 		t.Errorf("the lesson on B has scopes %v, want only %s (gossip over the relay, no commons file)", scopes, gossip.Scope("t"))
 	}
@@ -193,3 +180,24 @@ func lessonOverRelay(ctx context.Context, t *testing.T, a, b *testDaemon) {
 type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+// awaitLesson waits until d holds the lesson of hash and returns its
+// scopes.
+func awaitLesson(t *testing.T, d *testDaemon, hash string, within time.Duration) []string {
+	t.Helper()
+	var scopes []string
+	testutil.Eventually(t, within, "the lesson "+hash[:8]+" on the other node", func() bool {
+		views, err := d.d.Memory().Lessons(Filter{All: true})
+		if err != nil {
+			return false
+		}
+		for _, v := range views {
+			if v.Hash == hash {
+				scopes = v.Scopes
+				return true
+			}
+		}
+		return false
+	})
+	return scopes
+}
