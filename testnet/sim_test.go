@@ -5,8 +5,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,11 +97,10 @@ const simChildEnv = "REMEM_SIM_CHILD"
 // runSimChild runs TestSimTestnet in a `go test` of this package built
 // without the race detector, and fails with its output if it fails.
 func runSimChild(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		if goTool, err = exec.LookPath("go"); err != nil {
-			t.Fatalf("the simulated testnet runs without the race detector in a child `go test`, and no go tool was found: %v", err)
-		}
+	// go test puts its own toolchain's bin first on the PATH of a test.
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the simulated testnet runs without the race detector in a child `go test`, and no go tool is on the PATH: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
@@ -115,7 +112,7 @@ func runSimChild(t *testing.T) {
 	cmd.Env = append(os.Environ(), simChildEnv+"=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err = cmd.Run()
 	var tail []string // the child's own lines: targets, times, verdict
 	for _, l := range strings.Split(out.String(), "\n") {
 		if strings.Contains(l, "sim_test.go:") || strings.HasPrefix(l, "--- ") {
