@@ -195,9 +195,9 @@ func (n *Node) relayCandidates(num int) []peer.AddrInfo {
 }
 
 // reachOptions are the host options for reachability: AutoNAT (v2, and
-// the v1 service so peers learn theirs, unless forced private), the relay transport with
-// AutoRelay over source, hole punching traced by punches, and a relay service
-// when the node offers one.
+// the v1 service so peers learn theirs, unless forced private), the
+// relay transport with AutoRelay over source, hole punching traced by
+// punches, and a relay service when the node offers one.
 func reachOptions(cfg Config, source autorelay.PeerSource, punches *punchLog) []libp2p.Option {
 	opts := []libp2p.Option{
 		libp2p.EnableRelay(),
