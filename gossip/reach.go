@@ -288,6 +288,8 @@ func (p *punchLog) Trace(evt *holepunch.Event) {
 		} else {
 			p.log.Info("hole punching failed: the connection stays relayed", "peer", evt.Remote, "err", e.Error)
 		}
+	case *holepunch.ProtocolErrorEvt:
+		p.log.Info("hole punching refused by the protocol: the connection stays relayed", "peer", evt.Remote, "err", e.Error)
 	case *holepunch.DirectDialEvt:
 		if e.Success {
 			p.log.Info("dialled a relayed peer directly", "peer", evt.Remote)
