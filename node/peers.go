@@ -105,7 +105,7 @@ func (a *api) connect(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusConflict, ErrNoHost)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), gossip.DirectoryDialTimeout+gossip.PingTimeout+time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), gossip.PunchReadyWait+gossip.DirectoryDialTimeout+gossip.PingTimeout+time.Second)
 	defer cancel()
 	p, err := a.opts.Connect(ctx, req.Addr)
 	switch {
