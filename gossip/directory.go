@@ -10,7 +10,6 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/record"
-	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 )
 
 // Directory support (SPEC §10 [ext]: a commons peer directory). The node
@@ -98,9 +97,8 @@ func (n *Node) waitPunchReady(ctx context.Context) {
 	if len(n.cfg.Transport) > 0 || len(n.relays.list()) == 0 {
 		return // no hole punching, or no relay to learn an address from
 	}
-	ready := func() bool { return slices.Contains(n.host.Mux().Protocols(), holepunch.Protocol) }
 	deadline := time.Now().Add(PunchReadyWait)
-	for !ready() && time.Now().Before(deadline) {
+	for !n.punchReady() && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
 			return

@@ -621,6 +621,9 @@ func (n *Node) Run(ctx context.Context) error {
 		run.Go(func() { n.bootstrapLoop(ctx, ai) })
 	}
 	n.dialRelays(ctx, &run)
+	if len(n.cfg.Transport) == 0 {
+		run.Go(func() { n.repunchLoop(ctx) })
+	}
 	if n.cfg.MDNS {
 		var err error
 		if closeMDNS, err = n.startMDNS(ctx, &run); err != nil {

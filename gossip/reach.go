@@ -269,12 +269,19 @@ func parseRelays(addrs []string) ([]peer.AddrInfo, error) {
 // punchLog remembers the peers whose connection a hole punch made direct,
 // for Connections, and logs each punch.
 type punchLog struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	ok  map[peer.ID]time.Duration // how long the successful punch took
+	log   *slog.Logger
+	mu    sync.Mutex
+	ok    map[peer.ID]time.Duration // how long the successful punch took
+	tried map[peer.ID]bool          // DCUtR ran with the peer, whatever came of it
 }
 
 func (p *punchLog) Trace(evt *holepunch.Event) {
+	p.mu.Lock()
+	if p.tried == nil {
+		p.tried = map[peer.ID]bool{}
+	}
+	p.tried[evt.Remote] = true
+	p.mu.Unlock()
 	switch e := evt.Evt.(type) {
 	case *holepunch.EndHolePunchEvt:
 		if e.Success {
@@ -496,4 +503,88 @@ func (n *Node) hostOrNil() host.Host {
 // reached only through a relay Limited, not Connected).
 func isConnected(c network.Connectedness) bool {
 	return c == network.Connected || c == network.Limited
+}
+
+// attempted reports whether DCUtR ever ran with id.
+func (p *punchLog) attempted(id peer.ID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tried[id]
+}
+
+// punchReady reports whether this node serves DCUtR: go-libp2p registers
+// the protocol only once the node knows a public address of its own.
+func (n *Node) punchReady() bool {
+	return slices.Contains(n.host.Mux().Protocols(), holepunch.Protocol)
+}
+
+// Repunching. The node that receives a relayed connection starts the hole
+// punch, and only if it serves DCUtR by then; a relayed connection that
+// arrives a moment too early (a peer that dialled through the relay while
+// this node was starting) is never punched, and go-libp2p never tries
+// again. So once this node serves DCUtR, a peer it holds only relayed
+// connections from, with which DCUtR never ran, is dialled again through
+// the relay from this side: the peer now receives a relayed connection
+// and starts the punch. Once per peer.
+const (
+	repunchEvery = 5 * time.Second
+	// repunchAfter leaves a fresh relayed connection to its own punch.
+	repunchAfter = 10 * time.Second
+)
+
+func (n *Node) repunchLoop(ctx context.Context) {
+	tick := time.NewTicker(repunchEvery)
+	defer tick.Stop()
+	done := map[peer.ID]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if !n.punchReady() {
+			continue
+		}
+		for _, p := range n.host.Network().Peers() {
+			if done[p] || n.punches.attempted(p) {
+				continue
+			}
+			circuit, ok := n.unpunched(p)
+			if !ok {
+				continue
+			}
+			done[p] = true
+			n.log.Info("dialling a relayed peer again so that it punches a hole", "peer", p, "via", circuit)
+			for _, c := range n.host.Network().ConnsToPeer(p) {
+				_ = c.Close() // a relayed connection, replaced at once by the dial below
+			}
+			if err := n.Connect(ctx, peer.AddrInfo{ID: p, Addrs: []ma.Multiaddr{circuit}}); err != nil && ctx.Err() == nil {
+				n.log.Info("dialling a relayed peer again failed", "peer", p, "err", err)
+			}
+		}
+	}
+}
+
+// unpunched: every connection to p is relayed, at least one came in
+// through the relay more than repunchAfter ago; circuit is the address to
+// dial p back through that relay.
+func (n *Node) unpunched(p peer.ID) (circuit ma.Multiaddr, ok bool) {
+	conns := n.host.Network().ConnsToPeer(p)
+	for _, c := range conns {
+		if !isCircuit(c.RemoteMultiaddr()) {
+			return nil, false
+		}
+	}
+	for _, c := range conns {
+		st := c.Stat()
+		if st.Direction != network.DirInbound || time.Since(st.Opened) < repunchAfter {
+			continue
+		}
+		self, err := ma.NewComponent("p2p", p.String())
+		if err != nil {
+			return nil, false
+		}
+		return c.RemoteMultiaddr().Encapsulate(self.Multiaddr()), true
+	}
+	return nil, false
 }
