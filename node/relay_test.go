@@ -85,12 +85,7 @@ func TestPrivateNodesMeetThroughTheCommonsRelay(t *testing.T) {
 	defer b.stop(t)
 	testutil.Eventually(t, 30*time.Second, "B connected to A", func() bool { return b.d.Gossip().Connected(aID) })
 	connected := time.Since(t1)
-	testutil.Eventually(t, 30*time.Second, "A and B in each other's team topic", func() bool {
-		in := func(d *Daemon, p peer.ID) bool {
-			return slices.ContainsFunc(d.Gossip().Peers(), func(pi gossip.PeerInfo) bool { return pi.ID == p && len(pi.Topics) > 0 })
-		}
-		return in(b.d, aID) && in(a.d, b.d.Gossip().PeerID())
-	})
+	awaitTopicPeers(t, a, b)
 	for _, p := range b.d.Gossip().Peers() {
 		if p.ID == aID && p.Kind() != gossip.ConnRelayed {
 			t.Fatalf("B's connection to A is %q, want %q (the gater forbids a direct one): %+v", p.Kind(), gossip.ConnRelayed, p.Conns)
@@ -133,6 +128,7 @@ func TestARelayServiceNodeFromTheDirectory(t *testing.T) {
 	testutil.Eventually(t, 30*time.Second, "B connected to A", func() bool {
 		return slices.ContainsFunc(b.d.Gossip().Peers(), func(p gossip.PeerInfo) bool { return p.ID == aID && p.Kind() == gossip.ConnRelayed })
 	})
+	awaitTopicPeers(t, a, b)
 	lessonOverRelay(ctx, t, a, b)
 	t.Logf("A relayed through the relay node %v after its start", aReady.Round(time.Millisecond))
 }
@@ -200,4 +196,18 @@ func awaitLesson(t *testing.T, d *testDaemon, hash string, within time.Duration)
 		return false
 	})
 	return scopes
+}
+
+// awaitTopicPeers waits until A and B know each other as peers of the
+// team topic (GossipSub's streams over the relayed connection are open),
+// so that A's next message goes to B.
+func awaitTopicPeers(t *testing.T, a, b *testDaemon) {
+	t.Helper()
+	aID, bID := a.d.Gossip().PeerID(), b.d.Gossip().PeerID()
+	testutil.Eventually(t, 30*time.Second, "A and B in each other's team topic", func() bool {
+		in := func(d *Daemon, p peer.ID) bool {
+			return slices.ContainsFunc(d.Gossip().Peers(), func(pi gossip.PeerInfo) bool { return pi.ID == p && len(pi.Topics) > 0 })
+		}
+		return in(b.d, aID) && in(a.d, bID)
+	})
 }
