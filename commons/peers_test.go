@@ -50,15 +50,7 @@ func sealPeer(t testing.TB, priv crypto.PrivKey, seq uint64, addrs ...string) []
 	}
 	rec := peer.PeerRecordFromAddrInfo(info)
 	rec.Seq = seq
-	env, err := record.Seal(rec, priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := env.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	return sealRecord(t, rec, priv)
 }
 
 func peerBody(env []byte, topics ...string) []byte {

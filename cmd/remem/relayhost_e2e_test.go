@@ -2,8 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,12 +27,7 @@ func TestCommonsRelayHostThroughBinary(t *testing.T) {
 	}
 	serve := func(extra ...string) (p2p []string) {
 		t.Helper()
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		_ = l.Close() // the server takes the port next
+		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		args := append([]string{"commons", "serve", "--listen", addr, "--data", data, "--token-file", token}, extra...)
 		cmd := exec.Command(remem(t), args...)
 		cmd.Stderr = io.Discard
