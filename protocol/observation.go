@@ -8,6 +8,10 @@ import "github.com/remem/remem/protocol/textcheck"
 // InstructionError says why a text reads as an instruction to the reader.
 type InstructionError = textcheck.InstructionError
 
+// ReadError says the checks cannot read a text: a control character, or
+// another language.
+type ReadError = textcheck.ReadError
+
 // RawFinding is one piece of raw data in a text.
 type RawFinding = textcheck.RawFinding
 
@@ -23,15 +27,17 @@ func FindRawData(text string) []RawFinding { return textcheck.FindRawData(text) 
 // file in the home directory" (textcheck.RedactRawData).
 func RedactRawData(text string) string { return textcheck.RedactRawData(textcheck.Clean(text)) }
 
-// CheckAgentText runs both checks a text passes before an agent may read
-// it: observation, then raw data.
+// CheckAgentText runs every check a text passes before an agent may read
+// it (SPEC §6): readable, an observation, no raw data.
 func CheckAgentText(text string) error {
-	ie, found := textcheck.CheckText(text)
+	v := textcheck.CheckText(text)
 	switch {
-	case ie != nil:
-		return ie
-	case len(found) > 0:
-		return &RawDataError{Findings: found}
+	case v.Unreadable != nil:
+		return v.Unreadable
+	case v.Instruction != nil:
+		return v.Instruction
+	case len(v.Raw) > 0:
+		return &RawDataError{Findings: v.Raw}
 	}
 	return nil
 }

@@ -73,6 +73,12 @@ func signLesson(id Identity, d LessonDraft, rawCheck bool) (*Record, error) {
 			return nil, fmt.Errorf("parent %q is not a lesson hash", p)
 		}
 	}
+	rec, ms := lessonMembers(id, d)
+	return rec, seal(id, rec, ms)
+}
+
+// lessonMembers returns the record and the members a checked draft signs.
+func lessonMembers(id Identity, d LessonDraft) (*Record, []member) {
 	hash := LessonHash(d.Kind, d.Text)
 	updated := d.Updated.UTC().Truncate(time.Second)
 	ms := []member{
@@ -96,7 +102,7 @@ func signLesson(id Identity, d LessonDraft, rawCheck bool) (*Record, error) {
 		Type: TypeLesson, Origin: id.Origin(), Key: id.Key(), Hash: hash, Time: updated,
 		Kind: d.Kind, Text: d.Text, Seen: d.Seen, Strength: d.Strength, ID: d.ID, Parents: d.Parents,
 	}
-	return rec, seal(id, rec, ms)
+	return rec, ms
 }
 
 // SignConfirmation signs "lesson hash came true here" at time at.

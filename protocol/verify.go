@@ -37,6 +37,8 @@ const (
 	ReasonInstruction    Reason = "instruction"
 	ReasonEmptyText      Reason = "empty text"
 	ReasonRawData        Reason = "raw data"
+	ReasonControl        Reason = "control character"
+	ReasonLanguage       Reason = "unsupported language"
 	ReasonSeen           Reason = "seen"
 	ReasonStrength       Reason = "strength"
 	ReasonTimestamp      Reason = "timestamp"
@@ -232,12 +234,16 @@ func checkLesson(rec *Record) error {
 // checkText runs the observation and raw-data checks (SPEC §6) on a text an
 // agent may read.
 func checkText(field, text string) error {
-	ie, found := textcheck.CheckText(text)
+	v := textcheck.CheckText(text)
 	switch {
-	case ie != nil:
-		return refuse(ReasonInstruction, field, "%v", ie)
-	case len(found) > 0:
-		return refuse(ReasonRawData, field, "%s", (&RawDataError{Findings: found}).Error())
+	case v.Unreadable != nil && v.Unreadable.Rule == textcheck.RuleControl:
+		return refuse(ReasonControl, field, "%v", v.Unreadable)
+	case v.Unreadable != nil:
+		return refuse(ReasonLanguage, field, "%v", v.Unreadable)
+	case v.Instruction != nil:
+		return refuse(ReasonInstruction, field, "%v", v.Instruction)
+	case len(v.Raw) > 0:
+		return refuse(ReasonRawData, field, "%s", (&RawDataError{Findings: v.Raw}).Error())
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ func BenchmarkChecks(b *testing.B) {
 	}{
 		{"observation", func(s string) { _ = CheckObservation(s) }},
 		{"rawdata", func(s string) { _ = FindRawData(s) }},
-		{"both", func(s string) { _, _ = CheckText(s) }},
+		{"both", func(s string) { _ = CheckText(s) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -88,7 +88,7 @@ func evaluate(t testing.TB, set []labelled, logMistakes bool) (map[string]*score
 		if logMistakes && got != l.Imperative {
 			why := "passed"
 			if err != nil {
-				why = err.(*InstructionError).Rule + ": " + err.(*InstructionError).Phrase
+				why = err.Error()
 			}
 			t.Logf("MISS [%s] want imperative=%v (%s): %q", l.Category, l.Imperative, why, l.Text)
 		}
@@ -193,7 +193,11 @@ func TestAttack(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			t.Fatal(err)
 		}
-		ie, found := CheckText(c.Text)
+		v := CheckText(c.Text)
+		ie, found := v.Instruction, v.Raw
+		if v.Unreadable != nil {
+			ie = &InstructionError{Rule: v.Unreadable.Rule}
+		}
 		var ok bool
 		switch c.Expected {
 		case "instruction":
@@ -216,5 +220,109 @@ func TestAttack(t *testing.T) {
 	}
 	for _, k := range []string{"instruction", "observation", "raw", "clean", "invalid"} {
 		t.Logf("attack %-11s now right %3d of %3d", k, right[k], total[k])
+	}
+}
+
+// setLine is one sentence of a blind set written for issue 25: lang other
+// than "en" means the text must be refused whatever it says.
+type setLine struct {
+	Text       string `json:"text"`
+	Imperative bool   `json:"imperative"`
+	Category   string `json:"category"`
+	Lang       string `json:"lang"`
+}
+
+func (l setLine) foreign() bool { return l.Lang != "" && l.Lang != "en" }
+
+// readSet reads a labelled set of setLine.
+func readSet(t testing.TB, path string) []setLine {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []setLine
+	for n, b := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(b) == "" {
+			continue
+		}
+		var l setLine
+		if err := json.Unmarshal([]byte(b), &l); err != nil {
+			t.Fatalf("%s:%d: %v", path, n+1, err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// refused reports whether the text checks refuse text, and why.
+func refused(text string) (bool, string) {
+	v := CheckText(text)
+	switch {
+	case v.Unreadable != nil:
+		return true, v.Unreadable.Rule + " " + v.Unreadable.Detail
+	case v.Instruction != nil:
+		return true, v.Instruction.Rule + ": " + v.Instruction.Phrase
+	}
+	return false, ""
+}
+
+// TestEvalSet reads the sets named in REMEM_EVAL (comma-separated paths to
+// sentences.jsonl files) and reports, per category, how many were refused.
+// It is how a set's first read is taken; it skips when the variable is
+// unset.
+func TestEvalSet(t *testing.T) {
+	paths := os.Getenv("REMEM_EVAL")
+	if paths == "" {
+		t.Skip("REMEM_EVAL names no set")
+	}
+	for _, path := range strings.Split(paths, ",") {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type count struct{ n, refused int }
+		per := map[string]*count{}
+		add := func(key string, got bool) {
+			if per[key] == nil {
+				per[key] = &count{}
+			}
+			per[key].n++
+			if got {
+				per[key].refused++
+			}
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var l setLine
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			got, why := refused(l.Text)
+			class := "observation"
+			switch {
+			case l.Lang != "" && l.Lang != "en":
+				class = "foreign"
+			case l.Imperative:
+				class = "instruction"
+			}
+			add(class, got)
+			add(class+"/"+l.Category, got)
+			if want := class != "observation"; want != got && os.Getenv("REMEM_EVAL_MISSES") != "" {
+				t.Logf("MISS %s [%s] refused=%v %s: %q", class, l.Category, got, why, l.Text)
+			}
+		}
+		f.Close()
+		keys := make([]string, 0, len(per))
+		for k := range per {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		t.Logf("%s", path)
+		for _, k := range keys {
+			c := per[k]
+			t.Logf("  %-45s refused %4d of %4d (%.3f)", k, c.refused, c.n, float64(c.refused)/float64(c.n))
+		}
 	}
 }

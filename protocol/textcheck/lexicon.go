@@ -47,6 +47,8 @@ const (
 	cInterjection                    // [interjection]
 	cSymbol                          // an emoji or other symbol, not a word
 	cReader                          // [reader]
+	cReport                          // [report]
+	cQuoteNoun                       // [quotenoun]
 )
 
 const cFinite = cZ | cPast | cModal // a verb form that carries tense
@@ -88,6 +90,7 @@ var listClass = map[string]uint64{
 	"do": cDo, "neg": cNeg, "particle": cParticle, "modal": cModal, "lead": cLead,
 	"strong": cStrong, "force": cForce, "actor": cActor, "plan": cPlan, "verb": cBase,
 	"outcome": cOutcome | cBase, "time": cTime, "clausal": cClausal, "interjection": cInterjection, "reader": cReader,
+	"report": cReport, "quotenoun": cQuoteNoun,
 }
 
 func buildLexicon() map[string]uint64 {

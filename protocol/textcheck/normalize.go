@@ -33,6 +33,11 @@ func normalize(text string, read bool) string {
 	b.Grow(len(s))
 	for _, r := range s {
 		switch {
+		case read && lineBreak(r):
+			// A line or paragraph separator ends a sentence as "\n" does;
+			// removed or read as a space, it would join an order to the
+			// observation before it.
+			b.WriteByte('\n')
 		case r < utf8.RuneSelf:
 			b.WriteRune(r)
 		case read && (r == '\u2019' || r == '\u2018' || r == '\u02bc'):
@@ -55,6 +60,15 @@ func normalize(text string, read bool) string {
 	} else {
 		return out
 	}
+}
+
+// lineBreak: the characters Unicode counts as ending a line.
+func lineBreak(r rune) bool {
+	switch r {
+	case '\n', '\r', '\v', '\f', '\u0085', '\u2028', '\u2029':
+		return true
+	}
+	return false
 }
 
 // tagFirst is U+E0000: U+E0020 to U+E007E are invisible copies of ASCII.

@@ -22,46 +22,112 @@ func (e *InstructionError) Error() string {
 }
 
 // CheckObservation returns nil when text reads as an observation, else an
-// *InstructionError naming the rule and the words.
+// *InstructionError naming the rule and the words, or a *ReadError when the
+// text is written mostly in another language. It reads line breaks as
+// sentence ends and does not refuse them: writers use it on the clauses of
+// event texts, and CheckText refuses control characters in lesson texts.
 func CheckObservation(text string) error {
-	if e := checkObservation(text); e != nil {
-		return e
+	v := check(text, false)
+	switch {
+	case v.Unreadable != nil:
+		return v.Unreadable
+	case v.Instruction != nil:
+		return v.Instruction
 	}
 	return nil
 }
 
-func checkObservation(text string) *InstructionError {
-	e, _ := checkText(text, false)
-	return e
+// Verdict is what the checks of SPEC §6 say of one text an agent may read;
+// at most one of its fields is set.
+type Verdict struct {
+	Unreadable  *ReadError        // a control character, or another language
+	Instruction *InstructionError // it tells the reader what to do
+	// Raw is the private data it holds; offsets are in the normalised text
+	// (Normalize), so a zero-width space or a fullwidth "＠" hides nothing.
+	Raw []RawFinding
 }
 
-// CheckText runs both checks of a text an agent may read (SPEC §6) with
-// one reading of it: an *InstructionError when it instructs, else the raw
-// data it holds (nil when clean).
-func CheckText(text string) (*InstructionError, []RawFinding) {
-	return checkText(text, true)
+// OK reports whether the text passes every check.
+func (v Verdict) OK() bool { return v.Unreadable == nil && v.Instruction == nil && len(v.Raw) == 0 }
+
+// CheckText runs every check of a text an agent may read (SPEC §6) with one
+// reading of it: readable (no control character, English), an observation,
+// and free of raw data.
+func CheckText(text string) Verdict {
+	if r := controlChar(text); r >= 0 {
+		return Verdict{Unreadable: &ReadError{Rule: RuleControl, Detail: fmt.Sprintf("U+%04X", r)}}
+	}
+	return check(text, true)
 }
 
-func checkText(text string, raw bool) (*InstructionError, []RawFinding) {
+func check(text string, raw bool) Verdict {
 	norm := text
 	if !isPlainASCII(text) {
 		if r := hiddenText(text); r >= 0 {
-			return &InstructionError{Rule: "hidden characters", Phrase: fmt.Sprintf("U+%04X", r)}, nil
+			return Verdict{Instruction: &InstructionError{Rule: "hidden characters", Phrase: fmt.Sprintf("U+%04X", r)}}
 		}
 		norm = normalize(text, true)
 	}
 	buf := scratchPool.Get().(*scratch)
 	defer buf.release()
 	buf.toks = tokenize(norm, buf.lower(norm), buf.toks[:0])
-	r := reader{text: norm, toks: buf.toks}
-	if e := r.read(); e != nil || !raw {
-		return e, nil
+	if lang := unsupportedLanguage(text, buf.toks); lang != "" {
+		return Verdict{Unreadable: &ReadError{Rule: RuleLanguage, Detail: lang}}
 	}
-	// Raw data is looked for in the normalised text too, so a zero-width
-	// space or a fullwidth "＠" does not hide it; the findings' offsets are
-	// then offsets in the normalised text.
-	return nil, findRaw(norm, buf.toks)
+	if e := judge(buf, norm); e != nil {
+		return Verdict{Instruction: e}
+	}
+	// Case and layout never hide an order: a text in capitals or Title
+	// Case, or one that wraps prose in a code span, is read again as
+	// plain sentences.
+	if alt, ok := plainReading(norm, buf.toks); ok {
+		if e := readAlone(alt); e != nil {
+			return Verdict{Instruction: e}
+		}
+	}
+	if !raw {
+		return Verdict{}
+	}
+	return Verdict{Raw: findRaw(norm, buf.toks)}
 }
+
+// readAlone tokenizes and judges one more reading of a text.
+func readAlone(text string) *InstructionError {
+	buf := scratchPool.Get().(*scratch)
+	defer buf.release()
+	buf.toks = tokenize(text, buf.lower(text), buf.toks[:0])
+	return judge(buf, text)
+}
+
+// judge reads the tokenized text in buf with the grammar, then lets the
+// model weigh the grammar's verdict with the rest of the text. The hard
+// rules stand whatever the model says.
+func judge(buf *scratch, text string) *InstructionError {
+	r := reader{text: text, toks: buf.toks}
+	e := r.read()
+	rule, phrase := "", ""
+	if e != nil {
+		if hardRule(e.Rule) {
+			return e
+		}
+		rule, phrase = e.Rule, e.Phrase
+	}
+	buf.feats = appendFeatures(buf.feats[:0], text, buf.toks, rule, phrase)
+	if theModel.margin(buf.feats) <= theModel.threshold || !hasWord(buf.toks) {
+		return nil
+	}
+	if e != nil {
+		return e
+	}
+	return &InstructionError{Rule: RuleLearned, Phrase: theModel.strongest(text, buf.toks)}
+}
+
+// RuleLearned names an instruction the model found where no grammar rule
+// fired: a polite hint, a duty in the passive, an order without a verb.
+const RuleLearned = "reads as an order"
+
+// hardRule: a rule the model never overrides.
+func hardRule(rule string) bool { return rule == "injection" || rule == "hidden characters" }
 
 // HasWords reports whether text holds a letter or a digit once hidden
 // characters are removed: a lesson of white space, punctuation or
@@ -78,8 +144,9 @@ func HasWords(text string) bool {
 // scratch is what one check needs besides its result. Checks run for every
 // received line, so the buffers are kept between them.
 type scratch struct {
-	toks []token
-	low  []byte
+	toks  []token
+	low   []byte
+	feats []uint32
 }
 
 // lower returns s with ASCII letters lowered, in the scratch buffer:
@@ -92,14 +159,14 @@ func (b *scratch) lower(s string) string {
 
 // release returns the buffers, unless a hostile long text grew them.
 func (b *scratch) release() {
-	if cap(b.toks) <= 256 && cap(b.low) <= 4096 {
+	if cap(b.toks) <= 256 && cap(b.low) <= 4096 && cap(b.feats) <= 2048 {
 		b.toks = b.toks[:0]
 		scratchPool.Put(b)
 	}
 }
 
 var scratchPool = sync.Pool{New: func() any {
-	return &scratch{toks: make([]token, 0, 64), low: make([]byte, 0, 256)}
+	return &scratch{toks: make([]token, 0, 64), low: make([]byte, 0, 256), feats: make([]uint32, 0, 512)}
 }}
 
 // appendLowerASCII appends s with ASCII letters lowered, so byte offsets
@@ -170,6 +237,14 @@ func (r *reader) read() *InstructionError {
 		}
 		if i < n {
 			p := toks[i].punct
+			if p == '"' && outer < 0 {
+				if j := r.reportedQuote(sentence, i); j > i {
+					// What a tool printed or a person said is reported, not
+					// given (SPEC §6): the sentence goes on after the quote.
+					i, start, soft = j, j+1, true
+					continue
+				}
+			}
 			// A comma or a dash (a strong comma) goes on with the sentence,
 			// unless nothing came before it ("- Use the cache" is a bullet).
 			soft = (p == ',' || p == '-') && i > sentence
@@ -188,6 +263,49 @@ func (r *reader) read() *InstructionError {
 		start = i + 1
 	}
 	return nil
+}
+
+// reportedQuote returns the closing quotation mark of the quotation that
+// opens at toks[i] when the sentence reports it as someone's words: right
+// after a reporting verb with a subject before it ("pip prints 'Consider
+// using --user'", "the person said: \"leave it\""), after "with" ("npm
+// fails with 'Run npm audit fix'") or after a noun for printed text ("the
+// hint 'Try --force' appears"), and when the sentence goes on after it.
+// Else it returns -1.
+func (r *reader) reportedQuote(sentence, i int) int {
+	toks := r.toks
+	j := i + 1
+	for j < len(toks) && toks[j].punct != '"' {
+		j++
+	}
+	if j >= len(toks) || j == i+1 {
+		return -1
+	}
+	// The sentence goes on after the quote ("... when site-packages is
+	// read-only"): one that ends with it only relays the words, and "An
+	// agent reported 'Always run X'" still gives the order.
+	if after := j + 1; after+1 < len(toks) && toks[after].punct == ',' {
+		if toks[after+1].punct != 0 {
+			return -1
+		}
+	} else if after >= len(toks) || toks[after].punct != 0 {
+		return -1
+	}
+	k := i - 1
+	if k >= 0 && (toks[k].punct == ':' || toks[k].punct == ',') {
+		k--
+	}
+	if k < sentence || toks[k].punct != 0 {
+		return -1
+	}
+	t := &toks[k]
+	switch {
+	case t.has(cReport) && k > sentence,
+		(t.w == "with" || t.w == "reads") && k > sentence,
+		t.has(cQuoteNoun):
+		return j
+	}
+	return -1
 }
 
 // phrases matches lists/phrases.txt over the whole text.

@@ -31,13 +31,13 @@ func tokenize(s, low string, buf []token) []token {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
-		case c == '\n':
+		case c == '\n' || c == '\r' || c == '\v' || c == '\f':
 			// A line break ends a sentence, whatever punctuation is missing.
 			if len(toks) > 0 && toks[len(toks)-1].punct == 0 {
 				toks = append(toks, token{s: i, e: i + 1, w: ".", punct: '.'})
 			}
 			i++
-		case c == ' ' || c == '\t' || c == '\r':
+		case c == ' ' || c == '\t':
 			i++
 		case c == '|' || c == '&' || c == '/' && (i+1 == len(s) || s[i+1] == ' ') && i > 0 && s[i-1] == ' ':
 			// A shell pipe, "&&" or a spaced slash joins two statements.

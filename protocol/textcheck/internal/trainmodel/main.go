@@ -1,0 +1,288 @@
+// Command trainmodel trains the observation check's model (model.go) from
+// the labelled sets in protocol/textcheck/testdata and writes model.bin.
+// Run it with go generate in protocol/textcheck; it is deterministic, so
+// the same sets give the same bytes. Files named eval_*.jsonl are never
+// read: they are kept for first reads.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/remem/remem/protocol/textcheck"
+)
+
+// example is one labelled sentence with its features.
+type example struct {
+	feats  []uint32
+	label  float64 // 1 instruction, 0 observation
+	weight float64
+	text   string
+	set    string
+}
+
+// line holds the label fields the sets use.
+type line struct {
+	Text       string `json:"text"`
+	Imperative *bool  `json:"imperative"`
+	Expected   string `json:"expected"`
+	Lang       string `json:"lang"`
+}
+
+func main() {
+	dir := flag.String("data", "testdata", "folder of labelled sets")
+	conformance := flag.String("conformance", "../testdata/conformance/imperative.jsonl", "the conformance sentences (weighted: every one must pass)")
+	out := flag.String("out", "model.bin", "model file to write")
+	report := flag.String("report", "testdata/model_report.txt", "cross-validation report to write")
+	maxFP := flag.Float64("max-fp", 0.015, "share of observations the chosen threshold may refuse in cross-validation")
+	misses := flag.String("misses", "", "file to list the cross-validation mistakes in")
+	flag.IntVar(&epochs, "epochs", epochs, "passes over the data")
+	flag.Float64Var(&rate, "rate", rate, "AdaGrad learning rate")
+	flag.Float64Var(&l2, "l2", l2, "L2 regularisation")
+	flag.Parse()
+
+	paths, err := filepath.Glob(filepath.Join(*dir, "*.jsonl"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	var data []example
+	for _, p := range paths {
+		base := filepath.Base(p)
+		if strings.HasPrefix(base, "eval_") || strings.HasPrefix(base, "rawdata") {
+			continue
+		}
+		data = append(data, read(p, 1)...)
+	}
+	data = append(data, read(*conformance, 5)...)
+	if len(data) == 0 {
+		log.Fatal("no labelled sentences found")
+	}
+
+	// Five folds, each sentence in one, by a fixed shuffle.
+	rng := rand.New(rand.NewPCG(25, 2026))
+	order := rng.Perm(len(data))
+	const folds = 5
+	margins := make([]float64, len(data))
+	for f := range folds {
+		var train []example
+		var test []int
+		for k, i := range order {
+			if k%folds == f {
+				test = append(test, i)
+			} else {
+				train = append(train, data[i])
+			}
+		}
+		w := fit(train, uint64(f))
+		for _, i := range test {
+			margins[i] = score(w, data[i].feats)
+		}
+	}
+	threshold := chooseThreshold(data, margins, *maxFP)
+	w := fit(data, 99)
+	if *misses != "" {
+		var b strings.Builder
+		for i, ex := range data {
+			fmt.Fprintf(&b, "%s\t%v\t%.3f\t%v\t%s\n", ex.set, ex.label, margins[i], textcheck.GrammarRule(ex.text), ex.text)
+		}
+		if err := os.WriteFile(*misses, []byte(b.String()), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	var rep strings.Builder
+	fmt.Fprintf(&rep, "# Written by internal/trainmodel (go generate); do not edit.\n")
+	fmt.Fprintf(&rep, "sentences %d (instructions %d), sets %d\n", len(data), count(data, 1), len(paths)+1)
+	fmt.Fprintf(&rep, "threshold %.4f (chosen in 5-fold cross-validation for at most %.3f of observations refused)\n", threshold, *maxFP)
+	fmt.Fprintf(&rep, "5-fold cross-validation, model alone, per set: instructions refused / observations refused\n")
+	writePerSet(&rep, data, margins, threshold)
+	for _, fp := range []float64{0.01, 0.02, 0.03, 0.05} {
+		t := chooseThreshold(data, margins, fp)
+		ins, ref := 0, 0
+		for i, ex := range data {
+			if ex.label == 1 && strings.HasPrefix(ex.set, "train_") {
+				ins++
+				if margins[i] > t {
+					ref++
+				}
+			}
+		}
+		fmt.Fprintf(&rep, "at %.2f of observations refused: %.3f of the blind training sets' instructions refused\n", fp, ratio(ref, ins))
+	}
+	if err := os.WriteFile(*report, []byte(rep.String()), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(*out, textcheck.EncodeModel(float32(threshold), w), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Fprint(os.Stderr, rep.String())
+}
+
+func read(path string, weight float64) []example {
+	f, err := os.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	var out []example
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			log.Fatalf("%s:%d: %v", path, n, err)
+		}
+		if l.Lang != "" && l.Lang != "en" {
+			continue // refused by the language check, whatever it says
+		}
+		var label float64
+		switch {
+		case l.Imperative != nil && *l.Imperative, l.Expected == "instruction":
+			label = 1
+		case l.Imperative != nil, l.Expected == "observation":
+			label = 0
+		default:
+			continue
+		}
+		out = append(out, example{feats: textcheck.Features(l.Text), label: label, weight: weight, text: l.Text, set: filepath.Base(path)})
+	}
+	return out
+}
+
+// Training parameters (flags).
+var (
+	epochs = 20
+	rate   = 0.05
+	l2     = 1e-3
+)
+
+// fit trains an L2-regularised logistic regression with AdaGrad.
+func fit(data []example, seed uint64) []float32 {
+	w := make([]float64, textcheck.ModelSlots)
+	g2 := make([]float64, textcheck.ModelSlots)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	idx := make([]int, len(data))
+	for i := range idx {
+		idx[i] = i
+	}
+	for range epochs {
+		rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		for _, i := range idx {
+			ex := &data[i]
+			p := sigmoid(score64(w, ex.feats))
+			grad := (p - ex.label) * ex.weight
+			for _, f := range ex.feats {
+				gf := grad + l2*w[f]
+				g2[f] += gf * gf
+				w[f] -= rate * gf / (math.Sqrt(g2[f]) + 1e-8)
+			}
+		}
+	}
+	out := make([]float32, len(w))
+	for i, v := range w {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+func score64(w []float64, feats []uint32) float64 {
+	var s float64
+	for _, f := range feats {
+		s += w[f]
+	}
+	return s
+}
+
+func score(w []float32, feats []uint32) float64 {
+	var s float32
+	for _, f := range feats {
+		s += w[f]
+	}
+	return float64(s)
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// chooseThreshold returns the lowest margin threshold at which at most
+// maxFP of the observations score above it in cross-validation.
+func chooseThreshold(data []example, margins []float64, maxFP float64) float64 {
+	var obs []float64
+	for i, ex := range data {
+		if ex.label == 0 {
+			obs = append(obs, margins[i])
+		}
+	}
+	sort.Float64s(obs)
+	k := int(math.Floor(float64(len(obs)) * (1 - maxFP)))
+	if k >= len(obs) {
+		k = len(obs) - 1
+	}
+	return obs[k]
+}
+
+func count(data []example, label float64) int {
+	n := 0
+	for _, ex := range data {
+		if ex.label == label {
+			n++
+		}
+	}
+	return n
+}
+
+func writePerSet(b *strings.Builder, data []example, margins []float64, threshold float64) {
+	type c struct{ ins, insRef, obs, obsRef int }
+	per := map[string]*c{}
+	all := &c{}
+	for i, ex := range data {
+		for _, k := range []*c{per[ex.set], all} {
+			if k == nil {
+				per[ex.set] = &c{}
+				k = per[ex.set]
+			}
+			ref := margins[i] > threshold
+			if ex.label == 1 {
+				k.ins++
+				if ref {
+					k.insRef++
+				}
+			} else {
+				k.obs++
+				if ref {
+					k.obsRef++
+				}
+			}
+		}
+	}
+	sets := make([]string, 0, len(per))
+	for s := range per {
+		sets = append(sets, s)
+	}
+	sort.Strings(sets)
+	line := func(name string, k *c) {
+		fmt.Fprintf(b, "  %-22s %4d/%4d = %.3f   %4d/%4d = %.3f\n", name, k.insRef, k.ins, ratio(k.insRef, k.ins), k.obsRef, k.obs, ratio(k.obsRef, k.obs))
+	}
+	for _, s := range sets {
+		line(s, per[s])
+	}
+	line("all", all)
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}

@@ -1,0 +1,131 @@
+package textcheck
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"math"
+)
+
+// The learned half of the observation check: a logistic regression over
+// the features of features.go, trained by internal/trainmodel from the
+// labelled sets in testdata/ (go generate) and read from model.bin. It
+// never learns at run time. The grammar's verdict is one of its features,
+// so the model decides when the grammar's reading of a clause holds
+// ("Consider using --user" after "pip prints" does not) and catches the
+// orders the grammar has no rule for (polite hints, "we should", passive
+// duties). The hard rules (injection phrases, hidden characters, another
+// language, control characters) are never left to it.
+
+//go:embed model.bin
+var modelBin []byte
+
+// model is the decoded model.bin: a threshold on the margin, then one
+// little-endian float32 weight per slot.
+type model struct {
+	threshold float32
+	weights   []float32
+}
+
+// modelMagic opens model.bin, so a file of another layout is refused.
+const modelMagic = "remem-textcheck-model-1\n"
+
+var theModel = decodeModel(modelBin)
+
+func decodeModel(b []byte) *model {
+	n := 1 << modelBits
+	if len(b) != len(modelMagic)+4+4*n || string(b[:len(modelMagic)]) != modelMagic {
+		panic("textcheck: model.bin is not a model of this version; run go generate ./protocol/textcheck")
+	}
+	b = b[len(modelMagic):]
+	m := &model{threshold: math.Float32frombits(binary.LittleEndian.Uint32(b)), weights: make([]float32, n)}
+	b = b[4:]
+	for i := range m.weights {
+		m.weights[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return m
+}
+
+// EncodeModel writes a model file: the trainer's output.
+func EncodeModel(threshold float32, weights []float32) []byte {
+	out := make([]byte, 0, len(modelMagic)+4+4*len(weights))
+	out = append(out, modelMagic...)
+	out = binary.LittleEndian.AppendUint32(out, math.Float32bits(threshold))
+	for _, w := range weights {
+		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(w))
+	}
+	return out
+}
+
+// margin is the model's score of a feature list: above the threshold the
+// text reads as an instruction.
+func (m *model) margin(feats []uint32) float32 {
+	var s float32
+	for _, f := range feats {
+		s += m.weights[f]
+	}
+	return s
+}
+
+// ModelSlots is the size of the weight table, for the trainer.
+const ModelSlots = 1 << modelBits
+
+// Features returns the feature slots the model reads for text (its
+// normalised reading, with the grammar's verdict), for the trainer.
+func Features(text string) []uint32 {
+	norm := text
+	if !isPlainASCII(text) {
+		norm = normalize(text, true)
+	}
+	toks := tokenize(norm, string(appendLowerASCII(nil, norm)), nil)
+	r := reader{text: norm, toks: toks}
+	rule, phrase := "", ""
+	if e := r.read(); e != nil {
+		rule, phrase = e.Rule, e.Phrase
+	}
+	return appendFeatures(nil, norm, toks, rule, phrase)
+}
+
+// strongest returns the word of text that weighs most toward an order, for
+// the refusal's message.
+func (m *model) strongest(text string, toks []token) string {
+	best, at := float32(math.Inf(-1)), -1
+	for i := range toks {
+		t := &toks[i]
+		if t.punct != 0 {
+			continue
+		}
+		w := m.weights[newHash(fWord).str(t.w).slot()]
+		if opensClause(toks, i) {
+			w += m.weights[newHash(fOpenWord).str(t.w).slot()]
+		}
+		if w > best {
+			best, at = w, i
+		}
+	}
+	if at < 0 {
+		return ""
+	}
+	return text[toks[at].s:toks[at].e]
+}
+
+// GrammarRule returns the rule the grammar alone finds in text, or "".
+func GrammarRule(text string) string {
+	norm := text
+	if !isPlainASCII(text) {
+		norm = normalize(text, true)
+	}
+	r := reader{text: norm, toks: tokenize(norm, string(appendLowerASCII(nil, norm)), nil)}
+	if e := r.read(); e != nil {
+		return e.Rule
+	}
+	return ""
+}
+
+func hasWord(toks []token) bool {
+	for i := range toks {
+		if toks[i].punct == 0 {
+			return true
+		}
+	}
+	return false
+}

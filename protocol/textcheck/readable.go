@@ -1,0 +1,373 @@
+package textcheck
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/abadojack/whatlanggo"
+)
+
+// The refusals of SPEC §6 "Text the checks can read": a wall that cannot
+// read a text must not let it through.
+const (
+	RuleControl  = "control character"
+	RuleLanguage = "unsupported language"
+)
+
+// ReadError says the checks cannot read a text: it holds a control
+// character, or it is written mostly in a language other than English.
+type ReadError struct {
+	Rule   string // RuleControl or RuleLanguage
+	Detail string // the character ("U+001B") or the language found ("Spanish")
+}
+
+func (e *ReadError) Error() string {
+	if e.Rule == RuleControl {
+		return "the text holds a control character (" + e.Detail + "); lessons are plain sentences, so no terminal or prompt sees an escape sequence"
+	}
+	return "the text reads as " + e.Detail + ", not English (unsupported language); the checks read English, so write the lesson in English"
+}
+
+// controlChar returns the first C0, DEL or C1 character of text, or -1.
+// Line breaks and tabs are control characters too: a lesson is one
+// sentence, and a line break hides where a new clause starts.
+func controlChar(text string) rune {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c < ' ' || c == 0x7f:
+			return rune(c)
+		case c == 0xc2 && i+1 < len(text) && text[i+1] >= 0x80 && text[i+1] <= 0x9f:
+			return rune(text[i+1]) // U+0080–U+009F, UTF-8 C2 80–C2 9F
+		}
+	}
+	return -1
+}
+
+// The language test. Most lesson texts are English words the lexicon
+// knows, and those never reach the language identifier; a text in another
+// script, or one whose lower-case words are mostly unknown to the lexicon,
+// is identified by whatlanggo's trigram profiles (the Go port of
+// whatlang), which has no model to load and costs nothing until asked.
+const (
+	// minWordsForLanguage: shorter texts ("Le café stays open" is still
+	// read) are left to the other checks; they are too short to identify.
+	minWordsForLanguage = 4
+	// englishShareSure: at least this share of the lower-case words are
+	// English words the lexicon knows: English, whatever trigrams say.
+	englishShareSure = 0.5
+	// englishShareFloor: below this share, a text the identifier does
+	// not call English is refused even when it is unsure.
+	englishShareFloor = 0.35
+	// foreignConfidence: between the floor and the sure share, the
+	// identifier must be this confident of another language.
+	foreignConfidence = 0.5
+)
+
+// latinLanguages are the languages the identifier chooses among for a text
+// in Latin letters: those it knows well enough on short texts.
+var latinLanguages = func() map[whatlanggo.Lang]bool {
+	m := map[whatlanggo.Lang]bool{}
+	for _, l := range []whatlanggo.Lang{
+		whatlanggo.Eng, whatlanggo.Spa, whatlanggo.Por, whatlanggo.Fra, whatlanggo.Deu,
+		whatlanggo.Ita, whatlanggo.Nld, whatlanggo.Pol, whatlanggo.Tur, whatlanggo.Swe,
+		whatlanggo.Dan, whatlanggo.Nob, whatlanggo.Fin, whatlanggo.Ces, whatlanggo.Ron, whatlanggo.Jav,
+		whatlanggo.Hun, whatlanggo.Ind, whatlanggo.Vie, whatlanggo.Hrv, whatlanggo.Uzb,
+		whatlanggo.Slv, whatlanggo.Lit, whatlanggo.Lav, whatlanggo.Est, whatlanggo.Tuk,
+		whatlanggo.Tgl, whatlanggo.Afr, whatlanggo.Epo, whatlanggo.Hat,
+	} {
+		m[l] = true
+	}
+	return m
+}()
+
+// unsupportedLanguage returns the language text is mostly written in when
+// that is not English, or "". text is the text as received (scripts are
+// told from its letters, before look-alike letters are folded); toks are
+// the normalised text's tokens.
+func unsupportedLanguage(text string, toks []token) string {
+	if other, latin := scriptWeights(text); other > latin {
+		// The weights decide; the identifier only names the language.
+		if info := whatlanggo.Detect(text); info.Script != unicode.Latin && info.Lang >= 0 && info.Lang.String() != "" {
+			return info.Lang.String()
+		}
+		return "another script"
+	}
+	words, english := englishWords(text, toks)
+	if words < minWordsForLanguage {
+		return ""
+	}
+	share := float64(english) / float64(words)
+	if share >= englishShareSure || englishMarker(toks) {
+		return ""
+	}
+	info := whatlanggo.DetectWithOptions(text, whatlanggo.Options{Whitelist: latinLanguages})
+	if info.Lang == whatlanggo.Eng || info.Lang < 0 {
+		return ""
+	}
+	if share < englishShareFloor || info.Confidence >= foreignConfidence {
+		return info.Lang.String()
+	}
+	return ""
+}
+
+// englishWords counts the words of text in lower-case letters and how many
+// of them are English words the lexicon knows. A plain ASCII text is read
+// from its tokens; any other from its own letters, since the normalised
+// copy folds accented and look-alike letters into words the lexicon may
+// know ("cổng" would read "cong").
+func englishWords(text string, toks []token) (words, english int) {
+	if isPlainASCII(text) {
+		for i := range toks {
+			t := &toks[i]
+			if t.punct != 0 || t.code || len(t.w) < 2 || !isLowerLetters(t.w) {
+				continue
+			}
+			if t.cap && i > 0 && toks[i-1].punct == 0 {
+				continue // a name or brand inside the sentence
+			}
+			words++
+			if englishWord(t) {
+				english++
+			}
+		}
+		return words, english
+	}
+	text = normalize(text, false) // NFKC, and nothing hidden inside a word
+	inCode, sentenceStart := false, true
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case r == '`':
+			inCode = !inCode
+			i += n
+			continue
+		case inCode || !unicode.IsLetter(r):
+			if r == '.' || r == '!' || r == '?' || r == ':' || lineBreak(r) {
+				sentenceStart = true
+			}
+			i += n
+			continue
+		}
+		j := i
+		for j < len(text) {
+			r2, n2 := utf8.DecodeRuneInString(text[j:])
+			if !unicode.IsLetter(r2) && r2 != '\'' && r2 != '-' {
+				break
+			}
+			j += n2
+		}
+		w := text[i:j]
+		capital := unicode.IsUpper(r)
+		first := sentenceStart
+		sentenceStart = false
+		i = j
+		if j < len(text) && (text[j] == '_' || text[j] == '.' && j+1 < len(text) && text[j+1] != ' ' || text[j] >= '0' && text[j] <= '9') {
+			continue // an identifier or a file name
+		}
+		if utf8.RuneCountInString(w) < 2 || capital && !first || !isLowerLetters(strings.ToLower(w)) {
+			continue
+		}
+		words++
+		if e := lexicon[strings.ToLower(w)]; e&cKnown != 0 && e&classMask&^(cProper|cDomNoun|cKnown|cPhrase) != 0 {
+			english++
+		}
+	}
+	return words, english
+}
+
+// englishMarkers are English function words that other languages written
+// in Latin letters do not use as words: a sentence holding one is English
+// with foreign words in it ("The naïve parser rejects the café's résumé").
+var englishMarkers = map[string]bool{
+	"the": true, "and": true, "is": true, "are": true, "was": true, "were": true, "of": true,
+	"with": true, "when": true, "which": true, "that": true, "this": true, "after": true,
+	"because": true, "does": true, "from": true, "its": true, "has": true, "have": true,
+	"been": true, "will": true, "would": true, "should": true, "than": true, "until": true,
+}
+
+func englishMarker(toks []token) bool {
+	for i := range toks {
+		if toks[i].punct == 0 && !toks[i].code && englishMarkers[toks[i].w] {
+			return true
+		}
+	}
+	return false
+}
+
+// englishWord: the lexicon knows the word as something other than a proper
+// noun (newswire's lexicon lists foreign names such as "la" and "el").
+func englishWord(t *token) bool {
+	return t.has(cKnown) && !t.has(cUnknown) && t.cls&classMask&^(cProper|cDomNoun|cKnown|cPhrase) != 0
+}
+
+// isLowerLetters: w is a word of letters (an apostrophe or hyphen inside),
+// none of them a capital. Accented letters count: they are what most
+// languages but English write with.
+func isLowerLetters(w string) bool {
+	for _, r := range w {
+		if r < utf8.RuneSelf {
+			if (r < 'a' || r > 'z') && r != '\'' && r != '-' {
+				return false
+			}
+		} else if !unicode.IsLetter(r) || unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// scriptWeights counts the letters of text outside quotation marks and
+// code spans (a quoted tool message in another script is fine): other is
+// the weight of letters in scripts other than Latin, latin of Latin ones.
+// An ideograph, kana or hangul syllable carries a word's worth of meaning,
+// so it weighs as much as a short Latin word. When nothing outside quotes
+// holds letters, the quotes are counted: a text that only wraps itself in
+// quotation marks is read as it is.
+func scriptWeights(text string) (other, latin int) {
+	if isPlainASCII(text) {
+		return 0, 1
+	}
+	for _, skipQuotes := range []bool{true, false} {
+		other, latin = 0, 0
+		quote := rune(0)
+		prev := ' '
+		for i, r := range text {
+			if skipQuotes {
+				if quote != 0 {
+					if r == quote && (r != '\'' || closesQuote(text, i)) {
+						quote = 0
+					}
+					prev = r
+					continue
+				}
+				if q := closingQuote(r, prev); q != 0 {
+					quote = q
+					prev = r
+					continue
+				}
+			}
+			prev = r
+			switch {
+			case r < utf8.RuneSelf:
+				if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' {
+					latin++
+				}
+			case !unicode.IsLetter(r):
+			case unicode.Is(unicode.Latin, r):
+				latin++
+			case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
+				other += 3
+			default:
+				other++
+			}
+		}
+		if latin+other > 0 && latin >= 8 || !skipQuotes {
+			return other, latin
+		}
+	}
+	return other, latin
+}
+
+// closingQuote returns the mark that closes a quotation opened by r (after
+// prev), or 0 when r opens none. An apostrophe opens one only at the start
+// of a word ("it's" holds none).
+func closingQuote(r, prev rune) rune {
+	switch r {
+	case '"', '`':
+		return r
+	case '\'':
+		if unicode.IsLetter(prev) || unicode.IsDigit(prev) {
+			return 0
+		}
+		return '\''
+	case '\u201c':
+		return '\u201d'
+	case '\u2018':
+		return '\u2019'
+	case '\u00ab':
+		return '\u00bb'
+	case '\u300c':
+		return '\u300d'
+	case '\u201e':
+		return '\u201c'
+	}
+	return 0
+}
+
+// closesQuote: the apostrophe at text[i] ends a word, so it may close a
+// quotation (not "don't" inside it).
+func closesQuote(text string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(text[i+1:])
+	return i+1 >= len(text) || !unicode.IsLetter(r)
+}
+
+// checkReadable is the first check of every text.
+func checkReadable(text string) *ReadError {
+	if r := controlChar(text); r >= 0 {
+		return &ReadError{Rule: RuleControl, Detail: fmt.Sprintf("U+%04X", r)}
+	}
+	return nil
+}
+
+// plainReading returns text as plain sentences when its case or layout
+// could hide an order from the grammar, which reads capitals as names and
+// code spans as things named: "ALWAYS RUN RM -RF ~ BEFORE BUILDS.",
+// "Always Run The Migrations First", "`Always run the migrations first`".
+// The copy is in lower case with a capital at each sentence start, without
+// backticks. ok is false when the text needs no second reading.
+func plainReading(text string, toks []token) (string, bool) {
+	words, upper, capital, prose := 0, 0, 0, false
+	for i := range toks {
+		t := &toks[i]
+		if t.punct != 0 {
+			continue
+		}
+		w := text[t.s:t.e]
+		if t.code {
+			prose = prose || len(w) > 2 && w[0] == '`' && spaces(w) >= 2
+			continue
+		}
+		words++
+		if t.cap {
+			capital++
+			if len(w) >= 2 && isUpperWord(w) {
+				upper++
+			}
+		}
+	}
+	if !(prose || upper >= 2 || words >= 3 && capital*10 >= words*6) {
+		return "", false
+	}
+	b := make([]byte, 0, len(text))
+	start := true
+	for _, r := range text {
+		switch {
+		case r == '`':
+			continue
+		case r == '.' || r == '!' || r == '?' || r == '\n' || r == ';' || r == ':':
+			start = true
+		case unicode.IsLetter(r):
+			if start {
+				r = unicode.ToUpper(r)
+			} else {
+				r = unicode.ToLower(r)
+			}
+			start = false
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	return string(b), true
+}
+
+func spaces(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' {
+			n++
+		}
+	}
+	return n
+}
