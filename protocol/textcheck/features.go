@@ -32,20 +32,20 @@ func (h hasher) slot() uint32 { return uint32(h) >> (32 - modelBits) }
 
 // Feature name spaces.
 const (
-	fBias      = 'b'
-	fWord      = 'w'
-	fPair      = 'p'
-	fTag       = 't'
-	fTagPair   = 'q'
-	fOpenWord  = 'o'
-	fOpenTag   = 'r'
-	fOpenPair  = 's'
-	fRule      = 'g'
-	fRuleWord  = 'h'
-	fShape     = 'z'
-	fSuffix    = 'x'
-	fRulePos   = 'j'
-	fOpenTri   = 'u'
+	fBias     = 'b'
+	fWord     = 'w'
+	fPair     = 'p'
+	fTag      = 't'
+	fTagPair  = 'q'
+	fOpenWord = 'o'
+	fOpenTag  = 'r'
+	fOpenPair = 's'
+	fRule     = 'g'
+	fRuleWord = 'h'
+	fShape    = 'z'
+	fSuffix   = 'x'
+	fRulePos  = 'j'
+	fOpenTri  = 'u'
 )
 
 // tagOf is a coarse word class for the model: one letter per token.
