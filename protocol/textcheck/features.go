@@ -28,8 +28,6 @@ func (h hasher) str(s string) hasher {
 	return h
 }
 
-func (h hasher) slot() uint32 { return uint32(h) >> (32 - modelBits) }
-
 // Feature name spaces.
 const (
 	fBias     = 'b'
@@ -119,46 +117,100 @@ func opensClause(toks []token, i int) bool {
 	return false
 }
 
-// appendFeatures appends to dst the feature slots of a tokenized text and
-// of the grammar's verdict on it (rule "" when it passed).
-func appendFeatures(dst []uint32, text string, toks []token, rule, phrase string) []uint32 {
-	dst = append(dst, newHash(fBias).slot())
-	prevWord, prevTag := "^", byte('^')
+// endsSentence: the mark after which the model reads a new sentence.
+func endsSentence(t *token) bool {
+	switch t.punct {
+	case '.', '!', '?', ';':
+		return true
+	}
+	return false
+}
+
+// appendFeatures appends to dst the feature slots of each sentence of a
+// tokenized text, and to ends the end of each sentence's slots in dst. The
+// model scores every sentence on its own and a text by its highest
+// sentence, so an observation in front of an order never dilutes it. The
+// grammar's verdict on the whole text (rule "" when it passed) goes to the
+// sentence its phrase is in.
+func appendFeatures(dst []uint32, ends []int, text string, toks []token, rule, phrase string) ([]uint32, []int) {
+	ruleAt := -1
+	if rule != "" {
+		if at := strings.Index(text, phrase); at >= 0 {
+			for i := range toks {
+				if toks[i].s >= at {
+					ruleAt = i
+					break
+				}
+			}
+		}
+	}
+	for a := 0; a < len(toks) || a == 0; {
+		b := a
+		for b < len(toks) && !endsSentence(&toks[b]) {
+			b++
+		}
+		if b < len(toks) {
+			b++ // the mark belongs to its sentence
+		}
+		r, p := "", ""
+		if ruleAt >= a && ruleAt < b || ruleAt < 0 && rule != "" && a == 0 {
+			r, p = rule, phrase
+		}
+		dst = appendSentence(dst, text, toks[a:b], a == 0, r, p)
+		ends = append(ends, len(dst))
+		if b == a {
+			break
+		}
+		a = b
+	}
+	return dst, ends
+}
+
+// appendSentence appends the features of one sentence. Each word is
+// hashed once; a feature's slot mixes its name space with the hashes of
+// its parts.
+func appendSentence(dst []uint32, text string, toks []token, first bool, rule, phrase string) []uint32 {
+	dst = append(dst, slotOf(fBias, 0, 0))
+	prevWord, prevTag := uint32(newHash('^')), uint32('^')
 	for i := range toks {
 		t := &toks[i]
-		w := t.w
-		if t.code && t.punct == 0 && !t.has(cSymbol) {
-			w = "<code>"
+		var hw uint32
+		switch {
+		case t.code && t.punct == 0 && !t.has(cSymbol):
+			hw = codeHash
+		default:
+			hw = uint32(newHash(0).str(t.w))
 		}
-		tag := tagOf(t)
+		tag := uint32(tagOf(t))
 		dst = append(dst,
-			newHash(fWord).str(w).slot(),
-			newHash(fPair).str(prevWord).byte(' ').str(w).slot(),
-			newHash(fTag).byte(tag).slot(),
-			newHash(fTagPair).byte(prevTag).byte(tag).slot(),
+			slotOf(fWord, hw, 0),
+			slotOf(fPair, prevWord, hw),
+			slotOf(fTag, tag, 0),
+			slotOf(fTagPair, prevTag<<8|tag, 0),
 		)
-		if t.punct == 0 && !t.code && len(w) >= 5 {
-			dst = append(dst, newHash(fSuffix).byte(tag).str(w[len(w)-3:]).slot())
+		if w := t.w; t.punct == 0 && !t.code && len(w) >= 5 {
+			dst = append(dst, slotOf(fSuffix, uint32(newHash(byte(tag)).str(w[len(w)-3:])), 0))
 		}
 		if t.punct == 0 && opensClause(toks, i) {
-			var next, third byte = '$', '$'
+			next, third := uint32('$'), uint32('$')
 			if i+1 < len(toks) {
-				next = tagOf(&toks[i+1])
+				next = uint32(tagOf(&toks[i+1]))
 			}
 			if i+2 < len(toks) {
-				third = tagOf(&toks[i+2])
+				third = uint32(tagOf(&toks[i+2]))
 			}
-			dst = append(dst, newHash(fOpenTri).byte(tag).byte(next).byte(third).slot())
 			dst = append(dst,
-				newHash(fOpenWord).str(w).slot(),
-				newHash(fOpenTag).byte(tag).byte(next).slot(),
-				newHash(fOpenPair).byte(tag).str(w).byte(next).slot(),
+				slotOf(fOpenTri, tag<<16|next<<8|third, 0),
+				slotOf(fOpenWord, hw, 0),
+				slotOf(fOpenTag, tag<<8|next, 0),
+				slotOf(fOpenPair, hw, tag<<8|next),
 			)
 		}
-		prevWord, prevTag = w, tag
+		prevWord, prevTag = hw, tag
 	}
-	dst = append(dst, newHash(fPair).str(prevWord).str(" $").slot(), newHash(fTagPair).byte(prevTag).byte('$').slot())
-	dst = append(dst, newHash(fRule).str(rule).slot())
+	dst = append(dst, slotOf(fPair, prevWord, endHash), slotOf(fTagPair, prevTag<<8|'$', 0))
+	hr := uint32(newHash(0).str(rule))
+	dst = append(dst, slotOf(fRule, hr, 0))
 	if rule != "" {
 		first := phrase
 		for i := 0; i < len(phrase); i++ {
@@ -167,23 +219,13 @@ func appendFeatures(dst []uint32, text string, toks []token, rule, phrase string
 				break
 			}
 		}
-		dst = append(dst, newHash(fRuleWord).str(rule).byte(' ').lower(first).slot())
-		// Where the rule fired: at the text's start, at a sentence's start
-		// or inside one.
-		pos := byte('c')
-		if at := strings.Index(text, phrase); at >= 0 {
-			k := at - 1
-			for k >= 0 && (text[k] == ' ' || text[k] == '*' || text[k] == '_' || text[k] == '"' || text[k] == '\'') {
-				k--
-			}
-			switch {
-			case k < 0:
-				pos = '0'
-			case strings.IndexByte(".!?;:\n", text[k]) >= 0:
-				pos = 's'
-			}
+		dst = append(dst, slotOf(fRuleWord, hr, uint32(newHash(0).lower(first))))
+		// Where the rule fired: at the sentence's start or inside it.
+		pos := uint32('c')
+		if len(toks) > 0 && strings.HasPrefix(text[toks[0].s:], phrase) {
+			pos = '0'
 		}
-		dst = append(dst, newHash(fRulePos).str(rule).byte(pos).slot())
+		dst = append(dst, slotOf(fRulePos, hr, pos))
 	}
 	n := 0
 	for i := range toks {
@@ -191,7 +233,7 @@ func appendFeatures(dst []uint32, text string, toks []token, rule, phrase string
 			n++
 		}
 	}
-	bucket := byte('0')
+	bucket := uint32('0')
 	switch {
 	case n > 30:
 		bucket = '4'
@@ -202,7 +244,27 @@ func appendFeatures(dst []uint32, text string, toks []token, rule, phrase string
 	case n > 5:
 		bucket = '1'
 	}
-	return append(dst, newHash(fShape).byte(bucket).slot())
+	if !first {
+		bucket += 'a' - '0' // a later sentence
+	}
+	return append(dst, slotOf(fShape, bucket, 0))
+}
+
+// The hashes of the word that stands for every code span, and of a
+// sentence's end.
+var (
+	codeHash = uint32(newHash(0).str("<code>"))
+	endHash  = uint32(newHash(0).str("$"))
+)
+
+// slotOf mixes a name space and two hashes into a slot of the table.
+func slotOf(ns byte, a, b uint32) uint32 {
+	h := uint32(ns)*0x9e3779b1 ^ a
+	h *= 0x85ebca77
+	h ^= h>>13 ^ b
+	h *= 0xc2b2ae3d
+	h ^= h >> 16
+	return h >> (32 - modelBits)
 }
 
 // lower hashes s with its ASCII letters lowered.

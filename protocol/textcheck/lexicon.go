@@ -49,6 +49,7 @@ const (
 	cReader                          // [reader]
 	cReport                          // [report]
 	cQuoteNoun                       // [quotenoun]
+	cEnglish                         // [english]
 )
 
 const cFinite = cZ | cPast | cModal // a verb form that carries tense
@@ -90,7 +91,7 @@ var listClass = map[string]uint64{
 	"do": cDo, "neg": cNeg, "particle": cParticle, "modal": cModal, "lead": cLead,
 	"strong": cStrong, "force": cForce, "actor": cActor, "plan": cPlan, "verb": cBase,
 	"outcome": cOutcome | cBase, "time": cTime, "clausal": cClausal, "interjection": cInterjection, "reader": cReader,
-	"report": cReport, "quotenoun": cQuoteNoun,
+	"report": cReport, "quotenoun": cQuoteNoun, "english": cEnglish,
 }
 
 func buildLexicon() map[string]uint64 {

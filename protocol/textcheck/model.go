@@ -56,22 +56,29 @@ func EncodeModel(threshold float32, weights []float32) []byte {
 	return out
 }
 
-// margin is the model's score of a feature list: above the threshold the
-// text reads as an instruction.
-func (m *model) margin(feats []uint32) float32 {
-	var s float32
-	for _, f := range feats {
-		s += m.weights[f]
+// margin is the model's score of a text, the highest of its sentences'
+// (feats[ends[k-1]:ends[k]]): above the threshold it reads as an
+// instruction.
+func (m *model) margin(feats []uint32, ends []int) float32 {
+	best, from := float32(math.Inf(-1)), 0
+	for _, end := range ends {
+		var s float32
+		for _, f := range feats[from:end] {
+			s += m.weights[f]
+		}
+		best = max(best, s)
+		from = end
 	}
-	return s
+	return best
 }
 
 // ModelSlots is the size of the weight table, for the trainer.
 const ModelSlots = 1 << modelBits
 
 // Features returns the feature slots the model reads for text (its
-// normalised reading, with the grammar's verdict), for the trainer.
-func Features(text string) []uint32 {
+// normalised reading, with the grammar's verdict) and the end of each
+// sentence's slots, for the trainer.
+func Features(text string) (feats []uint32, ends []int) {
 	norm := text
 	if !isPlainASCII(text) {
 		norm = normalize(text, true)
@@ -82,7 +89,7 @@ func Features(text string) []uint32 {
 	if e := r.read(); e != nil {
 		rule, phrase = e.Rule, e.Phrase
 	}
-	return appendFeatures(nil, norm, toks, rule, phrase)
+	return appendFeatures(nil, nil, norm, toks, rule, phrase)
 }
 
 // strongest returns the word of text that weighs most toward an order, for
@@ -94,9 +101,10 @@ func (m *model) strongest(text string, toks []token) string {
 		if t.punct != 0 {
 			continue
 		}
-		w := m.weights[newHash(fWord).str(t.w).slot()]
+		hw := uint32(newHash(0).str(t.w))
+		w := m.weights[slotOf(fWord, hw, 0)]
 		if opensClause(toks, i) {
-			w += m.weights[newHash(fOpenWord).str(t.w).slot()]
+			w += m.weights[slotOf(fOpenWord, hw, 0)]
 		}
 		if w > best {
 			best, at = w, i

@@ -2,6 +2,7 @@ package textcheck
 
 import (
 	"fmt"
+	"strings"
 	"strconv"
 	"sync"
 	"unicode"
@@ -71,18 +72,25 @@ func check(text string, raw bool) Verdict {
 	buf := scratchPool.Get().(*scratch)
 	defer buf.release()
 	buf.toks = tokenize(norm, buf.lower(norm), buf.toks[:0])
-	if lang := unsupportedLanguage(text, buf.toks); lang != "" {
-		return Verdict{Unreadable: &ReadError{Rule: RuleLanguage, Detail: lang}}
-	}
-	if e := judge(buf, norm); e != nil {
-		return Verdict{Instruction: e}
+	if v := judgeReading(buf, text, norm); !v.OK() {
+		return v
 	}
 	// Case and layout never hide an order: a text in capitals or Title
-	// Case, or one that wraps prose in a code span, is read again as
-	// plain sentences.
-	if alt, ok := plainReading(norm, buf.toks); ok {
-		if e := readAlone(alt); e != nil {
-			return Verdict{Instruction: e}
+	// Case, or one that wraps prose in a code span or fence, is read again
+	// as plain sentences, and each line of a text of several lines is read
+	// alone too.
+	for _, alt := range plainReadings(norm, buf.toks) {
+		if v := readAlone(alt); !v.OK() {
+			return v
+		}
+	}
+	if strings.IndexByte(norm, '\n') >= 0 || strings.IndexByte(norm, '\r') >= 0 {
+		for _, line := range strings.FieldsFunc(norm, func(r rune) bool { return r == '\n' || r == '\r' }) {
+			if line != norm {
+				if v := readAlone(line); !v.OK() {
+					return v
+				}
+			}
 		}
 	}
 	if !raw {
@@ -91,12 +99,25 @@ func check(text string, raw bool) Verdict {
 	return Verdict{Raw: findRaw(norm, buf.toks)}
 }
 
-// readAlone tokenizes and judges one more reading of a text.
-func readAlone(text string) *InstructionError {
+// readAlone reads one more reading of a text: its own words and their
+// language.
+func readAlone(text string) Verdict {
 	buf := scratchPool.Get().(*scratch)
 	defer buf.release()
 	buf.toks = tokenize(text, buf.lower(text), buf.toks[:0])
-	return judge(buf, text)
+	return judgeReading(buf, text, text)
+}
+
+// judgeReading reads one tokenized reading (norm, the normalised form of
+// text) for its language, then judges it.
+func judgeReading(buf *scratch, text, norm string) Verdict {
+	if lang := unsupportedLanguage(text, buf.toks); lang != "" {
+		return Verdict{Unreadable: &ReadError{Rule: RuleLanguage, Detail: lang}}
+	}
+	if e := judge(buf, norm); e != nil {
+		return Verdict{Instruction: e}
+	}
+	return Verdict{}
 }
 
 // judge reads the tokenized text in buf with the grammar, then lets the
@@ -112,8 +133,8 @@ func judge(buf *scratch, text string) *InstructionError {
 		}
 		rule, phrase = e.Rule, e.Phrase
 	}
-	buf.feats = appendFeatures(buf.feats[:0], text, buf.toks, rule, phrase)
-	if theModel.margin(buf.feats) <= theModel.threshold || !hasWord(buf.toks) {
+	buf.feats, buf.ends = appendFeatures(buf.feats[:0], buf.ends[:0], text, buf.toks, rule, phrase)
+	if theModel.margin(buf.feats, buf.ends) <= theModel.threshold || !hasWord(buf.toks) {
 		return nil
 	}
 	if e != nil {
@@ -147,6 +168,7 @@ type scratch struct {
 	toks  []token
 	low   []byte
 	feats []uint32
+	ends  []int
 }
 
 // lower returns s with ASCII letters lowered, in the scratch buffer:
@@ -159,14 +181,14 @@ func (b *scratch) lower(s string) string {
 
 // release returns the buffers, unless a hostile long text grew them.
 func (b *scratch) release() {
-	if cap(b.toks) <= 256 && cap(b.low) <= 4096 && cap(b.feats) <= 2048 {
+	if cap(b.toks) <= 256 && cap(b.low) <= 4096 && cap(b.feats) <= 2048 && cap(b.ends) <= 64 {
 		b.toks = b.toks[:0]
 		scratchPool.Put(b)
 	}
 }
 
 var scratchPool = sync.Pool{New: func() any {
-	return &scratch{toks: make([]token, 0, 64), low: make([]byte, 0, 256), feats: make([]uint32, 0, 512)}
+	return &scratch{toks: make([]token, 0, 64), low: make([]byte, 0, 256), feats: make([]uint32, 0, 512), ends: make([]int, 0, 8)}
 }}
 
 // appendLowerASCII appends s with ASCII letters lowered, so byte offsets

@@ -67,16 +67,16 @@ const (
 )
 
 // latinLanguages are the languages the identifier chooses among for a text
-// in Latin letters: those it knows well enough on short texts.
+// in Latin letters: English and the languages most written beside it. Its
+// cost grows with their number (about 40,000 instructions each, a
+// fifteenth of a signature check), and it is asked only about the rare text
+// the lexicon cannot call English.
 var latinLanguages = func() map[whatlanggo.Lang]bool {
 	m := map[whatlanggo.Lang]bool{}
 	for _, l := range []whatlanggo.Lang{
 		whatlanggo.Eng, whatlanggo.Spa, whatlanggo.Por, whatlanggo.Fra, whatlanggo.Deu,
 		whatlanggo.Ita, whatlanggo.Nld, whatlanggo.Pol, whatlanggo.Tur, whatlanggo.Swe,
-		whatlanggo.Dan, whatlanggo.Nob, whatlanggo.Fin, whatlanggo.Ces, whatlanggo.Ron, whatlanggo.Jav,
-		whatlanggo.Hun, whatlanggo.Ind, whatlanggo.Vie, whatlanggo.Hrv, whatlanggo.Uzb,
-		whatlanggo.Slv, whatlanggo.Lit, whatlanggo.Lav, whatlanggo.Est, whatlanggo.Tuk,
-		whatlanggo.Tgl, whatlanggo.Afr, whatlanggo.Epo, whatlanggo.Hat,
+		whatlanggo.Ces, whatlanggo.Vie, whatlanggo.Ind, whatlanggo.Ron,
 	} {
 		m[l] = true
 	}
@@ -89,18 +89,21 @@ var latinLanguages = func() map[whatlanggo.Lang]bool {
 // the normalised text's tokens.
 func unsupportedLanguage(text string, toks []token) string {
 	if other, latin := scriptWeights(text); other > latin {
-		// The weights decide; the identifier only names the language.
-		if info := whatlanggo.Detect(text); info.Script != unicode.Latin && info.Lang >= 0 && info.Lang.String() != "" {
-			return info.Lang.String()
+		// The weights decide; the script names what was found.
+		if name := scriptName(whatlanggo.DetectScript(text)); name != "" {
+			return name + " script"
 		}
 		return "another script"
+	}
+	if englishMarker(toks) {
+		return ""
 	}
 	words, english := englishWords(text, toks)
 	if words < minWordsForLanguage {
 		return ""
 	}
 	share := float64(english) / float64(words)
-	if share >= englishShareSure || englishMarker(toks) {
+	if share >= englishShareSure {
 		return ""
 	}
 	info := whatlanggo.DetectWithOptions(text, whatlanggo.Options{Whitelist: latinLanguages})
@@ -135,7 +138,6 @@ func englishWords(text string, toks []token) (words, english int) {
 		}
 		return words, english
 	}
-	text = normalize(text, false) // NFKC, and nothing hidden inside a word
 	inCode, sentenceStart := false, true
 	for i := 0; i < len(text); {
 		r, n := utf8.DecodeRuneInString(text[i:])
@@ -154,12 +156,15 @@ func englishWords(text string, toks []token) (words, english int) {
 		j := i
 		for j < len(text) {
 			r2, n2 := utf8.DecodeRuneInString(text[j:])
-			if !unicode.IsLetter(r2) && r2 != '\'' && r2 != '-' {
+			if !unicode.IsLetter(r2) && r2 != '\'' && r2 != '-' && !ignorable(r2) {
 				break
 			}
 			j += n2
 		}
 		w := text[i:j]
+		if !isPlainASCII(w) {
+			w = normalize(w, false) // nothing hidden inside a word: "Ig\u200bnore"
+		}
 		capital := unicode.IsUpper(r)
 		first := sentenceStart
 		sentenceStart = false
@@ -171,26 +176,31 @@ func englishWords(text string, toks []token) (words, english int) {
 			continue
 		}
 		words++
-		if e := lexicon[strings.ToLower(w)]; e&cKnown != 0 && e&classMask&^(cProper|cDomNoun|cKnown|cPhrase) != 0 {
+		lw := strings.ToLower(w)
+		if e := lexicon[lw]; e&cKnown != 0 && e&classMask&^(cProper|cDomNoun|cKnown|cPhrase) != 0 || englishForm(lw) {
 			english++
 		}
 	}
 	return words, english
 }
 
-// englishMarkers are English function words that other languages written
-// in Latin letters do not use as words: a sentence holding one is English
-// with foreign words in it ("The naïve parser rejects the café's résumé").
-var englishMarkers = map[string]bool{
-	"the": true, "and": true, "is": true, "are": true, "was": true, "were": true, "of": true,
-	"with": true, "when": true, "which": true, "that": true, "this": true, "after": true,
-	"because": true, "does": true, "from": true, "its": true, "has": true, "have": true,
-	"been": true, "will": true, "would": true, "should": true, "than": true, "until": true,
+// scriptName names the scripts whatlanggo tells apart.
+func scriptName(t *unicode.RangeTable) string {
+	for name, table := range unicode.Scripts {
+		if table == t && t != nil {
+			return name
+		}
+	}
+	return ""
 }
 
+// englishMarker: the text holds an English function word that other
+// languages written in Latin letters do not use as a word (lists/words.txt
+// [english]): it is English with foreign words in it ("The naïve parser
+// rejects the café's résumé").
 func englishMarker(toks []token) bool {
 	for i := range toks {
-		if toks[i].punct == 0 && !toks[i].code && englishMarkers[toks[i].w] {
+		if toks[i].has(cEnglish) && !toks[i].code {
 			return true
 		}
 	}
@@ -198,9 +208,25 @@ func englishMarker(toks []token) bool {
 }
 
 // englishWord: the lexicon knows the word as something other than a proper
-// noun (newswire's lexicon lists foreign names such as "la" and "el").
+// noun (newswire's lexicon lists foreign names such as "la" and "el"), or
+// knows the verb or noun it is a form of ("resolves", "overrides").
 func englishWord(t *token) bool {
-	return t.has(cKnown) && !t.has(cUnknown) && t.cls&classMask&^(cProper|cDomNoun|cKnown|cPhrase) != 0
+	if t.has(cKnown) && !t.has(cUnknown) && t.cls&classMask&^(cProper|cDomNoun|cKnown|cPhrase) != 0 {
+		return true
+	}
+	return englishForm(t.w)
+}
+
+// englishForm: w is an inflection of a word the lexicon knows.
+func englishForm(w string) bool {
+	for _, suffix := range [...]string{"s", "es", "ed", "d", "ing", "ly", "er", "ers"} {
+		if len(w) > len(suffix)+2 && w[len(w)-len(suffix):] == suffix {
+			if e := lexicon[w[:len(w)-len(suffix)]]; e&cKnown != 0 && e&classMask&^(cProper|cDomNoun|cKnown|cPhrase) != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isLowerLetters: w is a word of letters (an apostrophe or hyphen inside),
@@ -315,19 +341,23 @@ func checkReadable(text string) *ReadError {
 // plainReading returns text as plain sentences when its case or layout
 // could hide an order from the grammar, which reads capitals as names and
 // code spans as things named: "ALWAYS RUN RM -RF ~ BEFORE BUILDS.",
-// "Always Run The Migrations First", "`Always run the migrations first`".
-// The copy is in lower case with a capital at each sentence start, without
-// backticks. ok is false when the text needs no second reading.
-func plainReading(text string, toks []token) (string, bool) {
+// "Always Run The Migrations First", "`Always run the migrations first`",
+// a code fence around a sentence. The copy is in lower case with a
+// capital at each sentence start, without the fence or the backticks of a
+// span that holds prose (a second copy when the text has one). It returns
+// nil when the text needs no second reading.
+func plainReadings(text string, toks []token) []string {
 	words, upper, capital, prose := 0, 0, 0, false
+	run, longest := 0, 0 // words in capitals in a row
 	for i := range toks {
 		t := &toks[i]
 		if t.punct != 0 {
+			run = 0
 			continue
 		}
 		w := text[t.s:t.e]
 		if t.code {
-			prose = prose || len(w) > 2 && w[0] == '`' && spaces(w) >= 2
+			prose = prose || len(w) > 2 && w[0] == '`' && (spaces(w) >= 2 || len(w) == 2)
 			continue
 		}
 		words++
@@ -335,18 +365,55 @@ func plainReading(text string, toks []token) (string, bool) {
 			capital++
 			if len(w) >= 2 && isUpperWord(w) {
 				upper++
+				run++
+				longest = max(longest, run)
+				continue
 			}
 		}
+		run = 0
 	}
-	if !(prose || upper >= 2 || words >= 3 && capital*10 >= words*6) {
-		return "", false
+	wrapped := len(text) >= 2 && strings.HasPrefix(text, "`") && strings.HasSuffix(text, "`")
+	// Acronyms ("The API returns 503 when the PDB blocks") are no reason:
+	// a second reading costs a whole check.
+	shouting := upper >= 2 && upper*10 >= words*4 || longest >= 3
+	if !(prose || wrapped || shouting || words >= 3 && capital*10 >= words*6) {
+		return nil
 	}
+	if wrapped {
+		mark := "`"
+		if strings.HasPrefix(text, "```") && strings.HasSuffix(text, "```") && len(text) >= 6 {
+			mark = "```"
+		}
+		text = strings.TrimSuffix(strings.TrimPrefix(text, mark), mark)
+		if nl := strings.IndexByte(text, '\n'); nl >= 0 && nl < 20 && !strings.Contains(text[:nl], " ") {
+			text = text[nl+1:] // a fence's language name: "```sh"
+		}
+	}
+	plain := recase(text, false)
+	if !prose {
+		return []string{plain}
+	}
+	return []string{plain, recase(text, true)}
+}
+
+// recase writes text in lower case with a capital at each sentence start;
+// with unwrap, the backticks of code spans that hold prose go too.
+func recase(text string, unwrap bool) string {
 	b := make([]byte, 0, len(text))
 	start := true
-	for _, r := range text {
-		switch {
-		case r == '`':
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if r == '`' {
+			if j := strings.IndexByte(text[i+1:], '`'); j >= 0 && (!unwrap || spaces(text[i+1:i+1+j]) < 2) {
+				b = append(b, text[i:i+j+2]...) // code stays code
+				i += j + 2
+				start = false
+				continue
+			}
+			i += n
 			continue
+		}
+		switch {
 		case r == '.' || r == '!' || r == '?' || r == '\n' || r == ';' || r == ':':
 			start = true
 		case unicode.IsLetter(r):
@@ -358,8 +425,9 @@ func plainReading(text string, toks []token) (string, bool) {
 			start = false
 		}
 		b = utf8.AppendRune(b, r)
+		i += n
 	}
-	return string(b), true
+	return string(b)
 }
 
 func spaces(s string) int {

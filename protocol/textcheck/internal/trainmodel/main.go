@@ -24,6 +24,7 @@ import (
 // example is one labelled sentence with its features.
 type example struct {
 	feats  []uint32
+	ends   []int // the end of each sentence's features
 	label  float64 // 1 instruction, 0 observation
 	weight float64
 	text   string
@@ -84,7 +85,7 @@ func main() {
 		}
 		w := fit(train, uint64(f))
 		for _, i := range test {
-			margins[i] = score(w, data[i].feats)
+			margins[i] = score(w, data[i])
 		}
 	}
 	threshold := chooseThreshold(data, margins, *maxFP)
@@ -156,7 +157,8 @@ func read(path string, weight float64) []example {
 		default:
 			continue
 		}
-		out = append(out, example{feats: textcheck.Features(l.Text), label: label, weight: weight, text: l.Text, set: filepath.Base(path)})
+		feats, ends := textcheck.Features(l.Text)
+		out = append(out, example{feats: feats, ends: ends, label: label, weight: weight, text: l.Text, set: filepath.Base(path)})
 	}
 	return out
 }
@@ -181,9 +183,12 @@ func fit(data []example, seed uint64) []float32 {
 		rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
 		for _, i := range idx {
 			ex := &data[i]
-			p := sigmoid(score64(w, ex.feats))
+			// A text is as much an order as its most order-like sentence
+			// (multiple-instance learning): the gradient goes to that one.
+			top := topSentence(w, ex)
+			p := sigmoid(score64(w, top))
 			grad := (p - ex.label) * ex.weight
-			for _, f := range ex.feats {
+			for _, f := range top {
 				gf := grad + l2*w[f]
 				g2[f] += gf * gf
 				w[f] -= rate * gf / (math.Sqrt(g2[f]) + 1e-8)
@@ -197,6 +202,19 @@ func fit(data []example, seed uint64) []float32 {
 	return out
 }
 
+// topSentence returns the features of ex's highest-scoring sentence.
+func topSentence(w []float64, ex *example) []uint32 {
+	var top []uint32
+	best, from := math.Inf(-1), 0
+	for _, end := range ex.ends {
+		if s := score64(w, ex.feats[from:end]); s > best {
+			best, top = s, ex.feats[from:end]
+		}
+		from = end
+	}
+	return top
+}
+
 func score64(w []float64, feats []uint32) float64 {
 	var s float64
 	for _, f := range feats {
@@ -205,12 +223,19 @@ func score64(w []float64, feats []uint32) float64 {
 	return s
 }
 
-func score(w []float32, feats []uint32) float64 {
-	var s float32
-	for _, f := range feats {
-		s += w[f]
+// score is what the check computes: the highest sentence's margin, in
+// float32.
+func score(w []float32, ex example) float64 {
+	best, from := float32(math.Inf(-1)), 0
+	for _, end := range ex.ends {
+		var s float32
+		for _, f := range ex.feats[from:end] {
+			s += w[f]
+		}
+		best = max(best, s)
+		from = end
 	}
-	return float64(s)
+	return float64(best)
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
