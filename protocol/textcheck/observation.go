@@ -2,8 +2,8 @@ package textcheck
 
 import (
 	"fmt"
-	"strings"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode"
 	"unsafe"

@@ -24,7 +24,7 @@ import (
 // example is one labelled sentence with its features.
 type example struct {
 	feats  []uint32
-	ends   []int // the end of each sentence's features
+	ends   []int   // the end of each sentence's features
 	label  float64 // 1 instruction, 0 observation
 	weight float64
 	text   string
