@@ -289,8 +289,22 @@ func findRaw(text string, toks []token) []RawFinding {
 	return out
 }
 
+// Redaction is what RedactRawDataReport did to a text.
+type Redaction struct {
+	Text string
+	// Draft is set when a placeholder could not stand as the writer's own
+	// words: it would be glued into a word ("build07.[host]", "a
+	// person-dev"), sit inside a command or a `code` span, or the raw data
+	// needed more than one pass. Such a lesson is a draft (SPEC §3): kept
+	// and shown locally, never signed or published, until someone writes
+	// it as a sentence.
+	Draft bool
+	// Reason says why it is a draft.
+	Reason string
+}
+
 // RedactRawData replaces each finding with words that say what was there
-// without carrying it: "a file in the home directory" for ~/.config/x or
+// without carrying it: "a file in the home directory" for ~/src/x or
 // /home/ann/x, "an internal host" for build07.corp.internal, "an internal
 // address" for 10.0.0.1, "an e-mail address", "a token", "a password",
 // "a person" (see rawDescription). Loopback addresses, which name no
@@ -298,17 +312,29 @@ func findRaw(text string, toks []token) []RawFinding {
 // loopback address" for ::1, "the loopback address" for 127.0.0.1), since
 // a lesson reads better so and the address alone is easily lost. It
 // repeats until nothing is found, so its output has no findings.
-func RedactRawData(text string) string {
+func RedactRawData(text string) string { return RedactRawDataReport(text).Text }
+
+// RedactRawDataReport redacts as RedactRawData does and says whether the
+// result is a draft (Redaction.Draft), so the caller keeps it local.
+func RedactRawDataReport(text string) Redaction {
 	text = describeLoopback(text)
-	for {
+	var r Redaction
+	for pass := 0; ; pass++ {
 		found := FindRawData(text)
 		if found == nil {
-			return text
+			r.Text = text
+			return r
+		}
+		if pass > 0 && !r.Draft {
+			r.Draft, r.Reason = true, "raw data left after a redaction"
 		}
 		var b strings.Builder
 		b.Grow(len(text))
 		prev := 0
 		for _, f := range found {
+			if why := rawGlued(text, f); why != "" && !r.Draft {
+				r.Draft, r.Reason = true, why
+			}
 			before := text[prev:f.Start]
 			if f.Kind == "secret" && rawNamedAlready(before) {
 				// "the token ghp_..." is "the token", not "the token a token".
@@ -322,6 +348,40 @@ func RedactRawData(text string) string {
 		b.WriteString(text[prev:])
 		text = b.String()
 	}
+}
+
+// rawGlued says why words put in place of f would not read as a sentence:
+// f is joined to a word or a symbol on either side (so its placeholder
+// would be glued into a host name, a path or a flag), or it sits inside a
+// `code` span, where a placeholder stands for the literal. "" when
+// neither.
+func rawGlued(text string, f RawFinding) string {
+	joins := func(c byte) bool { return rawIsWordByte(c) || strings.IndexByte(`./\-_@:=+~%$#&|*`, c) >= 0 }
+	if f.Start > 0 && joins(text[f.Start-1]) {
+		return "a redaction placeholder would be glued into a word"
+	}
+	if e := f.End; e < len(text) {
+		c := text[e]
+		next := byte(' ')
+		if e+1 < len(text) {
+			next = text[e+1]
+		}
+		switch {
+		case rawIsWordByte(c):
+			return "a redaction placeholder would be glued into a word"
+		case c == '\'' && (next == 's' || next == 'S') && (e+2 == len(text) || !rawIsWordByte(text[e+2])):
+			// "Alice's laptop" reads as "a person's laptop".
+		case joins(c) && (rawIsWordByte(next) || joins(next) && next != '.'):
+			return "a redaction placeholder would be glued into a word"
+		}
+	}
+	if f.Kind == "secret" && (strings.HasPrefix(f.Match, "-") || strings.Contains(f.Match, "=")) {
+		return "a redaction placeholder would stand in a command"
+	}
+	if n := strings.Count(text[:f.Start], "`"); n%2 == 1 && strings.IndexByte(text[f.End:], '`') >= 0 {
+		return "a redaction placeholder would stand inside a code span"
+	}
+	return ""
 }
 
 // rawNamedAlready: the words before a secret name what it is ("the
@@ -387,6 +447,17 @@ func rawDescription(f RawFinding) string {
 		}
 	case "url":
 		return "a URL with credentials"
+	case "host":
+		// A host found with what follows it (rawPrivateHosts).
+		if k := strings.IndexByte(m, '/'); k >= 0 {
+			if strings.ContainsAny(m[k:], ":@") {
+				return "an image on an internal registry"
+			}
+			return "a path on an internal host"
+		}
+		if strings.IndexByte(m, ':') >= 0 {
+			return "a port on an internal host"
+		}
 	}
 	return rawPlaceholder[f.Kind]
 }

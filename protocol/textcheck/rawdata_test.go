@@ -275,3 +275,34 @@ func TestRawDataSpec6(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactRawDataDraft: a redaction whose placeholder would be glued
+// into a word, stand in a command or a code span is a draft (SPEC §3); one
+// that reads as the writer's words is not.
+func TestRedactRawDataDraft(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		draft    bool
+	}{
+		{"build07.corp.internal ran out of disk", "an internal host ran out of disk", false},
+		{"The pull of artifacts.int.example-corp.net/team/app:1.2 fails", "The pull of an image on an internal registry fails", false},
+		{"Alice Johnson's laptop has no Docker", "a person's laptop has no Docker", false},
+		{"The job on ci-runner-12 keeps timing out", "The job on an internal host keeps timing out", false},
+		{"nothing raw here", "nothing raw here", false},
+		{"GOPATH=/opt/go/work is set", "", true},
+		{"The migration job connects as mysql -u app --password=hunter2 and fails", "", true},
+		{"The step `ssh 10.0.0.5 uptime` hangs", "", true},
+		{"The cache key v2-10.1.2.3 changes on every run", "", true},
+	} {
+		r := RedactRawDataReport(c.in)
+		if r.Draft != c.draft || c.want != "" && r.Text != c.want {
+			t.Errorf("RedactRawDataReport(%q) = %+v, want text %q draft %v", c.in, r, c.want, c.draft)
+		}
+		if r.Draft && r.Reason == "" {
+			t.Errorf("RedactRawDataReport(%q): a draft with no reason", c.in)
+		}
+		if FindRawData(r.Text) != nil {
+			t.Errorf("RedactRawDataReport(%q) = %q still holds raw data", c.in, r.Text)
+		}
+	}
+}
