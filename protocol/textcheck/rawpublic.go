@@ -480,7 +480,7 @@ func rawCLIPasswords(text string, add func(kind string, s, e int)) {
 			}
 		case m[4] >= 0: // glued: "-pS3cret" after a user "-u app"
 			v := text[m[4]:m[5]]
-			if strings.Contains(text[:s], " -u") && rawCredValue(v, true) && !rawAllDigits(v) && strings.IndexAny(v, "0123456789") >= 0 && strings.IndexByte(v, ':') < 0 {
+			if strings.Contains(text[:s], " -u") && rawCredValue(v, true) && !rawAllDigits(v) && strings.ContainsAny(v, "0123456789") && strings.IndexByte(v, ':') < 0 {
 				add("secret", s, rawTrimEnd(text, s, m[5]))
 			}
 		}
