@@ -375,7 +375,7 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 		for _, i := range cluster {
 			c.Episodes = append(c.Episodes, episodes[i])
 		}
-		text, by, err := m.writeLesson(ctx, c, &rep.Writers)
+		text, by, draft, err := m.writeLesson(ctx, c, &rep.Writers)
 		if err != nil {
 			rep.Dropped = append(rep.Dropped, err.Error())
 			m.log.Warn("cluster dropped", "err", err)
@@ -387,7 +387,7 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 			return err
 		}
 		if !ok {
-			existing = store.Lesson{Hash: hash, ID: "l-" + hash[:8], Kind: kind, Text: text, Own: true, Layer: LayerPersonal}
+			existing = store.Lesson{Hash: hash, ID: "l-" + hash[:8], Kind: kind, Text: text, Own: true, Layer: LayerPersonal, Draft: draft}
 			rep.NewLessons++
 			rep.Writers.count(&rep.Writers.Written, by)
 		} else {
@@ -441,8 +441,11 @@ func appendEpisode(eps []string, text string) []string {
 // SPEC §6; when a configured writer's sentence fails them the default writer
 // is tried before the cluster is dropped. A writer carried by ctx
 // (WithWriter) takes the configured one's place. by names the writer that
-// wrote it; counts get the refusals and failures.
-func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts *WriterCounts) (text, by string, err error) {
+// wrote it; counts get the refusals and failures. draft is why the
+// sentence is a draft (its redaction left a placeholder that does not read
+// as words, textcheck.Redaction), "" when it may be shared; a later writer
+// is tried for a sentence that is no draft before a draft is taken.
+func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts *WriterCounts) (text, by, draft string, err error) {
 	first := m.write
 	if w := writerFrom(ctx); w != nil {
 		first = w
@@ -452,6 +455,7 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 		writers = append(writers, &consolidate.DefaultWriter{Redact: protocol.RedactRawData})
 	}
 	var errs []error
+	var firstDraft struct{ text, by, why string }
 	for _, w := range writers {
 		name := consolidate.WriterName(w)
 		text, err := w.Write(ctx, c)
@@ -467,7 +471,8 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 			errs = append(errs, err)
 			continue
 		}
-		text = protocol.RedactRawData(text)
+		red := protocol.RedactRawDataReport(text)
+		text = red.Text
 		if err := protocol.CheckLessonText(text); err != nil {
 			counts.count(&counts.Refused, name)
 			if name != "default" {
@@ -476,9 +481,18 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 			errs = append(errs, fmt.Errorf("%q: %w", text, err))
 			continue
 		}
-		return text, name, nil
+		if red.Draft {
+			if firstDraft.text == "" {
+				firstDraft.text, firstDraft.by, firstDraft.why = text, name, red.Reason
+			}
+			continue
+		}
+		return text, name, "", nil
 	}
-	return "", "", fmt.Errorf("no lesson written for a %s cluster of %d events: %w", c.Kind, len(c.Episodes), errors.Join(errs...))
+	if firstDraft.text != "" {
+		return firstDraft.text, firstDraft.by, firstDraft.why, nil
+	}
+	return "", "", "", fmt.Errorf("no lesson written for a %s cluster of %d events: %w", c.Kind, len(c.Episodes), errors.Join(errs...))
 }
 
 // signDirty signs the own lessons that changed and may be shared; the
@@ -520,6 +534,14 @@ func (m *Memory) signDirty(now time.Time, rep *SleepReport) ([]*protocol.Record,
 			// signed again by a sleep: a newer lesson record would outrank
 			// the revocation and bring the lesson back everywhere. Only
 			// `remem publish` of it, a person's choice, does that.
+			l.Dirty = false
+			steps = append(steps, store.Step{Lesson: l})
+			continue
+		}
+		if l.Draft != "" {
+			// A draft is never signed (SPEC §3): it stays local until a
+			// writer has written it as a sentence that passes.
+			rep.KeptLocal++
 			l.Dirty = false
 			steps = append(steps, store.Step{Lesson: l})
 			continue

@@ -27,6 +27,16 @@ func FindRawData(text string) []RawFinding { return textcheck.FindRawData(text) 
 // file in the home directory" (textcheck.RedactRawData).
 func RedactRawData(text string) string { return textcheck.RedactRawData(textcheck.Clean(text)) }
 
+// Redaction is what RedactRawDataReport did; Draft says the result is a
+// draft (SPEC §3) that is kept locally.
+type Redaction = textcheck.Redaction
+
+// RedactRawDataReport redacts as RedactRawData does and says whether the
+// result is a draft.
+func RedactRawDataReport(text string) Redaction {
+	return textcheck.RedactRawDataReport(textcheck.Clean(text))
+}
+
 // CheckAgentText runs every check a text passes before an agent may read
 // it (SPEC §6): readable, an observation, no raw data.
 func CheckAgentText(text string) error {

@@ -117,6 +117,7 @@ func appendLesson(b []byte, l *Lesson) ([]byte, bool) {
 	strs("episodes", l.Episodes)
 	flag("met_before", l.MetBefore)
 	flag("confirmed", l.Confirmed)
+	str("draft", l.Draft, true)
 	flag("published", l.Published)
 	str("layer", l.Layer, true)
 	strs("corroborators", l.Corroborators)
@@ -224,6 +225,8 @@ func decodeLesson(data []byte, l *Lesson) bool {
 			l.Text, ok = d.text()
 		case "layer":
 			l.Layer, ok = d.text()
+		case "draft":
+			l.Draft, ok = d.text()
 		case "seen":
 			var n []byte
 			if n, ok = d.number(); ok {
@@ -273,7 +276,7 @@ var lessonKeys = map[string]int{
 	"hash": 1 << 0, "id": 1 << 1, "kind": 1 << 2, "text": 1 << 3, "seen": 1 << 4, "strength": 1 << 5,
 	"updated": 1 << 6, "own": 1 << 7, "arrived": 1 << 8, "scopes": 1 << 9, "projects": 1 << 10,
 	"episodes": 1 << 11, "met_before": 1 << 12, "confirmed": 1 << 13, "published": 1 << 14,
-	"layer": 1 << 15, "corroborators": 1 << 16, "dirty": 1 << 17,
+	"layer": 1 << 15, "corroborators": 1 << 16, "dirty": 1 << 17, "draft": 1 << 18,
 }
 
 type lessonDecoder struct {

@@ -46,6 +46,10 @@ type Lesson struct {
 	MetBefore bool `json:"met_before,omitempty"`
 	// Confirmed: this memory has signed a confirmation for it.
 	Confirmed bool `json:"confirmed,omitempty"`
+	// Draft: why the lesson is a draft (SPEC §3), e.g. a redaction
+	// placeholder glued into a word; a draft is kept and shown locally and
+	// never signed. Empty for a lesson that may be shared.
+	Draft string `json:"draft,omitempty"`
 	// Published: this memory has signed a lesson record for it.
 	Published bool `json:"published,omitempty"`
 	// Layer: "personal", "domain" or "common".

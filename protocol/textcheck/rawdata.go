@@ -49,7 +49,7 @@ type RawFinding struct {
 // becomes part of a new finding.
 var rawPlaceholder = map[string]string{
 	"path": "a local path", "email": "an e-mail address", "url": "a URL with credentials", "ip": "an IP address",
-	"secret": "a token", "host": "an internal host", "name": "a person",
+	"secret": "a token", "host": "an internal host", "name": "a person", "id": "an internal id",
 }
 
 // A path character: what file names use in practice, minus the characters
@@ -152,20 +152,33 @@ func findRaw(text string, toks []token) []RawFinding {
 			s, e := m[0], rawTrimEnd(text, m[0], m[1])
 			urls = append(urls, [2]int{s, e})
 			u := text[s:e]
+			lowU := strings.ToLower(u)
 			switch {
-			case strings.HasPrefix(strings.ToLower(u), "file://"):
-				addc("path", s, e)
+			case strings.HasPrefix(lowU, "file://"):
+				if !rawPathPublic(u) {
+					addc("path", s, e)
+				}
+			case strings.HasPrefix(lowU, "unix://") || strings.HasPrefix(lowU, "npipe://"):
+				// A socket URL: its path is a file system path.
+				if p := u[strings.Index(u, "://")+3:]; !rawPathPublic(p) && rawPathLike(p) {
+					addc("path", s, e)
+				}
 			case rawURLFlagged(u):
 				addc("url", s, e)
 			}
 		}
 	}
 	if has.has('@') {
+		// The user information of a URL is judged with the URL.
 		for _, m := range rawEmail.FindAllStringIndex(text, -1) {
-			addc("email", m[0], m[1])
+			if !rawSSHClone(text, m[0], m[1]) && !rawInSpans(urls, m[0], m[1]) {
+				addc("email", m[0], m[1])
+			}
 		}
 		for _, m := range rawLocalEmail.FindAllStringIndex(text, -1) {
-			addc("email", m[0], m[1])
+			if !rawInSpans(urls, m[0], m[1]) {
+				addc("email", m[0], m[1])
+			}
 		}
 		for _, m := range rawHandle.FindAllStringSubmatchIndex(text, -1) {
 			if e := m[3]; e >= len(text) || text[e] != '/' && text[e] != '@' && text[e] != '.' {
@@ -178,12 +191,16 @@ func findRaw(text string, toks []token) []RawFinding {
 			continue
 		}
 		for _, m := range p.re.FindAllStringIndex(text, -1) {
-			addc("secret", m[0], m[1])
+			if k := strings.IndexByte(text[m[0]:m[1]], '='); k < 0 || rawCredValue(text[m[0]+k+1:m[1]], true) {
+				addc("secret", m[0], m[1])
+			}
 		}
 	}
 	if slash {
 		for _, m := range rawSystemPath.FindAllStringSubmatchIndex(text, -1) {
-			addc("path", m[2], rawTrimEnd(text, m[2], m[3]))
+			if e := rawTrimEnd(text, m[2], m[3]); !rawPathPublic("/" + text[m[2]:e]) {
+				addc("path", m[2], e)
+			}
 		}
 	}
 	for _, re := range rawPaths {
@@ -196,14 +213,7 @@ func findRaw(text string, toks []token) []RawFinding {
 				s, e = m[0], m[1]
 			}
 			e = rawTrimEnd(text, s, e)
-			inURL := false
-			for _, u := range urls {
-				if s < u[1] && u[0] < e {
-					inURL = true
-					break
-				}
-			}
-			if !inURL && !rawPackagePattern.MatchString(text[s:]) {
+			if !rawInSpans(urls, s, e) && !rawPackagePattern.MatchString(text[s:]) && !rawPathPublic(text[s:e]) {
 				addc("path", s, e)
 			}
 		}
@@ -216,13 +226,26 @@ func findRaw(text string, toks []token) []RawFinding {
 		}
 	}
 	if has.has('.') && rawHasPrivateSuffix(text) {
-		for _, m := range rawHost.FindAllStringIndex(text, -1) {
-			if !(m[1] < len(text) && text[m[1]] == '@') && !(m[0] > 0 && text[m[0]-1] == '@') {
-				addc("host", m[0], m[1])
-			}
-		}
+		rawPrivateHosts(text, addc)
 	}
 	findNames(toks, &found)
+	rawHandlesAndMachines(text, toks, addc)
+	if has.has('<') && has.has('@') {
+		rawChatIDs(text, addc)
+	}
+	if rawHasSpelledDot(text) {
+		for _, m := range rawSpelledEmail.FindAllStringIndex(text, -1) {
+			addc("email", m[0], m[1])
+		}
+	}
+	if has.has('-') && rawMayHoldFlag(text) {
+		rawCLIPasswords(text, addc)
+	}
+	if has.has('_') && rawHasIDPrefix(text) {
+		for _, m := range rawPrefixedID.FindAllStringIndex(text, -1) {
+			addc("id", m[0], m[1])
+		}
+	}
 	if colons >= 2 {
 		rawIPv6Runs(text, func(s, e int) {
 			if s, e, ok := rawIPv6OK(text, s, e); ok {
@@ -232,7 +255,9 @@ func findRaw(text string, toks []token) []RawFinding {
 	}
 	if longRun {
 		for _, m := range rawHex.FindAllStringIndex(text, -1) {
-			addc("secret", m[0], m[1])
+			if !rawPublicDigest(text, m[0]) {
+				addc("secret", m[0], m[1])
+			}
 		}
 		for _, m := range rawBase64.FindAllStringIndex(text, -1) {
 			if rawLooksRandom(text[m[0]:m[1]]) {
@@ -264,8 +289,22 @@ func findRaw(text string, toks []token) []RawFinding {
 	return out
 }
 
+// Redaction is what RedactRawDataReport did to a text.
+type Redaction struct {
+	Text string
+	// Draft is set when a placeholder could not stand as the writer's own
+	// words: it would be glued into a word ("build07.[host]", "a
+	// person-dev"), sit inside a command or a `code` span, or the raw data
+	// needed more than one pass. Such a lesson is a draft (SPEC §3): kept
+	// and shown locally, never signed or published, until someone writes
+	// it as a sentence.
+	Draft bool
+	// Reason says why it is a draft.
+	Reason string
+}
+
 // RedactRawData replaces each finding with words that say what was there
-// without carrying it: "a file in the home directory" for ~/.config/x or
+// without carrying it: "a file in the home directory" for ~/src/x or
 // /home/ann/x, "an internal host" for build07.corp.internal, "an internal
 // address" for 10.0.0.1, "an e-mail address", "a token", "a password",
 // "a person" (see rawDescription). Loopback addresses, which name no
@@ -273,17 +312,29 @@ func findRaw(text string, toks []token) []RawFinding {
 // loopback address" for ::1, "the loopback address" for 127.0.0.1), since
 // a lesson reads better so and the address alone is easily lost. It
 // repeats until nothing is found, so its output has no findings.
-func RedactRawData(text string) string {
+func RedactRawData(text string) string { return RedactRawDataReport(text).Text }
+
+// RedactRawDataReport redacts as RedactRawData does and says whether the
+// result is a draft (Redaction.Draft), so the caller keeps it local.
+func RedactRawDataReport(text string) Redaction {
 	text = describeLoopback(text)
-	for {
+	var r Redaction
+	for pass := 0; ; pass++ {
 		found := FindRawData(text)
 		if found == nil {
-			return text
+			r.Text = text
+			return r
+		}
+		if pass > 0 && !r.Draft {
+			r.Draft, r.Reason = true, "raw data left after a redaction"
 		}
 		var b strings.Builder
 		b.Grow(len(text))
 		prev := 0
 		for _, f := range found {
+			if why := rawGlued(text, f); why != "" && !r.Draft {
+				r.Draft, r.Reason = true, why
+			}
 			before := text[prev:f.Start]
 			if f.Kind == "secret" && rawNamedAlready(before) {
 				// "the token ghp_..." is "the token", not "the token a token".
@@ -297,6 +348,40 @@ func RedactRawData(text string) string {
 		b.WriteString(text[prev:])
 		text = b.String()
 	}
+}
+
+// rawGlued says why words put in place of f would not read as a sentence:
+// f is joined to a word or a symbol on either side (so its placeholder
+// would be glued into a host name, a path or a flag), or it sits inside a
+// `code` span, where a placeholder stands for the literal. "" when
+// neither.
+func rawGlued(text string, f RawFinding) string {
+	joins := func(c byte) bool { return rawIsWordByte(c) || strings.IndexByte(`./\-_@:=+~%$#&|*`, c) >= 0 }
+	if f.Start > 0 && joins(text[f.Start-1]) {
+		return "a redaction placeholder would be glued into a word"
+	}
+	if e := f.End; e < len(text) {
+		c := text[e]
+		next := byte(' ')
+		if e+1 < len(text) {
+			next = text[e+1]
+		}
+		switch {
+		case rawIsWordByte(c):
+			return "a redaction placeholder would be glued into a word"
+		case c == '\'' && (next == 's' || next == 'S') && (e+2 == len(text) || !rawIsWordByte(text[e+2])):
+			// "Alice's laptop" reads as "a person's laptop".
+		case joins(c) && (rawIsWordByte(next) || joins(next) && next != '.'):
+			return "a redaction placeholder would be glued into a word"
+		}
+	}
+	if f.Kind == "secret" && (strings.HasPrefix(f.Match, "-") || strings.Contains(f.Match, "=")) {
+		return "a redaction placeholder would stand in a command"
+	}
+	if n := strings.Count(text[:f.Start], "`"); n%2 == 1 && strings.IndexByte(text[f.End:], '`') >= 0 {
+		return "a redaction placeholder would stand inside a code span"
+	}
+	return ""
 }
 
 // rawNamedAlready: the words before a secret name what it is ("the
@@ -362,6 +447,17 @@ func rawDescription(f RawFinding) string {
 		}
 	case "url":
 		return "a URL with credentials"
+	case "host":
+		// A host found with what follows it (rawPrivateHosts).
+		if k := strings.IndexByte(m, '/'); k >= 0 {
+			if strings.ContainsAny(m[k:], ":@") {
+				return "an image on an internal registry"
+			}
+			return "a path on an internal host"
+		}
+		if strings.IndexByte(m, ':') >= 0 {
+			return "a port on an internal host"
+		}
 	}
 	return rawPlaceholder[f.Kind]
 }
@@ -477,7 +573,7 @@ func rawHasPrivateSuffix(text string) bool {
 	return false
 }
 
-var rawPrivateSuffixes = []string{"internal", "intranet", "corp", "lan", "local", "home", "private", "priv", "intra"}
+var rawPrivateSuffixes = []string{"int", "corp", "lan", "local", "home", "private", "priv"}
 
 // byteSet is a set of byte values.
 type byteSet [4]uint64
@@ -520,8 +616,17 @@ func rawURLFlagged(u string) bool {
 	if k := strings.IndexAny(rest, "/?#"); k >= 0 {
 		auth = rest[:k]
 	}
-	if strings.Contains(auth, "@") {
-		return true
+	if k := strings.LastIndexByte(auth, '@'); k >= 0 {
+		// "git@" of an SSH clone URL and documented default credentials
+		// ("guest:guest@") carry nothing private.
+		user, pass, hasPass := strings.Cut(auth[:k], ":")
+		user, pass = strings.ToLower(user), strings.ToLower(pass)
+		switch {
+		case !hasPass && (user == "git" || user == "anonymous" || rawLists.defaultCred[user]):
+		case hasPass && rawLists.defaultCred[user] && (rawLists.defaultCred[pass] || pass == ""):
+		default:
+			return true
+		}
 	}
 	if k := strings.IndexByte(rest, '?'); k >= 0 && k+1 < len(rest) {
 		return true
@@ -554,8 +659,9 @@ func rawIPv4OK(text string, s, e int) bool {
 		return false // "version 10.2.3.4", "the 1.0.0.0 assembly version"
 	}
 	a, ok := rawParseIPv4(text[s:ipEnd])
-	// Loopback and unspecified addresses name no machine.
-	return ok && !a.IsLoopback() && !a.IsUnspecified()
+	// Loopback and unspecified addresses name no machine, nor do the
+	// well-known special ones.
+	return ok && !a.IsLoopback() && !a.IsUnspecified() && !rawIPPublic(a.String())
 }
 
 // rawParseIPv4 parses four decimal octets, leading zeros allowed
@@ -641,7 +747,7 @@ func rawIPv6OK(text string, s, e int) (int, int, bool) {
 		return 0, 0, false
 	}
 	a, err := netip.ParseAddr(cand)
-	return s, e, err == nil && a.Is6() && !a.IsLoopback() && !a.IsUnspecified()
+	return s, e, err == nil && a.Is6() && !a.IsLoopback() && !a.IsUnspecified() && !rawIPPublic(a.String())
 }
 
 // rawLooksRandom: upper case, lower case and digits all present, and runs
@@ -675,4 +781,65 @@ func rawIsDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func rawIsWordByte(c byte) bool {
 	return c == '_' || rawIsDigit(c) || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+}
+
+// rawPathLike: p starts like a file system path.
+func rawPathLike(p string) bool {
+	return strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || len(p) > 2 && p[1] == ':'
+}
+
+// rawSSHClone: text[s:e], an address, is the "git@host" of an SSH clone
+// URL ("git@github.com:org/repo.git"), which names a repository, not a
+// person. A private host is found by the host finder.
+func rawSSHClone(text string, s, e int) bool {
+	return e < len(text) && text[e] == ':' && strings.EqualFold(text[s:min(e, s+4)], "git@")
+}
+
+// rawMayHoldFlag: text may give a secret as a command-line value, which
+// rawCLIPasswords needs.
+func rawMayHoldFlag(text string) bool {
+	for _, w := range []string{"ass", "ASS", "wd", "WD", "oken", "OKEN", "ecret", "ECRET", "key", "KEY", "-p", "-P"} {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawHasIDPrefix: a word ends in "_" after a prefix rawPrefixedID knows.
+func rawHasIDPrefix(text string) bool {
+	for i := 2; i < len(text); i++ {
+		if text[i] == '_' {
+			switch {
+			case i >= 2 && (text[i-2:i] == "ws"),
+				i >= 3 && (text[i-3:i] == "cus" || text[i-3:i] == "sub" || text[i-3:i] == "org" || text[i-3:i] == "usr"),
+				i >= 4 && (text[i-4:i] == "acct" || text[i-4:i] == "proj" || text[i-4:i] == "cust" || text[i-4:i] == "team"),
+				i >= 6 && text[i-6:i] == "tenant":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rawPublicDigest: the hex run at s follows a digest algorithm
+// ("sha256:…", "@sha256:…"): a content digest, public, not a secret.
+func rawPublicDigest(text string, s int) bool {
+	before := strings.ToLower(text[max(0, s-7):s])
+	for _, p := range []string{"sha256:", "sha512:", "sha384:", "sha1:", "sha224:", "md5:", "blake3:", "sha256-"} {
+		if strings.HasSuffix(before, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawInSpans: text[s:e] overlaps one of spans.
+func rawInSpans(spans [][2]int, s, e int) bool {
+	for _, u := range spans {
+		if s < u[1] && u[0] < e {
+			return true
+		}
+	}
+	return false
 }

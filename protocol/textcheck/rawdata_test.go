@@ -13,7 +13,8 @@ func TestFindRawData(t *testing.T) {
 	}{
 		// Paths.
 		{"The cache lives in /home/alice/.cache/remem", "path", "/home/alice/.cache/remem"},
-		{"Config is read from ~/.config/remem/config.toml.", "path", "~/.config/remem/config.toml"},
+		{"Config is read from ~/.config/remem/config.toml.", "", ""}, // a tool's path as a pattern
+		{"The build runs in ~/src/acme-billing/api.", "path", "~/src/acme-billing/api"},
 		{"The script calls ./scripts/build.sh twice", "path", "./scripts/build.sh"},
 		{"The import ../internal breaks", "path", "../internal"},
 		{`The log is in C:\Users\bob\AppData\log.txt`, "path", `C:\Users\bob\AppData\log.txt`},
@@ -21,11 +22,14 @@ func TestFindRawData(t *testing.T) {
 		{`The share \\fileserver\builds is slow`, "path", `\\fileserver\builds`},
 		{"GOPATH=/opt/go/work is set", "path", "/opt/go/work"},
 		{"The handler in src/server/handlers/auth.go panics", "path", "src/server/handlers/auth.go"},
-		{"It reads $HOME/.netrc first", "path", "$HOME/.netrc"},
-		{"See file:///etc/hosts for the override", "path", "file:///etc/hosts"},
+		{"It reads $HOME/.netrc first", "", ""},
+		{"See file:///etc/hosts for the override", "", ""},
+		{"It opened file:///home/kim/notes/todo.txt", "path", "file:///home/kim/notes/todo.txt"},
+		{"DOCKER_HOST=unix:///home/kim/.docker/run/docker.sock was set", "path", "unix:///home/kim/.docker/run/docker.sock"},
 		// E-mail.
 		{"Mail alice.smith+ci@example.co.uk about it", "email", "alice.smith+ci@example.co.uk"},
-		{"The remote git@github.com:org/repo is private", "email", "git@github.com"},
+		{"The remote git@github.com:org/repo.git is cloned", "", ""},
+		{"Mail kim at example dot org about it", "email", "kim at example dot org"},
 		// URLs.
 		{"Clone https://bob:hunter2@git.example.com/repo.git", "url", "https://bob:hunter2@git.example.com/repo.git"},
 		{"The hook posts to https://hooks.example.com/x?token=abc123.", "url", "https://hooks.example.com/x?token=abc123"},
@@ -41,7 +45,8 @@ func TestFindRawData(t *testing.T) {
 		{"The 1.0.0.0 assembly version confused NuGet", "", ""},
 		{"The runner at 10.0.03.017 ran out of disk", "ip", "10.0.03.017"},
 		{"The host build07.home ran out of disk", "host", "build07.home"},
-		{"The log at var/log/syslog filled up", "path", "var/log/syslog"},
+		{"The log at var/log/syslog filled up", "", ""},
+		{"The log at home/alice/app.log filled up", "path", "home/alice/app.log"},
 		{"The PR from @jdoe broke the tests", "name", "@jdoe"},
 		{"The @babel/core update broke the build", "", ""},
 		{"Mail to alice@localhost bounced", "email", "alice@localhost"},
@@ -173,17 +178,131 @@ func TestRedactRawDataSaysWhatWasThere(t *testing.T) {
 		{"the dev server listens on 127.0.0.1:3000 only", "the dev server listens on port 3000 on the loopback address only"},
 		{"it binds 127.0.0.1, not 0.0.0.0", "it binds the loopback address, not 0.0.0.0"},
 		{"version 127.0.0.1 of the tool", "version 127.0.0.1 of the tool"},
-		{"the CLI reads ~/.config/tool/config.toml", "the CLI reads a file in the home directory"},
+		{"the CLI reads ~/projects/tool/config.toml", "the CLI reads a file in the home directory"},
 		{"permission denied reading /home/ann/app/.env", "permission denied reading a file in the home directory"},
 		{"the cache at cache.build.internal is read-only", "the cache at an internal host is read-only"},
 		{"mail to ops@example.com bounces", "mail to an e-mail address bounces"},
 		{"ssh deploy@build07.corp.internal fails", "ssh an account on an internal host fails"},
 		{"the token ghp_abcdefghijklmnopqrstuvwxyz0123 expired", "the token expired"},
 		{"Postgres on 10.2.3.4:5432 refuses", "Postgres on port 5432 on an internal address refuses"},
-		{"the hosts file /etc/hosts is stale", "the hosts file a system file is stale"},
+		{"the hosts file /etc/hosts is stale", "the hosts file /etc/hosts is stale"},
 	} {
 		if got := RedactRawData(c.in); got != c.want {
 			t.Errorf("RedactRawData(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestRawDataSpec6 holds the examples SPEC §6 gives of what is raw and
+// what is public, and the two conformance vectors about raw data
+// (conformance/records.jsonl "public-system-path-is-not-raw" and
+// "password-on-command-line").
+func TestRawDataSpec6(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		raw  bool
+	}{
+		// conformance/records.jsonl
+		{"apt keeps downloaded packages in /var/cache/apt/archives until the cache is cleaned", false},
+		{"The migration job connects as mysql -u app --password=hunter2 and fails once the secret rotates", true},
+
+		// Raw: people.
+		{"The flaky test was muted by kpatel last week", true},
+		{"The fix sits on the branch rnguyen/hotfix-login until review", true},
+		{"The branch alice/fix-login rebased cleanly", true},
+		{"The alert pinged <@W012ABCDE> at night", true},
+		{"The reviewer @mkowalski asked for a benchmark", true},
+		{"The cron job mails maria.garcia when it fails", true},
+		{"Reports go to kim at example dot org every Monday", true},
+		{"Reports go to kim [at] example [dot] org every Monday", true},
+		// Raw: paths.
+		{"The cache sat in /home/kim/.cache/pip and filled the disk", true},
+		{"Xcode writes to /Users/jdoe/Library/Developer and fills the disk", true},
+		{`The build wrote C:\Users\kpatel\AppData\Local\Temp\x.log`, true},
+		{"The service reads file:///home/kim/app/config.yaml at start", true},
+		{"The daemon listens on unix:///home/kim/.run/agent.sock only", true},
+		{"The job writes to /srv/acme-billing/exports every night", true},
+		// Raw: hosts, images, addresses, ids.
+		{"build07.corp.internal ran out of disk", true},
+		{"The image artifacts.int.example-corp.net/team/app:1.2 fails to pull", true},
+		{"The job on ci-runner-12 keeps timing out", true},
+		{"The database at 10.20.30.40 refuses connections", true},
+		{"The bucket belongs to account 123456789012 and denies the role", true},
+		{"The tenant 7c9e6679-7425-40de-944b-e07fc1f90ae7 has no licence left", true},
+		{"The refund for customer 48213 failed twice", true},
+		// Raw: secrets.
+		{"The script runs psql --password hunter2 against staging", true},
+		{"The backup calls mysqldump -u root -P 'x9Fq2!kd' nightly", true},
+		{"Cloning https://deploy:s3cretPass@git.example.com/app.git failed", true},
+		{"The header carried eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc_DEF-123 in the log", true},
+
+		// Not raw: public and well-known things.
+		{"The fonts live in /usr/local/share/fonts on Debian", false},
+		{"Edits to /etc/hosts take effect at once", false},
+		{"npm keeps its cache in $HOME/.npm by default", false},
+		{"GitHub Actions checks out into /home/runner/work on Linux runners", false},
+		{"Homebrew installs into /opt/homebrew on Apple silicon", false},
+		{"The Docker socket is /var/run/docker.sock on Linux", false},
+		{"DOCKER_HOST=unix:///var/run/docker.sock works on Linux hosts", false},
+		{"Images pulled from registry.k8s.io are signed", false},
+		{"The docs on github.com moved last week", false},
+		{"The container reaches the host at 172.17.0.1 by default", false},
+		{"host.docker.internal resolves only on Docker Desktop", false},
+		{"The metadata endpoint 169.254.169.254 needs a token with IMDSv2", false},
+		{"The Android emulator reaches the host at 10.0.2.2", false},
+		{"Pods reach the API at kubernetes.default.svc.cluster.local", false},
+		{"The postgres image uses postgres:postgres unless POSTGRES_PASSWORD is set", false},
+		{"RabbitMQ accepts amqp://guest:guest@localhost:5672 only from loopback", false},
+		{"Cloning git@github.com:golang/go.git over SSH needs a key", false},
+		{"The fix is in version 2.4.1 and closes CVE-2024-3094", false},
+		{"The image golang@sha256:4a3b7c2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b is pinned", false},
+		{"Chrome 124.0.6367.91 broke the file picker", false},
+		{"Grafana and Ansible both read the same inventory", false},
+		{"Jenkins keeps the old workspace after Hugo builds the site", false},
+		{"Ruby 3.3 and Julia 1.10 both ship with the image", false},
+		{"The --password-stdin flag keeps the secret out of the shell history", false},
+		{"The --password flag prompts when no value follows", false},
+		{"The tool reads --password=$DB_PASSWORD from the environment", false},
+		{"Port mapping -p 8080:80 exposes the app", false},
+		{"The db2 client and the web3 library both broke", false},
+		{"The Next.js .env.local file overrides .env", false},
+		{"The account has 3 users and the tenant has 2 projects", false},
+		{"UTF-8 and x86-64 builds differ on ubuntu-22.04 and windows-2022 runners", false},
+	} {
+		got := FindRawData(c.text)
+		if (got != nil) != c.raw {
+			t.Errorf("FindRawData(%q) = %+v, want raw=%v", c.text, got, c.raw)
+		}
+	}
+}
+
+// TestRedactRawDataDraft: a redaction whose placeholder would be glued
+// into a word, stand in a command or a code span is a draft (SPEC §3); one
+// that reads as the writer's words is not.
+func TestRedactRawDataDraft(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		draft    bool
+	}{
+		{"build07.corp.internal ran out of disk", "an internal host ran out of disk", false},
+		{"The pull of artifacts.int.example-corp.net/team/app:1.2 fails", "The pull of an image on an internal registry fails", false},
+		{"Alice Johnson's laptop has no Docker", "a person's laptop has no Docker", false},
+		{"The job on ci-runner-12 keeps timing out", "The job on an internal host keeps timing out", false},
+		{"nothing raw here", "nothing raw here", false},
+		{"GOPATH=/opt/go/work is set", "", true},
+		{"The migration job connects as mysql -u app --password=hunter2 and fails", "", true},
+		{"The step `ssh 10.0.0.5 uptime` hangs", "", true},
+		{"The cache key v2-10.1.2.3 changes on every run", "", true},
+	} {
+		r := RedactRawDataReport(c.in)
+		if r.Draft != c.draft || c.want != "" && r.Text != c.want {
+			t.Errorf("RedactRawDataReport(%q) = %+v, want text %q draft %v", c.in, r, c.want, c.draft)
+		}
+		if r.Draft && r.Reason == "" {
+			t.Errorf("RedactRawDataReport(%q): a draft with no reason", c.in)
+		}
+		if FindRawData(r.Text) != nil {
+			t.Errorf("RedactRawDataReport(%q) = %q still holds raw data", c.in, r.Text)
 		}
 	}
 }

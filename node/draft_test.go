@@ -1,0 +1,35 @@
+package node
+
+import (
+	"context"
+	"testing"
+
+	"github.com/remem/remem/node/consolidate"
+	"github.com/remem/remem/protocol"
+)
+
+// A lesson whose redaction leaves a placeholder standing in a command is a
+// draft (SPEC §3): it is kept locally with the reason and never signed.
+func TestRedactionDraftIsKeptLocal(t *testing.T) {
+	m, project := openTest(t, nil)
+	if _, err := m.Remember([]protocol.Event{failure(project, "s1", "the migration job runs mysql -u app --password=hunter2 and fails once the secret rotates")}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := m.Sleep(WithWriter(context.Background(), &consolidate.DefaultWriter{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.NewLessons != 1 || rep.Signed != 0 || rep.KeptLocal != 1 {
+		t.Fatalf("sleep: %+v %v", rep, rep.Dropped)
+	}
+	lessons, err := m.store.Lessons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lessons) != 1 || lessons[0].Draft == "" || protocol.FindRawData(lessons[0].Text) != nil {
+		t.Fatalf("lessons %+v", lessons)
+	}
+	if lines, _ := m.OwnLines(""); len(lines) != 0 {
+		t.Fatalf("a draft was signed: %s", lines)
+	}
+}
