@@ -68,6 +68,18 @@ func Lines(s string) string {
 	return strings.Join(parts, "\n")
 }
 
+// Texts is Text of each of ss (names, scopes, layers), nil for nil.
+func Texts(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = Text(s)
+	}
+	return out
+}
+
 // Quote is s as escaped data, always in double quotes, as Go's %q writes
 // it but with every non-graphic character escaped: for what a person may
 // see only as data, such as a record's unknown members.
