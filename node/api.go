@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/remem/remem/commons"
+	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/protocol"
 )
 
@@ -189,7 +190,10 @@ type apiError struct {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
+	// JSON is data; written through the display net it stays the same
+	// data, with no raw C1, DEL or bidi character for a terminal that
+	// shows it (curl).
+	enc := json.NewEncoder(display.NewWriter(w))
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // the client went away: nothing left to tell it
 }

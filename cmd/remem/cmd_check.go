@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/protocol"
 )
 
@@ -59,13 +60,13 @@ Examples:
 				if out.Observation {
 					fmt.Fprintln(w, "observation: yes")
 				} else {
-					fmt.Fprintln(w, "observation: no,", out.Instruction)
+					fmt.Fprintln(w, "observation: no,", display.Text(out.Instruction))
 				}
 				for _, f := range out.RawData {
-					fmt.Fprintf(w, "raw data: %s %q at bytes %d-%d\n", f.Kind, f.Match, f.Start, f.End)
+					fmt.Fprintf(w, "raw data: %s %s at bytes %d-%d\n", f.Kind, display.Quote(f.Match), f.Start, f.End)
 				}
 				if out.Problem != "" {
-					fmt.Fprintln(w, "problem:", out.Problem)
+					fmt.Fprintln(w, "problem:", display.Text(out.Problem))
 				}
 				if out.MayBeLesson {
 					fmt.Fprintln(w, "may be a lesson: yes")

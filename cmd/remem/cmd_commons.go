@@ -13,6 +13,7 @@ import (
 
 	"github.com/remem/remem/commons"
 	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/internal/progress"
 	"github.com/remem/remem/node"
 )
@@ -218,7 +219,7 @@ func commonsPull(c *cli.Context) (err error) {
 		return err
 	}
 	for _, r := range rep.Refusals {
-		fmt.Fprintln(c.App.ErrWriter, "refused:", r)
+		fmt.Fprintln(c.App.ErrWriter, "refused:", display.Text(fmt.Sprint(r)))
 	}
 	fmt.Fprintf(c.App.Writer, "listed %d, fetched %d, unchanged %d, accepted %d records, refused %d lines, failed %d, %d bytes\n",
 		rep.Listed, rep.Fetched, rep.Unchanged+rep.NotModified, rep.Accepted, sum(rep.Refused), rep.Failed, rep.Bytes)

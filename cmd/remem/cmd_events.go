@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/protocol"
 )
@@ -66,7 +67,7 @@ func ingestInput(c *cli.Context) (string, []byte, error) {
 
 func printIngest(c *cli.Context, rep node.IngestReport) error {
 	for _, r := range rep.Rejected {
-		fmt.Fprintf(c.App.ErrWriter, "%s\n", r)
+		fmt.Fprintln(c.App.ErrWriter, display.Text(r.String()))
 	}
 	fmt.Fprintf(c.App.Writer, "taken %d, duplicates %d, rejected %d\n", rep.Taken, rep.Duplicates, len(rep.Rejected))
 	return nil
@@ -171,7 +172,7 @@ Examples:
 			}, func(rep node.SleepReport) error {
 				fmt.Fprintln(c.App.Writer, rep)
 				for _, d := range rep.Dropped {
-					fmt.Fprintln(c.App.ErrWriter, "dropped:", d)
+					fmt.Fprintln(c.App.ErrWriter, "dropped:", display.Text(fmt.Sprint(d)))
 				}
 				return nil
 			})

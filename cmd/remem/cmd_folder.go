@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/remem/remem/folder"
+	"github.com/remem/remem/internal/display"
 )
 
 func folderCommand() *cli.Command {
@@ -55,7 +56,7 @@ func folderSync(c *cli.Context) (err error) {
 			}
 		} else {
 			for _, r := range res.Report.Refused {
-				fmt.Fprintln(c.App.ErrWriter, "refused:", r)
+				fmt.Fprintln(c.App.ErrWriter, "refused:", display.Text(fmt.Sprint(r)))
 			}
 			fmt.Fprintf(c.App.Writer, "%s: wrote own file: %v; read %d files: accepted %d, refused %d, failed %d\n",
 				time.Now().Format(time.TimeOnly), res.Wrote, res.Report.Files, res.Report.Accepted, len(res.Report.Refused), res.Report.Failed)
@@ -67,7 +68,7 @@ func folderSync(c *cli.Context) (err error) {
 	}
 	w, err := folder.NewWatcher(dir, c.Duration("interval"), func() {
 		if err := once(); err != nil {
-			fmt.Fprintln(c.App.ErrWriter, "sync failed (will retry on the next change):", err)
+			fmt.Fprintln(c.App.ErrWriter, "sync failed (will retry on the next change):", display.Text(err.Error()))
 		}
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/protocol"
 )
@@ -42,7 +43,7 @@ Examples:
 // printImport names every refused line and sums up by reason.
 func printImport(c *cli.Context, name string, rep node.ReceiveReport) error {
 	for _, r := range rep.Refused {
-		fmt.Fprintf(c.App.Writer, "%s:%d: refused: %s\n", name, r.Line, r.Detail)
+		fmt.Fprintf(c.App.Writer, "%s:%d: refused: %s\n", display.Text(name), r.Line, display.Text(r.Detail))
 	}
 	fmt.Fprintf(c.App.Writer, "accepted %d, duplicate %d, skipped %d, refused %d", rep.Accepted, rep.Duplicate, rep.Skipped, len(rep.Refused))
 	reasons := make([]string, 0, len(rep.ByReason))

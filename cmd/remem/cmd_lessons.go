@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/protocol"
 )
@@ -153,10 +152,10 @@ Examples:
 
 func printProvenance(c *cli.Context, p node.Provenance) error {
 	w := c.App.Writer
-	fmt.Fprintf(w, "%s  %s\n", p.Hash, printable(p.Text))
+	fmt.Fprintf(w, "%s  %s\n", p.Hash, display.Text(p.Text))
 	fmt.Fprintf(w, "kind %s, strength %.2f, seen %d\n", p.Kind, p.Strength, p.Seen)
-	fmt.Fprintf(w, "strength %.2f, %s\n", p.Strength, orNone(p.StrengthReason))
-	fmt.Fprintf(w, "state %s: %s\n", p.State, p.StateReason)
+	fmt.Fprintf(w, "strength %.2f, %s\n", p.Strength, orNone(display.Text(p.StrengthReason)))
+	fmt.Fprintf(w, "state %s: %s\n", p.State, display.Text(p.StateReason))
 	fmt.Fprintf(w, "author %s; origins %s\n", orNone(p.Author), list(p.Origins))
 	fmt.Fprintf(w, "confirmers %s\n", list(p.Confirmers))
 	fmt.Fprintf(w, "layers %s\n", list(p.Layers))
@@ -167,37 +166,29 @@ func printProvenance(c *cli.Context, p node.Provenance) error {
 	t := table(w)
 	fmt.Fprintln(t, "  TYPE\tORIGIN\tSIGNED\tARRIVED\tSCOPES")
 	for _, r := range p.Records {
-		fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%s\n", r.Type, r.Origin, protocol.FormatTime(r.Time), protocol.FormatTime(r.Arrived), strings.Join(r.Scopes, ","))
+		fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%s\n", r.Type, r.Origin, protocol.FormatTime(r.Time), protocol.FormatTime(r.Arrived), display.Text(strings.Join(r.Scopes, ",")))
 	}
 	if err := t.Flush(); err != nil {
 		return err
 	}
 	for _, r := range p.Records {
 		if r.Reason != "" {
-			fmt.Fprintf(w, "%s by %s, reason: %q\n", r.Type, r.Origin, r.Reason)
+			fmt.Fprintf(w, "%s by %s, reason: %s\n", r.Type, r.Origin, display.Quote(r.Reason))
 		}
 		for _, name := range slices.Sorted(maps.Keys(r.Unknown)) {
-			fmt.Fprintf(w, "%s by %s carries an unknown member %q: %q (never shown to agents)\n", r.Type, r.Origin, name, r.Unknown[name])
+			fmt.Fprintf(w, "%s by %s carries an unknown member %s: %s (never shown to agents)\n", r.Type, r.Origin, display.Quote(name), display.Quote(r.Unknown[name]))
 		}
 	}
 	return nil
 }
 
-// printable escapes what a terminal would act on (control and format
-// characters), so a received text is shown as data.
-func printable(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) < 0 {
-		return s
-	}
-	q := strconv.QuoteToGraphic(s)
-	return q[1 : len(q)-1]
-}
-
+// list joins names for a line, each escaped: scopes and layers may be a
+// peer's or a file's words.
 func list(ss []string) string {
 	if len(ss) == 0 {
 		return "none"
 	}
-	return strings.Join(ss, ", ")
+	return display.Text(strings.Join(ss, ", "))
 }
 
 func orNone(s string) string {

@@ -104,7 +104,7 @@ Examples:
 					}
 					continue
 				}
-				if _, err := fmt.Fprintln(c.App.Writer, l); err != nil {
+				if _, err := fmt.Fprintln(rawOut(c), l); err != nil {
 					return err
 				}
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/node"
 )
 
@@ -56,7 +57,7 @@ func printShares(c *cli.Context, s node.ShareSettings) error {
 	w := table(c.App.Writer)
 	fmt.Fprintln(w, "PROJECT\tERRORS\tCORRECTIONS\tSURPRISES")
 	for _, p := range s.Projects {
-		fmt.Fprintf(w, "%s\tyes\t%s\t%s\n", p.Project, yes(p.Corrections), yes(p.Surprises))
+		fmt.Fprintf(w, "%s\tyes\t%s\t%s\n", display.Text(p.Project), yes(p.Corrections), yes(p.Surprises))
 	}
 	return w.Flush()
 }
@@ -109,7 +110,7 @@ func printRecall(c *cli.Context, views []node.LessonView) error {
 		return nil
 	}
 	for _, v := range views {
-		fmt.Fprintf(c.App.Writer, "- %s (%s, strength %.2f, %d confirmers) [%s]\n", v.Text, v.State, v.Strength, len(v.Confirmers), v.Hash)
+		fmt.Fprintf(c.App.Writer, "- %s (%s, strength %.2f, %d confirmers) [%s]\n", display.Text(v.Text), v.State, v.Strength, len(v.Confirmers), v.Hash)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/protocol"
 )
@@ -127,7 +128,7 @@ func showPeers(c *cli.Context) error {
 		if rtt == "" {
 			rtt = "-"
 		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%.2f\t%v\t%s\n", p.ID, p.Origin, p.Kind, rtt, p.Score, p.Topics, addr)
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n", display.Text(p.ID), display.Text(p.Origin), display.Text(p.Kind), rtt, p.Score, list(p.Topics), display.Text(addr))
 	}
 	return t.Flush()
 }
@@ -169,7 +170,7 @@ func showStatus(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "records    %d\nlessons    %d\n", st.Records, st.Lessons)
 	if !st.Writers.Empty() {
-		fmt.Fprintf(w, "writers    %s\n", st.Writers)
+		fmt.Fprintf(w, "writers    %s\n", display.Text(fmt.Sprint(st.Writers)))
 	}
 	fmt.Fprintf(w, "received   %d (accepted %d, duplicate %d, skipped %d)\n", st.Stats.Received, st.Stats.Accepted, st.Stats.Duplicate, st.Stats.Skipped)
 	reasons := make([]string, 0, len(st.Refused))
@@ -178,7 +179,7 @@ func showStatus(c *cli.Context) error {
 	}
 	sort.Strings(reasons)
 	for _, r := range reasons {
-		fmt.Fprintf(w, "refused    %s: %d\n", r, st.Refused[protocol.Reason(r)])
+		fmt.Fprintf(w, "refused    %s: %d\n", display.Text(r), st.Refused[protocol.Reason(r)])
 	}
 	return nil
 }

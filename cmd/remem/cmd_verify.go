@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/protocol"
 )
 
@@ -69,7 +70,7 @@ Examples:
 				case protocol.Accept:
 					fmt.Fprintf(c.App.Writer, "%s:%d: accept %s %s from %s\n", name, l.N, out.Type, out.Hash, out.Origin)
 				default:
-					fmt.Fprintf(c.App.Writer, "%s:%d: %s: %s\n", name, l.N, out.Verdict, out.Reason)
+					fmt.Fprintf(c.App.Writer, "%s:%d: %s: %s\n", display.Text(name), l.N, out.Verdict, display.Text(out.Reason))
 				}
 			}
 			if !c.Bool("json") {

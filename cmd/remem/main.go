@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/internal/version"
 	"github.com/remem/remem/protocol"
 )
@@ -22,6 +23,9 @@ func main() {
 	app := newApp()
 	err := app.RunContext(ctx, flagsFirst(app, os.Args))
 	stop()
+	if d, ok := app.Writer.(*display.Writer); ok {
+		_ = d.Flush() // a rune cut at the very end; stdout is going away
+	}
 	os.Exit(exitCode(err))
 }
 
@@ -34,11 +38,12 @@ func exitCode(err error) int {
 	var coder cli.ExitCoder
 	if errors.As(err, &coder) {
 		if msg := coder.Error(); msg != "" {
-			fmt.Fprintln(os.Stderr, "remem:", msg)
+			fmt.Fprintln(os.Stderr, "remem:", display.Lines(msg))
 		}
 		return coder.ExitCode()
 	}
-	fmt.Fprintln(os.Stderr, "remem:", err)
+	// An error may carry a peer's or a file's words: shown escaped.
+	fmt.Fprintln(os.Stderr, "remem:", display.Lines(err.Error()))
 	return 1
 }
 
@@ -60,6 +65,9 @@ The memory lives in $REMEM_HOME (default ~/.remem). For tests and reproducible
 runs, $REMEM_NOW (RFC 3339) stops the clock of the memory a command opens at that
 instant (not a running node's: a command that goes through a node uses its clock).`,
 		Version: version.String(),
+		// Everything printed on stdout, for a person or an agent, passes
+		// the display net; export's signed lines alone go around it.
+		Writer: display.NewWriter(os.Stdout),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "home", Usage: "the memory's directory", EnvVars: []string{"REMEM_HOME"}, Value: defaultHome()},
 			quietFlag, verboseFlag,

@@ -11,6 +11,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/remem/remem/internal/display"
+
 	"github.com/remem/remem/node"
 )
 
@@ -40,6 +42,15 @@ func printJSONLine(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// rawOut is stdout without the display net, for data whose bytes must stay
+// exact: signed record lines, which an escape would break.
+func rawOut(c *cli.Context) io.Writer {
+	if d, ok := c.App.Writer.(*display.Writer); ok {
+		return d.Raw()
+	}
+	return c.App.Writer
+}
+
 func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
 
 // readInput reads FILE, or stdin when the argument is "-" or missing.
@@ -66,8 +77,9 @@ func oneArg(c *cli.Context, what string) (string, error) {
 	return c.Args().First(), nil
 }
 
+// short is s escaped for one table cell, cut to n characters.
 func short(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(display.Text(s)), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}

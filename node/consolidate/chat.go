@@ -152,12 +152,7 @@ func (w ChatWriter) Write(ctx context.Context, c Cluster) (string, error) {
 // without quotes around it. An empty answer, more than one line or more
 // than one sentence is an error (a preamble is not taken for the lesson).
 func oneLine(who, out string) (string, error) {
-	var lines []string
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
+	lines := nonBlankLines(out)
 	switch {
 	case len(lines) == 0:
 		return "", fmt.Errorf("%s: empty answer", who)

@@ -76,24 +76,11 @@ func (w CommandWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		return "", fmt.Errorf("writer command %q: more than %d bytes of output", w.Command, commandMaxOutput)
 	}
 
-	out := strings.TrimSpace(stdout.b.String())
-	var lines []string
-	for _, l := range strings.Split(out, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	switch {
-	case len(lines) == 0:
+	out := stdout.b.String()
+	if len(nonBlankLines(out)) == 0 {
 		return "", fmt.Errorf("writer command %q: empty output%s", w.Command, stderrNote(stderr))
-	case len(lines) > 1:
-		return "", fmt.Errorf("writer command %q: %d lines of output, want one sentence: %s", w.Command, len(lines), excerpt([]byte(out), commandExcerpt))
 	}
-	line := strings.Join(strings.Fields(lines[0]), " ")
-	if n := countSentences(line); n > 1 {
-		return "", fmt.Errorf("writer command %q: %d sentences, want one: %s", w.Command, n, excerpt([]byte(line), commandExcerpt))
-	}
-	return line, nil
+	return oneLine(fmt.Sprintf("writer command %q", w.Command), out)
 }
 
 // countSentences counts the sentences of one line: a sentence ends at . ! or

@@ -92,7 +92,7 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		if w.Redact != nil {
 			s = w.Redact(s)
 		}
-		return oneSentence(strings.Join(strings.Fields(s), " "))
+		return oneSentence(strings.Join(strings.Fields(linesAsSentences(s)), " "))
 	}
 	kind := strings.ToLower(strings.TrimSpace(e.Kind))
 	if kind == "" {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/protocol"
 )
@@ -41,7 +42,7 @@ func Observation(v node.LessonView) string {
 	if n == 1 {
 		unit = "confirmation"
 	}
-	return fmt.Sprintf("Observed (%s, %d %s): %s", v.State, n, unit, strings.Join(strings.Fields(v.Text), " "))
+	return fmt.Sprintf("Observed (%s, %d %s): %s", v.State, n, unit, display.Text(v.Text))
 }
 
 // Lesson is one lesson as an agent reads it.
@@ -65,11 +66,12 @@ type Lesson struct {
 	Relevance      float64  `json:"relevance,omitempty" jsonschema:"how closely it relates to the task, for recall"`
 }
 
-// LessonOf converts a view.
+// LessonOf converts a view, every text escaped: what an agent reads holds
+// no control or bidi character, whatever the store holds.
 func LessonOf(v node.LessonView) Lesson {
-	return Lesson{Hash: v.Hash, Kind: v.Kind, Text: v.Text, Observation: Observation(v), State: string(v.State), StateReason: v.StateReason,
-		Strength: round(v.Strength), StrengthReason: v.StrengthReason, Seen: v.Seen, Confirmations: Confirmations(v), Confirmers: nonNil(v.Confirmers), Origins: nonNil(v.Origins),
-		Author: v.Author, Own: v.Own, Layers: nonNil(v.Layers), Updated: timeString(v.Updated), Relevance: round(v.Score)}
+	return Lesson{Hash: v.Hash, Kind: display.Text(v.Kind), Text: display.Text(v.Text), Observation: Observation(v), State: string(v.State), StateReason: display.Text(v.StateReason),
+		Strength: round(v.Strength), StrengthReason: display.Text(v.StrengthReason), Seen: v.Seen, Confirmations: Confirmations(v), Confirmers: nonNil(v.Confirmers), Origins: nonNil(v.Origins),
+		Author: v.Author, Own: v.Own, Layers: nonNil(display.Texts(v.Layers)), Updated: timeString(v.Updated), Relevance: round(v.Score)}
 }
 
 func listOutput(views []node.LessonView) LessonsOutput {
@@ -128,11 +130,11 @@ func provenanceOf(p node.Provenance) Provenance {
 		MetBefore: p.MetBefore, Confirmed: p.Confirmed, Records: make([]Record, 0, len(p.Records))}
 	for _, r := range p.Records {
 		out.Records = append(out.Records, Record{Type: r.Type, Origin: r.Origin, Signed: timeString(r.Time),
-			Arrived: timeString(r.Arrived), Scopes: nonNil(r.Scopes), Reason: agentReason(r.Reason)})
+			Arrived: timeString(r.Arrived), Scopes: nonNil(display.Texts(r.Scopes)), Reason: agentReason(r.Reason)})
 	}
 	out.History = make([]Step, 0, len(p.History))
 	for _, h := range p.History {
-		out.History = append(out.History, Step{At: timeString(h.At), State: string(h.State), Reason: h.Reason})
+		out.History = append(out.History, Step{At: timeString(h.At), State: string(h.State), Reason: display.Text(h.Reason)})
 	}
 	return out
 }
@@ -191,7 +193,7 @@ func round(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
 // check it (SPEC §5 step 6), and a reason held from before that is withheld.
 func agentReason(reason string) string {
 	if reason == "" || protocol.CheckAgentText(reason) == nil {
-		return reason
+		return display.Text(reason)
 	}
 	return "(withheld: the reason does not pass the observation and raw-data checks)"
 }

@@ -31,7 +31,7 @@ func (t *tools) addResources(s *sdk.Server) {
 		Description: "Every active lesson this memory holds, strongest first, as the lessons tool gives them.", MIMEType: jsonMIME},
 		t.readList)
 	s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: lessonPrefix + "{hash}", Name: "lesson", Title: "One lesson's provenance",
-		Description: "One lesson with every record held for it, as remem show --json gives it.", MIMEType: jsonMIME},
+		Description: "One lesson with every record held for it, as the show tool gives it.", MIMEType: jsonMIME},
 		t.readLesson)
 	s.AddReceivingMiddleware(t.listLessons)
 }
@@ -60,7 +60,8 @@ func (t *tools) readLesson(ctx context.Context, req *sdk.ReadResourceRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	return jsonContents(req.Params.URI, p)
+	// What the show tool gives: no signed line, no unknown member (SPEC §6).
+	return jsonContents(req.Params.URI, provenanceOf(p))
 }
 
 func jsonContents(uri string, v any) (*sdk.ReadResourceResult, error) {

@@ -140,11 +140,12 @@ func TestLessonsAsResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got node.Provenance
+	// The show tool's provenance: no signed line, no unknown member.
+	var got remcp.Provenance
 	if err := json.Unmarshal([]byte(res.Contents[0].Text), &got); err != nil {
-		t.Fatalf("the lesson's resource is not show's JSON: %v\n%s", err, res.Contents[0].Text)
+		t.Fatalf("the lesson's resource is not the show tool's JSON: %v\n%s", err, res.Contents[0].Text)
 	}
-	if got.Hash != mine || got.Text != want.Text || len(got.Records) != len(want.Records) || res.Contents[0].MIMEType != "application/json" {
+	if got.Lesson.Hash != mine || got.Lesson.Text != want.Text || len(got.Records) != len(want.Records) || res.Contents[0].MIMEType != "application/json" {
 		t.Errorf("read %s: %+v, want show's %+v", remcp.LessonURI(mine), got, want)
 	}
 

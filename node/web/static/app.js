@@ -22,23 +22,44 @@
   let polling = false;
   let relatedTimer = 0;
 
+  // shown:begin
+  // shown is s as the page shows it: every control character (C0, DEL, C1),
+  // format character (bidi overrides and isolates, zero-width), line or
+  // paragraph separator and private-use, surrogate or unassigned code point
+  // written as a Go escape, as internal/display's Text writes it, so a
+  // lesson from a stranger cannot reorder or hide what the page shows.
+  const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}]/gu;
+  const NAMED = { 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r' };
+  function shown(s) {
+    return String(s).replace(UNSAFE, (c) => {
+      const n = c.codePointAt(0);
+      if (NAMED[n]) return NAMED[n];
+      const h = n.toString(16);
+      if (n < 0x80) return '\\x' + h.padStart(2, '0');
+      if (n <= 0xffff) return '\\u' + h.padStart(4, '0');
+      return '\\U' + h.padStart(8, '0');
+    });
+  }
+  // shown:end
+
   // el builds an element. props: class, text, title, href, dataset, on*;
-  // children: nodes or strings (strings become text nodes).
+  // children: nodes or strings (strings become text nodes). Every string
+  // shown, text or attribute, passes shown().
   function el(tag, props, ...kids) {
     const e = document.createElement(tag);
     if (props) {
       for (const [k, v] of Object.entries(props)) {
         if (v === undefined || v === null || v === false) continue;
         if (k === 'class') e.className = v;
-        else if (k === 'text') e.textContent = String(v);
+        else if (k === 'text') e.textContent = shown(v);
         else if (k === 'dataset') Object.assign(e.dataset, v);
         else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-        else e.setAttribute(k, v === true ? '' : String(v));
+        else e.setAttribute(k, v === true ? '' : shown(v));
       }
     }
     for (const kid of kids.flat(Infinity)) {
       if (kid === undefined || kid === null || kid === false) continue;
-      e.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+      e.append(kid instanceof Node ? kid : document.createTextNode(shown(kid)));
     }
     return e;
   }
@@ -225,7 +246,7 @@
 
   function renderSummary() {
     const st = data.status || {};
-    $('origin').textContent = shortID(st.origin || '…', 16);
+    $('origin').textContent = shown(shortID(st.origin || '…', 16));
     $('origin').title = 'origin ' + (st.origin || '') + (st.key ? '\nkey ' + st.key : '');
     const counts = {};
     for (const l of data.lessons || []) counts[l.state] = (counts[l.state] || 0) + 1;
@@ -473,7 +494,7 @@
           : el('ol', { class: 'history', id: 'history' }, timeline(p))),
     );
     view.dataset.loaded = route.hash;
-    document.title = 'remem · ' + shortID(p.text, 60);
+    document.title = 'remem · ' + shown(shortID(p.text, 60));
   }
 
   function originList(list) {
