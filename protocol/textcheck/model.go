@@ -129,11 +129,12 @@ func GrammarRule(text string) string {
 	return ""
 }
 
-func hasWord(toks []token) bool {
+func wordCount(toks []token) int {
+	n := 0
 	for i := range toks {
 		if toks[i].punct == 0 {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }

@@ -28,7 +28,7 @@ func (e *InstructionError) Error() string {
 // sentence ends and does not refuse them: writers use it on the clauses of
 // event texts, and CheckText refuses control characters in lesson texts.
 func CheckObservation(text string) error {
-	v := check(text, false)
+	v := check(text, readObservation)
 	switch {
 	case v.Unreadable != nil:
 		return v.Unreadable
@@ -58,10 +58,34 @@ func CheckText(text string) Verdict {
 	if r := controlChar(text); r >= 0 {
 		return Verdict{Unreadable: &ReadError{Rule: RuleControl, Detail: fmt.Sprintf("U+%04X", r)}}
 	}
-	return check(text, true)
+	return check(text, readAll)
 }
 
-func check(text string, raw bool) Verdict {
+// How much of the checks a call runs.
+type readMode int
+
+const (
+	readGrammar     readMode = iota // language and grammar
+	readObservation                 // and the model
+	readAll                         // and raw data
+)
+
+// CheckGrammar is CheckObservation without the learned model: the language
+// and the grammar's reading alone. Writers build a sentence clause by clause
+// with it (the model reads whole sentences, not the pieces of one); the
+// sentence they finish passes CheckText like any other.
+func CheckGrammar(text string) error {
+	v := check(text, readGrammar)
+	switch {
+	case v.Unreadable != nil:
+		return v.Unreadable
+	case v.Instruction != nil:
+		return v.Instruction
+	}
+	return nil
+}
+
+func check(text string, mode readMode) Verdict {
 	norm := text
 	if !isPlainASCII(text) {
 		if r := hiddenText(text); r >= 0 {
@@ -72,7 +96,7 @@ func check(text string, raw bool) Verdict {
 	buf := scratchPool.Get().(*scratch)
 	defer buf.release()
 	buf.toks = tokenize(norm, buf.lower(norm), buf.toks[:0])
-	if v := judgeReading(buf, text, norm); !v.OK() {
+	if v := judgeReading(buf, text, norm, mode); !v.OK() {
 		return v
 	}
 	// Case and layout never hide an order: a text in capitals or Title
@@ -80,20 +104,20 @@ func check(text string, raw bool) Verdict {
 	// as plain sentences, and each line of a text of several lines is read
 	// alone too.
 	for _, alt := range plainReadings(norm, buf.toks) {
-		if v := readAlone(alt); !v.OK() {
+		if v := readAlone(alt, mode); !v.OK() {
 			return v
 		}
 	}
 	if strings.IndexByte(norm, '\n') >= 0 || strings.IndexByte(norm, '\r') >= 0 {
 		for _, line := range strings.FieldsFunc(norm, func(r rune) bool { return r == '\n' || r == '\r' }) {
 			if line != norm {
-				if v := readAlone(line); !v.OK() {
+				if v := readAlone(line, mode); !v.OK() {
 					return v
 				}
 			}
 		}
 	}
-	if !raw {
+	if mode != readAll {
 		return Verdict{}
 	}
 	return Verdict{Raw: findRaw(norm, buf.toks)}
@@ -101,20 +125,20 @@ func check(text string, raw bool) Verdict {
 
 // readAlone reads one more reading of a text: its own words and their
 // language.
-func readAlone(text string) Verdict {
+func readAlone(text string, mode readMode) Verdict {
 	buf := scratchPool.Get().(*scratch)
 	defer buf.release()
 	buf.toks = tokenize(text, buf.lower(text), buf.toks[:0])
-	return judgeReading(buf, text, text)
+	return judgeReading(buf, text, text, mode)
 }
 
 // judgeReading reads one tokenized reading (norm, the normalised form of
 // text) for its language, then judges it.
-func judgeReading(buf *scratch, text, norm string) Verdict {
+func judgeReading(buf *scratch, text, norm string, mode readMode) Verdict {
 	if lang := unsupportedLanguage(text, buf.toks); lang != "" {
 		return Verdict{Unreadable: &ReadError{Rule: RuleLanguage, Detail: lang}}
 	}
-	if e := judge(buf, norm); e != nil {
+	if e := judge(buf, norm, mode != readGrammar); e != nil {
 		return Verdict{Instruction: e}
 	}
 	return Verdict{}
@@ -123,9 +147,12 @@ func judgeReading(buf *scratch, text, norm string) Verdict {
 // judge reads the tokenized text in buf with the grammar, then lets the
 // model weigh the grammar's verdict with the rest of the text. The hard
 // rules stand whatever the model says.
-func judge(buf *scratch, text string) *InstructionError {
+func judge(buf *scratch, text string, useModel bool) *InstructionError {
 	r := reader{text: text, toks: buf.toks}
 	e := r.read()
+	if !useModel {
+		return e
+	}
 	rule, phrase := "", ""
 	if e != nil {
 		if hardRule(e.Rule) {
@@ -134,11 +161,16 @@ func judge(buf *scratch, text string) *InstructionError {
 		rule, phrase = e.Rule, e.Phrase
 	}
 	buf.feats, buf.ends = appendFeatures(buf.feats[:0], buf.ends[:0], text, buf.toks, rule, phrase)
-	if theModel.margin(buf.feats, buf.ends) <= theModel.threshold || !hasWord(buf.toks) {
+	if theModel.margin(buf.feats, buf.ends) <= theModel.threshold {
 		return nil
 	}
 	if e != nil {
 		return e
+	}
+	if wordCount(buf.toks) < minModelWords {
+		// Two words are no sentence to weigh ("not here", a revocation's
+		// reason); an order that short is the grammar's to find.
+		return nil
 	}
 	return &InstructionError{Rule: RuleLearned, Phrase: theModel.strongest(text, buf.toks)}
 }
@@ -146,6 +178,9 @@ func judge(buf *scratch, text string) *InstructionError {
 // RuleLearned names an instruction the model found where no grammar rule
 // fired: a polite hint, a duty in the passive, an order without a verb.
 const RuleLearned = "reads as an order"
+
+// minModelWords: the fewest words the model refuses a text on by itself.
+const minModelWords = 3
 
 // hardRule: a rule the model never overrides.
 func hardRule(rule string) bool { return rule == "injection" || rule == "hidden characters" }

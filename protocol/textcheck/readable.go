@@ -379,16 +379,20 @@ func plainReadings(text string, toks []token) []string {
 	if !(prose || wrapped || shouting || words >= 3 && capital*10 >= words*6) {
 		return nil
 	}
-	if wrapped {
+	for range 3 { // "``x``", a fence around a span
+		if !(len(text) >= 2 && strings.HasPrefix(text, "`") && strings.HasSuffix(text, "`")) {
+			break
+		}
 		mark := "`"
 		if strings.HasPrefix(text, "```") && strings.HasSuffix(text, "```") && len(text) >= 6 {
 			mark = "```"
 		}
-		text = strings.TrimSuffix(strings.TrimPrefix(text, mark), mark)
+		text = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(text, mark), mark))
 		if nl := strings.IndexByte(text, '\n'); nl >= 0 && nl < 20 && !strings.Contains(text[:nl], " ") {
 			text = text[nl+1:] // a fence's language name: "```sh"
 		}
 	}
+	prose = prose || proseSpan(text)
 	plain := recase(text, false)
 	if !prose {
 		return []string{plain}
@@ -428,6 +432,24 @@ func recase(text string, unwrap bool) string {
 		i += n
 	}
 	return string(b)
+}
+
+// proseSpan: text holds a code span of three words or more.
+func proseSpan(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if text[i] != '`' {
+			continue
+		}
+		j := strings.IndexByte(text[i+1:], '`')
+		if j < 0 {
+			return false
+		}
+		if spaces(text[i+1:i+1+j]) >= 2 {
+			return true
+		}
+		i += j + 1
+	}
+	return false
 }
 
 func spaces(s string) int {

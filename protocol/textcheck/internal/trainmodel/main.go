@@ -44,11 +44,12 @@ func main() {
 	conformance := flag.String("conformance", "../testdata/conformance/imperative.jsonl", "the conformance sentences (weighted: every one must pass)")
 	out := flag.String("out", "model.bin", "model file to write")
 	report := flag.String("report", "testdata/model_report.txt", "cross-validation report to write")
-	maxFP := flag.Float64("max-fp", 0.015, "share of observations the chosen threshold may refuse in cross-validation")
+	maxFP := flag.Float64("max-fp", 0.025, "share of observations the chosen threshold may refuse in cross-validation")
 	misses := flag.String("misses", "", "file to list the cross-validation mistakes in")
 	flag.IntVar(&epochs, "epochs", epochs, "passes over the data")
 	flag.Float64Var(&rate, "rate", rate, "AdaGrad learning rate")
 	flag.Float64Var(&l2, "l2", l2, "L2 regularisation")
+	flag.Float64Var(&nbMix, "nb", nbMix, "share of the naive-Bayes feature scale (NBSVM), 0 to 1")
 	flag.Parse()
 
 	paths, err := filepath.Glob(filepath.Join(*dir, "*.jsonl"))
@@ -61,7 +62,11 @@ func main() {
 		if strings.HasPrefix(base, "eval_") || strings.HasPrefix(base, "rawdata") {
 			continue
 		}
-		data = append(data, read(p, 1)...)
+		weight := 1.0
+		if base == "cases.jsonl" || base == "writer_cases.jsonl" {
+			weight = 3 // the unit cases and the default writer's sentences keep their verdicts
+		}
+		data = append(data, read(p, weight)...)
 	}
 	data = append(data, read(*conformance, 5)...)
 	if len(data) == 0 {
@@ -165,14 +170,48 @@ func read(path string, weight float64) []example {
 
 // Training parameters (flags).
 var (
-	epochs = 20
+	epochs = 30
 	rate   = 0.05
-	l2     = 1e-3
+	l2     = 3e-3
+	nbMix  = 0.5 // how much of the naive-Bayes scale to use (0: none)
 )
+
+// nbRatios returns each slot's naive-Bayes log-count ratio between the
+// instructions and the observations that hold it (NBSVM, Wang and Manning
+// 2012): the regression then learns on features scaled by how telling each
+// is, which generalises better on short texts than plain presence.
+func nbRatios(data []example) []float64 {
+	p := make([]float64, textcheck.ModelSlots)
+	q := make([]float64, textcheck.ModelSlots)
+	for _, ex := range data {
+		into := q
+		if ex.label == 1 {
+			into = p
+		}
+		for _, f := range ex.feats {
+			into[f]++
+		}
+	}
+	var sp, sq float64
+	for i := range p {
+		p[i]++
+		q[i]++
+		sp += p[i]
+		sq += q[i]
+	}
+	r := make([]float64, len(p))
+	for i := range r {
+		r[i] = math.Abs(math.Log((p[i] / sp) / (q[i] / sq)))
+		r[i] = nbMix*r[i] + (1 - nbMix)
+	}
+	return r
+}
 
 // fit trains an L2-regularised logistic regression with AdaGrad.
 func fit(data []example, seed uint64) []float32 {
-	w := make([]float64, textcheck.ModelSlots)
+	scale := nbRatios(data)
+	w := make([]float64, textcheck.ModelSlots) // weights of the scaled features
+	u := make([]float64, textcheck.ModelSlots) // w × scale: the weights the check reads
 	g2 := make([]float64, textcheck.ModelSlots)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	idx := make([]int, len(data))
@@ -185,18 +224,19 @@ func fit(data []example, seed uint64) []float32 {
 			ex := &data[i]
 			// A text is as much an order as its most order-like sentence
 			// (multiple-instance learning): the gradient goes to that one.
-			top := topSentence(w, ex)
-			p := sigmoid(score64(w, top))
+			top := topSentence(u, ex)
+			p := sigmoid(score64(u, top))
 			grad := (p - ex.label) * ex.weight
 			for _, f := range top {
-				gf := grad + l2*w[f]
+				gf := grad*scale[f] + l2*w[f]
 				g2[f] += gf * gf
 				w[f] -= rate * gf / (math.Sqrt(g2[f]) + 1e-8)
+				u[f] = w[f] * scale[f]
 			}
 		}
 	}
-	out := make([]float32, len(w))
-	for i, v := range w {
+	out := make([]float32, len(u))
+	for i, v := range u {
 		out[i] = float32(v)
 	}
 	return out
