@@ -44,11 +44,11 @@ func loadNames() (given, titles, not map[string]bool) {
 }
 
 // findNames calls add for each person's name among the tokens.
-func findNames(toks []token, found *findings) {
+func findNames(text string, toks []token, found *findings) {
 	for i := 0; i < len(toks); i++ {
 		t := &toks[i]
-		if t.punct != 0 || !t.cap || t.code {
-			continue
+		if t.punct != 0 || !t.cap || t.code || t.e-t.s >= 2 && isUpperWord(text[t.s:t.e]) {
+			continue // an acronym ("NAT", "ADA") is no name
 		}
 		titled := i > 0 && nameTitles[strings.TrimSuffix(toks[i-1].w, ".")] && toks[i-1].cap
 		if i > 1 && toks[i-1].punct == '.' && nameTitles[toks[i-2].w] && toks[i-2].cap {
@@ -81,6 +81,9 @@ func findNames(toks []token, found *findings) {
 		ambiguous := notNames[t.w] || notNames[foldLatin(first)]
 		switch {
 		case titled || surname && !ambiguous:
+		case ambiguous && surname && unknownCapital(&toks[i+1]) && !isUpperWord(text[toks[i+1].s:toks[i+1].e]):
+			// "Ruby Adeyemi", "Travis Okoro's": a tool's name with a family
+			// name the lexicon does not know ("Ruby Gems", "Travis CI" stay).
 		case ambiguous:
 			continue
 		case i+1 < len(toks) && toks[i+1].w == "'s":

@@ -126,11 +126,17 @@ func findRaw(text string, toks []token) []RawFinding {
 	// and one pass over the bytes says which they hold.
 	var has byteSet
 	colons, run, longRun := 0, 0, false
+	word, longWord := 0, false // a word of 16 bytes or more
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		has.add(c)
 		if c == ':' {
 			colons++
+		}
+		if c == ' ' {
+			word = 0
+		} else if word++; word >= 16 {
+			longWord = true
 		}
 		if rawIsWordByte(c) || c == '+' || c == '/' || c == '-' {
 			if run++; run >= 32 {
@@ -181,8 +187,8 @@ func findRaw(text string, toks []token) []RawFinding {
 			}
 		}
 		for _, m := range rawHandle.FindAllStringSubmatchIndex(text, -1) {
-			if e := m[3]; e >= len(text) || text[e] != '/' && text[e] != '@' && text[e] != '.' {
-				addc("name", m[2], m[3])
+			if s, e := m[2], m[3]; rawChatHandle(text, s, e) {
+				addc("name", s, rawHandleEnd(text, e))
 			}
 		}
 	}
@@ -228,8 +234,24 @@ func findRaw(text string, toks []token) []RawFinding {
 	if has.has('.') && rawHasPrivateSuffix(text) {
 		rawPrivateHosts(text, addc)
 	}
-	findNames(toks, &found)
+	findNames(text, toks, &found)
 	rawHandlesAndMachines(text, toks, addc)
+	rawScriptNames(text, addc)
+	if has.has('"') || has.has('\'') || !isPlainASCII(text) {
+		rawTranscripts(text, toks, addc)
+	}
+	if longWord {
+		rawKeyTokens(text, addc)
+	}
+	if has.has('@') {
+		rawUserAtHost(text, addc)
+	}
+	if has.has('=') || has.has('-') && (strings.Contains(text, " -a ") || strings.Contains(text, " -p ") || strings.Contains(text, " -P ")) {
+		rawAssignedSecrets(text, addc)
+	}
+	if has.has('-') || has.has('I') || has.has('C') || has.has('R') {
+		rawTicketIDs(text, toks, addc)
+	}
 	if has.has('<') && has.has('@') {
 		rawChatIDs(text, addc)
 	}

@@ -2,6 +2,7 @@ package textcheck
 
 import (
 	_ "embed"
+	"net/netip"
 	"regexp"
 	"strings"
 )
@@ -29,6 +30,9 @@ type rawListSet struct {
 	defaultCred     map[string]bool
 	surname         map[string]bool
 	machine         map[string]bool
+	publicNets      []netip.Prefix // [publicip] entries written as networks
+	publicKey       map[string]bool
+	deskPrefix      map[string]bool
 }
 
 func loadRawLists() *rawListSet {
@@ -56,12 +60,21 @@ func loadRawLists() *rawListSet {
 			l.privateSuffix = set(words)
 		case "publicip":
 			l.publicIP = set(words)
+			for _, w := range words {
+				if p, err := netip.ParsePrefix(w); err == nil {
+					l.publicNets = append(l.publicNets, p)
+				}
+			}
 		case "defaultcred":
 			l.defaultCred = set(words)
 		case "surname":
 			l.surname = set(words)
 		case "machine":
 			l.machine = set(words)
+		case "publickey":
+			l.publicKey = set(words)
+		case "deskprefix":
+			l.deskPrefix = set(words)
 		default:
 			panic("textcheck: lists/rawdata.txt has an unknown class [" + class + "]")
 		}
@@ -107,7 +120,21 @@ func rawPathPublic(p string) bool {
 }
 
 // rawIPPublic: a well-known special address (lists/rawdata.txt).
-func rawIPPublic(addr string) bool { return rawLists.publicIP[strings.ToLower(addr)] }
+func rawIPPublic(addr string) bool {
+	if rawLists.publicIP[strings.ToLower(addr)] {
+		return true
+	}
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return false
+	}
+	for _, p := range rawLists.publicNets {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
 
 // rawHostLabel: a host name label, letters, digits and inner hyphens.
 func rawHostLabel(l string) bool {
@@ -170,7 +197,7 @@ func rawPrivateHosts(text string, add func(kind string, s, e int)) {
 			}
 		}
 		last := labels[len(labels)-1]
-		if !ok || rawLists.publicHost[low] || rawIsDigit(last[0]) {
+		if !ok || rawLists.publicHost[low] || rawIsDigit(last[0]) || len(labels) == 2 && rawPlaceholderLabel(labels[0]) {
 			continue
 		}
 		private := rawLists.privateSuffix[last] || len(labels) >= 3 && last == "arpa" && labels[len(labels)-2] == "home"
@@ -209,7 +236,13 @@ func rawClusterDNS(labels []string) bool {
 		return false
 	}
 	ns := labels[n-4]
-	return ns == "default" || ns == "kube-system"
+	return ns == "default" || ns == "kube-system" || rawPlaceholderLabel(ns) && (n == 4 || rawPlaceholderLabel(labels[n-5]))
+}
+
+// rawPlaceholderLabel: a host label that documentation writes for any
+// name ("my-svc.my-namespace.svc.cluster.local", "chart-example.local").
+func rawPlaceholderLabel(l string) bool {
+	return strings.HasPrefix(l, "my-") || strings.HasPrefix(l, "your-") || strings.Contains(l, "example") || l == "foo" || l == "bar"
 }
 
 func rawSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -273,8 +306,8 @@ func rawHandleWord(w string) bool {
 func rawHandlesAndMachines(text string, toks []token, add func(kind string, s, e int)) {
 	for i := range toks {
 		t := &toks[i]
-		if t.punct != 0 || t.cap || !t.code && t.has(cKnown) {
-			continue
+		if t.punct != 0 || t.cap && !t.code || !t.code && t.has(cKnown) {
+			continue // a capitalised word is an id only with digits: "CUST-20931"
 		}
 		if t.w == "`" {
 			rawWords(text[:t.e-1], t.s+1, func(s, e int) { rawIdentWord(text, toks, -1, s, e, add) })
@@ -448,7 +481,7 @@ func rawHasSpelledDot(low string) bool {
 // -pS3cret". A placeholder ($DB_PASS, <password>, ***) or a documented
 // default credential is not one; neither is a plain English word after a
 // space ("--password prompt").
-var rawCLIPassword = regexp.MustCompile(`(?i)(?:^|[\s(\[` + "`" + `'"])--?(?:password|passwd|pass|pwd|passphrase|token|auth-token|access-token|api-key|apikey|api-token|secret|client-secret|secret-key|access-key|private-key|key-password|db-password|admin-password|root-password|storepass|keypass)(?:=|\s+)('[^']*'|"[^"]*"|[^\s'"` + "`" + `,;)]+)`)
+var rawCLIPassword = regexp.MustCompile(`(?i)(?:^|[\s(\[` + "`" + `'"])--?(?:[a-z0-9]+[-.])*(?:password|passwd|pass|pwd|passphrase|requirepass|token|auth-token|access-token|api-key|apikey|api-token|secret|client-secret|secret-key|access-key|private-key|storepass|keypass)(?:=|\s+)('[^']*'|"[^"]*"|[^\s'"` + "`" + `,;)]+)`)
 var rawCLIShortPassword = regexp.MustCompile(`(?:^|[\s(\[` + "`" + `])-[pP](?:\s*('[^']+'|"[^"]+")|([^\s'"` + "`" + `,;)]{4,}))`)
 
 func rawCLIPasswords(text string, add func(kind string, s, e int)) {
@@ -515,6 +548,7 @@ var rawPrefixedID = regexp.MustCompile(`\b(?:cus|acct|sub|org|tenant|proj|usr|cu
 var rawOrgWords = map[string]bool{
 	"customer": true, "tenant": true, "subscription": true, "account": true, "org": true, "organisation": true,
 	"organization": true, "workspace": true, "client": true, "merchant": true, "user": true, "project": true,
+	"ticket": true, "incident": true, "case": true, "invoice": true, "order": true,
 }
 
 // rawVersionLike: v reads as a version or a size ("v2", "3x", "16gb").

@@ -1,0 +1,394 @@
+package textcheck
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// More of what SPEC §6 calls private: names written in other scripts,
+// quotes of a private conversation, keys and webhook secrets of a known
+// shape, and a user at a machine ("wei.zhang@wz-thinkpad").
+
+// rawScriptNames finds words in scripts other than Latin outside quotation
+// marks and code spans. The language check has made sure the text is
+// English, so such a word is a name ("李明", "Иван Петров's session",
+// "田中さん's machine"); a tool's message in another script is quoted.
+func rawScriptNames(text string, add func(kind string, s, e int)) {
+	if isPlainASCII(text) {
+		return
+	}
+	quote, prev := rune(0), ' '
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			add("name", start, end)
+			start = -1
+		}
+	}
+	for i, r := range text {
+		if quote != 0 {
+			if r == quote && (r != '\'' || closesQuote(text, i)) {
+				quote = 0
+			}
+			prev = r
+			continue
+		}
+		if q := closingQuote(r, prev); q != 0 {
+			flush(i)
+			quote, prev = q, r
+			continue
+		}
+		prev = r
+		switch {
+		case unicode.IsLetter(r) && r >= utf8.RuneSelf && !unicode.Is(unicode.Latin, r):
+			if start < 0 {
+				start = i
+			}
+		case start >= 0 && (unicode.IsLetter(r) || unicode.IsMark(r) || r == ' ' && nextNonLatin(text, i+1)):
+			// "Иван Петров": one name across the space; a Latin letter
+			// inside keeps the run (the normalised copy folds some).
+		default:
+			flush(i)
+		}
+	}
+	flush(len(text))
+}
+
+// nextNonLatin: the rune at text[i] is a letter of a script other than
+// Latin.
+func nextNonLatin(text string, i int) bool {
+	if i >= len(text) {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(text[i:])
+	return unicode.IsLetter(r) && r >= utf8.RuneSelf && !unicode.Is(unicode.Latin, r)
+}
+
+// rawTranscripts finds a quotation of someone's own words from a private
+// conversation: quoted words in the first person ("I", "my", "we") after a
+// word that says a person wrote or said them, or that the words came from
+// a direct message or a private thread. A tool's message ("pip prints
+// 'Consider using --user'") is in no one's first person.
+func rawTranscripts(text string, toks []token, add func(kind string, s, e int)) {
+	cue := false
+	for i := 0; i < len(toks); i++ {
+		t := &toks[i]
+		if t.punct == 0 && rawConversationWords[t.w] {
+			cue = true
+			continue
+		}
+		if t.punct != '"' || !cue {
+			continue
+		}
+		j := i + 1
+		first := false
+		for j < len(toks) && toks[j].punct != '"' {
+			if toks[j].punct == 0 && rawFirstPerson[toks[j].w] {
+				first = true
+			}
+			j++
+		}
+		if first && j > i+2 {
+			end := len(text)
+			if j < len(toks) {
+				end = toks[j].e
+			}
+			add("transcript", t.s, end)
+		}
+		i = j
+	}
+}
+
+// rawConversationWords say that what follows is a person's words in a
+// conversation.
+var rawConversationWords = map[string]bool{
+	"wrote": true, "said": true, "told": true, "messaged": true, "texted": true, "posted": true,
+	"replied": true, "admitted": true, "confessed": true, "dm": true, "dms": true, "dm'd": true,
+	"thread": true, "chat": true, "call": true, "meeting": true, "standup": true, "privately": true,
+}
+
+// rawFirstPerson are the words of someone speaking of themselves.
+var rawFirstPerson = map[string]bool{
+	"i": true, "me": true, "my": true, "mine": true, "we": true, "our": true, "us": true, "'m": true,
+}
+
+// rawKeyTokens finds keys in shapes that are not random base64 runs: a
+// product or licence key of four or more groups of letters and digits
+// ("LK-7H2Q-99ZX-4MNP-T3VA"), and a prefixed secret ("whsec_9XbLq2Tn7Rk4",
+// "sk_live_…") whose body is 16 or more mixed letters and digits.
+func rawKeyTokens(text string, add func(kind string, s, e int)) {
+	rawWords(text, 0, func(s, e int) {
+		w := strings.TrimRight(text[s:e], ".,;:!?)'\"")
+		e = s + len(w)
+		if len(w) < 16 {
+			return
+		}
+		if rawGroupedKey(w) {
+			add("secret", s, e)
+			return
+		}
+		if k := strings.LastIndexByte(w, '_'); k > 0 && k <= 12 && rawMixedBody(w[k+1:]) {
+			add("secret", s, e)
+		}
+	})
+}
+
+// rawGroupedKey: w is four or more groups of 4 to 6 letters and digits
+// joined by hyphens, most groups holding both a letter and a digit.
+func rawGroupedKey(w string) bool {
+	groups := strings.Split(w, "-")
+	if len(groups) < 4 {
+		return false
+	}
+	mixed := 0
+	for _, g := range groups {
+		if len(g) < 2 || len(g) > 6 {
+			return false
+		}
+		letters, digits := 0, 0
+		for i := 0; i < len(g); i++ {
+			switch c := g[i]; {
+			case rawIsDigit(c):
+				digits++
+			case 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z':
+				letters++
+			default:
+				return false
+			}
+		}
+		if letters > 0 && digits > 0 {
+			mixed++
+		}
+	}
+	return mixed*2 > len(groups)
+}
+
+// rawMixedBody: s is 16 or more letters and digits with both cases and a
+// digit, and no long run of lower-case letters (a word).
+func rawMixedBody(s string) bool {
+	if len(s) < 16 {
+		return false
+	}
+	up, low, dig, run, longest := 0, 0, 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'A' <= c && c <= 'Z':
+			up++
+			run = 0
+		case 'a' <= c && c <= 'z':
+			low++
+			run++
+			longest = max(longest, run)
+		case rawIsDigit(c):
+			dig++
+			run = 0
+		default:
+			return false
+		}
+	}
+	return up > 0 && low > 0 && dig > 0 && longest < 6
+}
+
+// rawUserAtHost finds a user at a machine with no domain
+// ("wei.zhang@wz-thinkpad", "deploy@build-box"): an SSH key's comment or a
+// prompt, naming a person and a private machine. Package versions
+// ("react@18", "eslint@latest"), scoped packages ("@types/node") and the
+// git user of a clone URL are not.
+func rawUserAtHost(text string, add func(kind string, s, e int)) {
+	for i := 1; i+1 < len(text); i++ {
+		if text[i] != '@' || !rawIsWordByte(text[i-1]) {
+			continue
+		}
+		s := i
+		for s > 0 && (rawIsWordByte(text[s-1]) || text[s-1] == '.' || text[s-1] == '-') {
+			s--
+		}
+		e := i + 1
+		for e < len(text) && (rawIsWordByte(text[e]) || text[e] == '-') {
+			e++
+		}
+		user, host := text[s:i], text[i+1:e]
+		if e < len(text) && (text[e] == '.' && e+1 < len(text) && rawIsWordByte(text[e+1]) || text[e] == ':' || text[e] == '/') {
+			continue // an address, a clone URL or a path: judged elsewhere
+		}
+		if s > 0 && (text[s-1] == '/' || text[s-1] == '@') || len(host) < 3 || rawPackageTag(host) ||
+			strings.EqualFold(user, "git") || strings.EqualFold(host, "localhost") {
+			continue
+		}
+		if rawHasLetter(user) && rawHasLetter(host) && (strings.IndexByte(host, '-') > 0 || rawHasDigit(host) || strings.IndexByte(user, '.') > 0) {
+			add("email", s, e)
+		}
+	}
+}
+
+// rawPackageTag: a package manager's version or tag after "@".
+func rawPackageTag(h string) bool {
+	switch strings.ToLower(h) {
+	case "latest", "next", "beta", "alpha", "canary", "stable", "lts", "main", "master", "head", "none", "dev", "rc":
+		return true
+	}
+	return rawIsDigit(h[0]) || (h[0] == 'v' || h[0] == 'V') && len(h) > 1 && rawIsDigit(h[1]) || strings.HasPrefix(strings.ToLower(h), "sha256")
+}
+
+func rawHasLetter(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+func rawHasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if rawIsDigit(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawChatHandle: text[s:e], "@" and a name, is a person's handle: not the
+// scope of a package ("@types/node"), not the user part of an address, and
+// not a domain ("@example.com" is judged as an address).
+func rawChatHandle(text string, s, e int) bool {
+	if e >= len(text) {
+		return true
+	}
+	switch text[e] {
+	case '/', '@':
+		return false
+	case '.':
+		// "@marta.k", "@wei.zhang": a handle with a dot; "@corp.example.com"
+		// ends with a domain.
+		end := rawHandleEnd(text, e)
+		last := text[strings.LastIndexByte(text[s:end], '.')+s+1 : end]
+		return end > e && !rawTopLevel[strings.ToLower(last)]
+	}
+	return true
+}
+
+// rawHandleEnd extends a handle over dotted parts ("@dani.kovac"), not over
+// a sentence's full stop.
+func rawHandleEnd(text string, e int) int {
+	for e+1 < len(text) && text[e] == '.' && rawIsWordByte(text[e+1]) {
+		e++
+		for e < len(text) && (rawIsWordByte(text[e]) || text[e] == '-') {
+			e++
+		}
+	}
+	return e
+}
+
+// rawTopLevel are domain endings that make "@x.y" an address, not a handle.
+var rawTopLevel = map[string]bool{
+	"com": true, "org": true, "net": true, "io": true, "dev": true, "app": true, "edu": true, "gov": true,
+	"co": true, "uk": true, "de": true, "fr": true, "jp": true, "cn": true, "ru": true, "in": true, "ai": true,
+	"local": true, "internal": true, "corp": true, "lan": true, "cloud": true, "tech": true, "info": true,
+}
+
+// rawTicketIDs finds a ticket or case id of an organisation's tracker: an
+// upper-case project key, a hyphen and three digits or more ("PAY-4412",
+// "OPS-4471"), or a service desk's number ("INC0012345"). The keys of
+// public trackers and registries (CVE, RFC, GHSA, KEP, JDK, KAFKA…) are
+// lists/rawdata.txt [publickey].
+func rawTicketIDs(text string, toks []token, add func(kind string, s, e int)) {
+	for i := range toks {
+		t := &toks[i]
+		if t.punct != 0 || !t.code || !t.cap {
+			continue
+		}
+		w := strings.TrimRight(text[t.s:t.e], ".,;:")
+		k := 0
+		for k < len(w) && 'A' <= w[k] && w[k] <= 'Z' {
+			k++
+		}
+		if k < 2 || k > 8 || rawLists.publicKey[w[:k]] {
+			continue
+		}
+		rest := w[k:]
+		digits := 0
+		if rest != "" && rest[0] == '-' {
+			rest = rest[1:]
+		} else if !rawLists.deskPrefix[w[:k]] {
+			continue // "INC0012345" yes, "ABC123" no
+		}
+		for digits < len(rest) && rawIsDigit(rest[digits]) {
+			digits++
+		}
+		if digits >= 3 && digits == len(rest) {
+			add("id", t.s, t.s+len(w))
+		}
+	}
+}
+
+// rawAssignedSecrets finds a secret given as a value: an environment
+// variable or a setting whose name says it holds one ("PGPASSWORD=…",
+// "secret.key=…", `password="…"`), and the password of a command that
+// takes it after a short flag ("redis-cli -a …", "docker login -u x -p
+// …"). A placeholder ("$PGPASSWORD", "<password>", "***") or a documented
+// default holds none.
+func rawAssignedSecrets(text string, add func(kind string, s, e int)) {
+	for i := 1; i+1 < len(text); i++ {
+		if text[i] != '=' {
+			continue
+		}
+		k := i
+		for k > 0 && (rawIsWordByte(text[k-1]) || text[k-1] == '.' || text[k-1] == '-') {
+			k--
+		}
+		if k == i || !rawSecretName(strings.ToLower(text[k:i])) {
+			continue
+		}
+		vs, ve := rawValueAt(text, i+1)
+		if v := strings.Trim(text[vs:ve], `'"`); ve > vs && rawCredValue(v, true) {
+			add("secret", k, ve)
+		}
+	}
+	for _, cmd := range [...]struct{ tool, flag string }{{"redis-cli", " -a "}, {"login", " -p "}, {"mysql", " -p "}, {"mosquitto_pub", " -P "}, {"mosquitto_sub", " -P "}} {
+		at := strings.Index(text, cmd.tool)
+		if at < 0 {
+			continue
+		}
+		f := strings.Index(text[at:], cmd.flag)
+		if f < 0 {
+			continue
+		}
+		vs, ve := rawValueAt(text, at+f+len(cmd.flag))
+		if v := strings.Trim(text[vs:ve], `'"`); ve > vs && rawCredValue(v, true) && !rawAllDigits(v) {
+			add("secret", at+f+1, ve)
+		}
+	}
+}
+
+// rawSecretName: a variable or setting name that holds a secret.
+func rawSecretName(name string) bool {
+	for _, w := range [...]string{"password", "passwd", "passphrase", "secret", "token", "apikey", "api_key", "api-key", "access_key", "access.key", "private_key", "requirepass"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return strings.HasSuffix(name, "_pass") || strings.HasSuffix(name, ".pass") || name == "pass" || name == "pwd"
+}
+
+// rawValueAt returns the value that starts at text[i]: a quoted string or
+// a run up to white space, less the sentence's own punctuation.
+func rawValueAt(text string, i int) (int, int) {
+	if i >= len(text) {
+		return i, i
+	}
+	if q := text[i]; q == '\'' || q == '"' {
+		if j := strings.IndexByte(text[i+1:], q); j >= 0 {
+			return i, i + j + 2
+		}
+	}
+	j := i
+	for j < len(text) && text[j] != ' ' && text[j] != '`' && text[j] != '\'' && text[j] != '"' && text[j] != ')' {
+		j++
+	}
+	for j > i && strings.IndexByte(".,;:", text[j-1]) >= 0 {
+		j--
+	}
+	return i, j
+}
