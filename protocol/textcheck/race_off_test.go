@@ -1,0 +1,5 @@
+//go:build !race
+
+package textcheck
+
+const raceEnabled = false
