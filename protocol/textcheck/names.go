@@ -81,7 +81,7 @@ func findNames(text string, toks []token, found *findings) {
 		ambiguous := notNames[t.w] || notNames[foldLatin(first)]
 		switch {
 		case titled || surname && !ambiguous:
-		case ambiguous && surname && unknownCapital(&toks[i+1]) && !isUpperWord(text[toks[i+1].s:toks[i+1].e]):
+		case ambiguous && surname && !toks[i+1].has(cKnown) && !isUpperWord(text[toks[i+1].s:toks[i+1].e]):
 			// "Ruby Adeyemi", "Travis Okoro's": a tool's name with a family
 			// name the lexicon does not know ("Ruby Gems", "Travis CI" stay).
 		case ambiguous:

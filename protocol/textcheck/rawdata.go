@@ -127,11 +127,15 @@ func findRaw(text string, toks []token) []RawFinding {
 	var has byteSet
 	colons, run, longRun := 0, 0, false
 	word, longWord := 0, false // a word of 16 bytes or more
+	dots := 0
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		has.add(c)
 		if c == ':' {
 			colons++
+		}
+		if c == '.' && i+1 < len(text) && text[i+1] != ' ' {
+			dots++ // a dot inside a word: a host, a file, a version
 		}
 		if c == ' ' {
 			word = 0
@@ -231,7 +235,7 @@ func findRaw(text string, toks []token) []RawFinding {
 			}
 		}
 	}
-	if has.has('.') && rawHasPrivateSuffix(text) {
+	if has.has('.') && (rawHasPrivateSuffix(text) || dots >= 2) {
 		rawPrivateHosts(text, addc)
 	}
 	findNames(text, toks, &found)

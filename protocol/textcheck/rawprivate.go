@@ -435,3 +435,47 @@ func rawValueAt(text string, i int) (int, int) {
 	}
 	return i, j
 }
+
+// rawOnsets are the pairs of consonants English words start with; a word
+// the lexicon does not know that starts with another pair ("jmorales",
+// "mwozniak", "tkimura") reads as an initial and a family name.
+var rawOnsets = func() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range strings.Fields("bl br ch cl cr cz dr dw fl fr gh gl gn gr kh kl kn kr ph pl pn pr ps pt rh sc sh sk sl sm sn sp sq st sv sw th tr ts tw wh wr zh") {
+		m[p] = true
+	}
+	return m
+}()
+
+func rawVowel(c byte) bool { return strings.IndexByte("aeiouy", c) >= 0 }
+
+// rawInitialAndName: w, in lower case letters, reads as an initial and a
+// family name: two consonants no English word starts with, then a vowel
+// within two letters, five letters or more, not a word or tool that
+// lists/rawdata.txt [tool] or the lexicon knows.
+func rawInitialAndName(w string) bool {
+	if len(w) < 5 || len(w) > 16 || rawVowel(w[0]) || rawVowel(w[1]) || rawOnsets[w[:2]] || w[0] == 'x' || w[0] == 'q' {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	// The family name starts as names do: a consonant and a vowel
+	// ("morales", "kimura"), or an onset and a vowel ("krishnan").
+	rest := w[1:]
+	if !rawVowel(rest[1]) && !(rawOnsets[rest[:2]] && rawVowel(rest[2])) {
+		return false
+	}
+	if rawLists.tool[w] || rawKnownWord(w) || englishForm(w) || rawKnownWord(rest) {
+		return false
+	}
+	// "fsevents", "xdotool": a tool's name ends with an English word.
+	for k := 1; k+4 <= len(rest); k++ {
+		if lexicon[rest[k:]]&cKnown != 0 && len(rest)-k >= 4 {
+			return false
+		}
+	}
+	return true
+}

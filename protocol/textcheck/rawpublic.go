@@ -31,6 +31,10 @@ type rawListSet struct {
 	surname         map[string]bool
 	machine         map[string]bool
 	publicNets      []netip.Prefix // [publicip] entries written as networks
+	tenantDomain    map[string]bool
+	serviceLabel    map[string]bool
+	publicDomain    map[string]bool
+	tool            map[string]bool
 	publicKey       map[string]bool
 	deskPrefix      map[string]bool
 }
@@ -71,6 +75,14 @@ func loadRawLists() *rawListSet {
 			l.surname = set(words)
 		case "machine":
 			l.machine = set(words)
+		case "tenantdomain":
+			l.tenantDomain = set(words)
+		case "servicelabel":
+			l.serviceLabel = set(words)
+		case "publicdomain":
+			l.publicDomain = set(words)
+		case "tool":
+			l.tool = set(words)
 		case "publickey":
 			l.publicKey = set(words)
 		case "deskprefix":
@@ -209,6 +221,7 @@ func rawPrivateHosts(text string, add func(kind string, s, e int)) {
 				}
 			}
 		}
+		private = private || rawOrgHost(labels)
 		if !private || rawClusterDNS(labels) {
 			continue
 		}
@@ -230,6 +243,42 @@ func rawAfterScheme(text string, s int) bool {
 
 // rawClusterDNS: a Kubernetes service name of the kube-system or default
 // namespace, the same in every cluster.
+// rawOrgHost: a host of one organisation under a public top-level domain:
+// a tenant's sub-domain of a hosted service ("northwind.okta.com"), an
+// account's registry ("739105882214.dkr.ecr…amazonaws.com"), or a service
+// an organisation runs for itself ("registry.acmepay.io",
+// "sonar.eng.fintrack-labs.io") under a domain that is not a public one.
+func rawOrgHost(labels []string) bool {
+	n := len(labels)
+	if n < 3 {
+		return false
+	}
+	if len(labels[0]) == 12 && rawAllDigits(labels[0]) {
+		return true // an AWS account id
+	}
+	for k := 1; k < n-1; k++ {
+		if rawLists.tenantDomain[strings.Join(labels[k:], ".")] {
+			return !rawPlaceholderLabel(labels[k-1]) && !rawPublicSub[labels[k-1]]
+		}
+	}
+	domain := labels[n-2] + "." + labels[n-1]
+	if rawLists.publicDomain[domain] || n >= 3 && rawLists.publicDomain[labels[n-3]+"."+domain] || rawPlaceholderLabel(labels[n-2]) {
+		return false
+	}
+	for _, l := range labels[:n-2] {
+		if rawLists.serviceLabel[l] {
+			return true
+		}
+	}
+	return false
+}
+
+// rawPublicSub are sub-domains of a hosted service that name no tenant.
+var rawPublicSub = map[string]bool{
+	"www": true, "login": true, "developer": true, "developers": true, "docs": true, "status": true,
+	"help": true, "support": true, "api": true, "app": true, "cdn": true, "static": true, "auth": true,
+}
+
 func rawClusterDNS(labels []string) bool {
 	n := len(labels)
 	if n < 4 || labels[n-1] != "local" || labels[n-2] != "cluster" || labels[n-3] != "svc" {
@@ -291,9 +340,21 @@ func rawHandleWord(w string) bool {
 	}
 	if k := strings.IndexAny(w, "._-"); k > 0 {
 		first, rest := w[:k], w[k+1:]
+		if k == 1 && rawLists.surname[rest] {
+			return true // "m.rossi"
+		}
+		if rawHandleSuffix[rest] && (rawLists.surname[first[1:]] || rawInitialAndName(first)) {
+			return true // "dchen-bot", "lchen_admin", "lfernandes-ext"
+		}
 		return givenNames[first] && !notNames[first] && (rawLists.surname[rest] || len(rest) == 1)
 	}
-	return rawLists.surname[w[1:]] && len(w) >= 5 && !rawKnownWord(w) && !givenNames[w]
+	return rawLists.surname[w[1:]] && len(w) >= 5 && !rawKnownWord(w) && !givenNames[w] || rawInitialAndName(w)
+}
+
+// rawHandleSuffix are what a person's handle ends with besides the name.
+var rawHandleSuffix = map[string]bool{
+	"dev": true, "bot": true, "ext": true, "admin": true, "adm": true, "ops": true, "mac": true,
+	"work": true, "wip": true, "e": true, "x": true, "sa": true, "test": true, "old": true, "new": true,
 }
 
 // rawHandlesAndMachines finds lower-case handles (alone or as the first
