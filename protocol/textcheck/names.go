@@ -87,6 +87,9 @@ func findNames(text string, toks []token, found *findings) {
 		case ambiguous:
 			continue
 		case i+1 < len(toks) && toks[i+1].w == "'s":
+		case i+1 < len(toks) && toks[i+1].w == "from" && i+2 < len(toks) && (toks[i+2].has(cDet) || toks[i+2].cap):
+			// "Priya from IT", "Maria from the data team"
+		case i > 0 && toks[i-1].w == "per" || i > 1 && toks[i-1].w == "to" && toks[i-2].w == "according":
 		case i+1 < len(toks) && actsAt(&toks[i+1]):
 		case i > 0 && (toks[i-1].has(cPrep|cConj) || toks[i-1].punct == ',' || reportVerbs[toks[i-1].w] ||
 			toks[i-1].w == "told" || toks[i-1].w == "asked"):

@@ -256,6 +256,10 @@ func findRaw(text string, toks []token) []RawFinding {
 	if has.has('-') || has.has('I') || has.has('C') || has.has('R') {
 		rawTicketIDs(text, toks, addc)
 	}
+	if strings.Contains(text, "assw") || strings.Contains(text, " id ") || strings.Contains(text, " ID ") || has.has('=') ||
+		strings.Contains(text, "@thread.") || strings.Contains(text, "gke_") || strings.Contains(text, "passphrase") || strings.Contains(text, "pin ") {
+		rawNamedValues(text, toks, addc)
+	}
 	if has.has('<') && has.has('@') {
 		rawChatIDs(text, addc)
 	}

@@ -389,7 +389,7 @@ func rawAssignedSecrets(text string, add func(kind string, s, e int)) {
 			add("secret", k, ve)
 		}
 	}
-	for _, cmd := range [...]struct{ tool, flag string }{{"redis-cli", " -a "}, {"login", " -p "}, {"mysql", " -p "}, {"mosquitto_pub", " -P "}, {"mosquitto_sub", " -P "}} {
+	for _, cmd := range [...]struct{ tool, flag string }{{"redis-cli", " -a "}, {"login", " -p "}, {"login", "`-p "}, {"mysql", " -p "}, {"mosquitto_pub", " -P "}, {"mosquitto_sub", " -P "}, {"signtool", " /p "}} {
 		at := strings.Index(text, cmd.tool)
 		if at < 0 {
 			continue
@@ -478,4 +478,93 @@ func rawInitialAndName(w string) bool {
 		}
 	}
 	return true
+}
+
+// rawNamedValues finds a secret or an id named by the words before it: a
+// password written in prose ("the Wi-Fi password kettle-Birch-42", "with
+// password wohnzimmer55"), an id after "team id", "client id", "user id"
+// ("team id 7QX4K2M9LB"), a chat's thread id ("19:a7f3…@thread.tacv2"), a
+// GKE context ("gke_globex-prod-3310_europe-west1_payments") and the
+// domain parts of a directory name ("DC=meridian-labs,DC=local").
+func rawNamedValues(text string, toks []token, add func(kind string, s, e int)) {
+	for i := 0; i+1 < len(toks); i++ {
+		t := &toks[i]
+		if t.punct != 0 {
+			continue
+		}
+		next := i + 1
+		if next < len(toks) && (toks[next].w == "is" || toks[next].punct == ':') {
+			next++
+		}
+		if next >= len(toks) || toks[next].punct != 0 {
+			continue
+		}
+		v := strings.TrimRight(text[toks[next].s:toks[next].e], ".,;:")
+		switch {
+		case t.w == "password" || t.w == "passphrase" || t.w == "passcode" || t.w == "pin" && rawHasDigit(v):
+			if rawSecretLooking(v) {
+				add("secret", toks[next].s, toks[next].s+len(v))
+			}
+		case t.w == "id" && i > 0 && rawIDOwner[toks[i-1].w]:
+			if len(v) >= 6 && rawHasDigit(v) && rawHasLetter(v) || len(v) >= 6 && rawAllDigits(v) {
+				add("id", toks[next].s, toks[next].s+len(v))
+			}
+		}
+	}
+	for _, marker := range [...]string{"@thread.", "gke_", "DC="} {
+		for from := 0; ; {
+			k := strings.Index(text[from:], marker)
+			if k < 0 {
+				break
+			}
+			k += from
+			s, e := k, k+len(marker)
+			for s > 0 && text[s-1] != ' ' && text[s-1] != '`' && text[s-1] != '\'' && text[s-1] != '"' {
+				s--
+			}
+			for e < len(text) && text[e] != ' ' && text[e] != '`' && text[e] != '\'' && text[e] != '"' {
+				e++
+			}
+			e = rawTrimEnd(text, s, e)
+			word := text[s:e]
+			switch marker {
+			case "DC=":
+				if !strings.Contains(strings.ToLower(word), "dc=example") {
+					add("host", s, e)
+				}
+			case "gke_":
+				if strings.Count(word, "_") >= 3 {
+					add("id", s, e)
+				}
+			default:
+				add("id", s, e)
+			}
+			from = e
+			if from <= k {
+				from = k + len(marker)
+			}
+		}
+	}
+}
+
+// rawIDOwner are the words before "id" that make the next word one
+// account's, team's or person's id.
+var rawIDOwner = map[string]bool{
+	"team": true, "user": true, "client": true, "tenant": true, "account": true, "owner": true,
+	"member": true, "org": true, "organization": true, "organisation": true, "subscription": true, "app": true,
+}
+
+// rawSecretLooking: v, a word after "password", looks like one rather
+// than a word of the sentence: digits, mixed case, or joined parts.
+func rawSecretLooking(v string) bool {
+	if len(v) < 6 || !rawCredValue(v, true) {
+		return false
+	}
+	up, low := false, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		up = up || 'A' <= c && c <= 'Z'
+		low = low || 'a' <= c && c <= 'z'
+	}
+	return rawHasDigit(v) || up && low && strings.ContainsAny(v, "-_!") || strings.ContainsAny(v, "!@#$%^&*")
 }

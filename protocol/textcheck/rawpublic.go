@@ -108,7 +108,11 @@ func rawPathPublic(p string) bool {
 			low = low[1:]
 		}
 	}
-	for _, pre := range []string{"~/", "$home/", "${home}/", "%userprofile%/", "%appdata%/", "%localappdata%/"} {
+	if strings.HasPrefix(low, "%appdata%/") || strings.HasPrefix(low, "%localappdata%/") || strings.HasPrefix(low, "%programdata%/") ||
+		strings.HasPrefix(low, "%programfiles%/") || strings.HasPrefix(low, "%temp%/") {
+		return true // a Windows variable: a pattern that names no one
+	}
+	for _, pre := range []string{"~/", "$home/", "${home}/", "%userprofile%/"} {
 		if rest, ok := strings.CutPrefix(low, pre); ok {
 			first, _, _ := strings.Cut(rest, "/")
 			return strings.HasPrefix(first, ".") || rawLists.homePublic[first] || pre[0] == '%' && first != "" && !strings.Contains(rest, "/")
@@ -270,7 +274,7 @@ func rawOrgHost(labels []string) bool {
 			return true
 		}
 	}
-	return false
+	return strings.Contains(labels[n-2], "-internal") || strings.HasPrefix(labels[n-2], "internal-")
 }
 
 // rawPublicSub are sub-domains of a hosted service that name no tenant.
@@ -338,12 +342,15 @@ func rawHandleWord(w string) bool {
 			return false
 		}
 	}
+	if t := strings.TrimRight(w, "0123456789"); len(t) < len(w) && len(w)-len(t) <= 3 && len(t) >= 4 {
+		w = t // "mgarcia2"
+	}
 	if k := strings.IndexAny(w, "._-"); k > 0 {
 		first, rest := w[:k], w[k+1:]
 		if k == 1 && rawLists.surname[rest] {
 			return true // "m.rossi"
 		}
-		if rawHandleSuffix[rest] && (rawLists.surname[first[1:]] || rawInitialAndName(first)) {
+		if (rawHandleSuffix[rest] || len(rest) == 1) && (rawLists.surname[first[1:]] || rawInitialAndName(first)) {
 			return true // "dchen-bot", "lchen_admin", "lfernandes-ext"
 		}
 		return givenNames[first] && !notNames[first] && (rawLists.surname[rest] || len(rest) == 1)
@@ -351,10 +358,18 @@ func rawHandleWord(w string) bool {
 	return rawLists.surname[w[1:]] && len(w) >= 5 && !rawKnownWord(w) && !givenNames[w] || rawInitialAndName(w)
 }
 
+// rawBranchType are the first parts of branch names that a person's name
+// may follow.
+var rawBranchType = map[string]bool{
+	"feature": true, "feat": true, "fix": true, "bugfix": true, "hotfix": true, "wip": true,
+	"users": true, "user": true, "dev": true, "topic": true, "spike": true, "chore": true, "exp": true,
+}
+
 // rawHandleSuffix are what a person's handle ends with besides the name.
 var rawHandleSuffix = map[string]bool{
 	"dev": true, "bot": true, "ext": true, "admin": true, "adm": true, "ops": true, "mac": true,
 	"work": true, "wip": true, "e": true, "x": true, "sa": true, "test": true, "old": true, "new": true,
+	"oncall": true, "prod": true, "md": true, "personal": true, "laptop": true,
 }
 
 // rawHandlesAndMachines finds lower-case handles (alone or as the first
@@ -392,6 +407,18 @@ func rawIdentWord(text string, toks []token, i, s, e int, add func(kind string, 
 		first = w[:k]
 		if k+1 < len(w) && strings.IndexByte(w[k+1:], '/') < 0 && strings.IndexByte(w[k+1:], '-') > 0 && givenNames[first] && !notNames[first] {
 			add("name", s, e) // "alice/fix-login"
+			return
+		}
+	}
+	if k := strings.IndexByte(w, '/'); k > 0 && rawBranchType[strings.ToLower(w[:k])] {
+		// "feature/ppatel-redis-tls", "users/tbrennan/wip": a branch that
+		// carries its author's name.
+		seg := w[k+1:]
+		if j := strings.IndexAny(seg, "-_/."); j > 0 {
+			seg = seg[:j]
+		}
+		if givenNames[seg] && !notNames[seg] || rawHandleWord(seg) {
+			add("name", s, e)
 			return
 		}
 	}
