@@ -241,7 +241,7 @@ func findRaw(text string, toks []token) []RawFinding {
 	findNames(text, toks, &found)
 	rawHandlesAndMachines(text, toks, addc)
 	rawScriptNames(text, addc)
-	if has.has('"') || has.has('\'') || !isPlainASCII(text) {
+	if has.has('"') || has.has('\'') || !isPlainASCII(text) && (strings.Contains(text, "\u201c") || strings.Contains(text, "\u2018")) {
 		rawTranscripts(text, toks, addc)
 	}
 	if longWord {
@@ -256,10 +256,7 @@ func findRaw(text string, toks []token) []RawFinding {
 	if has.has('-') || has.has('I') || has.has('C') || has.has('R') {
 		rawTicketIDs(text, toks, addc)
 	}
-	if strings.Contains(text, "assw") || strings.Contains(text, " id ") || strings.Contains(text, " ID ") || has.has('=') ||
-		strings.Contains(text, "@thread.") || strings.Contains(text, "gke_") || strings.Contains(text, "passphrase") || strings.Contains(text, "pin ") {
-		rawNamedValues(text, toks, addc)
-	}
+	rawNamedValues(text, toks, &has, addc)
 	if has.has('<') && has.has('@') {
 		rawChatIDs(text, addc)
 	}

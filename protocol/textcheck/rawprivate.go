@@ -17,7 +17,7 @@ import (
 // from 李明", "the commit author 김민준"), or is two capitalised words of a
 // cased script. A place or a product ("the 日本 build") is none of these.
 func rawScriptNames(text string, add func(kind string, s, e int)) {
-	if isPlainASCII(text) {
+	if !mayHoldOtherScript(text) {
 		return
 	}
 	quote, prev := rune(0), ' '
@@ -96,6 +96,18 @@ var rawPersonCue = map[string]bool{
 	"by": true, "from": true, "author": true, "authored": true, "user": true, "colleague": true, "engineer": true,
 	"developer": true, "reviewer": true, "committer": true, "named": true, "called": true, "thanks": true,
 	"asked": true, "told": true, "cc": true, "assignee": true, "owner": true, "maintainer": true, "contributor": true,
+}
+
+// mayHoldOtherScript: text has a UTF-8 lead byte of Greek, Cyrillic,
+// Hebrew, Arabic, the Indic scripts, kana, ideographs or hangul; Latin
+// letters with marks and typographic punctuation have none of these.
+func mayHoldOtherScript(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c >= 0xce && c <= 0xdf || c == 0xe0 || c >= 0xe3 && c <= 0xed {
+			return true
+		}
+	}
+	return false
 }
 
 // nextNonLatin: the rune at text[i] is a letter of a script other than
@@ -486,10 +498,10 @@ func rawInitialAndName(w string) bool {
 // ("team id 7QX4K2M9LB"), a chat's thread id ("19:a7f3…@thread.tacv2"), a
 // GKE context ("gke_globex-prod-3310_europe-west1_payments") and the
 // domain parts of a directory name ("DC=meridian-labs,DC=local").
-func rawNamedValues(text string, toks []token, add func(kind string, s, e int)) {
+func rawNamedValues(text string, toks []token, has *byteSet, add func(kind string, s, e int)) {
 	for i := 0; i+1 < len(toks); i++ {
 		t := &toks[i]
-		if t.punct != 0 {
+		if t.punct != 0 || len(t.w) < 2 || len(t.w) > 10 || t.w[0] != 'p' && t.w != "id" {
 			continue
 		}
 		next := i + 1
@@ -512,6 +524,9 @@ func rawNamedValues(text string, toks []token, add func(kind string, s, e int)) 
 		}
 	}
 	for _, marker := range [...]string{"@thread.", "gke_", "DC="} {
+		if !has.has(marker[0]) || !has.has(marker[len(marker)-1]) {
+			continue
+		}
 		for from := 0; ; {
 			k := strings.Index(text[from:], marker)
 			if k < 0 {

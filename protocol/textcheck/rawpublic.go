@@ -569,7 +569,7 @@ func rawHasSpelledDot(low string) bool {
 // -pS3cret". A placeholder ($DB_PASS, <password>, ***) or a documented
 // default credential is not one; neither is a plain English word after a
 // space ("--password prompt").
-var rawCLIPassword = regexp.MustCompile(`(?i)(?:^|[\s(\[` + "`" + `'"])--?(?:[a-z0-9]+[-.])*(?:password|passwd|pass|pwd|passphrase|requirepass|token|auth-token|access-token|api-key|apikey|api-token|secret|client-secret|secret-key|access-key|private-key|storepass|keypass)(?:=|\s+)('[^']*'|"[^"]*"|[^\s'"` + "`" + `,;)]+)`)
+var rawCLIPassword = regexp.MustCompile(`(?i)(?:^|[\s(\[` + "`" + `'"])--?(?:password|passwd|pass|pwd|passphrase|requirepass|conn-password|token|auth-token|access-token|api-key|apikey|api-token|secret|client-secret|secret-key|access-key|private-key|storepass|keypass)(?:=|\s+)('[^']*'|"[^"]*"|[^\s'"` + "`" + `,;)]+)`)
 var rawCLIShortPassword = regexp.MustCompile(`(?:^|[\s(\[` + "`" + `])-[pP](?:\s*('[^']+'|"[^"]+")|([^\s'"` + "`" + `,;)]{4,}))`)
 
 func rawCLIPasswords(text string, add func(kind string, s, e int)) {
