@@ -84,8 +84,19 @@ func rawScriptName(text string, s, e int) bool {
 	}
 	before := strings.Fields(strings.ToLower(text[:s]))
 	for k := len(before) - 1; k >= 0 && k >= len(before)-2; k-- {
-		if rawPersonCue[strings.Trim(before[k], ",:;(")] {
+		if w := strings.Trim(before[k], ",:;("); rawPersonCue[w] || w == "at" && k > 0 && strings.HasPrefix(before[k-1], "point") {
 			return true
+		}
+	}
+	// "김민준 noticed …", "王伟 reviewed …": the subject of a sentence that
+	// says what someone did.
+	if len(before) == 0 || strings.HasSuffix(strings.TrimSpace(text[:s]), ".") {
+		next := strings.Fields(after)
+		if len(next) > 0 {
+			w := strings.ToLower(strings.Trim(next[0], ",.;:"))
+			if e := lexicon[w]; e&(cPast|cZ) != 0 && e&cDet == 0 || strings.HasSuffix(w, "ed") {
+				return true
+			}
 		}
 	}
 	return false
@@ -480,7 +491,7 @@ func rawInitialAndName(w string) bool {
 	if !rawVowel(rest[1]) && !(rawOnsets[rest[:2]] && rawVowel(rest[2])) {
 		return false
 	}
-	if rawLists.tool[w] || rawKnownWord(w) || englishForm(w) || rawKnownWord(rest) {
+	if rawLists.tool[w] || rawKnownWord(w) || englishForm(w) || lexicon[rest]&cKnown != 0 || englishForm(rest) {
 		return false
 	}
 	// "fsevents", "xdotool": a tool's name ends with an English word.

@@ -417,7 +417,7 @@ func rawIdentWord(text string, toks []token, i, s, e int, add func(kind string, 
 		if j := strings.IndexAny(seg, "-_/."); j > 0 {
 			seg = seg[:j]
 		}
-		if givenNames[seg] && !notNames[seg] || rawHandleWord(seg) {
+		if givenNames[seg] && !notNames[seg] || rawHandleWord(seg) || len(seg) > 4 && givenNames[seg[:len(seg)-1]] && !notNames[seg[:len(seg)-1]] {
 			add("name", s, e)
 			return
 		}
