@@ -3,6 +3,8 @@ package textcheck
 import (
 	_ "embed"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 )
 
@@ -29,20 +31,38 @@ type model struct {
 // modelMagic opens model.bin, so a file of another layout is refused.
 const modelMagic = "remem-textcheck-model-1\n"
 
-var theModel = decodeModel(modelBin)
+var theModel = func() *model {
+	m, err := decodeModel(modelBin)
+	if err != nil {
+		panic("textcheck: model.bin: " + err.Error() + "; run go generate ./protocol/textcheck")
+	}
+	return m
+}()
 
-func decodeModel(b []byte) *model {
+// decodeModel reads a model file, refusing one of another layout or size
+// and weights that are not finite numbers.
+func decodeModel(b []byte) (*model, error) {
 	n := 1 << modelBits
-	if len(b) != len(modelMagic)+4+4*n || string(b[:len(modelMagic)]) != modelMagic {
-		panic("textcheck: model.bin is not a model of this version; run go generate ./protocol/textcheck")
+	if len(b) < len(modelMagic) || string(b[:len(modelMagic)]) != modelMagic {
+		return nil, errors.New("not a model of this version")
 	}
 	b = b[len(modelMagic):]
+	if len(b) != 4+4*n {
+		return nil, fmt.Errorf("%d bytes of weights, want %d", len(b), 4+4*n)
+	}
 	m := &model{threshold: math.Float32frombits(binary.LittleEndian.Uint32(b)), weights: make([]float32, n)}
 	b = b[4:]
 	for i := range m.weights {
-		m.weights[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		w := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		if math.IsNaN(float64(w)) || math.IsInf(float64(w), 0) {
+			return nil, fmt.Errorf("weight %d is %v", i, w)
+		}
+		m.weights[i] = w
 	}
-	return m
+	if t := float64(m.threshold); math.IsNaN(t) || math.IsInf(t, 0) {
+		return nil, fmt.Errorf("the threshold is %v", m.threshold)
+	}
+	return m, nil
 }
 
 // EncodeModel writes a model file: the trainer's output.

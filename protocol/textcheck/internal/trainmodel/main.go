@@ -40,21 +40,44 @@ type line struct {
 }
 
 func main() {
-	dir := flag.String("data", "testdata", "folder of labelled sets")
-	conformance := flag.String("conformance", "../testdata/conformance/imperative.jsonl", "the conformance sentences (weighted: every one must pass)")
+	var o options
+	flag.StringVar(&o.dir, "data", "testdata", "folder of labelled sets")
+	flag.StringVar(&o.conformance, "conformance", "../testdata/conformance/imperative.jsonl", "the conformance sentences (weighted: every one must pass)")
 	out := flag.String("out", "model.bin", "model file to write")
 	report := flag.String("report", "testdata/model_report.txt", "cross-validation report to write")
-	maxFP := flag.Float64("max-fp", 0.025, "share of observations the chosen threshold may refuse in cross-validation")
-	misses := flag.String("misses", "", "file to list the cross-validation mistakes in")
+	flag.Float64Var(&o.maxFP, "max-fp", 0.025, "share of observations the chosen threshold may refuse in cross-validation")
+	flag.StringVar(&o.margins, "margins", "", "file to write every sentence's cross-validation margin to (set, label, margin, grammar rule, text)")
 	flag.IntVar(&epochs, "epochs", epochs, "passes over the data")
 	flag.Float64Var(&rate, "rate", rate, "AdaGrad learning rate")
 	flag.Float64Var(&l2, "l2", l2, "L2 regularisation")
 	flag.Float64Var(&nbMix, "nb", nbMix, "share of the naive-Bayes feature scale (NBSVM), 0 to 1")
 	flag.Parse()
-
-	paths, err := filepath.Glob(filepath.Join(*dir, "*.jsonl"))
+	model, rep, err := train(o)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if err := os.WriteFile(*report, []byte(rep), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(*out, model, 0o644); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Fprint(os.Stderr, rep)
+}
+
+// options say where the sets are and how the threshold is chosen.
+type options struct {
+	dir, conformance string
+	maxFP            float64
+	margins          string // optional file for every cross-validation margin
+}
+
+// train reads the sets, cross-validates, fits the model on all of them and
+// returns model.bin's bytes and the report.
+func train(o options) (model []byte, report string, err error) {
+	paths, err := filepath.Glob(filepath.Join(o.dir, "*.jsonl"))
+	if err != nil {
+		return nil, "", err
 	}
 	var data []example
 	for _, p := range paths {
@@ -68,10 +91,10 @@ func main() {
 		}
 		data = append(data, read(p, weight)...)
 	}
-	data = append(data, read(*conformance, 5)...)
-	data = append(data, acceptedRecordTexts(filepath.Join(filepath.Dir(*conformance), "records.jsonl"), 5)...)
+	data = append(data, read(o.conformance, 5)...)
+	data = append(data, acceptedRecordTexts(filepath.Join(filepath.Dir(o.conformance), "records.jsonl"), 5)...)
 	if len(data) == 0 {
-		log.Fatal("no labelled sentences found")
+		return nil, "", fmt.Errorf("no labelled sentences in %s", o.dir)
 	}
 
 	// Five folds, each sentence in one, by a fixed shuffle.
@@ -94,22 +117,22 @@ func main() {
 			margins[i] = score(w, data[i])
 		}
 	}
-	threshold := chooseThreshold(data, margins, *maxFP)
+	threshold := chooseThreshold(data, margins, o.maxFP)
 	w := fit(data, 99)
-	if *misses != "" {
+	if o.margins != "" {
 		var b strings.Builder
 		for i, ex := range data {
 			fmt.Fprintf(&b, "%s\t%v\t%.3f\t%v\t%s\n", ex.set, ex.label, margins[i], textcheck.GrammarRule(ex.text), ex.text)
 		}
-		if err := os.WriteFile(*misses, []byte(b.String()), 0o644); err != nil {
-			log.Fatal(err)
+		if err := os.WriteFile(o.margins, []byte(b.String()), 0o644); err != nil {
+			return nil, "", err
 		}
 	}
 
 	var rep strings.Builder
 	fmt.Fprintf(&rep, "# Written by internal/trainmodel (go generate); do not edit.\n")
 	fmt.Fprintf(&rep, "sentences %d (instructions %d), sets %d\n", len(data), count(data, 1), len(paths)+1)
-	fmt.Fprintf(&rep, "threshold %.4f (chosen in 5-fold cross-validation for at most %.3f of observations refused)\n", threshold, *maxFP)
+	fmt.Fprintf(&rep, "threshold %.4f (chosen in 5-fold cross-validation for at most %.3f of observations refused)\n", threshold, o.maxFP)
 	fmt.Fprintf(&rep, "5-fold cross-validation, model alone, per set: instructions refused / observations refused\n")
 	writePerSet(&rep, data, margins, threshold)
 	for _, fp := range []float64{0.01, 0.02, 0.03, 0.05} {
@@ -125,13 +148,7 @@ func main() {
 		}
 		fmt.Fprintf(&rep, "at %.2f of observations refused: %.3f of the blind training sets' instructions refused\n", fp, ratio(ref, ins))
 	}
-	if err := os.WriteFile(*report, []byte(rep.String()), 0o644); err != nil {
-		log.Fatal(err)
-	}
-	if err := os.WriteFile(*out, textcheck.EncodeModel(float32(threshold), w), 0o644); err != nil {
-		log.Fatal(err)
-	}
-	fmt.Fprint(os.Stderr, rep.String())
+	return textcheck.EncodeModel(float32(threshold), w), rep.String(), nil
 }
 
 func read(path string, weight float64) []example {
