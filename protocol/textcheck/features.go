@@ -158,12 +158,58 @@ func appendFeatures(dst []uint32, ends []int, text string, toks []token, rule, p
 		}
 		dst = appendSentence(dst, text, toks[a:b], a == 0, r, p)
 		ends = append(ends, len(dst))
+		// The sentence up to each clause boundary is read on its own too,
+		// so a clause appended to an order ("…, which the kubelet logs as
+		// expected", "… when the deploy had taken five minutes") cannot
+		// water it down.
+		for c := clauseEnd(toks, a, b); c < b; c = clauseEnd(toks, c, b) {
+			if words(toks[a:c]) >= 3 && words(toks[c:b]) >= 2 {
+				r, p := "", ""
+				if ruleAt >= a && ruleAt < c {
+					r, p = rule, phrase
+				}
+				dst = appendSentence(dst, text, toks[a:c], a == 0, r, p)
+				ends = append(ends, len(dst))
+			}
+		}
 		if b == a {
 			break
 		}
 		a = b
 	}
 	return dst, ends
+}
+
+// clauseEnd returns where the clause that starts at toks[c] ends, before
+// b: at a comma, a dash or a bracket, or before a subordinating or relative
+// word ("because", "which", "when") or "so", "then", "and" that follows
+// two words or more.
+func clauseEnd(toks []token, c, b int) int {
+	n := 0
+	for i := c + 1; i < b; i++ {
+		t := &toks[i]
+		if t.punct != 0 {
+			if i > c && (t.punct == ',' || t.punct == '-' || t.punct == '(' || t.punct == ')' || t.punct == ':') {
+				return i + 1
+			}
+			continue
+		}
+		if n >= 2 && !t.code && (t.has(cSub|cRel) || t.w == "so" || t.w == "then" || t.w == "and" || t.w == "but") {
+			return i
+		}
+		n++
+	}
+	return b
+}
+
+func words(toks []token) int {
+	n := 0
+	for i := range toks {
+		if toks[i].punct == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // appendSentence appends the features of one sentence. Each word is

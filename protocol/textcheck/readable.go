@@ -388,7 +388,7 @@ func plainReadings(text string, toks []token) []string {
 			mark = "```"
 		}
 		text = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(text, mark), mark))
-		if nl := strings.IndexByte(text, '\n'); nl >= 0 && nl < 20 && !strings.Contains(text[:nl], " ") {
+		if nl := strings.IndexByte(text, '\n'); nl >= 0 && nl < 20 && !strings.ContainsAny(text[:nl], " `") {
 			text = text[nl+1:] // a fence's language name: "```sh"
 		}
 	}

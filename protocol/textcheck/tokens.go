@@ -39,6 +39,10 @@ func tokenize(s, low string, buf []token) []token {
 			i++
 		case c == ' ' || c == '\t':
 			i++
+		case c == '#' && i > 0 && s[i-1] == ' ' && i+1 < len(s) && s[i+1] == ' ':
+			// A shell comment, "cmd  # do this first": a sentence of its own.
+			toks = append(toks, token{s: i, e: i + 1, w: ".", punct: '.'})
+			i++
 		case c == '|' || c == '&' || c == '/' && (i+1 == len(s) || s[i+1] == ' ') && i > 0 && s[i-1] == ' ':
 			// A shell pipe, "&&" or a spaced slash joins two statements.
 			toks = append(toks, token{s: i, e: i + 1, w: ";", punct: ';'})
