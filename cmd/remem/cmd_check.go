@@ -14,6 +14,8 @@ import (
 type checkOutput struct {
 	Text        string                `json:"text"`
 	MayBeLesson bool                  `json:"may_be_lesson"`
+	Readable    bool                  `json:"readable"`
+	Unreadable  string                `json:"unreadable,omitempty"`
 	Observation bool                  `json:"observation"`
 	Instruction string                `json:"instruction,omitempty"`
 	RawData     []protocol.RawFinding `json:"raw_data"`
@@ -31,23 +33,29 @@ Exits 0 when TEXT may be a lesson and 1 when it may not.
 Examples:
   remem check "Running go test without -race hides the data race"
   remem check "Always run make clean first"            # exit 1: an instruction
-  remem check --json "The token in /home/al/.netrc expired"  # exit 1: raw data`,
+  remem check --json "The token in /home/al/.netrc expired"  # exit 1: raw data
+  remem check "La caché se borra cada domingo por la noche"  # exit 1: not English`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return cli.Exit("check needs the TEXT to check; see `remem check --help`", 2)
 			}
 			text := strings.Join(c.Args().Slice(), " ")
-			out := checkOutput{Text: text, Observation: true, RawData: protocol.FindRawData(text)}
+			out := checkOutput{Text: text, Readable: true, Observation: true, RawData: protocol.FindRawData(text)}
 			if out.RawData == nil {
 				out.RawData = []protocol.RawFinding{}
 			}
-			if err := protocol.CheckObservation(text); err != nil {
+			var unreadable *protocol.ReadError
+			if errors.As(protocol.CheckAgentText(text), &unreadable) {
+				// A control character or another language: the checks cannot
+				// read the text, so they say nothing of what it says.
+				out.Readable, out.Unreadable, out.Observation = false, unreadable.Error(), false
+			} else if err := protocol.CheckObservation(text); err != nil {
 				out.Observation, out.Instruction = false, err.Error()
 			}
 			err := protocol.CheckLessonText(text)
 			var raw *protocol.RawDataError
-			if err != nil && !errors.As(err, &raw) && out.Observation {
+			if err != nil && !errors.As(err, &raw) && out.Observation && out.Readable {
 				out.Problem = err.Error()
 			}
 			out.MayBeLesson = err == nil
@@ -57,7 +65,9 @@ Examples:
 				}
 			} else {
 				w := c.App.Writer
-				if out.Observation {
+				if !out.Readable {
+					fmt.Fprintln(w, "readable: no,", display.Text(out.Unreadable))
+				} else if out.Observation {
 					fmt.Fprintln(w, "observation: yes")
 				} else {
 					fmt.Fprintln(w, "observation: no,", display.Text(out.Instruction))

@@ -25,7 +25,7 @@ type ReadError struct {
 
 func (e *ReadError) Error() string {
 	if e.Rule == RuleControl {
-		return "the text holds a control character (" + e.Detail + "); lessons are plain sentences, so no terminal or prompt sees an escape sequence"
+		return "the text holds a control character (" + e.Detail + "); a lesson is one line of plain text: write it without line breaks, tabs or escape sequences"
 	}
 	return "the text reads as " + e.Detail + ", not English (unsupported language); the checks read English, so write the lesson in English"
 }
