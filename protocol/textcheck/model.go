@@ -148,13 +148,3 @@ func GrammarRule(text string) string {
 	}
 	return ""
 }
-
-func wordCount(toks []token) int {
-	n := 0
-	for i := range toks {
-		if toks[i].punct == 0 {
-			n++
-		}
-	}
-	return n
-}

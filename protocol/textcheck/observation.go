@@ -28,14 +28,7 @@ func (e *InstructionError) Error() string {
 // sentence ends and does not refuse them: writers use it on the clauses of
 // event texts, and CheckText refuses control characters in lesson texts.
 func CheckObservation(text string) error {
-	v := check(text, readObservation)
-	switch {
-	case v.Unreadable != nil:
-		return v.Unreadable
-	case v.Instruction != nil:
-		return v.Instruction
-	}
-	return nil
+	return check(text, readObservation).wordingErr()
 }
 
 // Verdict is what the checks of SPEC §6 say of one text an agent may read;
@@ -75,7 +68,12 @@ const (
 // with it (the model reads whole sentences, not the pieces of one); the
 // sentence they finish passes CheckText like any other.
 func CheckGrammar(text string) error {
-	v := check(text, readGrammar)
+	return check(text, readGrammar).wordingErr()
+}
+
+// wordingErr is the refusal of what the text says or how it is written,
+// raw data aside.
+func (v Verdict) wordingErr() error {
 	switch {
 	case v.Unreadable != nil:
 		return v.Unreadable
@@ -167,7 +165,7 @@ func judge(buf *scratch, text string, useModel bool) *InstructionError {
 	if e != nil {
 		return e
 	}
-	if wordCount(buf.toks) < minModelWords {
+	if words(buf.toks) < minModelWords {
 		// Two words are no sentence to weigh ("not here", a revocation's
 		// reason); an order that short is the grammar's to find.
 		return nil

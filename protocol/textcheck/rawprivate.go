@@ -20,7 +20,7 @@ func rawScriptNames(text string, add func(kind string, s, e int)) {
 	if !mayHoldOtherScript(text) {
 		return
 	}
-	quote, prev := rune(0), ' '
+	var q quotes
 	start := -1
 	flush := func(end int) {
 		if start >= 0 && rawScriptName(text, start, end) {
@@ -29,19 +29,10 @@ func rawScriptNames(text string, add func(kind string, s, e int)) {
 		start = -1
 	}
 	for i, r := range text {
-		if quote != 0 {
-			if r == quote && (r != '\'' || closesQuote(text, i)) {
-				quote = 0
-			}
-			prev = r
-			continue
-		}
-		if q := closingQuote(r, prev); q != 0 {
+		if q.inside(text, i, r) {
 			flush(i)
-			quote, prev = q, r
 			continue
 		}
-		prev = r
 		switch {
 		case unicode.IsLetter(r) && r >= utf8.RuneSelf && !unicode.Is(unicode.Latin, r):
 			if start < 0 {

@@ -258,24 +258,11 @@ func scriptWeights(text string) (other, latin int) {
 	}
 	for _, skipQuotes := range []bool{true, false} {
 		other, latin = 0, 0
-		quote := rune(0)
-		prev := ' '
+		var q quotes
 		for i, r := range text {
-			if skipQuotes {
-				if quote != 0 {
-					if r == quote && (r != '\'' || closesQuote(text, i)) {
-						quote = 0
-					}
-					prev = r
-					continue
-				}
-				if q := closingQuote(r, prev); q != 0 {
-					quote = q
-					prev = r
-					continue
-				}
+			if q.inside(text, i, r) && skipQuotes {
+				continue
 			}
-			prev = r
 			switch {
 			case r < utf8.RuneSelf:
 				if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' {
@@ -295,6 +282,33 @@ func scriptWeights(text string) (other, latin int) {
 		}
 	}
 	return other, latin
+}
+
+// quotes follows quotation marks through a text, rune by rune.
+type quotes struct {
+	close rune // the mark that closes the open quotation, 0 outside one
+	prev  rune
+}
+
+// inside reports whether the rune r at text[i] is a quotation mark or
+// inside a quotation.
+func (q *quotes) inside(text string, i int, r rune) bool {
+	defer func() { q.prev = r }()
+	if q.close != 0 {
+		if r == q.close && (r != '\'' || closesQuote(text, i)) {
+			q.close = 0
+		}
+		return true
+	}
+	prev := q.prev
+	if prev == 0 {
+		prev = ' '
+	}
+	if c := closingQuote(r, prev); c != 0 {
+		q.close = c
+		return true
+	}
+	return false
 }
 
 // closingQuote returns the mark that closes a quotation opened by r (after
