@@ -1,7 +1,6 @@
 package textcheck
 
 import (
-	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -342,14 +341,6 @@ func closingQuote(r, prev rune) rune {
 func closesQuote(text string, i int) bool {
 	r, _ := utf8.DecodeRuneInString(text[i+1:])
 	return i+1 >= len(text) || !unicode.IsLetter(r)
-}
-
-// checkReadable is the first check of every text.
-func checkReadable(text string) *ReadError {
-	if r := controlChar(text); r >= 0 {
-		return &ReadError{Rule: RuleControl, Detail: fmt.Sprintf("U+%04X", r)}
-	}
-	return nil
 }
 
 // plainReading returns text as plain sentences when its case or layout
