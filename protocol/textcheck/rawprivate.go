@@ -98,6 +98,7 @@ var rawPersonCue = map[string]bool{
 	"by": true, "from": true, "author": true, "authored": true, "user": true, "colleague": true, "engineer": true,
 	"developer": true, "reviewer": true, "committer": true, "named": true, "called": true, "thanks": true,
 	"asked": true, "told": true, "cc": true, "assignee": true, "owner": true, "maintainer": true, "contributor": true,
+	"as": true, "shows": true, "showed": true, "approved": true, "reviewed": true, "for": true,
 }
 
 // mayHoldOtherScript: text has a UTF-8 lead byte of Greek, Cyrillic,

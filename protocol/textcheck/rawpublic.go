@@ -334,6 +334,9 @@ func rawKnownWord(w string) bool {
 // initial and a family name ("kpatel", "rnguyen"), or a given name joined
 // to a family name or an initial ("maria.garcia", "john_doe").
 func rawHandleWord(w string) bool {
+	if t := strings.TrimRight(w, "0123456789"); len(t) < len(w) && len(w)-len(t) <= 3 && len(t) >= 4 {
+		w = t // "mgarcia2", "jsmith2"
+	}
 	if len(w) < 4 || len(w) > 40 {
 		return false
 	}
@@ -341,9 +344,6 @@ func rawHandleWord(w string) bool {
 		if c := w[i]; !('a' <= c && c <= 'z') && c != '.' && c != '_' && c != '-' {
 			return false
 		}
-	}
-	if t := strings.TrimRight(w, "0123456789"); len(t) < len(w) && len(w)-len(t) <= 3 && len(t) >= 4 {
-		w = t // "mgarcia2"
 	}
 	if k := strings.IndexAny(w, "._-"); k > 0 {
 		first, rest := w[:k], w[k+1:]
@@ -356,6 +356,21 @@ func rawHandleWord(w string) bool {
 		return givenNames[first] && !notNames[first] && (rawLists.surname[rest] || len(rest) == 1)
 	}
 	return rawLists.surname[w[1:]] && len(w) >= 5 && !rawKnownWord(w) && !givenNames[w] || rawInitialAndName(w)
+}
+
+// rawDottedName: w is two words of lower-case letters joined by one dot
+// ("ahmet.yilmaz", "a.lindqvist"), the shape of an account name.
+func rawDottedName(w string) bool {
+	k := strings.IndexByte(w, '.')
+	if k < 1 || k == len(w)-1 || strings.IndexByte(w[k+1:], '.') >= 0 || len(w)-k-1 < 3 {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; i != k && !('a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return !rawKnownWord(w[k+1:]) && !rawLists.tool[w[:k]]
 }
 
 // rawBranchType are the first parts of branch names that a person's name
@@ -422,6 +437,10 @@ func rawIdentWord(text string, toks []token, i, s, e int, add func(kind string, 
 			return
 		}
 	}
+	if i > 0 && rawDottedName(w) && rawPersonCue[toks[i-1].w] {
+		add("name", s, e) // "approved by ahmet.yilmaz", "shows a.lindqvist"
+		return
+	}
 	if rawHandleWord(first) {
 		if len(first) < len(w) {
 			add("name", s, e)
@@ -442,7 +461,7 @@ func rawIdentWord(text string, toks []token, i, s, e int, add func(kind string, 
 		add("id", s, e)
 	case len(w) == 12 && digits == 12:
 		add("id", s, e) // an AWS account id
-	case rawMachineName(w):
+	case rawMachineName(w), rawWindowsMachine(w):
 		add("host", s, e)
 	case i > 0 && rawNamedID(w, digits) && rawOrgNamed(toks, i):
 		add("id", s, e)
@@ -501,7 +520,38 @@ func rawMachineName(w string) bool {
 		return true
 	}
 	parts := strings.Split(stem, "-")
-	return rawLists.machine[parts[len(parts)-1]] || len(parts) >= 2 && rawLists.machine[strings.Join(parts[len(parts)-2:], "-")]
+	if rawLists.machine[parts[len(parts)-1]] || len(parts) >= 2 && rawLists.machine[strings.Join(parts[len(parts)-2:], "-")] {
+		return true
+	}
+	// "db-replica-sgp-02": a machine word among three parts or more.
+	for _, p := range parts[:len(parts)-1] {
+		if len(parts) >= 3 && rawLists.machine[p] {
+			return true
+		}
+	}
+	return false
+}
+
+// rawWindowsMachine: a name in capitals of three parts or more with a
+// machine word and a digit ("WS-ADM-0457", "PRN-FLOOR3-HR"), as Windows
+// and on-premises networks name their computers.
+func rawWindowsMachine(w string) bool {
+	if len(w) < 6 || strings.Count(w, "-") < 2 || !rawHasDigit(w) {
+		return false
+	}
+	machine := false
+	for _, p := range strings.Split(w, "-") {
+		if p == "" {
+			return false
+		}
+		for i := 0; i < len(p); i++ {
+			if c := p[i]; !('A' <= c && c <= 'Z') && !rawIsDigit(c) {
+				return false
+			}
+		}
+		machine = machine || rawLists.machine[strings.ToLower(strings.TrimRight(p, "0123456789"))]
+	}
+	return machine
 }
 
 func rawAllDigits(s string) bool {
