@@ -25,7 +25,9 @@
 //   - FindRawData: what is private to a person, a machine, a project or
 //     an organisation, or is a secret; public and well-known things
 //     (system paths, public hosts, documented addresses and defaults) are
-//     not raw.
+//     not raw. Rules and word lists find what has a shape; a second small
+//     model (rawmodel.go) scores the words they leave, by their look and
+//     context ("runs as abakshi").
 //
 // Editors change the word lists in lists/ and the labelled sets in
 // testdata/, then run go generate; the grammar that reads the lists is in
@@ -51,3 +53,4 @@ package textcheck
 
 //go:generate sh -c "cd internal/genlexicon && go run . > ../../lexicon.txt && go run . -names > ../../givennames.txt"
 //go:generate go run ./internal/trainmodel -out model.bin -report testdata/model_report.txt
+//go:generate go run ./internal/trainmodel -raw -max-fp 0.005 -out rawmodel.bin -report testdata/rawmodel_report.txt

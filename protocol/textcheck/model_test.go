@@ -11,6 +11,9 @@ func TestModelFileRoundTrip(t *testing.T) {
 	if _, err := decodeModel(modelBin); err != nil {
 		t.Fatalf("model.bin: %v", err)
 	}
+	if _, err := decodeModel(rawModelBin); err != nil {
+		t.Fatalf("rawmodel.bin: %v", err)
+	}
 	w := make([]float32, ModelSlots)
 	w[7], w[ModelSlots-1] = 1.5, -2.25
 	m, err := decodeModel(EncodeModel(0.75, w))

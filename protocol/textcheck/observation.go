@@ -118,7 +118,7 @@ func check(text string, mode readMode) Verdict {
 	if mode != readAll {
 		return Verdict{}
 	}
-	return Verdict{Raw: findRaw(norm, buf.toks)}
+	return Verdict{Raw: findRaw(buf, norm, buf.toks)}
 }
 
 // readAlone reads one more reading of a text: its own words and their

@@ -115,11 +115,12 @@ func FindRawData(text string) []RawFinding {
 	defer buf.release()
 	low := buf.lower(text)
 	buf.toks = tokenize(text, low, buf.toks[:0])
-	return findRaw(text, buf.toks)
+	return findRaw(buf, text, buf.toks)
 }
 
-// findRaw finds the raw data in text, whose tokens are toks.
-func findRaw(text string, toks []token) []RawFinding {
+// findRaw finds the raw data in text, whose tokens are toks; buf lends the
+// model its buffers.
+func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	var found findings
 	addc := found.add
 	// Cheap tests first: most sentences hold no character a pattern needs,
@@ -290,6 +291,13 @@ func findRaw(text string, toks []token) []RawFinding {
 			if rawLooksRandom(text[m[0]:m[1]]) {
 				addc("secret", m[0], m[1])
 			}
+		}
+	}
+	// The model reads what the rules did not find: a word with no shape of
+	// its own in a context that makes it private ("runs as abakshi").
+	if len(found.list) == 0 {
+		if s, e, ok := rawModelFinds(buf, text, toks); ok {
+			addc("private", s, e)
 		}
 	}
 	cands := found.list

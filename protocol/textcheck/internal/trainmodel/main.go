@@ -1,5 +1,6 @@
 // Command trainmodel trains the observation check's model (model.go) from
-// the labelled sets in protocol/textcheck/testdata and writes model.bin.
+// the labelled sets in protocol/textcheck/testdata and writes model.bin;
+// with -raw, the raw-data check's model (rawmodel.go, rawmodel.bin).
 // Run it with go generate in protocol/textcheck; it is deterministic, so
 // the same sets give the same bytes. Files named eval_*.jsonl are never
 // read: they are kept for first reads.
@@ -46,7 +47,8 @@ func main() {
 	flag.StringVar(&o.conformance, "conformance", "../testdata/conformance/imperative.jsonl", "the conformance sentences (weighted: every one must pass)")
 	out := flag.String("out", "model.bin", "model file to write")
 	report := flag.String("report", "testdata/model_report.txt", "cross-validation report to write")
-	flag.Float64Var(&o.maxFP, "max-fp", 0.025, "share of observations the chosen threshold may refuse in cross-validation")
+	flag.Float64Var(&o.maxFP, "max-fp", 0.025, "share of observations (with -raw: of texts without private data) the chosen threshold may refuse in cross-validation")
+	flag.BoolVar(&o.raw, "raw", false, "train the raw-data model (rawmodel.bin) from the raw-data sets and the sentence sets")
 	flag.StringVar(&o.margins, "margins", "", "file to write every sentence's cross-validation margin to (set, label, margin, grammar rule, text)")
 	flag.IntVar(&epochs, "epochs", epochs, "passes over the data")
 	flag.Float64Var(&rate, "rate", rate, "AdaGrad learning rate")
@@ -71,6 +73,7 @@ type options struct {
 	dir, conformance string
 	maxFP            float64
 	margins          string // optional file for every cross-validation margin
+	raw              bool   // train the raw-data model instead
 }
 
 // train reads the sets, cross-validates, fits the model on all of them and
@@ -81,19 +84,23 @@ func train(o options) (model []byte, report string, err error) {
 		return nil, "", err
 	}
 	var data []example
-	for _, p := range paths {
-		base := filepath.Base(p)
-		if strings.HasPrefix(base, "eval_") || strings.HasPrefix(base, "rawdata") {
-			continue
+	if o.raw {
+		data = readRawSets(paths)
+	} else {
+		for _, p := range paths {
+			base := filepath.Base(p)
+			if strings.HasPrefix(base, "eval_") || strings.HasPrefix(base, "rawdata") {
+				continue
+			}
+			weight := 1.0
+			if base == "cases.jsonl" || base == "writer_cases.jsonl" {
+				weight = 3 // the unit cases and the default writer's sentences keep their verdicts
+			}
+			data = append(data, read(p, weight)...)
 		}
-		weight := 1.0
-		if base == "cases.jsonl" || base == "writer_cases.jsonl" {
-			weight = 3 // the unit cases and the default writer's sentences keep their verdicts
-		}
-		data = append(data, read(p, weight)...)
+		data = append(data, read(o.conformance, 5)...)
+		data = append(data, acceptedRecordTexts(filepath.Join(filepath.Dir(o.conformance), "records.jsonl"), 5)...)
 	}
-	data = append(data, read(o.conformance, 5)...)
-	data = append(data, acceptedRecordTexts(filepath.Join(filepath.Dir(o.conformance), "records.jsonl"), 5)...)
 	if len(data) == 0 {
 		return nil, "", fmt.Errorf("no labelled sentences in %s", o.dir)
 	}
@@ -140,16 +147,63 @@ func train(o options) (model []byte, report string, err error) {
 		t := chooseThreshold(data, margins, fp)
 		ins, ref := 0, 0
 		for i, ex := range data {
-			if ex.label == 1 && strings.HasPrefix(ex.set, "train_") {
+			if ex.label == 1 && (strings.HasPrefix(ex.set, "train_") || strings.HasPrefix(ex.set, "rawdata_t")) {
 				ins++
 				if margins[i] > t {
 					ref++
 				}
 			}
 		}
-		fmt.Fprintf(&rep, "at %.2f of observations refused: %.3f of the blind training sets' instructions refused\n", fp, ratio(ref, ins))
+		what := "instructions"
+		if o.raw {
+			what = "private texts"
+		}
+		fmt.Fprintf(&rep, "at %.2f of observations refused: %.3f of the blind training sets' %s refused\n", fp, ratio(ref, ins), what)
 	}
 	return textcheck.EncodeModel(float32(threshold), w), rep.String(), nil
+}
+
+// readRawSets reads the raw-data model's examples: the raw-data sets'
+// sentences labelled private or public, and every labelled sentence set's
+// sentences, which hold no private data (their authors were told so).
+// A text without a word that could be private is left out: the model
+// never reads it.
+func readRawSets(paths []string) []example {
+	var out []example
+	for _, p := range paths {
+		base := filepath.Base(p)
+		if strings.HasPrefix(base, "eval_") || base == "attack.jsonl" || strings.HasPrefix(base, "rawdata_eval") {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			log.Fatal(err)
+		}
+		raw := strings.HasPrefix(base, "rawdata")
+		for _, line := range strings.Split(string(data), "\n") {
+			var l struct {
+				Text string `json:"text"`
+				Raw  bool   `json:"raw"`
+				Lang string `json:"lang"`
+			}
+			if strings.TrimSpace(line) == "" || json.Unmarshal([]byte(line), &l) != nil || l.Lang != "" && l.Lang != "en" {
+				continue
+			}
+			label, weight := 0.0, 0.5
+			if raw {
+				weight = 1
+				if l.Raw {
+					label = 1
+				}
+			}
+			feats, ends := textcheck.RawFeatures(l.Text)
+			if len(ends) == 0 {
+				continue
+			}
+			out = append(out, example{feats: feats, ends: ends, label: label, weight: weight, text: l.Text, set: base})
+		}
+	}
+	return out
 }
 
 func read(path string, weight float64) []example {

@@ -1,0 +1,205 @@
+package textcheck
+
+import (
+	_ "embed"
+	"sync"
+)
+
+// The learned half of the raw-data check. The rules of rawdata.go find
+// what has a shape (paths, addresses, keys, ids); what has none, a handle
+// such as "abakshi" or a name in a form no list holds, is found from its
+// context ("runs as …", "approved by …") and the look of the word. A
+// logistic regression scores every word that could be private (one the
+// lexicon does not know as a common word, a capitalised or code-like one)
+// and a text holds raw data when its highest-scoring word is above the
+// threshold. It was trained by internal/trainmodel -raw from the
+// raw-data sets (private against public sentences) and from every
+// labelled sentence set, which holds no private data, and it never
+// learns at run time.
+
+//go:embed rawmodel.bin
+var rawModelBin []byte
+
+var (
+	rawModelOnce sync.Once
+	theRawModel  *model
+)
+
+func rawModel() *model {
+	rawModelOnce.Do(func() {
+		m, err := decodeModel(rawModelBin)
+		if err != nil {
+			panic("textcheck: rawmodel.bin: " + err.Error() + "; run go generate ./protocol/textcheck")
+		}
+		theRawModel = m
+	})
+	return theRawModel
+}
+
+// Feature name spaces of the raw-data model.
+const (
+	rBias   = 'B'
+	rWord   = 'W'
+	rShape  = 'S'
+	rPrefix = 'P'
+	rSuffix = 'F'
+	rPrev   = 'L'
+	rPrev2  = 'K'
+	rNext   = 'N'
+	rFlags  = 'G'
+	rPair   = 'Q'
+)
+
+// rawCandidate: a word that could be private data. Common words the
+// lexicon knows, in lower case, cannot; neither can punctuation.
+func rawCandidate(text string, toks []token, i int) bool {
+	t := &toks[i]
+	if t.punct != 0 || t.e-t.s < 3 || t.has(cSymbol) {
+		return false
+	}
+	if t.code || t.cap || !t.has(cKnown) || t.has(cUnknown) {
+		return true
+	}
+	for k := t.s; k < t.e; k++ {
+		if text[k] >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+// appendRawFeatures appends the features of each candidate word of toks
+// as a segment of its own, and each segment's end to ends.
+func appendRawFeatures(dst []uint32, ends []int, text string, toks []token) ([]uint32, []int) {
+	for i := range toks {
+		if !rawCandidate(text, toks, i) {
+			continue
+		}
+		t := &toks[i]
+		w := t.w
+		hw := uint32(newHash(0).str(w))
+		shape := rawShapeHash(text[t.s:t.e])
+		prev, prev2, next := uint32(newHash('^')), uint32(newHash('^')), uint32(newHash('$'))
+		if i > 0 {
+			prev = uint32(newHash(0).str(toks[i-1].w))
+		}
+		if i > 1 {
+			prev2 = uint32(newHash(0).str(toks[i-2].w))
+		}
+		if i+1 < len(toks) {
+			next = uint32(newHash(0).str(toks[i+1].w))
+		}
+		var flags uint32
+		if t.cap {
+			flags |= 1
+		}
+		if i > 0 && toks[i-1].punct == 0 {
+			flags |= 2 // not the first word of a sentence or clause
+		}
+		if givenNames[w] {
+			flags |= 4
+		}
+		if notNames[w] {
+			flags |= 8
+		}
+		if rawLists.surname[w] {
+			flags |= 16
+		}
+		if t.has(cKnown) && !t.has(cUnknown) {
+			flags |= 32
+		}
+		if rawLists.tool[w] {
+			flags |= 64
+		}
+		n := len(w)
+		dst = append(dst,
+			slotOf(rBias, 0, 0),
+			slotOf(rWord, hw, 0),
+			slotOf(rShape, shape, 0),
+			slotOf(rPrev, prev, 0),
+			slotOf(rPrev2, prev2, prev),
+			slotOf(rNext, next, 0),
+			slotOf(rFlags, flags, 0),
+			slotOf(rPair, prev, shape),
+			slotOf(rFlags, flags, shape),
+		)
+		if n >= 4 {
+			dst = append(dst,
+				slotOf(rPrefix, uint32(newHash(0).str(w[:3])), 0),
+				slotOf(rSuffix, uint32(newHash(0).str(w[n-3:])), 0),
+			)
+		}
+		ends = append(ends, len(dst))
+	}
+	return dst, ends
+}
+
+// rawShapeHash hashes the look of a word: each run of capitals, small
+// letters, digits or other letters as one mark, punctuation kept, so
+// "jmorales" reads "x", "WS-ADM-0457" "X-X-d" and "a.lindqvist" "x.x".
+func rawShapeHash(w string) uint32 {
+	h := newHash(0)
+	last := byte(0)
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		var m byte
+		switch {
+		case 'A' <= c && c <= 'Z':
+			m = 'X'
+		case 'a' <= c && c <= 'z':
+			m = 'x'
+		case '0' <= c && c <= '9':
+			m = 'd'
+		case c >= 0x80:
+			m = 'u'
+		default:
+			m = c
+		}
+		if m != last {
+			h = h.byte(m)
+			last = m
+		}
+	}
+	return uint32(h)
+}
+
+// rawModelFinds returns the candidate word the model finds private, if
+// any: the word of the highest-scoring segment above the threshold.
+func rawModelFinds(buf *scratch, text string, toks []token) (start, end int, ok bool) {
+	m := rawModel()
+	buf.feats, buf.ends = appendRawFeatures(buf.feats[:0], buf.ends[:0], text, toks)
+	if len(buf.ends) == 0 {
+		return 0, 0, false
+	}
+	best, at, from := m.threshold, -1, 0
+	seg := 0
+	for i := range toks {
+		if !rawCandidate(text, toks, i) {
+			continue
+		}
+		var s float32
+		for _, f := range buf.feats[from:buf.ends[seg]] {
+			s += m.weights[f]
+		}
+		if s > best {
+			best, at = s, i
+		}
+		from = buf.ends[seg]
+		seg++
+	}
+	if at < 0 {
+		return 0, 0, false
+	}
+	return toks[at].s, toks[at].e, true
+}
+
+// RawFeatures returns the raw-data model's features of text, a segment
+// per candidate word, for the trainer.
+func RawFeatures(text string) (feats []uint32, ends []int) {
+	norm := text
+	if !isPlainASCII(text) {
+		norm = normalize(text, true)
+	}
+	toks := tokenize(norm, string(appendLowerASCII(nil, norm)), nil)
+	return appendRawFeatures(nil, nil, norm, toks)
+}
