@@ -50,6 +50,10 @@ const (
 	cReport                          // [report]
 	cQuoteNoun                       // [quotenoun]
 	cEnglish                         // [english]
+	cGiven                           // a given name (givennames.txt, lists/names.txt)
+	cNotName                         // a given name that is mostly a tool or a word ([notname])
+	cSurname                         // a family name (lists/rawdata.txt [surname])
+	cTool                            // a tool named like a handle (lists/rawdata.txt [tool])
 )
 
 const cFinite = cZ | cPast | cModal // a verb form that carries tense

@@ -36,6 +36,19 @@ func rawModel() *model {
 	return theRawModel
 }
 
+// cNameLists are the classes the name and tool lists give words; they
+// tell the raw-data model what a word is without a lookup of its own, and
+// leave the grammar's reading of an unknown word by its shape as it was.
+const cNameLists = cGiven | cNotName | cSurname | cTool
+
+func init() {
+	for set, bit := range map[*map[string]bool]uint64{&givenNames: cGiven, &notNames: cNotName, &rawLists.surname: cSurname, &rawLists.tool: cTool} {
+		for w := range *set {
+			lexicon[w] |= bit
+		}
+	}
+}
+
 // Feature name spaces of the raw-data model.
 const (
 	rBias   = 'B'
@@ -96,19 +109,19 @@ func appendRawFeatures(dst []uint32, ends []int, text string, toks []token) ([]u
 		if i > 0 && toks[i-1].punct == 0 {
 			flags |= 2 // not the first word of a sentence or clause
 		}
-		if givenNames[w] {
+		if t.has(cGiven) {
 			flags |= 4
 		}
-		if notNames[w] {
+		if t.has(cNotName) {
 			flags |= 8
 		}
-		if rawLists.surname[w] {
+		if t.has(cSurname) {
 			flags |= 16
 		}
 		if t.has(cKnown) && !t.has(cUnknown) {
 			flags |= 32
 		}
-		if rawLists.tool[w] {
+		if t.has(cTool) {
 			flags |= 64
 		}
 		n := len(w)

@@ -325,7 +325,7 @@ func classify(t *token, s, low string, i, j int) {
 	entry := lexicon[t.w]
 	t.pid = uint16(entry >> pidShift)
 	bits := entry & classMask
-	if bits&^cPhrase != 0 {
+	if bits&^(cPhrase|cNameLists) != 0 {
 		t.cls = bits
 		return
 	}
