@@ -251,7 +251,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	if has.has('@') {
 		rawUserAtHost(text, addc)
 	}
-	if has.has('=') || has.has('-') && (strings.Contains(text, " -a ") || strings.Contains(text, " -p ") || strings.Contains(text, " -P ")) {
+	if has.has('=') || has.has('-') && (strings.Contains(text, " -a ") || strings.Contains(text, "-p ") || strings.Contains(text, " -P ")) || strings.Contains(text, " /p ") {
 		rawAssignedSecrets(text, addc)
 	}
 	if has.has('-') || has.has('I') || has.has('C') || has.has('R') {
@@ -833,9 +833,27 @@ func rawSSHClone(text string, s, e int) bool {
 // rawMayHoldFlag: text may give a secret as a command-line value, which
 // rawCLIPasswords needs.
 func rawMayHoldFlag(text string) bool {
-	for _, w := range []string{"ass", "ASS", "wd", "WD", "oken", "OKEN", "ecret", "ECRET", "key", "KEY", "-p", "-P"} {
-		if strings.Contains(text, w) {
-			return true
+	for i := 0; i+2 < len(text); i++ {
+		if text[i] != '-' {
+			continue
+		}
+		j := i + 1
+		if text[j] == '-' {
+			j++
+		}
+		if j < len(text) && (text[j] == 'p' || text[j] == 'P') && (j+1 == len(text) || !rawIsWordByte(text[j+1]) || i > 0 && text[i-1] == ' ') {
+			return true // "-p x", "-P 'x'", "-pS3cret"
+		}
+		rest := text[j:min(len(text), j+12)]
+		for _, name := range [...]string{"pass", "pwd", "token", "secret", "key", "api", "auth", "access", "private", "client", "store", "require", "conn"} {
+			if len(rest) >= len(name) && strings.EqualFold(rest[:len(name)], name) {
+				return true
+			}
+		}
+		for k := j; k < min(len(text), j+24) && text[k] != ' '; k++ {
+			if text[k] == '-' && k+4 < len(text) && strings.EqualFold(text[k+1:k+5], "pass") {
+				return true // "--conn-password", "--db-pass"
+			}
 		}
 	}
 	return false

@@ -185,25 +185,28 @@ func rawModelFinds(buf *scratch, text string, toks []token) (start, end int, ok 
 		return 0, 0, false
 	}
 	best, at, from := m.threshold, -1, 0
-	seg := 0
-	for i := range toks {
-		if !rawCandidate(text, toks, i) {
-			continue
-		}
+	for seg, end := range buf.ends {
 		var s float32
-		for _, f := range buf.feats[from:buf.ends[seg]] {
+		for _, f := range buf.feats[from:end] {
 			s += m.weights[f]
 		}
 		if s > best {
-			best, at = s, i
+			best, at = s, seg
 		}
-		from = buf.ends[seg]
-		seg++
+		from = end
 	}
 	if at < 0 {
 		return 0, 0, false
 	}
-	return toks[at].s, toks[at].e, true
+	for i := range toks { // the at-th candidate is the segment's word
+		if rawCandidate(text, toks, i) {
+			if at == 0 {
+				return toks[i].s, toks[i].e, true
+			}
+			at--
+		}
+	}
+	return 0, 0, false
 }
 
 // RawFeatures returns the raw-data model's features of text, a segment
