@@ -2,6 +2,7 @@ package textcheck
 
 import (
 	_ "embed"
+	"strings"
 	"sync"
 )
 
@@ -69,6 +70,9 @@ func rawCandidate(text string, toks []token, i int) bool {
 	t := &toks[i]
 	if t.punct != 0 || t.e-t.s < 3 || t.has(cSymbol) {
 		return false
+	}
+	if t.code && isNumber(strings.TrimLeft(t.w, "#")) {
+		return false // a count, a build number: the rules read ids by their cues ("customer 48213")
 	}
 	if t.code || t.cap || !t.has(cKnown) || t.has(cUnknown) {
 		return true
