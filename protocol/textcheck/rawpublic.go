@@ -260,6 +260,15 @@ func rawOrgHost(labels []string) bool {
 	if len(labels[0]) == 12 && rawAllDigits(labels[0]) {
 		return true // an AWS account id
 	}
+	if n >= 5 && labels[n-2] == "amazonaws" {
+		// "orders-prod.c9xk2lq8rzt4.eu-west-1.rds.amazonaws.com": a label of
+		// letters and digits AWS generates for one account's resource.
+		for _, l := range labels[1 : n-3] {
+			if len(l) >= 10 && rawHasDigit(l) && rawHasLetter(l) && strings.IndexByte(l, '-') < 0 {
+				return true
+			}
+		}
+	}
 	for k := 1; k < n-1; k++ {
 		if rawLists.tenantDomain[strings.Join(labels[k:], ".")] {
 			return !rawPlaceholderLabel(labels[k-1]) && !rawPublicSub[labels[k-1]]
@@ -536,6 +545,12 @@ func rawMachineName(w string) bool {
 // machine word and a digit ("WS-ADM-0457", "PRN-FLOOR3-HR"), as Windows
 // and on-premises networks name their computers.
 func rawWindowsMachine(w string) bool {
+	for _, pre := range [...]string{"DESKTOP-", "LAPTOP-", "WIN-"} {
+		// Windows' own names for a new computer: "DESKTOP-7Q4M2KD".
+		if rest, ok := strings.CutPrefix(w, pre); ok && len(rest) >= 5 && rawHasDigit(rest) && strings.ToUpper(rest) == rest {
+			return true
+		}
+	}
 	if len(w) < 6 || strings.Count(w, "-") < 2 || !rawHasDigit(w) {
 		return false
 	}
