@@ -71,6 +71,9 @@ func rawCandidate(text string, toks []token, i int) bool {
 	if t.punct != 0 || t.e-t.s < 3 || t.has(cSymbol) {
 		return false
 	}
+	if rawSecretWords[t.w] {
+		return false // "the staging password": the word names a secret; the rules read its value
+	}
 	if t.code && isNumber(strings.TrimLeft(t.w, "#")) {
 		return false // a count, a build number: the rules read ids by their cues ("customer 48213")
 	}
@@ -83,6 +86,13 @@ func rawCandidate(text string, toks []token, i int) bool {
 		}
 	}
 	return false
+}
+
+// rawSecretWords name a secret without being one.
+var rawSecretWords = map[string]bool{
+	"password": true, "passwords": true, "passphrase": true, "passcode": true, "token": true, "tokens": true,
+	"secret": true, "secrets": true, "credential": true, "credentials": true, "apikey": true, "api-key": true,
+	"pat": true, "keystore": true, "keychain": true, "passwd": true, "pwd": true,
 }
 
 // appendRawFeatures appends the features of each candidate word of toks
