@@ -182,7 +182,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	if has.has('@') {
 		// The user information of a URL is judged with the URL.
 		for _, m := range rawEmail.FindAllStringIndex(text, -1) {
-			if !rawSSHClone(text, m[0], m[1]) && !rawInSpans(urls, m[0], m[1]) {
+			if !rawSSHClone(text, m[0], m[1]) && !rawInSpans(urls, m[0], m[1]) && !rawPublicEmail(text[m[0]:m[1]]) {
 				addc("email", m[0], m[1])
 			}
 		}
@@ -693,6 +693,9 @@ func rawIPv4OK(text string, s, e int) bool {
 	if rawVersionNear(text, s, ipEnd) {
 		return false // "version 10.2.3.4", "the 1.0.0.0 assembly version"
 	}
+	if rawLists.publicIP[text[s:e]] {
+		return false // a documented network: "10.96.0.0/12"
+	}
 	a, ok := rawParseIPv4(text[s:ipEnd])
 	// Loopback and unspecified addresses name no machine, nor do the
 	// well-known special ones.
@@ -783,6 +786,29 @@ func rawIPv6OK(text string, s, e int) (int, int, bool) {
 	}
 	a, err := netip.ParseAddr(cand)
 	return s, e, err == nil && a.Is6() && !a.IsLoopback() && !a.IsUnspecified() && !rawIPPublic(a.String())
+}
+
+// rawPublicEmail: an address at a reserved or documentation domain
+// (RFC 2606: example.com, .test, .invalid) or a service's no-reply sender,
+// which names no one.
+func rawPublicEmail(addr string) bool {
+	low := strings.ToLower(addr)
+	at := strings.LastIndexByte(low, '@')
+	if at < 0 {
+		return false
+	}
+	domain := low[at+1:]
+	for _, d := range [...]string{"example.com", "example.org", "example.net"} {
+		if domain == d || strings.HasSuffix(domain, "."+d) {
+			return true
+		}
+	}
+	for _, tld := range [...]string{".test", ".invalid", ".example", ".localhost"} {
+		if strings.HasSuffix(domain, tld) {
+			return true
+		}
+	}
+	return strings.HasPrefix(low, "noreply@") || strings.HasPrefix(low, "no-reply@") || strings.HasSuffix(domain, "users.noreply.github.com")
 }
 
 // rawLooksRandom: upper case, lower case and digits all present, and runs

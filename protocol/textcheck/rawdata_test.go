@@ -114,7 +114,7 @@ func TestFindRawData(t *testing.T) {
 }
 
 func TestRedactRawDataSeveral(t *testing.T) {
-	in := "bob@example.com copied /home/bob/key.pem to 10.0.0.1 with AKIAIOSFODNN7EXAMPLE"
+	in := "bob@acme-corp.io copied /home/bob/key.pem to 10.0.0.1 with AKIAIOSFODNN7EXAMPLE"
 	want := "an e-mail address copied a file in the home directory to an internal address with an API key"
 	if got := RedactRawData(in); got != want {
 		t.Fatalf("RedactRawData = %q, want %q", got, want)
@@ -181,7 +181,7 @@ func TestRedactRawDataSaysWhatWasThere(t *testing.T) {
 		{"the CLI reads ~/projects/tool/config.toml", "the CLI reads a file in the home directory"},
 		{"permission denied reading /home/ann/app/.env", "permission denied reading a file in the home directory"},
 		{"the cache at cache.build.internal is read-only", "the cache at an internal host is read-only"},
-		{"mail to ops@example.com bounces", "mail to an e-mail address bounces"},
+		{"mail to ops@acme-corp.io bounces", "mail to an e-mail address bounces"},
 		{"ssh deploy@build07.corp.internal fails", "ssh an account on an internal host fails"},
 		{"the token ghp_abcdefghijklmnopqrstuvwxyz0123 expired", "the token expired"},
 		{"Postgres on 10.2.3.4:5432 refuses", "Postgres on port 5432 on an internal address refuses"},

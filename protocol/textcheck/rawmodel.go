@@ -74,6 +74,15 @@ func rawCandidate(text string, toks []token, i int) bool {
 	if rawSecretWords[t.w] {
 		return false // "the staging password": the word names a secret; the rules read its value
 	}
+	if t.code && text[t.s] >= '0' && text[t.s] <= '9' {
+		return false // a number, a version, an address: the rules read these
+	}
+	if w := text[t.s:t.e]; len(w) >= 2 && isUpperWord(w) {
+		return false // an acronym or a variable ("DOCKER_HOST"): the rules read keys and hosts
+	}
+	if mayHoldOtherScript(text[t.s:t.e]) {
+		return false // a word in another script: a name only with a cue, which the rules read
+	}
 	if t.code && isNumber(strings.TrimLeft(t.w, "#")) {
 		return false // a count, a build number: the rules read ids by their cues ("customer 48213")
 	}

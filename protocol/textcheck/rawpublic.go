@@ -30,7 +30,7 @@ type rawListSet struct {
 	defaultCred     map[string]bool
 	surname         map[string]bool
 	machine         map[string]bool
-	publicNets      []netip.Prefix // [publicip] entries written as networks
+	publicNets      []netip.Prefix // [publicnet]: every address in them is public
 	tenantDomain    map[string]bool
 	serviceLabel    map[string]bool
 	publicDomain    map[string]bool
@@ -64,10 +64,13 @@ func loadRawLists() *rawListSet {
 			l.privateSuffix = set(words)
 		case "publicip":
 			l.publicIP = set(words)
+		case "publicnet":
 			for _, w := range words {
-				if p, err := netip.ParsePrefix(w); err == nil {
-					l.publicNets = append(l.publicNets, p)
+				p, err := netip.ParsePrefix(w)
+				if err != nil {
+					panic("textcheck: lists/rawdata.txt [publicnet]: " + err.Error())
 				}
+				l.publicNets = append(l.publicNets, p)
 			}
 		case "defaultcred":
 			l.defaultCred = set(words)
