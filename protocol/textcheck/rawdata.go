@@ -788,16 +788,22 @@ func rawIPv6OK(text string, s, e int) (int, int, bool) {
 	return s, e, err == nil && a.Is6() && !a.IsLoopback() && !a.IsUnspecified() && !rawIPPublic(a.String())
 }
 
-// rawPublicEmail: an address at a reserved or documentation domain
-// (RFC 2606: example.com, .test, .invalid) or a service's no-reply sender,
-// which names no one.
+// rawPublicEmail: a placeholder mailbox at a reserved or documentation
+// domain ("user@example.com"; RFC 2606: example.com, .test, .invalid) or a
+// service's no-reply sender, which names no one.
 func rawPublicEmail(addr string) bool {
 	low := strings.ToLower(addr)
 	at := strings.LastIndexByte(low, '@')
 	if at < 0 {
 		return false
 	}
-	domain := low[at+1:]
+	local, domain := low[:at], low[at+1:]
+	if local == "noreply" || local == "no-reply" || strings.HasSuffix(domain, "users.noreply.github.com") {
+		return true
+	}
+	if !rawMailboxPlaceholder[local] && !rawLists.placeholderUser[local] {
+		return false // "alice@example.com" still names Alice
+	}
 	for _, d := range [...]string{"example.com", "example.org", "example.net"} {
 		if domain == d || strings.HasSuffix(domain, "."+d) {
 			return true
@@ -808,7 +814,14 @@ func rawPublicEmail(addr string) bool {
 			return true
 		}
 	}
-	return strings.HasPrefix(low, "noreply@") || strings.HasPrefix(low, "no-reply@") || strings.HasSuffix(domain, "users.noreply.github.com")
+	return false
+}
+
+// rawMailboxPlaceholder are mailboxes that name no one.
+var rawMailboxPlaceholder = map[string]bool{
+	"user": true, "test": true, "admin": true, "info": true, "support": true, "hello": true, "contact": true,
+	"foo": true, "bar": true, "example": true, "someone": true, "nobody": true, "root": true, "postmaster": true,
+	"webmaster": true, "mail": true, "email": true, "sales": true, "security": true, "abuse": true, "dev": true,
 }
 
 // rawLooksRandom: upper case, lower case and digits all present, and runs
