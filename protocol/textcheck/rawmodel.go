@@ -77,6 +77,9 @@ func rawCandidate(text string, toks []token, i int) bool {
 	if t.code && text[t.s] >= '0' && text[t.s] <= '9' {
 		return false // a number, a version, an address: the rules read these
 	}
+	if strings.ContainsAny(text[t.s:t.e], "/\\:") || strings.HasPrefix(text[t.e:], "://") || strings.HasPrefix(text[t.e:], ":/") {
+		return false // a path, an address or a URL's scheme: the rules read these
+	}
 	if w := text[t.s:t.e]; len(w) >= 2 && isUpperWord(w) {
 		return false // an acronym or a variable ("DOCKER_HOST"): the rules read keys and hosts
 	}
