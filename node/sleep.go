@@ -473,6 +473,14 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 		}
 		red := protocol.RedactRawDataReport(text)
 		text = red.Text
+		if d, ok := w.(*consolidate.DefaultWriter); ok && d.Redact != nil && !red.Draft {
+			// The default writer redacted the events before it wrote, so a
+			// placeholder it glued in is in its sentence by now: the events'
+			// own redaction says whether one was.
+			if why := episodesDraft(c); why != "" {
+				red.Draft, red.Reason = true, why
+			}
+		}
 		if err := protocol.CheckLessonText(text); err != nil {
 			counts.count(&counts.Refused, name)
 			if name != "default" {
@@ -493,6 +501,22 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 		return firstDraft.text, firstDraft.by, firstDraft.why, nil
 	}
 	return "", "", "", fmt.Errorf("no lesson written for a %s cluster of %d events: %w", c.Kind, len(c.Episodes), errors.Join(errs...))
+}
+
+// episodesDraft returns why redacting the cluster's events would make a
+// draft of a lesson written from them (SPEC §3), or "".
+func episodesDraft(c consolidate.Cluster) string {
+	for _, e := range c.Episodes {
+		for _, f := range []string{e.Title, e.Expected, e.Happened, e.Said, e.AgentDid, e.Text} {
+			if f == "" {
+				continue
+			}
+			if red := protocol.RedactRawDataReport(f); red.Draft {
+				return red.Reason
+			}
+		}
+	}
+	return ""
 }
 
 // signDirty signs the own lessons that changed and may be shared; the
