@@ -80,16 +80,26 @@ func EncodeModel(threshold float32, weights []float32) []byte {
 // (feats[ends[k-1]:ends[k]]): above the threshold it reads as an
 // instruction.
 func (m *model) margin(feats []uint32, ends []int) float32 {
-	best, from := float32(math.Inf(-1)), 0
-	for _, end := range ends {
+	score, _ := m.top(feats, ends)
+	return score
+}
+
+// top returns the highest segment score and the first segment that has it
+// (-1 when there is none).
+func (m *model) top(feats []uint32, ends []int) (score float32, seg int) {
+	score, seg = float32(math.Inf(-1)), -1
+	from := 0
+	for k, end := range ends {
 		var s float32
 		for _, f := range feats[from:end] {
 			s += m.weights[f]
 		}
-		best = max(best, s)
+		if s > score {
+			score, seg = s, k
+		}
 		from = end
 	}
-	return best
+	return score, seg
 }
 
 // ModelSlots is the size of the weight table, for the trainer.
@@ -99,11 +109,7 @@ const ModelSlots = 1 << modelBits
 // normalised reading, with the grammar's verdict) and the end of each
 // sentence's slots, for the trainer.
 func Features(text string) (feats []uint32, ends []int) {
-	norm := text
-	if !isPlainASCII(text) {
-		norm = normalize(text, true)
-	}
-	toks := tokenize(norm, string(appendLowerASCII(nil, norm)), nil)
+	norm, toks := readTokens(text)
 	r := reader{text: norm, toks: toks}
 	rule, phrase := "", ""
 	if e := r.read(); e != nil {
@@ -136,13 +142,20 @@ func (m *model) strongest(text string, toks []token) string {
 	return text[toks[at].s:toks[at].e]
 }
 
-// GrammarRule returns the rule the grammar alone finds in text, or "".
-func GrammarRule(text string) string {
-	norm := text
+// readTokens returns the normalised reading of text and its tokens, as the
+// checks make them, for the trainer (it allocates; the checks do not).
+func readTokens(text string) (norm string, toks []token) {
+	norm = text
 	if !isPlainASCII(text) {
 		norm = normalize(text, true)
 	}
-	r := reader{text: norm, toks: tokenize(norm, string(appendLowerASCII(nil, norm)), nil)}
+	return norm, tokenize(norm, string(appendLowerASCII(nil, norm)), nil)
+}
+
+// GrammarRule returns the rule the grammar alone finds in text, or "".
+func GrammarRule(text string) string {
+	norm, toks := readTokens(text)
+	r := reader{text: norm, toks: toks}
 	if e := r.read(); e != nil {
 		return e.Rule
 	}

@@ -207,21 +207,8 @@ func rawShapeHash(w string) uint32 {
 func rawModelFinds(buf *scratch, text string, toks []token) (start, end int, ok bool) {
 	m := rawModel()
 	buf.feats, buf.ends = appendRawFeatures(buf.feats[:0], buf.ends[:0], text, toks)
-	if len(buf.ends) == 0 {
-		return 0, 0, false
-	}
-	best, at, from := m.threshold, -1, 0
-	for seg, end := range buf.ends {
-		var s float32
-		for _, f := range buf.feats[from:end] {
-			s += m.weights[f]
-		}
-		if s > best {
-			best, at = s, seg
-		}
-		from = end
-	}
-	if at < 0 {
+	score, at := m.top(buf.feats, buf.ends)
+	if at < 0 || score <= m.threshold {
 		return 0, 0, false
 	}
 	for i := range toks { // the at-th candidate is the segment's word
@@ -238,10 +225,6 @@ func rawModelFinds(buf *scratch, text string, toks []token) (start, end int, ok 
 // RawFeatures returns the raw-data model's features of text, a segment
 // per candidate word, for the trainer.
 func RawFeatures(text string) (feats []uint32, ends []int) {
-	norm := text
-	if !isPlainASCII(text) {
-		norm = normalize(text, true)
-	}
-	toks := tokenize(norm, string(appendLowerASCII(nil, norm)), nil)
+	norm, toks := readTokens(text)
 	return appendRawFeatures(nil, nil, norm, toks)
 }
