@@ -679,6 +679,52 @@ func TestSeed3Revoked(t *testing.T) {
 				t.Errorf("b keeps the revocation: %+v, %v", p.Revokers, err)
 			}
 		}},
+		{"a memory never signs a lesson it withdrew again, though another origin still publishes it", func(t *testing.T) {
+			for _, when := range []string{"held before the revocation", "arriving after it", "and a new event of it"} {
+				t.Run("the other origin's record "+when, func(t *testing.T) {
+					clk := newSeedClock(t)
+					a, pa := seedMemory(t, clk)
+					b, _ := seedMemory(t, clk)
+					c, _ := seedMemory(t, clk)
+					h := ownLesson(t, a, pa)
+					if _, err := b.Publish(protocol.KindError, viewOf(t, a, h).Text); err != nil {
+						t.Fatal(err)
+					}
+					carry(t, a, c, "team:x")
+					if when == "held before the revocation" {
+						carry(t, b, a, "team:x")
+					}
+					clk.Add(time.Minute)
+					if _, err := a.Revoke(h, "it was the proxy"); err != nil {
+						t.Fatal(err)
+					}
+					if when != "held before the revocation" {
+						carry(t, b, a, "team:x")
+					}
+					if when == "and a new event of it" {
+						if _, err := a.Remember([]protocol.Event{failed(pa, "a-later", seedSameMeet)}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					clk.Add(time.Minute)
+					seedSleep(t, a)
+					for _, l := range protocol.SplitLines(ownLines(t, a)) {
+						r, err := protocol.Decode(l.Bytes)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if r.Hash == h && r.Type == protocol.TypeLesson {
+							t.Errorf("a signed its withdrawn lesson again: %s", l.Bytes)
+						}
+					}
+					// c holds a's records only: the revocation must stand there.
+					carry(t, a, c, "team:x")
+					if v := viewOf(t, c, h); v.State != protocol.StateRevoked {
+						t.Errorf("c, which holds a's records only, sees %s", v.State)
+					}
+				})
+			}
+		}},
 	})
 }
 

@@ -296,17 +296,40 @@ func (m *Memory) candidateMatches(ctx context.Context, lessons []store.Lesson, e
 	return out, nil
 }
 
-// revokedHere reports whether hash is revoked by the records held.
+// revokedHere reports whether hash is revoked by the records held, or
+// withdrawn by this memory: its own revocation is not older than its own
+// latest lesson record of it (SPEC §8 counts a revocation from then on).
 func (m *Memory) revokedHere(hash string, now time.Time) (bool, error) {
 	held, err := m.store.ForHash(hash)
 	if err != nil {
 		return false, err
 	}
 	recs := make([]*protocol.Record, len(held))
+	var published, withdrawn time.Time
 	for i, h := range held {
-		recs[i] = h.Record
+		r := h.Record
+		recs[i] = r
+		if r.Origin != m.Origin() {
+			continue
+		}
+		switch r.Type {
+		case protocol.TypeLesson:
+			published = maxTime(published, r.Time)
+		case protocol.TypeRevocation:
+			withdrawn = maxTime(withdrawn, r.Time)
+		}
+	}
+	if !withdrawn.IsZero() && !withdrawn.Before(published) {
+		return true, nil
 	}
 	return protocol.ComputeState(hash, recs, now, m.cfg.Params.State).State == protocol.StateRevoked, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // confirmable: the lesson is not revoked and this memory never published it.
@@ -555,9 +578,11 @@ func (m *Memory) signDirty(now time.Time, rep *SleepReport) ([]*protocol.Record,
 		}
 		if revoked {
 			// A lesson this memory withdrew (or a quorum revoked) is never
-			// signed again by a sleep: a newer lesson record would outrank
-			// the revocation and bring the lesson back everywhere. Only
-			// `remem publish` of it, a person's choice, does that.
+			// signed again by a sleep, though another origin still
+			// publishes it: a newer lesson record would outrank the
+			// revocation and bring the lesson back at every holder that
+			// lacks the other origin's record. Only `remem publish` of it,
+			// a person's choice, does that.
 			l.Dirty = false
 			steps = append(steps, store.Step{Lesson: l})
 			continue
