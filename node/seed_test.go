@@ -337,6 +337,65 @@ func TestSeed4Safety(t *testing.T) {
 				t.Errorf("published without opt-in: %s", out)
 			}
 		}},
+		{"a lesson is published only when every event it was written from is of an opted-in project", func(t *testing.T) {
+			for _, how := range []string{"the other project's lesson is joined later", "both projects' events in one sleep"} {
+				t.Run(how, func(t *testing.T) {
+					m, shared := seedMemory(t, newSeedClock(t))
+					other := t.TempDir() // never opted in
+					private := failed(other, "q1", seedSurprise+" in the payroll-export service of acme-internal")
+					if how == "the other project's lesson is joined later" {
+						if _, err := m.Remember([]protocol.Event{private}); err != nil {
+							t.Fatal(err)
+						}
+						seedSleep(t, m)
+						if out := ownLines(t, m); len(out) != 0 {
+							t.Fatalf("published without opt-in: %s", out)
+						}
+					}
+					evs := []protocol.Event{failed(shared, "p1", seedSameMeet)}
+					if how != "the other project's lesson is joined later" {
+						evs = append(evs, private)
+					}
+					if _, err := m.Remember(evs); err != nil {
+						t.Fatal(err)
+					}
+					seedSleep(t, m)
+					for _, l := range protocol.SplitLines(ownLines(t, m)) {
+						if strings.Contains(string(l.Bytes), "payroll") {
+							t.Errorf("a lesson written from a project that never opted in was published: %s", l.Bytes)
+						}
+					}
+				})
+			}
+		}},
+		{"a lesson written from an opted-in project alone stays published when another project meets it too", func(t *testing.T) {
+			m, shared := seedMemory(t, newSeedClock(t))
+			h := ownLesson(t, m, shared)
+			if _, err := m.Remember([]protocol.Event{failed(t.TempDir(), "q1", seedSameMeet)}); err != nil {
+				t.Fatal(err)
+			}
+			if rep := seedSleep(t, m); rep.Signed != 1 {
+				t.Errorf("the raised lesson %s was not signed again: %+v", h, rep)
+			}
+		}},
+		{"lessons written before a project opted in are published at the next sleep", func(t *testing.T) {
+			m, _ := seedMemory(t, newSeedClock(t))
+			later := t.TempDir()
+			if _, err := m.Remember([]protocol.Event{failed(later, "q1", seedSurprise)}); err != nil {
+				t.Fatal(err)
+			}
+			seedSleep(t, m)
+			if out := ownLines(t, m); len(out) != 0 {
+				t.Fatalf("published without opt-in: %s", out)
+			}
+			if _, err := m.Share(node.ProjectShare{Project: later}); err != nil {
+				t.Fatal(err)
+			}
+			seedSleep(t, m)
+			if out := ownLines(t, m); len(out) == 0 {
+				t.Error("the lesson written before the opt-in was not published at the next sleep")
+			}
+		}},
 		{"a lesson without a valid signature is dropped", func(t *testing.T) {
 			m, _ := seedMemory(t, newSeedClock(t))
 			id, _ := protocol.GenerateIdentity()

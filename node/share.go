@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
 )
 
 // ProjectShare is the opt-in of one project (SPEC §6): error lessons are
@@ -24,29 +25,53 @@ type ShareSettings struct {
 	Projects []ProjectShare `json:"projects"`
 }
 
-// Allows reports whether a lesson of kind that came from events in projects
-// may be signed and published.
+// Allows reports whether a lesson of kind whose text was written from
+// events in projects may be signed and published: every one of them must
+// be opted in for kind, since the sentence may name any one's details. An
+// empty project (events without a cwd) is opted in nowhere, nor is an
+// empty list.
 func (s ShareSettings) Allows(kind string, projects []string) bool {
+	for _, dir := range projects {
+		if !s.allowsDir(kind, dir) {
+			return false
+		}
+	}
+	return len(projects) > 0
+}
+
+// allowsDir reports whether a project that holds dir is opted in for kind.
+func (s ShareSettings) allowsDir(kind, dir string) bool {
+	if dir == "" {
+		return false
+	}
 	for _, p := range s.Projects {
-		for _, dir := range projects {
-			if !within(dir, p.Project) {
-				continue
-			}
-			switch kind {
-			case protocol.KindError:
+		if !within(dir, p.Project) {
+			continue
+		}
+		switch kind {
+		case protocol.KindError:
+			return true
+		case protocol.KindCorrection:
+			if p.Corrections {
 				return true
-			case protocol.KindCorrection:
-				if p.Corrections {
-					return true
-				}
-			case protocol.KindSurprise:
-				if p.Surprises {
-					return true
-				}
+			}
+		case protocol.KindSurprise:
+			if p.Surprises {
+				return true
 			}
 		}
 	}
 	return false
+}
+
+// writtenFrom are the projects whose events l's text was written from;
+// a lesson stored before they were kept falls back to every project it
+// came from.
+func writtenFrom(l store.Lesson) []string {
+	if len(l.WrittenFrom) > 0 {
+		return l.WrittenFrom
+	}
+	return l.Projects
 }
 
 func within(dir, project string) bool {
@@ -82,7 +107,32 @@ func (m *Memory) Share(p ProjectShare) (ShareSettings, error) {
 	s.Projects = removeProject(s.Projects, abs)
 	s.Projects = append(s.Projects, p)
 	sort.Slice(s.Projects, func(i, j int) bool { return s.Projects[i].Project < s.Projects[j].Project })
-	return s, m.store.SetMeta(shareKey, s)
+	if err := m.store.SetMeta(shareKey, s); err != nil {
+		return s, err
+	}
+	return s, m.markShareable(s)
+}
+
+// markShareable marks for signing the own lessons kept local so far that
+// the opt-ins s now allow, so that the next sleep publishes the lessons
+// written before their project opted in, as `remem share` says.
+func (m *Memory) markShareable(s ShareSettings) error {
+	lessons, err := m.store.OwnLessons()
+	if err != nil {
+		return err
+	}
+	var steps []store.Step
+	for _, l := range lessons {
+		if l.Published || l.Dirty || l.Draft != "" || !s.Allows(l.Kind, writtenFrom(l)) {
+			continue
+		}
+		l.Dirty = true
+		steps = append(steps, store.Step{Lesson: l})
+	}
+	if len(steps) == 0 {
+		return nil
+	}
+	return m.store.Commit(steps...)
 }
 
 // Unshare opts a project out. Lessons already published stay published

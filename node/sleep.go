@@ -410,10 +410,16 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 			return err
 		}
 		if !ok {
-			existing = store.Lesson{Hash: hash, ID: "l-" + hash[:8], Kind: kind, Text: text, Own: true, Layer: LayerPersonal, Draft: draft}
+			existing = store.Lesson{Hash: hash, ID: "l-" + hash[:8], Kind: kind, Text: text, Own: true, Layer: LayerPersonal, Draft: draft,
+				WrittenFrom: projectsOf(events, cluster)}
 			rep.NewLessons++
 			rep.Writers.count(&rep.Writers.Written, by)
 		} else {
+			if !existing.Own && len(existing.WrittenFrom) == 0 {
+				// A received candidate this memory's events wrote word for
+				// word: now written from them.
+				existing.WrittenFrom = projectsOf(events, cluster)
+			}
 			existing.Own = true // this memory met it too: now it is its own as well
 			rep.Raised++
 		}
@@ -423,6 +429,17 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 	}
 	progress.Report(ctx, "writing "+kind, len(asg.NewClusters), len(asg.NewClusters))
 	return nil
+}
+
+// projectsOf are the cwds of events[idx], "" for an event without one.
+func projectsOf(events []pending, idx []int) []string {
+	out := make([]string, 0, len(idx))
+	for _, i := range idx {
+		if cwd := events[i].ev.Event.Cwd; !slices.Contains(out, cwd) {
+			out = append(out, cwd)
+		}
+	}
+	return out
 }
 
 // absorb folds events into a lesson: seen and strength rise, the episodes and
@@ -595,7 +612,7 @@ func (m *Memory) signDirty(now time.Time, rep *SleepReport) ([]*protocol.Record,
 			steps = append(steps, store.Step{Lesson: l})
 			continue
 		}
-		if !share.Allows(l.Kind, l.Projects) && !(l.Published && len(l.Projects) == 0) {
+		if from := writtenFrom(l); !share.Allows(l.Kind, from) && !(l.Published && len(from) == 0) {
 			rep.KeptLocal++
 			if !l.Published {
 				// Never out: it is signed when a new event raises it

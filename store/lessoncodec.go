@@ -38,7 +38,7 @@ func unmarshalLesson(data []byte, l *Lesson) error {
 
 func lessonSize(l *Lesson) int {
 	n := 256 + len(l.Hash) + len(l.ID) + len(l.Kind) + len(l.Text) + len(l.Layer)
-	for _, ss := range [][]string{l.Scopes, l.Projects, l.Episodes, l.Corroborators} {
+	for _, ss := range [][]string{l.Scopes, l.Projects, l.WrittenFrom, l.Episodes, l.Corroborators} {
 		for _, s := range ss {
 			n += len(s) + 3
 		}
@@ -114,6 +114,7 @@ func appendLesson(b []byte, l *Lesson) ([]byte, bool) {
 	}
 	strs("scopes", l.Scopes)
 	strs("projects", l.Projects)
+	strs("written_from", l.WrittenFrom)
 	strs("episodes", l.Episodes)
 	flag("met_before", l.MetBefore)
 	flag("confirmed", l.Confirmed)
@@ -259,6 +260,8 @@ func decodeLesson(data []byte, l *Lesson) bool {
 			l.Scopes, ok = d.texts()
 		case "projects":
 			l.Projects, ok = d.texts()
+		case "written_from":
+			l.WrittenFrom, ok = d.texts()
 		case "episodes":
 			l.Episodes, ok = d.texts()
 		case "corroborators":
@@ -276,7 +279,7 @@ var lessonKeys = map[string]int{
 	"hash": 1 << 0, "id": 1 << 1, "kind": 1 << 2, "text": 1 << 3, "seen": 1 << 4, "strength": 1 << 5,
 	"updated": 1 << 6, "own": 1 << 7, "arrived": 1 << 8, "scopes": 1 << 9, "projects": 1 << 10,
 	"episodes": 1 << 11, "met_before": 1 << 12, "confirmed": 1 << 13, "published": 1 << 14,
-	"layer": 1 << 15, "corroborators": 1 << 16, "dirty": 1 << 17, "draft": 1 << 18,
+	"layer": 1 << 15, "corroborators": 1 << 16, "dirty": 1 << 17, "draft": 1 << 18, "written_from": 1 << 19,
 }
 
 type lessonDecoder struct {

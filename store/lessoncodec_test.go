@@ -51,7 +51,7 @@ func randomLesson(r *rand.Rand) Lesson {
 	return Lesson{
 		Hash: str(), ID: str(), Kind: str(), Text: str(), Seen: r.Int64N(1000) - 10,
 		Strength: codecFloats[r.IntN(len(codecFloats))], Updated: codecTimes[r.IntN(len(codecTimes))].UTC(),
-		Own: r.IntN(2) == 0, Arrived: codecTimes[r.IntN(len(codecTimes))], Scopes: strs(), Projects: strs(),
+		Own: r.IntN(2) == 0, Arrived: codecTimes[r.IntN(len(codecTimes))], Scopes: strs(), Projects: strs(), WrittenFrom: strs(),
 		Episodes: strs(), MetBefore: r.IntN(2) == 0, Confirmed: r.IntN(2) == 0, Published: r.IntN(2) == 0,
 		Layer: str(), Corroborators: strs(), Dirty: r.IntN(2) == 0,
 	}

@@ -39,6 +39,13 @@ type Lesson struct {
 	Scopes []string `json:"scopes,omitempty"`
 	// Projects: the cwd of the events it came from (sorted, deduplicated).
 	Projects []string `json:"projects,omitempty"`
+	// WrittenFrom: the projects of the events the text was written from
+	// (sorted, deduplicated; "" stands for events without a cwd). Only
+	// they decide whether the text may be published (SPEC §6 opt-in):
+	// events that join it later raise it but never wrote a word of it.
+	// Empty for lessons written before it was kept, and for lessons a
+	// person published by hand.
+	WrittenFrom []string `json:"written_from,omitempty"`
 	// Episodes: short texts of the events it absorbed, at most MaxEpisodes
 	// (the most recent).
 	Episodes []string `json:"episodes,omitempty"`
@@ -217,6 +224,7 @@ func encodeLessons(ls []Lesson) ([][]byte, error) {
 		}
 		l.Scopes = sortedSet(l.Scopes)
 		l.Projects = sortedSet(l.Projects)
+		l.WrittenFrom = sortedSet(l.WrittenFrom)
 		if n := len(l.Episodes); n > MaxEpisodes {
 			l.Episodes = slices.Clone(l.Episodes[n-MaxEpisodes:])
 		}

@@ -17,9 +17,11 @@ func shareCommand() *cli.Command {
 remem share --project DIR --off
 remem share --list [--json]
 
-Nothing is published until a project opts in. Then its error lessons are
-signed on the next sleep; corrections (lessons about the person) and
-surprises only when turned on here, per project.
+Nothing is published until a project opts in. Then its error lessons,
+those written before the opt-in included, are signed on the next sleep;
+corrections (lessons about the person) and surprises only when turned on
+here, per project. A lesson whose sentence was written from events of
+several projects is published only when every one of them is opted in.
 
 Examples:
   remem share --project ~/src/api
