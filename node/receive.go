@@ -157,6 +157,13 @@ func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protoc
 			l.Scopes = append(l.Scopes, scope)
 			dc.changed(l)
 		}
+		if (l.Own || len(l.Corroborators) > 0) && !dc.corroboratedBy(l, dc.originOf(rec.Origin)) {
+			// A new origin of a held lesson corroborates by meaning
+			// too, as it would have had its copy come first.
+			if err := dc.supportSameMeaning(ctx, rec, now); err != nil {
+				return false, err
+			}
+		}
 		return false, dc.support(l, rec.Origin, now)
 	}
 	// The origin that brought the candidate is counted, without a rise:
@@ -171,15 +178,8 @@ func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protoc
 		return false, err
 	}
 	cand.MetBefore = dc.metBefore(ctx, events, groupOf(*cand))
-	// Corroboration by meaning: a local lesson that says the same thing.
-	same, err := dc.sameMeaning(ctx, rec)
-	if err != nil {
+	if err := dc.supportSameMeaning(ctx, rec, now); err != nil {
 		return false, err
-	}
-	for _, l := range same {
-		if err := dc.support(l, rec.Origin, now); err != nil {
-			return false, err
-		}
 	}
 	dc.add(cand)
 	// Confirmations held from before the lesson came raise it too.
@@ -195,6 +195,21 @@ func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protoc
 		}
 	}
 	return true, nil
+}
+
+// supportSameMeaning is corroboration by meaning (SPEC §7): every local
+// lesson that says what rec says is raised for rec's origin.
+func (dc *deliverContext) supportSameMeaning(ctx context.Context, rec *protocol.Record, now time.Time) error {
+	same, err := dc.sameMeaning(ctx, rec)
+	if err != nil {
+		return err
+	}
+	for _, l := range same {
+		if err := dc.support(l, rec.Origin, now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // corroborate raises a lesson for an origin that holds it too or confirmed

@@ -618,6 +618,32 @@ func TestSeed3MergeRule(t *testing.T) {
 				t.Errorf("c's candidate, held from two origins, stayed at %.3f", v.Strength)
 			}
 		}},
+		{"each other origin's lesson of the same meaning raises the local lesson, though its hash is held already", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, _ := seedMemory(t, clk)
+			b, _ := seedMemory(t, clk)
+			c, _ := seedMemory(t, clk)
+			own, err := a.Publish(protocol.KindError, "The release build fails when the changelog lacks the version")
+			if err != nil {
+				t.Fatal(err)
+			}
+			const same = "The release build fails whenever the changelog lacks the version"
+			if _, err := b.Publish(protocol.KindError, same); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Publish(protocol.KindError, same); err != nil {
+				t.Fatal(err)
+			}
+			carry(t, b, a, "team:x")
+			afterB := viewOf(t, a, own.Hash).Strength
+			if afterB <= 0.5 {
+				t.Fatalf("b's lesson of the same meaning did not raise a's own lesson (%.3f)", afterB)
+			}
+			carry(t, c, a, "team:x")
+			if v := viewOf(t, a, own.Hash); v.Strength <= afterB {
+				t.Errorf("c's copy of the same lesson did not raise a's own lesson: %.3f after b, %.3f after c", afterB, v.Strength)
+			}
+		}},
 		{"a memory never confirms a lesson it published", func(t *testing.T) {
 			clk := newSeedClock(t)
 			a, pa := seedMemory(t, clk)
