@@ -1,6 +1,7 @@
 package node
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/remem/remem/protocol"
@@ -28,6 +29,31 @@ func FuzzReadLayer(f *testing.F) {
 			if v.Hash != protocol.LessonHash(v.Kind, v.Text) {
 				t.Fatal("layer lesson with a wrong hash")
 			}
+		}
+	})
+}
+
+// FuzzForeignMembers reads arbitrary lines of lessons.jsonl for the members
+// other tools added: never a panic, and what it keeps, spliced into a line
+// this node writes, is still one valid JSON object.
+func FuzzForeignMembers(f *testing.F) {
+	f.Add([]byte(`{"id":"l-1","hash":"ab","text":"t","reviewed_by":{"name":"alice"},"tags":["x"]}`))
+	f.Add([]byte(`{"hash":"ab","hash":"cd","x":1,"x":2}`))
+	f.Add([]byte(`{"hash":1,"x":2}`))
+	f.Add([]byte(`{"hash":"ab","x":` + "\"\u2028\"}"))
+	f.Add([]byte(`[1,2]`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		hash, more, ok := foreignMembers(line)
+		if !ok {
+			return
+		}
+		if hash == "" {
+			t.Fatal("ok without a hash")
+		}
+		spliced := append([]byte(`{"id":"l-1"`), more...)
+		spliced = append(spliced, '}')
+		if !json.Valid(spliced) {
+			t.Fatalf("%q spliced into %q", more, spliced)
 		}
 	})
 }

@@ -169,7 +169,7 @@ func (m *Memory) noteLesson(ctx context.Context, dc *deliverContext, rec *protoc
 	// The origin that brought the candidate is counted, without a rise:
 	// its lesson is what the candidate is.
 	cand := &store.Lesson{
-		Hash: rec.Hash, Kind: rec.Kind, Text: rec.Text, Seen: 0, Strength: protocol.CandidateStrength,
+		Hash: rec.Hash, ID: lessonID(rec.Hash), Kind: rec.Kind, Text: rec.Text, Seen: 0, Strength: protocol.CandidateStrength,
 		Updated: now, Arrived: now, Scopes: []string{scope}, Layer: layerOf(scope), Corroborators: []string{rec.Origin},
 	}
 	// Had this memory met the surprise before the lesson arrived?

@@ -220,6 +220,56 @@ func TestSeed1Lesson(t *testing.T) {
 				}
 			}
 		}},
+		{"lessons.jsonl: a writer never drops a field another tool added; every lesson has an id", func(t *testing.T) {
+			clk := newSeedClock(t)
+			m, p := seedMemory(t, clk)
+			other, _ := seedMemory(t, clk)
+			if _, err := other.Publish(protocol.KindError, "The mirror drops uploads over two gigabytes"); err != nil {
+				t.Fatal(err)
+			}
+			carry(t, other, m, "team:x")
+			if _, err := m.Remember([]protocol.Event{failed(p, "s1", seedSurprise)}); err != nil {
+				t.Fatal(err)
+			}
+			seedSleep(t, m)
+			path := filepath.Join(m.Home(), node.LessonsFile)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := protocol.SplitLines(data)
+			if len(lines) != 2 {
+				t.Fatalf("lessons.jsonl holds %d lines, want the own lesson and the candidate:\n%s", len(lines), data)
+			}
+			var edited bytes.Buffer
+			for _, l := range lines {
+				var fields map[string]any
+				if err := json.Unmarshal(l.Bytes, &fields); err != nil {
+					t.Fatal(err)
+				}
+				if id, _ := fields["id"].(string); id == "" {
+					t.Errorf("a lesson without an id: %s", l.Bytes)
+				}
+				// Another tool notes who reviewed each lesson.
+				edited.Write(bytes.TrimSuffix(l.Bytes, []byte("}")))
+				edited.WriteString(`,"reviewed_by":{"name":"alice","ok":true}}` + "\n")
+			}
+			if err := os.WriteFile(path, edited.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			clk.Add(time.Minute)
+			if _, err := m.Remember([]protocol.Event{failed(p, "s2", "the staging database is wiped every Sunday night")}); err != nil {
+				t.Fatal(err)
+			}
+			seedSleep(t, m)
+			data, err = os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := bytes.Count(data, []byte(`"reviewed_by":{"name":"alice","ok":true}`)); got != 2 {
+				t.Errorf("the next write kept the other tool's field on %d of 2 lessons:\n%s", got, data)
+			}
+		}},
 		{"the text is an observation, never an instruction", func(t *testing.T) {
 			m, _ := seedMemory(t, newSeedClock(t))
 			if _, err := m.Publish(protocol.KindError, "Always run make clean before release builds"); err == nil {

@@ -410,7 +410,7 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 			return err
 		}
 		if !ok {
-			existing = store.Lesson{Hash: hash, ID: "l-" + hash[:8], Kind: kind, Text: text, Own: true, Layer: LayerPersonal, Draft: draft,
+			existing = store.Lesson{Hash: hash, ID: lessonID(hash), Kind: kind, Text: text, Own: true, Layer: LayerPersonal, Draft: draft,
 				WrittenFrom: projectsOf(events, cluster)}
 			rep.NewLessons++
 			rep.Writers.count(&rep.Writers.Written, by)

@@ -3,15 +3,12 @@ package node
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/remem/remem/internal/atomicfile"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
 )
@@ -185,7 +182,7 @@ func (m *Memory) view(l store.Lesson, now time.Time) (*LessonView, error) {
 	}
 	shown := protocol.ShownStrength(l.Strength, l.Updated, st, now, m.cfg.Params.State.W)
 	return &LessonView{
-		Hash: l.Hash, ID: l.ID, Kind: l.Kind, Text: l.Text, State: st.State, StateReason: st.Reason,
+		Hash: l.Hash, ID: idOf(l), Kind: l.Kind, Text: l.Text, State: st.State, StateReason: st.Reason,
 		Strength: shown, StrengthReason: strengthReason(l, st.State, shown, m.cfg.Params.State.W),
 		Seen: l.Seen, Own: l.Own, Published: l.Published, Author: st.Author, Origins: origins,
 		Confirmers: confirmers, Layers: uniqSorted(layers), Scopes: uniqSorted(append(scopes, l.Scopes...)), Updated: l.Updated,
@@ -440,39 +437,3 @@ func joinEpisodes(eps []string) string {
 	return b.String()
 }
 
-// lessonLine is one line of lessons.jsonl: the seed's fields and what this
-// node adds. Readers ignore unknown fields; writers never drop one.
-type lessonLine struct {
-	ID       string         `json:"id"`
-	Text     string         `json:"text"`
-	Kind     string         `json:"kind"`
-	Seen     int64          `json:"seen"`
-	Strength float64        `json:"strength"`
-	Updated  string         `json:"updated"`
-	Hash     string         `json:"hash,omitempty"`
-	State    protocol.State `json:"state,omitempty"`
-	Origins  []string       `json:"origins,omitempty"`
-}
-
-// writeLessonsFile writes $REMEM_HOME/lessons.jsonl atomically.
-func (m *Memory) writeLessonsFile(_ context.Context) error {
-	now := m.Now()
-	lessons, err := m.store.Lessons()
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	for _, l := range lessons {
-		v, err := m.view(l, now)
-		if err != nil {
-			return err
-		}
-		if !v.State.Active() {
-			continue
-		}
-		line, _ := json.Marshal(lessonLine{ID: l.ID, Text: l.Text, Kind: l.Kind, Seen: l.Seen, Strength: v.Strength,
-			Updated: protocol.FormatTime(l.Updated), Hash: l.Hash, State: v.State, Origins: v.Origins})
-		buf.Write(append(line, '\n'))
-	}
-	return atomicfile.Write(filepath.Join(m.cfg.Home, LessonsFile), "", buf.Bytes(), 0o644)
-}
