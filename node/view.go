@@ -436,4 +436,3 @@ func joinEpisodes(eps []string) string {
 	}
 	return b.String()
 }
-
