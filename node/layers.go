@@ -200,9 +200,14 @@ func ComposeLayers(held []LessonView, layers []Layer, heldView HeldView) ([]Less
 			}
 			v := &out[i]
 			v.Layers = uniqSorted(append(slices.Clone(v.Layers), layer.Name))
-			if l.Strength > v.Strength || v.Text == "" {
+			// A revoked or removed lesson stays at strength 0 (SPEC §9: a
+			// layer never changes what the records say of it).
+			if l.Strength > v.Strength && v.State.Active() {
 				v.Strength, v.Text = l.Strength, l.Text
 				v.StrengthReason = "from layer " + layer.Name + ": the strongest instance is shown, and this layer file gives it"
+			}
+			if v.Text == "" {
+				v.Text = l.Text
 			}
 			if v.Kind == "" {
 				v.Kind = l.Kind

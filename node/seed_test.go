@@ -919,6 +919,12 @@ func TestSeed6Composition(t *testing.T) {
 					t.Errorf("the layer brought it back as %s", v.State)
 				}
 			}
+			if v := viewOf(t, m, rec.Hash); v.State != protocol.StateRevoked || v.Strength != 0 {
+				t.Errorf("the revoked lesson shows %s at strength %.2f (%s), want revoked at 0", v.State, v.Strength, v.StrengthReason)
+			}
+			if p, err := m.Show(rec.Hash); err != nil || p.Strength != 0 {
+				t.Errorf("show gives strength %.2f, %v", p.Strength, err)
+			}
 		}},
 	})
 }
