@@ -511,9 +511,19 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 			errs = append(errs, err)
 			continue
 		}
+		d, isDefault := w.(*consolidate.DefaultWriter)
+		if found := protocol.FindRawData(text); !isDefault && len(found) > 0 {
+			// A writer that wrote raw data into its sentence is refused
+			// like one that wrote an order: redacted, it would be a
+			// sentence nobody wrote. The default writer takes the lesson.
+			counts.count(&counts.Refused, name)
+			m.log.Warn("a writer's sentence was refused", "writer", name, "err", "it holds raw data: "+found[0].Kind)
+			errs = append(errs, fmt.Errorf("a %s writer's sentence holds raw data (%s)", name, found[0].Kind))
+			continue
+		}
 		red := protocol.RedactRawDataReport(text)
 		text = red.Text
-		if d, ok := w.(*consolidate.DefaultWriter); ok && d.Redact != nil && !red.Draft {
+		if isDefault && d.Redact != nil && !red.Draft {
 			// The default writer redacted the events before it wrote, so a
 			// placeholder it glued in is in its sentence by now: the events'
 			// own redaction says whether one was.

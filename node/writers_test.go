@@ -76,3 +76,33 @@ func TestWithWriterCounts(t *testing.T) {
 		t.Errorf("status writers %+v", st.Writers)
 	}
 }
+
+// A writer's answer that holds raw data is refused, as an instruction is,
+// and the default writer writes the lesson (README "Writers people already
+// run"): redacting it would publish a sentence its writer never wrote.
+func TestWriterAnswerWithRawDataFallsBack(t *testing.T) {
+	m, project := openTest(t, nil)
+	const answer = "The deploy reads /home/bob/.aws/credentials before the build starts, so it fails for bob."
+	w := &consolidate.SamplingWriter{Max: 2, Ask: func(context.Context, string, string, int) (string, error) {
+		return answer, nil
+	}}
+	if _, err := m.Remember([]protocol.Event{failure(project, "s1", "the deploy stops: the credentials file of the home directory cannot be read")}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := m.Sleep(WithWriter(context.Background(), w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.NewLessons != 1 || rep.Writers.Written["default"] != 1 || rep.Writers.Refused["sampling"] != 1 {
+		t.Errorf("sleep %s, writers %+v", rep, rep.Writers)
+	}
+	lessons, err := m.store.Lessons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lessons {
+		if strings.Contains(l.Text, "before the build starts") {
+			t.Errorf("the writer's answer was redacted and used: %q", l.Text)
+		}
+	}
+}
