@@ -2,7 +2,10 @@ package node_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +18,8 @@ import (
 // never silently lost. 2,400 rejected lines (about 2.6 MB, two rotations of
 // the rejects file) are all accounted for: the lines still in the files the
 // status names plus the lines it counts as dropped past the bound. Each
-// ingest says how many older lines it dropped, and those add up too.
+// ingest (every other one through POST /memory/remember) says how many
+// older lines it dropped, and those add up too.
 func TestRejectsAccountedAfterRotations(t *testing.T) {
 	home := t.TempDir()
 	m, err := node.Open(node.Config{Home: home, Create: true})
@@ -31,10 +35,7 @@ func TestRejectsAccountedAfterRotations(t *testing.T) {
 		for i := 0; i < perBatch; i++ {
 			fmt.Fprintf(&in, "garbage %d/%d %s\n", b, i, junk)
 		}
-		rep, err := m.Ingest("events.jsonl", strings.NewReader(in.String()))
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := ingestBy(t, m, b%2 == 1, in.String())
 		if len(rep.Rejected) != perBatch || rep.Rejects == nil || len(rep.Rejects.Files) == 0 {
 			t.Fatalf("batch %d: report %d rejected, rejects %+v", b, len(rep.Rejected), rep.Rejects)
 		}
@@ -98,4 +99,26 @@ func TestRejectsDroppedCountRefusedWhenGarbled(t *testing.T) {
 	if failed == nil || !strings.Contains(failed.Error(), node.RejectsDroppedFile) {
 		t.Fatalf("ingest past the bound with a garbled count: %v", failed)
 	}
+}
+
+// ingestBy sends events to m by Ingest, or by POST /memory/remember.
+func ingestBy(t *testing.T, m *node.Memory, post bool, events string) node.IngestReport {
+	t.Helper()
+	if !post {
+		rep, err := m.Ingest("events.jsonl", strings.NewReader(events))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", "/memory/remember", strings.NewReader(events))
+	req.Header.Set("Content-Type", "application/json")
+	req.Host = "127.0.0.1:7878"
+	node.NewAPI(m, node.APIOptions{}).ServeHTTP(rec, req)
+	var rep node.IngestReport
+	if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil || rec.Code != http.StatusBadRequest {
+		t.Fatalf("POST /memory/remember of garbage: %d %.200s (%v)", rec.Code, rec.Body, err)
+	}
+	return rep
 }
