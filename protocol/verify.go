@@ -242,7 +242,7 @@ func isVersion1(num []byte) bool {
 	if string(num) == "1" {
 		return true
 	}
-	if bytes.IndexAny(num, ".eE") < 0 {
+	if !bytes.ContainsAny(num, ".eE") {
 		return false
 	}
 	f, err := strconv.ParseFloat(string(num), 64)
@@ -266,7 +266,7 @@ func parseSeen(num []byte) (int64, error) {
 		digits = digits[1:]
 	}
 	switch {
-	case bytes.IndexAny(num, ".eE") >= 0:
+	case bytes.ContainsAny(num, ".eE"):
 		return 0, refuse(ReasonSeen, "seen", "seen must be a non-negative integer, got %s", clip(num))
 	case len(digits) > MaxSeenDigits:
 		return 0, refuse(ReasonSeen, "seen", "seen has %d digits, the most a verifier reads is %d", len(digits), MaxSeenDigits)
