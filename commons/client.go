@@ -225,6 +225,7 @@ type PushResult struct {
 	Updated time.Time `json:"updated"` // when the server accepted the file (its clock)
 	ETag    string    `json:"etag"`
 	Created bool      `json:"created"` // the commons had no file of this origin before
+	Skipped int       `json:"skipped"` // lines of an unknown version, not stored by the commons
 }
 
 // Push replaces this memory's file on the commons with lines (its current
@@ -266,7 +267,7 @@ func (c *Client) Push(ctx context.Context, origin string, lines [][]byte) (PushR
 	if err := json.NewDecoder(io.LimitReader(resp.Body, clientMaxReply)).Decode(&a); err != nil {
 		return PushResult{}, fmt.Errorf("pushing to the commons at %s: reading the answer: %w", c.base(), c.explain(ctx, rctx, err))
 	}
-	return PushResult{Origin: a.Origin, Records: a.Records, Updated: a.Updated, ETag: a.ETag, Created: resp.StatusCode == http.StatusCreated}, nil
+	return PushResult{Origin: a.Origin, Records: a.Records, Updated: a.Updated, ETag: a.ETag, Created: resp.StatusCode == http.StatusCreated, Skipped: a.Skipped}, nil
 }
 
 // Refusal is one line of a pulled file that was not taken (Line 0: the

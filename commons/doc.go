@@ -19,7 +19,7 @@
 // to the origin the file is named after (the same code every receiver
 // runs), and if it takes nothing back in time (rollback.go); the server
 // checks who wrote each line, nothing more. Answers:
-// 201 created / 200 replaced with {"origin","records","updated","etag"};
+// 201 created / 200 replaced with {"origin","records","updated","etag","skipped"};
 // 400 with the first bad line's number and reason ({"error","line","reason"},
 // also for an empty body, which would prove nothing about its sender);
 // 401 without a valid token (exactly one "Authorization: Bearer <token>"
@@ -28,6 +28,22 @@
 // 256 KiB or 1,000 records; 429 with Retry-After when the sender's token
 // bucket is empty. A PUT of the bytes already stored answers 200 and
 // changes nothing, not even `updated`.
+//
+// Lines of an unknown version (SPEC §5 step 2: "skipped ..., not an
+// error, not stored") are skipped, counted in "skipped", and not stored:
+// the file stored and served is the PUT's other lines, each byte for byte.
+// So a memory whose newer version writes v2 lines still pushes here. They
+// are not kept for newer readers because this server cannot check them:
+// it cannot tell who wrote such a line nor whether it is sound, and a file
+// is served to every puller under its origin's name, so storing them would
+// let any token holder add unverified bytes to any origin's file (its
+// current records are public, so the rollback rule would not stop it).
+// They still count toward the 1,000 lines and 256 KiB a PUT may carry
+// (those bound the work done before a line's version is known). A file
+// with no line of a known version proves nothing about its sender and is
+// refused (400, reason "unknown version"). Client.Push sends the lines it
+// is given as they are and reports the server's count in
+// PushResult.Skipped, so a commons of a newer version gets them all.
 //
 // No rollback (SPEC §10): anyone with a token could replay an origin's
 // older, validly signed file, so a new file must hold every stored

@@ -183,15 +183,16 @@ func readFile(t testing.TB, path string) []byte {
 }
 
 // verifyFileBytes checks that data is a complete file of origin: every line
-// verifies and has that origin. It returns the record count.
+// verifies and has that origin (none is of an unknown version: those are
+// never stored). It returns the record count.
 func verifyFileBytes(t testing.TB, origin string, data []byte) int {
 	t.Helper()
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		t.Errorf("file of %s does not end in a newline (%d bytes)", origin, len(data))
 	}
 	lines := protocol.SplitLines(data)
-	if _, bad := verifyAll(origin, lines, time.Now()); bad != nil {
-		t.Errorf("file of %s: %v", origin, bad)
+	if _, skipped, bad := verifyAll(origin, lines, time.Now()); bad != nil || len(skipped) > 0 {
+		t.Errorf("file of %s: %v, lines of an unknown version stored: %v", origin, bad, skipped)
 	}
 	return len(lines)
 }

@@ -11,6 +11,7 @@ import (
 type metrics struct {
 	puts     *prometheus.CounterVec
 	refused  *prometheus.CounterVec
+	skipped  prometheus.Counter
 	gets     prometheus.Counter
 	putTime  prometheus.Histogram
 	endpoint http.Handler
@@ -51,6 +52,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if m.refused, err = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "remem_commons_refused_lines_total", Help: "Record lines refused in PUTs, by reason.",
 	}, []string{"reason"})); err != nil {
+		return nil, err
+	}
+	if m.skipped, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "remem_commons_skipped_lines_total", Help: "Lines of an unknown version in accepted PUTs, skipped and not stored.",
+	})); err != nil {
 		return nil, err
 	}
 	if m.gets, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{

@@ -248,6 +248,9 @@ type PutAnswer struct {
 	Records int       `json:"records"`
 	Updated time.Time `json:"updated"`
 	ETag    string    `json:"etag"`
+	// Skipped counts the lines of an unknown version the PUT carried: taken
+	// as SPEC §5 says (not an error), not stored, so never served.
+	Skipped int `json:"skipped"`
 }
 
 // IndexEntry is one element of GET /commons/index.
@@ -506,7 +509,11 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 		return http.StatusBadRequest, 0, ReasonEmpty
 	}
 
-	recs, bad := verifyAll(origin, lines, s.now())
+	recs, skipped, bad := verifyAll(origin, lines, s.now())
+	if bad == nil && len(recs) == 0 {
+		bad = &protocol.Refused{Line: skipped[0], Reason: protocol.ReasonUnknownVersion,
+			Detail: fmt.Sprintf("%s: every line is of a protocol version this commons does not know (%d skipped), so nothing shows who sent the file; a PUT must carry at least one version 1 record signed by its origin", protocol.ReasonUnknownVersion, len(skipped))}
+	}
 	if bad != nil {
 		code := http.StatusBadRequest
 		if bad.Reason == protocol.ReasonOriginMismatch {
@@ -521,11 +528,17 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 	// by the origin alone, and charged only for an accepted PUT (a refused
 	// one is given back; the address bucket above bounds those): replays
 	// and junk from others cannot use up the PUTs of the origin's owner.
+	if len(skipped) > 0 {
+		// Lines of an unknown version are not stored (SPEC §5 step 2): the
+		// file stored and served is the verified lines, each byte for byte.
+		body = joinRaw(recs)
+		s.m.skipped.Add(float64(len(skipped)))
+	}
 	sender := client + " " + origin
 	if ok, wait := s.bySender.allow(sender); !ok {
 		return tooMany(w, wait, "of origin "+origin+" from this address"), 0, ""
 	}
-	e, created, _, err := s.st.put(r.Context(), origin, body, len(lines), func(old []byte) error { return checkRollback(old, recs) })
+	e, created, _, err := s.st.put(r.Context(), origin, body, len(recs), func(old []byte) error { return checkRollback(old, recs) })
 	var rb *rollbackError
 	switch {
 	case errors.As(err, &rb):
@@ -550,7 +563,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 		code = http.StatusCreated
 	}
 	w.Header().Set("ETag", e.ETag)
-	writeJSON(w, code, PutAnswer{Origin: origin, Records: e.Records, Updated: e.Updated, ETag: e.ETag})
+	writeJSON(w, code, PutAnswer{Origin: origin, Records: e.Records, Updated: e.Updated, ETag: e.ETag, Skipped: len(skipped)})
 	return code, e.Records, ""
 }
 
@@ -589,16 +602,31 @@ func readBody(r io.Reader, n int64) ([]byte, error) {
 const parallelMin = 64
 
 // verifyAll verifies every line of a PUT as one batch bound to origin
-// (spread over the CPUs) and returns the records, or the first line not
-// taken. Unknown-version lines are refused too: the server cannot tell who
-// wrote them.
-func verifyAll(origin string, lines []protocol.Line, now time.Time) ([]*protocol.Record, *protocol.Refused) {
+// (spread over the CPUs) and returns the records and the line numbers of
+// the lines of an unknown version, or the first line refused. A line of
+// an unknown version is skipped, as every receiver skips it (SPEC §5 step
+// 2), so a memory of a newer version still pushes here; it is not stored,
+// since this server cannot tell who wrote it nor whether it is sound.
+func verifyAll(origin string, lines []protocol.Line, now time.Time) ([]*protocol.Record, []int, *protocol.Refused) {
 	b := protocol.VerifyBatch(lines, protocol.Bound{Source: protocol.OriginFileName(origin), Origin: origin,
 		Each: parallel.Each(context.Background(), parallelMin)}, now)
-	if r, refused := b.First(); refused {
-		return nil, &r
+	if len(b.Refused) > 0 {
+		return nil, nil, &b.Refused[0]
 	}
-	return b.Records, nil
+	return b.Records, b.Skipped, nil
+}
+
+// joinRaw is the file of recs: each one's line as received, then '\n'.
+func joinRaw(recs []*protocol.Record) []byte {
+	n := 0
+	for _, r := range recs {
+		n += len(r.Raw) + 1
+	}
+	out := make([]byte, 0, n)
+	for _, r := range recs {
+		out = append(append(out, r.Raw...), '\n')
+	}
+	return out
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {

@@ -53,6 +53,10 @@ type Status struct {
 	// Writers tells which writer (default, command, sampling) wrote how
 	// many of this memory's lessons, and how many answers were refused.
 	Writers WriterCounts `json:"writers,omitzero"`
+
+	// Rejects says where rejected event lines are and how many the bound
+	// on their files dropped.
+	Rejects RejectsInfo `json:"rejects"`
 }
 
 // PeerStatus is one connected peer.
@@ -524,7 +528,7 @@ func (a *api) status(w http.ResponseWriter, r *http.Request) {
 func (m *Memory) Status() (Status, error) {
 	stats, refused := m.Stats()
 	st := Status{Origin: m.Origin(), Key: m.id.Key(), Home: m.cfg.Home, Stats: stats, Refused: refused,
-		LastSleep: stats.LastSleep, Scopes: []string{}, Peers: []PeerStatus{}}
+		LastSleep: stats.LastSleep, Scopes: []string{}, Peers: []PeerStatus{}, Rejects: m.Rejects(true)}
 	if st.LastSleep.IsZero() {
 		if _, err := m.store.GetMeta("last_sleep", &st.LastSleep); err != nil {
 			return st, err

@@ -23,9 +23,14 @@ const (
 )
 
 // MaxRejectsBytes bounds the rejects file: past it, rejects.jsonl is
-// rotated to rejects.jsonl.1 (replacing the older copy), so an agent that
-// keeps sending garbage costs at most about twice this much disk.
+// rotated to rejects.jsonl.1 (replacing the older copy, whose lines are
+// counted in RejectsDroppedFile), so an agent that keeps sending garbage
+// costs at most about twice this much disk.
 const MaxRejectsBytes = 1 << 20
+
+// RejectsDroppedFile counts the rejected lines the bound dropped, so the
+// bound never loses a line silently.
+const RejectsDroppedFile = "rejects.dropped"
 
 // DefaultHome is $REMEM_HOME, or ~/.remem.
 func DefaultHome() string {

@@ -23,6 +23,12 @@ type IngestReport struct {
 	Taken      int          `json:"taken"`
 	Duplicates int          `json:"duplicates"`
 	Rejected   []EventError `json:"rejected,omitempty"`
+	// RejectsDropped counts the older rejected lines this ingest pushed
+	// past the bound of the rejects files; Rejects, set when a line was
+	// rejected, says where the kept ones are and how many were dropped in
+	// all, so a caller is told at once that the bound lost something.
+	RejectsDropped int64        `json:"rejects_dropped,omitempty"`
+	Rejects        *RejectsInfo `json:"rejects,omitempty"`
 }
 
 // EventError is one event line that was not taken.
@@ -91,75 +97,18 @@ func (m *Memory) Ingest(source string, r io.Reader) (IngestReport, error) {
 			return rep, fmt.Errorf("reading events from %s: %w", source, err)
 		}
 	}
-	if err := m.keepRejects(rejects); err != nil {
+	dropped, err := m.keepRejects(rejects)
+	if len(rejects) > 0 {
+		info := m.Rejects(false)
+		rep.RejectsDropped, rep.Rejects = dropped, &info
+	}
+	if err != nil {
 		return rep, err
 	}
 	added, dups, err := m.store.AddEvents(evs, m.Now())
 	rep.Taken, rep.Duplicates = added, dups
 	m.metrics.ingested(rep)
 	return rep, err
-}
-
-// rejectLine is one line of the rejects file. The raw line is cut at
-// protocol.MaxEventBytes (no longer line can be an event), noting its
-// length, so one enormous line cannot fill the rejects file on its own.
-func rejectLine(source string, n int, err error, line []byte) []byte {
-	rec := map[string]any{"source": source, "line": n, "reason": err.Error()}
-	if len(line) > protocol.MaxEventBytes {
-		rec["raw_bytes"] = len(line)
-		line = line[:protocol.MaxEventBytes]
-	}
-	rec["raw"] = string(bytes.ToValidUTF8(line, []byte("\uFFFD")))
-	out, _ := json.Marshal(rec)
-	return out
-}
-
-// keepRejects appends refused event lines to the rejects file, so nothing
-// an agent sent is silently lost. The file is rotated when it would pass
-// MaxRejectsBytes, so garbage sent for ever cannot fill the disk; the
-// newest rejects are always in rejects.jsonl.
-func (m *Memory) keepRejects(lines [][]byte) error {
-	if len(lines) == 0 {
-		return nil
-	}
-	path := filepath.Join(m.cfg.Home, RejectsFile)
-	f, size, err := lockAppend(path)
-	if err != nil {
-		return fmt.Errorf("keeping rejected events: %w", err)
-	}
-	var buf []byte
-	for _, l := range lines {
-		if full := size + int64(len(buf)); full > 0 && full+int64(len(l))+1 > MaxRejectsBytes {
-			if f, size, err = rotateRejects(f, path, buf); err != nil {
-				return fmt.Errorf("keeping rejected events: %w", err)
-			}
-			buf = buf[:0]
-		}
-		buf = append(append(buf, l...), '\n')
-	}
-	_, err = f.Write(buf)
-	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
-		return fmt.Errorf("keeping rejected events: %w", err)
-	}
-	return nil
-}
-
-// rotateRejects finishes the full rejects file f with buf, syncs it and
-// renames it to rejects.jsonl.1 (replacing the older copy) while still
-// holding its lock, then opens and locks the new rejects file. Appenders
-// waiting on the old file see it was renamed and move to the new one.
-func rotateRejects(f *os.File, path string, buf []byte) (*os.File, int64, error) {
-	_, err := f.Write(buf)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = os.Rename(path, path+".1")
-	}
-	if err = errors.Join(err, f.Close()); err != nil {
-		return nil, 0, fmt.Errorf("rotating %s: %w", path, err)
-	}
-	return lockAppend(path)
 }
 
 // DrainInbox takes every event agents appended to $REMEM_HOME/inbox.jsonl.
@@ -193,6 +142,10 @@ func (m *Memory) DrainInbox() (IngestReport, error) {
 		total.Taken += rep.Taken
 		total.Duplicates += rep.Duplicates
 		total.Rejected = append(total.Rejected, rep.Rejected...)
+		total.RejectsDropped += rep.RejectsDropped
+		if rep.Rejects != nil {
+			total.Rejects = rep.Rejects
+		}
 		if err != nil {
 			return total, err
 		}

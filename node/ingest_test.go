@@ -130,7 +130,8 @@ func TestRejectsOneHugeBatch(t *testing.T) {
 }
 
 // TestRejectsConcurrent: appenders in parallel (API, inbox drain, ingest)
-// never interleave or lose whole lines between rotations.
+// never interleave or lose whole lines between rotations, and every line a
+// rotation drops is counted once.
 func TestRejectsConcurrent(t *testing.T) {
 	m, _ := openTest(t, nil)
 	var wg sync.WaitGroup
@@ -151,6 +152,9 @@ func TestRejectsConcurrent(t *testing.T) {
 	cur, old := rejectsSizes(t, m.Home())
 	if cur+old > 2*MaxRejectsBytes {
 		t.Fatalf("rejects kept: %d + %d bytes, want at most %d", cur, old, 2*MaxRejectsBytes)
+	}
+	if info := m.Rejects(true); info.Kept+info.Dropped != 4*50*10 || info.Error != "" {
+		t.Fatalf("%d kept + %d dropped, want %d rejected lines (%s)", info.Kept, info.Dropped, 4*50*10, info.Error)
 	}
 	for _, name := range []string{RejectsFile, RejectsFile + ".1"} {
 		data, err := os.ReadFile(filepath.Join(m.Home(), name))

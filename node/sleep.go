@@ -31,6 +31,10 @@ type SleepReport struct {
 	// Writers tells which writer wrote the new lessons and which answers
 	// were not kept.
 	Writers WriterCounts `json:"writers,omitzero"`
+
+	// InboxRejectsDropped counts older rejected lines the drain pushed
+	// past the bound of the rejects files (RejectsInfo says where the rest are).
+	InboxRejectsDropped int64 `json:"inbox_rejects_dropped,omitempty"`
 }
 
 func (r SleepReport) String() string {
@@ -38,6 +42,12 @@ func (r SleepReport) String() string {
 		r.Events, r.InboxTaken, r.NewLessons, r.Raised, r.Confirmations, r.Signed, r.KeptLocal)
 	if r.Withdrawn > 0 {
 		s += fmt.Sprintf("; %d revoked lessons withdrawn", r.Withdrawn)
+	}
+	if r.InboxRejected > 0 {
+		s += fmt.Sprintf("; %d inbox lines rejected (kept in %s)", r.InboxRejected, RejectsFile)
+	}
+	if r.InboxRejectsDropped > 0 {
+		s += fmt.Sprintf("; %d older rejected lines dropped past the bound (counted in %s)", r.InboxRejectsDropped, RejectsDroppedFile)
 	}
 	if !r.Writers.Empty() {
 		s += "; written by " + r.Writers.String()
@@ -67,7 +77,7 @@ func (m *Memory) Sleep(ctx context.Context) (SleepReport, error) {
 	ctx = m.withSleepSimilarity(ctx)
 	var rep SleepReport
 	in, err := m.DrainInbox()
-	rep.InboxTaken, rep.InboxRejected = in.Taken, len(in.Rejected)
+	rep.InboxTaken, rep.InboxRejected, rep.InboxRejectsDropped = in.Taken, len(in.Rejected), in.RejectsDropped
 	if err != nil {
 		return rep, err
 	}

@@ -8,14 +8,16 @@ import (
 
 // FuzzVerify feeds arbitrary lines to the verifier: it must never panic, an
 // accepted line must carry a consistent record, and a refusal must name a
-// reason.
+// reason. The seeds are the conformance vectors and the project's own.
 func FuzzVerify(f *testing.F) {
-	data, err := os.ReadFile("testdata/conformance/records.jsonl")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, v := range decodeRecordVectors(f, data) {
-		f.Add(v)
+	for _, path := range []string{"testdata/conformance/records.jsonl", "testdata/vectors/records.jsonl"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, v := range decodeRecordVectors(f, data) {
+			f.Add(v)
+		}
 	}
 	f.Add([]byte(`{"v":1}`))
 	f.Add([]byte(`{"v":1,"sig":"","x":{"sig":1}}`))

@@ -60,7 +60,8 @@ type Record struct {
 	// Time is `updated` for a lesson and `at` for the other two.
 	Time time.Time
 
-	// Lesson fields.
+	// Lesson fields. Seen is as received, or math.MaxInt64 for a larger
+	// one: Raw keeps its digits, and nothing computes with a received seen.
 	Kind     string
 	Text     string
 	Seen     int64

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -195,8 +196,8 @@ func parse(line []byte, members []topMember) (*Record, fields, error) {
 	if !isNumber(line[v.valueStart]) {
 		return nil, f, refuse(ReasonFieldType, "v", "version must be a number")
 	}
-	if string(line[v.valueStart:v.valueEnd]) != "1" {
-		return nil, f, refuse(ReasonUnknownVersion, "v", "version %s is not 1", line[v.valueStart:v.valueEnd])
+	if !isVersion1(line[v.valueStart:v.valueEnd]) {
+		return nil, f, refuse(ReasonUnknownVersion, "v", "version %s is not 1", clip(line[v.valueStart:v.valueEnd]))
 	}
 	rec := &Record{Raw: line}
 	if err := f.readType(rec); err != nil {
@@ -223,12 +224,69 @@ func checkLesson(rec *Record) error {
 		return err
 	}
 	if rec.Seen < 0 {
-		return refuse(ReasonSeen, "seen", "seen is %d, it must not be negative", rec.Seen)
+		return refuse(ReasonSeen, "seen", "seen is negative, it must be a non-negative integer")
 	}
 	if !(rec.Strength >= 0 && rec.Strength <= 1) {
 		return refuse(ReasonStrength, "strength", "strength %v is outside [0, 1]", rec.Strength)
 	}
 	return nil
+}
+
+// isVersion1 reports whether the JSON number num is 1, as a Python
+// verifier's `v == 1` reads it (README, "Choices where the SPEC is
+// silent"): an integer is 1 only as "1"; a number with a fraction or an
+// exponent is a float, 1 when it reads as the binary64 1.0 ("1.0", "1e0").
+// The signature covers the bytes as sent, so a line signed with 1.0
+// verifies as such.
+func isVersion1(num []byte) bool {
+	if string(num) == "1" {
+		return true
+	}
+	if !bytes.ContainsAny(num, ".eE") {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	return err == nil && f == 1
+}
+
+// MaxSeenDigits is the longest `seen` taken: CPython's json refuses an
+// integer of more digits (sys.int_info.default_max_str_digits), so a
+// Python verifier refuses such a line too.
+const MaxSeenDigits = 4300
+
+// parseSeen reads `seen`, a non-negative JSON integer of any size up to
+// MaxSeenDigits digits (README, "Choices where the SPEC is silent"). The
+// line keeps its exact digits and nothing computes with a received seen,
+// so one beyond int64 is returned as math.MaxInt64 (a negative one as
+// math.MinInt64, which step 6 refuses). A fraction or an exponent makes a
+// float, not an integer, as in Python; "-0" is 0.
+func parseSeen(num []byte) (int64, error) {
+	digits := num
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	switch {
+	case bytes.ContainsAny(num, ".eE"):
+		return 0, refuse(ReasonSeen, "seen", "seen must be a non-negative integer, got %s", clip(num))
+	case len(digits) > MaxSeenDigits:
+		return 0, refuse(ReasonSeen, "seen", "seen has %d digits, the most a verifier reads is %d", len(digits), MaxSeenDigits)
+	}
+	n, err := strconv.ParseInt(string(num), 10, 64)
+	switch {
+	case err == nil:
+		return n, nil
+	case num[0] == '-': // past int64, and negative: step 6 refuses it
+		return math.MinInt64, nil
+	}
+	return math.MaxInt64, nil // past int64
+}
+
+// clip cuts a member's value for an error message.
+func clip(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "…"
+	}
+	return string(b)
 }
 
 // checkText runs the observation and raw-data checks (SPEC §6) on a text an
@@ -439,8 +497,8 @@ func (f fields) readLesson(rec *Record) error {
 	if err != nil {
 		return err
 	}
-	if rec.Seen, err = strconv.ParseInt(string(seen), 10, 64); err != nil {
-		return refuse(ReasonSeen, "seen", "seen must be a non-negative integer, got %s", string(seen))
+	if rec.Seen, err = parseSeen(seen); err != nil {
+		return err
 	}
 	strength, err := f.number("strength")
 	if err != nil {

@@ -183,7 +183,11 @@ func commonsPush(c *cli.Context) error {
 		return svc.PushCommons(c.Context, req)
 	}, func(res commons.PushResult) error {
 		base, _ := commons.CanonicalURL(req.URL)
-		_, err := fmt.Fprintf(c.App.Writer, "pushed %d records to %s (etag %s)\n", res.Records, base, res.ETag)
+		skipped := ""
+		if res.Skipped > 0 { // lines of a version that commons does not know: not stored there
+			skipped = fmt.Sprintf("; %d lines of an unknown version skipped, not stored", res.Skipped)
+		}
+		_, err := fmt.Fprintf(c.App.Writer, "pushed %d records to %s (etag %s)%s\n", res.Records, base, res.ETag, skipped)
 		return err
 	})
 }

@@ -21,7 +21,9 @@ func ingestCommand() *cli.Command {
 Each line is an event: {"kind":"error","title":"go test ./...","happened":"..."}.
 FILE is read like import's and verify's: - (or nothing) reads stdin. Bad
 lines are named FILE:LINE with their reason, also through a running node, and
-kept in $REMEM_HOME/rejects.jsonl; the rest are taken. Duplicates (same agent,
+kept in $REMEM_HOME/rejects.jsonl (rotated to rejects.jsonl.1 past 1 MiB; the
+lines of the older copy it replaces are counted in rejects.dropped and said
+here and by ` + "`remem status`" + `); the rest are taken. Duplicates (same agent,
 session, kind and title) are counted and dropped.
 
 Examples:
@@ -70,6 +72,12 @@ func printIngest(c *cli.Context, rep node.IngestReport) error {
 		fmt.Fprintln(c.App.ErrWriter, display.Text(r.String()))
 	}
 	fmt.Fprintf(c.App.Writer, "taken %d, duplicates %d, rejected %d\n", rep.Taken, rep.Duplicates, len(rep.Rejected))
+	if rep.Rejects != nil {
+		if rep.RejectsDropped > 0 {
+			fmt.Fprintf(c.App.Writer, "%d older rejected lines dropped now past the bound of the rejects files\n", rep.RejectsDropped)
+		}
+		fmt.Fprintln(c.App.Writer, display.Text(rep.Rejects.String()))
+	}
 	return nil
 }
 

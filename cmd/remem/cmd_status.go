@@ -181,6 +181,10 @@ func showStatus(c *cli.Context) error {
 	for _, r := range reasons {
 		fmt.Fprintf(w, "refused    %s: %d\n", display.Text(r), st.Refused[protocol.Reason(r)])
 	}
+	if rj := st.Rejects; len(rj.Files) > 0 || rj.Dropped > 0 || rj.Error != "" {
+		fmt.Fprintf(w, "rejects    %d event lines kept, %d dropped past the bound\n", rj.Kept, rj.Dropped)
+		fmt.Fprintf(w, "           %s\n", display.Text(rj.String()))
+	}
 	return nil
 }
 

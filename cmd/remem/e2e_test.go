@@ -88,9 +88,15 @@ func must(t *testing.T, home string, stdin []byte, args ...string) string {
 }
 
 // TestConformanceRecordsThroughBinary runs every record vector through the
-// built `remem verify --json`.
+// built `remem verify --json`: the conformance copy's and the project's own.
 func TestConformanceRecordsThroughBinary(t *testing.T) {
-	data, err := os.ReadFile("../../protocol/testdata/conformance/records.jsonl")
+	for _, path := range []string{"../../protocol/testdata/conformance/records.jsonl", "../../protocol/testdata/vectors/records.jsonl"} {
+		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) { recordVectorsThroughBinary(t, path) })
+	}
+}
+
+func recordVectorsThroughBinary(t *testing.T, path string) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,9 +34,6 @@ type Transport struct {
 	// Unbound: lines of any origin are taken (catch-up sync), so a line of
 	// another origin is not a refusal there.
 	Unbound bool
-	// RefusesUnknown: a line of an unknown version is refused, not skipped
-	// (a commons server cannot tell who wrote it).
-	RefusesUnknown bool
 	// SizeLimit is the most bytes a batch may hold (a per-origin file's
 	// 256 KiB); a bigger batch is cut or refused, and never takes more than
 	// MaxOriginRecs records. 0: no limit below the cap.
@@ -168,10 +165,6 @@ func Run(t *testing.T, tr Transport) {
 func (c Case) expect(tr Transport) Outcome {
 	want := Outcome{Taken: c.Good, Skipped: c.Skipped, Refused: protocol.Tally{}}
 	maps.Copy(want.Refused, c.Refused)
-	if tr.RefusesUnknown && c.Skipped > 0 {
-		want.Refused[protocol.ReasonUnknownVersion] += c.Skipped
-		want.Skipped = 0
-	}
 	if tr.Unbound {
 		want.Taken += c.Foreign
 	} else if c.Foreign > 0 {
