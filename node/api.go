@@ -93,46 +93,169 @@ type APIOptions struct {
 
 const maxBody = 4 << 20
 
-// NewAPI serves the local HTTP API of SPEC §11 for m.
+// NewAPI serves the local HTTP API of SPEC §11 for m. Every route is an
+// endpoint of one table (endpoints), which says the query parameters it
+// takes; the checks run in one order for all of them: the Host and
+// another site (guard), then the method (405 with Allow), then the query
+// (400 naming the parameter), then a POST's content type (415), then the
+// body's size (413).
 func NewAPI(m *Memory, opts APIOptions) http.Handler {
 	a := &api{m: m, svc: Local{M: m}, opts: opts}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /memory/remember", a.remember)
-	mux.HandleFunc("GET /lessons", a.lessons)
-	mux.HandleFunc("POST /lessons", a.publish)
-	mux.HandleFunc("GET /lessons/{hash}", a.show)
-	mux.HandleFunc("POST /lessons/{hash}/revoke", a.revoke)
-	mux.HandleFunc("GET /status", a.status)
-	mux.HandleFunc("GET /peers", a.peers)
-	mux.HandleFunc("POST /peers/connect", a.connect)
-	mux.HandleFunc("POST /sleep", a.sleep)
-	mux.HandleFunc("GET /export", a.export)
-	mux.HandleFunc("POST /records", a.importRecords)
-	mux.HandleFunc("POST /share", a.share)
-	mux.HandleFunc("POST /commons/push", a.pushCommons)
-	mux.HandleFunc("POST /commons/pull", a.pullCommons)
-	mux.HandleFunc("POST /folder/sync", a.syncFolder)
 	g := opts.Gatherer
 	if g == nil {
 		g = prometheus.DefaultGatherer
 	}
-	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	eps := a.endpoints(promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	if opts.Web == nil {
+		eps = append(eps, endpoint{method: "GET", path: "/{$}", h: func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "remem node %s: GET /lessons, /status, /metrics\n", m.Origin())
+		}})
+	}
+	mux := http.NewServeMux()
+	byPath := map[string][]endpoint{}
+	var paths []string
+	for _, ep := range eps {
+		if byPath[ep.path] == nil {
+			paths = append(paths, ep.path)
+		}
+		byPath[ep.path] = append(byPath[ep.path], ep)
+	}
+	for _, p := range paths {
+		mux.Handle(p, route(byPath[p]))
+	}
 	if opts.Web != nil {
 		mux.Handle("/", opts.Web)
-	} else {
-		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-			fmt.Fprintf(w, "remem node %s: GET /lessons, /status, /metrics\n", m.Origin())
-		})
 	}
 	return guard(mux)
 }
 
+// endpoints is the API, one line a route.
+func (a *api) endpoints(metrics http.Handler) []endpoint {
+	return []endpoint{
+		{method: "POST", path: "/memory/remember", params: []param{anyText("source")}, h: a.remember},
+		{method: "GET", path: "/lessons", params: lessonParams, hint: lessonHint, h: a.lessons},
+		{method: "POST", path: "/lessons", h: a.publish},
+		{method: "GET", path: "/lessons/{hash}", h: a.show},
+		{method: "POST", path: "/lessons/{hash}/revoke", h: a.revoke},
+		{method: "GET", path: "/status", h: a.status},
+		{method: "GET", path: "/peers", h: a.peers},
+		{method: "POST", path: "/peers/connect", h: a.connect},
+		{method: "POST", path: "/sleep", h: a.sleep},
+		{method: "GET", path: "/export", h: a.export},
+		{method: "POST", path: "/records", params: []param{anyText("scope")}, h: a.importRecords},
+		{method: "POST", path: "/share", h: a.share},
+		{method: "POST", path: "/commons/push", h: a.pushCommons},
+		{method: "POST", path: "/commons/pull", h: a.pullCommons},
+		{method: "POST", path: "/folder/sync", h: a.syncFolder},
+		{method: "GET", path: "/metrics", h: metrics.ServeHTTP},
+	}
+}
+
+// endpoint is one method of one path of the API.
+type endpoint struct {
+	method, path string
+	params       []param // the query parameters it takes; any other is refused
+	hint         string  // said when an unknown parameter is refused
+	h            http.HandlerFunc
+}
+
+// param is a query parameter an endpoint takes. ok (nil: any text) refuses
+// a value not of its kind; want says what it takes.
+type param struct {
+	name, want string
+	ok         func(string) bool
+}
+
+func anyText(name string) param { return param{name: name} }
+
+// lessonParams are the query parameters GET /lessons takes. The recall
+// query is "query", its name in the CLI's help and the MCP tools; "q" is
+// the name it had first, still taken.
+var lessonParams = []param{anyText("query"), anyText("q"),
+	{name: "limit", want: "a whole number, 0 or more (0: 20 for a query, every lesson otherwise)", ok: func(s string) bool {
+		n, err := strconv.Atoi(s)
+		return err == nil && n >= 0
+	}},
+	{name: "state", want: "one of candidate, common, fading, removed, revoked", ok: func(s string) bool { return slices.Contains(protocol.States, protocol.State(s)) }},
+	{name: "all", want: "true or false (or 1 or 0)", ok: func(s string) bool { _, err := strconv.ParseBool(s); return err == nil }},
+}
+
+// lessonHint: a "layer" parameter once named a file for the node to read,
+// and a caller still sending it must learn that it is gone. Layers are
+// named in the node's configuration, never in a request (SPEC §9).
+const lessonHint = "; layers are named in the node's config.toml (layers) or by a command's --layer, never in a request"
+
+// route serves the endpoints of one path: a method none of them takes is
+// 405 with Allow (GET takes HEAD too); then the query and a POST's content
+// type are checked before the endpoint runs. A POST must carry a JSON
+// content type, which a cross-site form cannot send without a CORS
+// preflight the API never answers.
+func route(eps []endpoint) http.Handler {
+	var methods []string
+	for _, ep := range eps {
+		methods = append(methods, ep.method)
+		if ep.method == http.MethodGet {
+			methods = append(methods, http.MethodHead)
+		}
+	}
+	slices.Sort(methods)
+	allow := strings.Join(methods, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		method := r.Method
+		if method == http.MethodHead {
+			method = http.MethodGet
+		}
+		i := slices.IndexFunc(eps, func(ep endpoint) bool { return ep.method == method })
+		if i < 0 {
+			w.Header().Set("Allow", allow)
+			fail(w, http.StatusMethodNotAllowed, fmt.Errorf("%s %s: this path takes %s only", r.Method, r.URL.Path, allow))
+			return
+		}
+		ep := eps[i]
+		if err := ep.checkQuery(r.URL.Query()); err != nil {
+			fail(w, http.StatusBadRequest, fmt.Errorf("%s %s %w", ep.method, r.URL.Path, err))
+			return
+		}
+		if ep.method != http.MethodGet {
+			ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if ct != "application/json" && ct != "application/x-ndjson" {
+				fail(w, http.StatusUnsupportedMediaType, fmt.Errorf("send the body as application/json (or application/x-ndjson for several events)"))
+				return
+			}
+		}
+		ep.h(w, r)
+	})
+}
+
+// checkQuery refuses a parameter the endpoint does not take, one given
+// more than once, and a value not of its kind, naming it and what it
+// takes. An empty value is no value.
+func (ep endpoint) checkQuery(q url.Values) error {
+	names := make([]string, len(ep.params))
+	for i, p := range ep.params {
+		names[i] = p.name
+	}
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		i := slices.Index(names, name)
+		switch {
+		case i < 0 && len(names) == 0:
+			return fmt.Errorf("takes no parameter; remove %q%s", name, ep.hint)
+		case i < 0:
+			return fmt.Errorf("takes no parameter %q, only %s%s", name, strings.Join(names, ", "), ep.hint)
+		case len(q[name]) > 1:
+			return fmt.Errorf("parameter %q is given %d times; give it once", name, len(q[name]))
+		}
+		if v, p := q.Get(name), ep.params[i]; v != "" && p.ok != nil && !p.ok(v) {
+			return fmt.Errorf("parameter %q takes %s, not %q", name, p.want, v)
+		}
+	}
+	return nil
+}
+
 // guard keeps web pages the user visits away from the local API (SPEC §11).
 // A request must name the node by an IP address or "localhost" (a
-// DNS-rebinding page names it by its own domain), must not come from
-// another site (sameOrigin), and a POST must carry a JSON content type,
-// which a cross-site form cannot send without a CORS preflight the API never
-// answers.
+// DNS-rebinding page names it by its own domain) and must not come from
+// another site (sameOrigin); route checks the rest.
 func guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
@@ -146,13 +269,6 @@ func guard(next http.Handler) http.Handler {
 		if err := sameOrigin(r); err != nil {
 			fail(w, http.StatusForbidden, err)
 			return
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-			if ct != "application/json" && ct != "application/x-ndjson" {
-				fail(w, http.StatusUnsupportedMediaType, fmt.Errorf("send the body as application/json (or application/x-ndjson for several events)"))
-				return
-			}
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -206,10 +322,15 @@ func fail(w http.ResponseWriter, code int, err error) {
 type badRequest struct{ error }
 
 func (a *api) reply(w http.ResponseWriter, v any, err error) {
-	var bad badRequest
+	var (
+		bad    badRequest
+		tooBig *http.MaxBytesError
+	)
 	switch {
 	case err == nil:
 		writeJSON(w, http.StatusOK, v)
+	case errors.As(err, &tooBig):
+		fail(w, http.StatusRequestEntityTooLarge, err)
 	case errors.Is(err, ErrUnknownLesson):
 		fail(w, http.StatusNotFound, err)
 	case errors.As(err, &bad), errors.Is(err, ErrBadHash):
@@ -221,8 +342,11 @@ func (a *api) reply(w http.ResponseWriter, v any, err error) {
 
 func body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+		return nil, fmt.Errorf("the request body is over the limit of %d bytes: send the events or records in several requests: %w", maxBody, err)
+	}
 	if err != nil {
-		return nil, badRequest{fmt.Errorf("reading the request body (limit %d bytes): %w", maxBody, err)}
+		return nil, badRequest{fmt.Errorf("reading the request body: %w", err)}
 	}
 	return data, nil
 }
@@ -276,20 +400,8 @@ func ingestSource(r *http.Request) string {
 	return src
 }
 
-// lessonParams are the query parameters GET /lessons takes. Any other is
-// refused by name: a "layer" parameter once named a file for the node to
-// read, and a caller still sending it must learn that it is gone. Layers
-// are named in the node's configuration, never in a request (SPEC §9).
-// The recall query is "query", its name in the CLI's help and the MCP
-// tools; "q" is the name it had first, still taken.
-var lessonParams = []string{"query", "q", "limit", "state", "all"}
-
 func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	if err := onlyParams(q, lessonParams); err != nil {
-		a.reply(w, nil, err)
-		return
-	}
+	q := r.URL.Query() // checked by route: limit is a number, all a bool
 	limit, _ := strconv.Atoi(q.Get("limit"))
 	query := q.Get("query")
 	if query == "" {
@@ -304,7 +416,8 @@ func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 		a.reply(w, nonNil(views), err)
 		return
 	}
-	f := Filter{State: protocol.State(q.Get("state")), All: q.Get("all") == "1" || q.Get("all") == "true"}
+	all, _ := strconv.ParseBool(q.Get("all"))
+	f := Filter{State: protocol.State(q.Get("state")), All: all}
 	if f.State != "" && f.All {
 		a.reply(w, nil, badRequest{fmt.Errorf("give state or all, not both: state=%s alone lists every lesson in that state", f.State)})
 		return
@@ -312,37 +425,14 @@ func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 	a.listLessons(w, r, f, limit)
 }
 
-// onlyParams refuses a query that has a parameter not in known.
-func onlyParams(q url.Values, known []string) error {
-	for _, name := range slices.Sorted(maps.Keys(q)) {
-		if !slices.Contains(known, name) {
-			return badRequest{fmt.Errorf("GET /lessons takes no parameter %q, only %s; layers are named in the node's config.toml (layers) or by a command's --layer, never in a request", name, strings.Join(known, ", "))}
-		}
-	}
-	return nil
-}
-
 // listLessons answers the lesson view of f, at most limit lessons when
 // limit > 0.
 func (a *api) listLessons(w http.ResponseWriter, r *http.Request, f Filter, limit int) {
-	if f.State != "" && !validState(f.State) {
-		a.reply(w, nil, badRequest{fmt.Errorf("state %q is not one of candidate, common, fading, removed, revoked", f.State)})
-		return
-	}
 	views, err := a.svc.Lessons(r.Context(), f)
 	if err == nil && limit > 0 && len(views) > limit {
 		views = views[:limit]
 	}
 	a.reply(w, nonNil(views), err)
-}
-
-func validState(s protocol.State) bool {
-	for _, st := range protocol.States {
-		if st == s {
-			return true
-		}
-	}
-	return false
 }
 
 func nonNil(v []LessonView) []LessonView {

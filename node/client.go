@@ -216,7 +216,10 @@ func (c *Client) Show(ctx context.Context, hash string) (Provenance, error) {
 func (c *Client) Recall(ctx context.Context, query string, limit int, layers ...Layer) ([]LessonView, error) {
 	var out []LessonView
 	if len(layers) == 0 {
-		q := url.Values{"query": {query}, "limit": {fmt.Sprint(limit)}}
+		q := url.Values{"query": {query}}
+		if limit > 0 { // the node takes none for its default
+			q.Set("limit", fmt.Sprint(limit))
+		}
 		return out, c.do(ctx, "GET", "/lessons?"+q.Encode(), nil, &out)
 	}
 	views, err := c.Lessons(ctx, Filter{Layers: layers})
