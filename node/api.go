@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,6 +88,9 @@ type APIOptions struct {
 	// libp2p host).
 	Peers   func(context.Context) ([]PeerStatus, error)
 	Connect func(ctx context.Context, addr string) (PeerStatus, error)
+	// Folders are the shared folders of the node's configuration: POST
+	// /folder/sync syncs them, and no other directory.
+	Folders []string
 }
 
 const maxBody = 4 << 20
@@ -569,23 +571,77 @@ func (a *api) pullCommons(w http.ResponseWriter, r *http.Request) {
 	a.partial(w, rep, err)
 }
 
-// syncFolder takes an absolute DIR: the node's working directory is not
-// the caller's.
+// FolderSyncRequest is the body of POST /folder/sync: the scope of one of
+// the node's folders ("folder:/DIR", as GET /status lists them), or none
+// for every folder. No request names a directory (SPEC §11): a folder is
+// one of the node's configuration, as a layer is.
+type FolderSyncRequest struct {
+	Scope string `json:"scope,omitempty"`
+}
+
+// configureFolder says how a directory becomes a folder the node syncs.
+const configureFolder = "a folder must be configured for the node to sync it: add its directory to config.toml's folders " +
+	"(`remem config set folders DIR...`, naming every folder the node syncs) or start the node with --folder DIR, then restart the node; " +
+	`POST /folder/sync with {} syncs every configured folder, {"scope": "folder:/DIR"} one of them`
+
+// syncFolder syncs the node's folders (APIOptions.Folders), all of them or
+// the one of the request's scope, and answers a report for each.
 func (a *api) syncFolder(w http.ResponseWriter, r *http.Request) {
 	allowLong(w)
-	var req struct {
-		Dir string `json:"dir"`
-	}
-	if err := decode(w, r, &req); err != nil {
+	data, err := body(w, r)
+	if err != nil {
 		a.reply(w, nil, err)
 		return
 	}
-	if !filepath.IsAbs(req.Dir) {
-		a.reply(w, nil, badRequest{fmt.Errorf("the folder %q is not an absolute path; name it from the root, like /mnt/share/remem", req.Dir)})
+	var req struct {
+		FolderSyncRequest
+		Dir  json.RawMessage `json:"dir"`
+		Path json.RawMessage `json:"path"`
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, &req); err != nil {
+			a.reply(w, nil, badRequest{fmt.Errorf("the request body is not the JSON expected: %w", err)})
+			return
+		}
+	}
+	if req.Dir != nil || req.Path != nil {
+		a.reply(w, nil, badRequest{errors.New("POST /folder/sync names no directory; " + configureFolder)})
 		return
 	}
-	rep, err := a.svc.SyncFolder(r.Context(), req.Dir)
-	a.partial(w, rep, err)
+	dirs, err := a.folders(req.Scope)
+	if err != nil {
+		a.reply(w, nil, err)
+		return
+	}
+	reps := make([]FolderSync, 0, len(dirs))
+	var errs []error
+	for _, dir := range dirs {
+		rep, err := a.svc.SyncFolder(r.Context(), dir)
+		reps = append(reps, rep)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", rep.Scope, err))
+		}
+	}
+	a.partial(w, reps, errors.Join(errs...))
+}
+
+// folders are the configured folders of scope ("": every one).
+func (a *api) folders(scope string) ([]string, error) {
+	scopes := make([]string, len(a.opts.Folders))
+	for i, dir := range a.opts.Folders {
+		scopes[i] = FolderScope(dir)
+	}
+	switch i := slices.Index(scopes, scope); {
+	case len(scopes) == 0:
+		return nil, badRequest{errors.New("this node syncs no folder; " + configureFolder)}
+	case scope == "":
+		return a.opts.Folders, nil
+	case i < 0:
+		return nil, badRequest{fmt.Errorf("%q is not a folder this node syncs (it syncs %s); %s; or stop the node and run `remem folder sync DIR`, which syncs DIR itself",
+			scope, strings.Join(scopes, ", "), configureFolder)}
+	default:
+		return a.opts.Folders[i : i+1], nil
+	}
 }
 
 // partial answers a report of work that went on past failures: 200 when

@@ -317,14 +317,16 @@ func (c *Client) PullCommons(ctx context.Context, req CommonsRequest) (commons.P
 	return rep, c.doPartial(ctx, "/commons/pull", req, &rep)
 }
 
-// SyncFolder sends dir as an absolute path: the node's working directory
-// is not this process's.
+// SyncFolder asks the node to sync its folder of dir, by the folder's
+// scope (dir taken from this process's directory): the node syncs only the
+// folders of its configuration, and refuses another with how to add it.
 func (c *Client) SyncFolder(ctx context.Context, dir string) (FolderSync, error) {
-	var rep FolderSync
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
+	var reps []FolderSync
+	err := c.doPartial(ctx, "/folder/sync", FolderSyncRequest{Scope: FolderScope(dir)}, &reps)
+	if len(reps) != 1 {
+		return FolderSync{}, err
 	}
-	return rep, c.doPartial(ctx, "/folder/sync", map[string]string{"dir": dir}, &rep)
+	return reps[0], err
 }
 
 // Status asks the running node for its status.
