@@ -97,10 +97,25 @@ const maxBody = 4 << 20
 
 // NewAPI serves the local HTTP API of SPEC §11 for m. Every route is an
 // endpoint of one table (endpoints), which says the query parameters it
-// takes; the checks run in one order for all of them: the Host and
-// another site (guard), then the method (405 with Allow), then the query
-// (400 naming the parameter), then a POST's content type (415), then the
-// body's size (413).
+// takes and whether it is open; the checks run in one order for all of
+// them: the Host and another site (guard), a token in the URL (400), the
+// method (405 with Allow), the token (401), the query (400 naming the
+// parameter), a POST's content type (415), then the body's size (413).
+//
+// The token. Every process and user of the machine can reach the API, so
+// a request to any route that changes the memory or reads what is its own
+// MUST carry the memory's API token (m.APIToken, the home's APITokenFile)
+// as "Authorization: Bearer TOKEN"; without it, or with another, the
+// answer is 401. That is every route but two: GET /lessons and GET
+// /lessons/{hash} show drafts (lessons kept local, unpublished) and the
+// projects events came from, GET /status the home's path, GET /peers the
+// peers' addresses, GET /export the memory's own records; the POSTs sign,
+// revoke, ingest, sleep and move records. Open are GET /metrics (counts
+// only, for a scraper that has no token) and the web page's own files at
+// / (no data: the page asks the API with the token, which its link
+// carries after #, never in what / serves). A token in a URL's query is
+// refused (400): URLs end up in logs and histories. Cookies are never
+// read.
 func NewAPI(m *Memory, opts APIOptions) http.Handler {
 	a := &api{m: m, svc: Local{M: m}, opts: opts}
 	g := opts.Gatherer
@@ -109,7 +124,7 @@ func NewAPI(m *Memory, opts APIOptions) http.Handler {
 	}
 	eps := a.endpoints(promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	if opts.Web == nil {
-		eps = append(eps, endpoint{method: "GET", path: "/{$}", h: func(w http.ResponseWriter, r *http.Request) {
+		eps = append(eps, endpoint{method: "GET", path: "/{$}", open: true, h: func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "remem node %s: GET /lessons, /status, /metrics\n", m.Origin())
 		}})
 	}
@@ -122,8 +137,9 @@ func NewAPI(m *Memory, opts APIOptions) http.Handler {
 		}
 		byPath[ep.path] = append(byPath[ep.path], ep)
 	}
+	token := []byte(m.APIToken())
 	for _, p := range paths {
-		mux.Handle(p, route(byPath[p]))
+		mux.Handle(p, route(byPath[p], token))
 	}
 	if opts.Web != nil {
 		mux.Handle("/", opts.Web)
@@ -149,7 +165,7 @@ func (a *api) endpoints(metrics http.Handler) []endpoint {
 		{method: "POST", path: "/commons/push", h: a.pushCommons},
 		{method: "POST", path: "/commons/pull", h: a.pullCommons},
 		{method: "POST", path: "/folder/sync", h: a.syncFolder},
-		{method: "GET", path: "/metrics", h: metrics.ServeHTTP},
+		{method: "GET", path: "/metrics", open: true, h: metrics.ServeHTTP},
 	}
 }
 
@@ -158,6 +174,7 @@ type endpoint struct {
 	method, path string
 	params       []param // the query parameters it takes; any other is refused
 	hint         string  // said when an unknown parameter is refused
+	open         bool    // answered without the API token
 	h            http.HandlerFunc
 }
 
@@ -188,11 +205,11 @@ var lessonParams = []param{anyText("query"), anyText("q"),
 const lessonHint = "; layers are named in the node's config.toml (layers) or by a command's --layer, never in a request"
 
 // route serves the endpoints of one path: a method none of them takes is
-// 405 with Allow (GET takes HEAD too); then the query and a POST's content
-// type are checked before the endpoint runs. A POST must carry a JSON
-// content type, which a cross-site form cannot send without a CORS
-// preflight the API never answers.
-func route(eps []endpoint) http.Handler {
+// 405 with Allow (GET takes HEAD too); then the token (unless the endpoint
+// is open), the query and a POST's content type are checked before the
+// endpoint runs. A POST must carry a JSON content type, which a cross-site
+// form cannot send without a CORS preflight the API never answers.
+func route(eps []endpoint, token []byte) http.Handler {
 	var methods []string
 	for _, ep := range eps {
 		methods = append(methods, ep.method)
@@ -214,6 +231,13 @@ func route(eps []endpoint) http.Handler {
 			return
 		}
 		ep := eps[i]
+		if !ep.open {
+			if err := authorize(r, token); err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="remem"`)
+				fail(w, http.StatusUnauthorized, err)
+				return
+			}
+		}
 		if err := ep.checkQuery(r.URL.Query()); err != nil {
 			fail(w, http.StatusBadRequest, fmt.Errorf("%s %s %w", ep.method, r.URL.Path, err))
 			return
@@ -256,8 +280,9 @@ func (ep endpoint) checkQuery(q url.Values) error {
 
 // guard keeps web pages the user visits away from the local API (SPEC §11).
 // A request must name the node by an IP address or "localhost" (a
-// DNS-rebinding page names it by its own domain) and must not come from
-// another site (sameOrigin); route checks the rest.
+// DNS-rebinding page names it by its own domain), must not come from
+// another site (sameOrigin) and must carry no token in its URL, whatever
+// the path; route checks the rest.
 func guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
@@ -272,6 +297,10 @@ func guard(next http.Handler) http.Handler {
 			fail(w, http.StatusForbidden, err)
 			return
 		}
+		if err := tokenInQuery(r); err != nil {
+			fail(w, http.StatusBadRequest, err)
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -281,7 +310,8 @@ func guard(next http.Handler) http.Handler {
 // other than same-origin (the page at /) or none (an address the person
 // typed). same-site is refused too: a page served by any other port of
 // 127.0.0.1 is same-site. Requests without these headers, from the CLI,
-// curl or an agent, pass: the Host and content-type checks still apply.
+// curl or an agent, pass: the Host, token and content-type checks still
+// apply.
 func sameOrigin(r *http.Request) error {
 	if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, "http://"+r.Host) {
 		return fmt.Errorf("the local API refuses requests from another site (Origin %q); open the page at http://%s/ instead", o, r.Host)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -36,6 +37,7 @@ func TestAPIGuard(t *testing.T) {
 		if ctype != "" {
 			req.Header.Set("Content-Type", ctype)
 		}
+		req.Header.Set("Authorization", "Bearer "+m.APIToken())
 		for k, v := range hdr {
 			req.Header.Set(k, v)
 		}
@@ -129,7 +131,8 @@ func TestAPILayerParameterReadsNoFile(t *testing.T) {
 	m, _ := openTest(t, nil)
 	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
 	defer srv.Close()
-	hc := &http.Client{Timeout: 3 * time.Second}
+	hc := testutil.BearerClient(m.APIToken())
+	hc.Timeout = 3 * time.Second
 	start := time.Now()
 	resp, err := hc.Get(srv.URL + "/lessons?layer=x=/dev/zero")
 	if err != nil {
@@ -157,8 +160,9 @@ func TestAPIParameterNames(t *testing.T) {
 	}
 	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
 	defer srv.Close()
+	hc := testutil.BearerClient(m.APIToken())
 	get := func(path string) (int, string) {
-		resp, err := http.Get(srv.URL + path)
+		resp, err := hc.Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +193,7 @@ func TestAPIParameterNames(t *testing.T) {
 	}
 
 	post := func(path string) IngestReport {
-		resp, err := http.Post(srv.URL+path, "application/x-ndjson", strings.NewReader(`{"kind":"note","text":"ok"}`+"\nnot json\n"))
+		resp, err := hc.Post(srv.URL+path, "application/x-ndjson", strings.NewReader(`{"kind":"note","text":"ok"}`+"\nnot json\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,6 +223,7 @@ func TestAPIStatusCodes(t *testing.T) {
 	m, _ := openTest(t, nil)
 	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
 	defer srv.Close()
+	hc := testutil.BearerClient(m.APIToken())
 	big := strings.Repeat("x", maxBody+1)
 	cases := []struct {
 		name, method, path, ctype, body string
@@ -252,7 +257,7 @@ func TestAPIStatusCodes(t *testing.T) {
 			if c.ctype != "" {
 				req.Header.Set("Content-Type", c.ctype)
 			}
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := hc.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -23,7 +24,7 @@ func TestTransportRoutesRefuseBadInput(t *testing.T) {
 	m, _ := openTest(t, nil)
 	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
 	defer srv.Close()
-	c := &Client{BaseURL: srv.URL}
+	c := &Client{BaseURL: srv.URL, Token: m.APIToken()}
 	ctx := context.Background()
 	dead := httptest.NewServer(http.NotFoundHandler())
 	dead.Close()
@@ -40,7 +41,7 @@ func TestTransportRoutesRefuseBadInput(t *testing.T) {
 			t.Errorf("POST %s %s: %d %s %v", path, body, code, data, err)
 		}
 	}
-	resp, err := http.Post(srv.URL+"/folder/sync", "text/plain", strings.NewReader(`{"dir":"/tmp"}`))
+	resp, err := testutil.BearerClient(m.APIToken()).Post(srv.URL+"/folder/sync", "text/plain", strings.NewReader(`{"dir":"/tmp"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestClientSyncFolderReportsWhatItTook(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "0123456789abcdef.jsonl"), []byte("garbage\n"), 0o644)
 	srv := httptest.NewServer(NewAPI(b, APIOptions{Folders: []string{dir}}))
 	defer srv.Close()
-	rep, err := (&Client{BaseURL: srv.URL}).SyncFolder(context.Background(), dir)
+	rep, err := (&Client{BaseURL: srv.URL, Token: b.APIToken()}).SyncFolder(context.Background(), dir)
 	if err != nil || rep.Report.Files != 2 || rep.Report.Accepted != 1 || len(rep.Report.Refused) != 1 {
 		t.Fatalf("sync through the API: %+v %v", rep, err)
 	}
@@ -90,7 +91,7 @@ func TestFolderSyncTakesNoPath(t *testing.T) {
 	srv := httptest.NewServer(td.d.Handler())
 	defer srv.Close()
 	post := func(body string) (int, string) {
-		resp, err := http.Post(srv.URL+"/folder/sync", "application/json", strings.NewReader(body))
+		resp, err := testutil.BearerClient(m.APIToken()).Post(srv.URL+"/folder/sync", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +123,7 @@ func TestFolderSyncTakesNoPath(t *testing.T) {
 	}
 	// The client asks for the folder of a directory by its scope: the
 	// node's own folder goes, another is refused with how to add it.
-	c := &Client{BaseURL: srv.URL}
+	c := &Client{BaseURL: srv.URL, Token: m.APIToken()}
 	if rep, err := c.SyncFolder(context.Background(), dir); err != nil || rep.Scope != FolderScope(dir) {
 		t.Errorf("the client's sync of the configured folder: %+v %v", rep, err)
 	}
