@@ -269,10 +269,10 @@ func (ep endpoint) checkQuery(q url.Values) error {
 		case i < 0:
 			return fmt.Errorf("takes no parameter %q, only %s%s", name, strings.Join(names, ", "), ep.hint)
 		case len(q[name]) > 1:
-			return fmt.Errorf("parameter %q is given %d times; give it once", name, len(q[name]))
+			return fmt.Errorf("takes %q once, not %d times", name, len(q[name]))
 		}
 		if v, p := q.Get(name), ep.params[i]; v != "" && p.ok != nil && !p.ok(v) {
-			return fmt.Errorf("parameter %q takes %s, not %q", name, p.want, v)
+			return fmt.Errorf("takes %q as %s, not %q", name, p.want, v)
 		}
 	}
 	return nil
