@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,50 +92,201 @@ type APIOptions struct {
 	// libp2p host).
 	Peers   func(context.Context) ([]PeerStatus, error)
 	Connect func(ctx context.Context, addr string) (PeerStatus, error)
+	// Folders are the shared folders of the node's configuration: POST
+	// /folder/sync syncs them, and no other directory.
+	Folders []string
 }
 
 const maxBody = 4 << 20
 
-// NewAPI serves the local HTTP API of SPEC §11 for m.
+// NewAPI serves the local HTTP API of SPEC §11 for m. Every route is an
+// endpoint of one table (endpoints), which says the query parameters it
+// takes and whether it is open; the checks run in one order for all of
+// them: the Host and another site (guard), a token in the URL (400), the
+// method (405 with Allow), the token (401), the query (400 naming the
+// parameter), a POST's content type (415), then the body's size (413).
+//
+// The token. Every process and user of the machine can reach the API, so
+// a request to any route that changes the memory or reads what is its own
+// MUST carry the memory's API token (m.APIToken, the home's APITokenFile)
+// as "Authorization: Bearer TOKEN"; without it, or with another, the
+// answer is 401. That is every route but two: GET /lessons and GET
+// /lessons/{hash} show drafts (lessons kept local, unpublished) and the
+// projects events came from, GET /status the home's path, GET /peers the
+// peers' addresses, GET /export the memory's own records; the POSTs sign,
+// revoke, ingest, sleep and move records. Open are GET /metrics (counts
+// only, for a scraper that has no token) and the web page's own files at
+// / (no data: the page asks the API with the token, which its link
+// carries after #, never in what / serves). A token in a URL's query is
+// refused (400): URLs end up in logs and histories. Cookies are never
+// read.
 func NewAPI(m *Memory, opts APIOptions) http.Handler {
 	a := &api{m: m, svc: Local{M: m}, opts: opts}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /memory/remember", a.remember)
-	mux.HandleFunc("GET /lessons", a.lessons)
-	mux.HandleFunc("POST /lessons", a.publish)
-	mux.HandleFunc("GET /lessons/{hash}", a.show)
-	mux.HandleFunc("POST /lessons/{hash}/revoke", a.revoke)
-	mux.HandleFunc("GET /status", a.status)
-	mux.HandleFunc("GET /peers", a.peers)
-	mux.HandleFunc("POST /peers/connect", a.connect)
-	mux.HandleFunc("POST /sleep", a.sleep)
-	mux.HandleFunc("GET /export", a.export)
-	mux.HandleFunc("POST /records", a.importRecords)
-	mux.HandleFunc("POST /share", a.share)
-	mux.HandleFunc("POST /commons/push", a.pushCommons)
-	mux.HandleFunc("POST /commons/pull", a.pullCommons)
-	mux.HandleFunc("POST /folder/sync", a.syncFolder)
 	g := opts.Gatherer
 	if g == nil {
 		g = prometheus.DefaultGatherer
 	}
-	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	eps := a.endpoints(promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	if opts.Web == nil {
+		eps = append(eps, endpoint{method: "GET", path: "/{$}", open: true, h: func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "remem node %s: GET /lessons, /status, /metrics\n", m.Origin())
+		}})
+	}
+	mux := http.NewServeMux()
+	byPath := map[string][]endpoint{}
+	var paths []string
+	for _, ep := range eps {
+		if byPath[ep.path] == nil {
+			paths = append(paths, ep.path)
+		}
+		byPath[ep.path] = append(byPath[ep.path], ep)
+	}
+	token := []byte(m.APIToken())
+	for _, p := range paths {
+		mux.Handle(p, route(byPath[p], token))
+	}
 	if opts.Web != nil {
 		mux.Handle("/", opts.Web)
-	} else {
-		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-			fmt.Fprintf(w, "remem node %s: GET /lessons, /status, /metrics\n", m.Origin())
-		})
 	}
 	return guard(mux)
+}
+
+// endpoints is the API, one line a route.
+func (a *api) endpoints(metrics http.Handler) []endpoint {
+	return []endpoint{
+		{method: "POST", path: "/memory/remember", params: []param{anyText("source")}, h: a.remember},
+		{method: "GET", path: "/lessons", params: lessonParams, hint: lessonHint, h: a.lessons},
+		{method: "POST", path: "/lessons", h: a.publish},
+		{method: "GET", path: "/lessons/{hash}", h: a.show},
+		{method: "POST", path: "/lessons/{hash}/revoke", h: a.revoke},
+		{method: "GET", path: "/status", h: a.status},
+		{method: "GET", path: "/peers", h: a.peers},
+		{method: "POST", path: "/peers/connect", h: a.connect},
+		{method: "POST", path: "/sleep", h: a.sleep},
+		{method: "GET", path: "/export", h: a.export},
+		{method: "POST", path: "/records", params: []param{anyText("scope")}, h: a.importRecords},
+		{method: "POST", path: "/share", h: a.share},
+		{method: "POST", path: "/commons/push", h: a.pushCommons},
+		{method: "POST", path: "/commons/pull", h: a.pullCommons},
+		{method: "POST", path: "/folder/sync", h: a.syncFolder},
+		{method: "GET", path: "/metrics", open: true, h: metrics.ServeHTTP},
+	}
+}
+
+// endpoint is one method of one path of the API.
+type endpoint struct {
+	method, path string
+	params       []param // the query parameters it takes; any other is refused
+	hint         string  // said when an unknown parameter is refused
+	open         bool    // answered without the API token
+	h            http.HandlerFunc
+}
+
+// param is a query parameter an endpoint takes. ok (nil: any text) refuses
+// a value not of its kind; want says what it takes.
+type param struct {
+	name, want string
+	ok         func(string) bool
+}
+
+func anyText(name string) param { return param{name: name} }
+
+// lessonParams are the query parameters GET /lessons takes. The recall
+// query is "query", its name in the CLI's help and the MCP tools; "q" is
+// the name it had first, still taken.
+var lessonParams = []param{anyText("query"), anyText("q"),
+	{name: "limit", want: "a whole number, 0 or more (0: 20 for a query, every lesson otherwise)", ok: func(s string) bool {
+		n, err := strconv.Atoi(s)
+		return err == nil && n >= 0
+	}},
+	{name: "state", want: "one of candidate, common, fading, removed, revoked", ok: func(s string) bool { return slices.Contains(protocol.States, protocol.State(s)) }},
+	{name: "all", want: "true or false (or 1 or 0)", ok: func(s string) bool { _, err := strconv.ParseBool(s); return err == nil }},
+}
+
+// lessonHint: a "layer" parameter once named a file for the node to read,
+// and a caller still sending it must learn that it is gone. Layers are
+// named in the node's configuration, never in a request (SPEC §9).
+const lessonHint = "; layers are named in the node's config.toml (layers) or by a command's --layer, never in a request"
+
+// route serves the endpoints of one path: a method none of them takes is
+// 405 with Allow (GET takes HEAD too); then the token (unless the endpoint
+// is open), the query and a POST's content type are checked before the
+// endpoint runs. A POST must carry a JSON content type, which a cross-site
+// form cannot send without a CORS preflight the API never answers.
+func route(eps []endpoint, token []byte) http.Handler {
+	var methods []string
+	for _, ep := range eps {
+		methods = append(methods, ep.method)
+		if ep.method == http.MethodGet {
+			methods = append(methods, http.MethodHead)
+		}
+	}
+	slices.Sort(methods)
+	allow := strings.Join(methods, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		method := r.Method
+		if method == http.MethodHead {
+			method = http.MethodGet
+		}
+		i := slices.IndexFunc(eps, func(ep endpoint) bool { return ep.method == method })
+		if i < 0 {
+			w.Header().Set("Allow", allow)
+			fail(w, http.StatusMethodNotAllowed, fmt.Errorf("%s %s: this path takes %s only", r.Method, r.URL.Path, allow))
+			return
+		}
+		ep := eps[i]
+		if !ep.open {
+			if err := authorize(r, token); err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="remem"`)
+				fail(w, http.StatusUnauthorized, err)
+				return
+			}
+		}
+		if err := ep.checkQuery(r.URL.Query()); err != nil {
+			fail(w, http.StatusBadRequest, fmt.Errorf("%s %s %w", ep.method, r.URL.Path, err))
+			return
+		}
+		if ep.method != http.MethodGet {
+			ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if ct != "application/json" && ct != "application/x-ndjson" {
+				fail(w, http.StatusUnsupportedMediaType, fmt.Errorf("send the body as application/json (or application/x-ndjson for several events)"))
+				return
+			}
+		}
+		ep.h(w, r)
+	})
+}
+
+// checkQuery refuses a parameter the endpoint does not take, one given
+// more than once, and a value not of its kind, naming it and what it
+// takes. An empty value is no value.
+func (ep endpoint) checkQuery(q url.Values) error {
+	names := make([]string, len(ep.params))
+	for i, p := range ep.params {
+		names[i] = p.name
+	}
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		i := slices.Index(names, name)
+		switch {
+		case i < 0 && len(names) == 0:
+			return fmt.Errorf("takes no parameter; remove %q%s", name, ep.hint)
+		case i < 0:
+			return fmt.Errorf("takes no parameter %q, only %s%s", name, strings.Join(names, ", "), ep.hint)
+		case len(q[name]) > 1:
+			return fmt.Errorf("takes %q once, not %d times", name, len(q[name]))
+		}
+		if v, p := q.Get(name), ep.params[i]; v != "" && p.ok != nil && !p.ok(v) {
+			return fmt.Errorf("takes %q as %s, not %q", name, p.want, v)
+		}
+	}
+	return nil
 }
 
 // guard keeps web pages the user visits away from the local API (SPEC §11).
 // A request must name the node by an IP address or "localhost" (a
 // DNS-rebinding page names it by its own domain), must not come from
-// another site (sameOrigin), and a POST must carry a JSON content type,
-// which a cross-site form cannot send without a CORS preflight the API never
-// answers.
+// another site (sameOrigin) and must carry no token in its URL, whatever
+// the path; route checks the rest.
 func guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
@@ -151,12 +301,9 @@ func guard(next http.Handler) http.Handler {
 			fail(w, http.StatusForbidden, err)
 			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-			if ct != "application/json" && ct != "application/x-ndjson" {
-				fail(w, http.StatusUnsupportedMediaType, fmt.Errorf("send the body as application/json (or application/x-ndjson for several events)"))
-				return
-			}
+		if err := tokenInQuery(r); err != nil {
+			fail(w, http.StatusBadRequest, err)
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -167,7 +314,8 @@ func guard(next http.Handler) http.Handler {
 // other than same-origin (the page at /) or none (an address the person
 // typed). same-site is refused too: a page served by any other port of
 // 127.0.0.1 is same-site. Requests without these headers, from the CLI,
-// curl or an agent, pass: the Host and content-type checks still apply.
+// curl or an agent, pass: the Host, token and content-type checks still
+// apply.
 func sameOrigin(r *http.Request) error {
 	if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, "http://"+r.Host) {
 		return fmt.Errorf("the local API refuses requests from another site (Origin %q); open the page at http://%s/ instead", o, r.Host)
@@ -210,10 +358,15 @@ func fail(w http.ResponseWriter, code int, err error) {
 type badRequest struct{ error }
 
 func (a *api) reply(w http.ResponseWriter, v any, err error) {
-	var bad badRequest
+	var (
+		bad    badRequest
+		tooBig *http.MaxBytesError
+	)
 	switch {
 	case err == nil:
 		writeJSON(w, http.StatusOK, v)
+	case errors.As(err, &tooBig):
+		fail(w, http.StatusRequestEntityTooLarge, err)
 	case errors.Is(err, ErrUnknownLesson):
 		fail(w, http.StatusNotFound, err)
 	case errors.As(err, &bad), errors.Is(err, ErrBadHash):
@@ -225,8 +378,11 @@ func (a *api) reply(w http.ResponseWriter, v any, err error) {
 
 func body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+		return nil, fmt.Errorf("the request body is over the limit of %d bytes: send the events or records in several requests: %w", maxBody, err)
+	}
 	if err != nil {
-		return nil, badRequest{fmt.Errorf("reading the request body (limit %d bytes): %w", maxBody, err)}
+		return nil, badRequest{fmt.Errorf("reading the request body: %w", err)}
 	}
 	return data, nil
 }
@@ -280,20 +436,8 @@ func ingestSource(r *http.Request) string {
 	return src
 }
 
-// lessonParams are the query parameters GET /lessons takes. Any other is
-// refused by name: a "layer" parameter once named a file for the node to
-// read, and a caller still sending it must learn that it is gone. Layers
-// are named in the node's configuration, never in a request (SPEC §9).
-// The recall query is "query", its name in the CLI's help and the MCP
-// tools; "q" is the name it had first, still taken.
-var lessonParams = []string{"query", "q", "limit", "state", "all"}
-
 func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	if err := onlyParams(q, lessonParams); err != nil {
-		a.reply(w, nil, err)
-		return
-	}
+	q := r.URL.Query() // checked by route: limit is a number, all a bool
 	limit, _ := strconv.Atoi(q.Get("limit"))
 	query := q.Get("query")
 	if query == "" {
@@ -308,7 +452,8 @@ func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 		a.reply(w, nonNil(views), err)
 		return
 	}
-	f := Filter{State: protocol.State(q.Get("state")), All: q.Get("all") == "1" || q.Get("all") == "true"}
+	all, _ := strconv.ParseBool(q.Get("all"))
+	f := Filter{State: protocol.State(q.Get("state")), All: all}
 	if f.State != "" && f.All {
 		a.reply(w, nil, badRequest{fmt.Errorf("give state or all, not both: state=%s alone lists every lesson in that state", f.State)})
 		return
@@ -316,37 +461,14 @@ func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 	a.listLessons(w, r, f, limit)
 }
 
-// onlyParams refuses a query that has a parameter not in known.
-func onlyParams(q url.Values, known []string) error {
-	for _, name := range slices.Sorted(maps.Keys(q)) {
-		if !slices.Contains(known, name) {
-			return badRequest{fmt.Errorf("GET /lessons takes no parameter %q, only %s; layers are named in the node's config.toml (layers) or by a command's --layer, never in a request", name, strings.Join(known, ", "))}
-		}
-	}
-	return nil
-}
-
 // listLessons answers the lesson view of f, at most limit lessons when
 // limit > 0.
 func (a *api) listLessons(w http.ResponseWriter, r *http.Request, f Filter, limit int) {
-	if f.State != "" && !validState(f.State) {
-		a.reply(w, nil, badRequest{fmt.Errorf("state %q is not one of candidate, common, fading, removed, revoked", f.State)})
-		return
-	}
 	views, err := a.svc.Lessons(r.Context(), f)
 	if err == nil && limit > 0 && len(views) > limit {
 		views = views[:limit]
 	}
 	a.reply(w, nonNil(views), err)
-}
-
-func validState(s protocol.State) bool {
-	for _, st := range protocol.States {
-		if st == s {
-			return true
-		}
-	}
-	return false
 }
 
 func nonNil(v []LessonView) []LessonView {
@@ -483,23 +605,77 @@ func (a *api) pullCommons(w http.ResponseWriter, r *http.Request) {
 	a.partial(w, rep, err)
 }
 
-// syncFolder takes an absolute DIR: the node's working directory is not
-// the caller's.
+// FolderSyncRequest is the body of POST /folder/sync: the scope of one of
+// the node's folders ("folder:/DIR", as GET /status lists them), or none
+// for every folder. No request names a directory (SPEC §11): a folder is
+// one of the node's configuration, as a layer is.
+type FolderSyncRequest struct {
+	Scope string `json:"scope,omitempty"`
+}
+
+// configureFolder says how a directory becomes a folder the node syncs.
+const configureFolder = "a folder must be configured for the node to sync it: add its directory to config.toml's folders " +
+	"(`remem config set folders DIR...`, naming every folder the node syncs) or start the node with --folder DIR, then restart the node; " +
+	`POST /folder/sync with {} syncs every configured folder, {"scope": "folder:/DIR"} one of them`
+
+// syncFolder syncs the node's folders (APIOptions.Folders), all of them or
+// the one of the request's scope, and answers a report for each.
 func (a *api) syncFolder(w http.ResponseWriter, r *http.Request) {
 	allowLong(w)
-	var req struct {
-		Dir string `json:"dir"`
-	}
-	if err := decode(w, r, &req); err != nil {
+	data, err := body(w, r)
+	if err != nil {
 		a.reply(w, nil, err)
 		return
 	}
-	if !filepath.IsAbs(req.Dir) {
-		a.reply(w, nil, badRequest{fmt.Errorf("the folder %q is not an absolute path; name it from the root, like /mnt/share/remem", req.Dir)})
+	var req struct {
+		FolderSyncRequest
+		Dir  json.RawMessage `json:"dir"`
+		Path json.RawMessage `json:"path"`
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, &req); err != nil {
+			a.reply(w, nil, badRequest{fmt.Errorf("the request body is not the JSON expected: %w", err)})
+			return
+		}
+	}
+	if req.Dir != nil || req.Path != nil {
+		a.reply(w, nil, badRequest{errors.New("POST /folder/sync names no directory; " + configureFolder)})
 		return
 	}
-	rep, err := a.svc.SyncFolder(r.Context(), req.Dir)
-	a.partial(w, rep, err)
+	dirs, err := a.folders(req.Scope)
+	if err != nil {
+		a.reply(w, nil, err)
+		return
+	}
+	reps := make([]FolderSync, 0, len(dirs))
+	var errs []error
+	for _, dir := range dirs {
+		rep, err := a.svc.SyncFolder(r.Context(), dir)
+		reps = append(reps, rep)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", rep.Scope, err))
+		}
+	}
+	a.partial(w, reps, errors.Join(errs...))
+}
+
+// folders are the configured folders of scope ("": every one).
+func (a *api) folders(scope string) ([]string, error) {
+	scopes := make([]string, len(a.opts.Folders))
+	for i, dir := range a.opts.Folders {
+		scopes[i] = FolderScope(dir)
+	}
+	switch i := slices.Index(scopes, scope); {
+	case len(scopes) == 0:
+		return nil, badRequest{errors.New("this node syncs no folder; " + configureFolder)}
+	case scope == "":
+		return a.opts.Folders, nil
+	case i < 0:
+		return nil, badRequest{fmt.Errorf("%q is not a folder this node syncs (it syncs %s); %s; or stop the node and run `remem folder sync DIR`, which syncs DIR itself",
+			scope, strings.Join(scopes, ", "), configureFolder)}
+	default:
+		return a.opts.Folders[i : i+1], nil
+	}
 }
 
 // partial answers a report of work that went on past failures: 200 when

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
 
@@ -36,6 +37,7 @@ func TestAPIGuard(t *testing.T) {
 		if ctype != "" {
 			req.Header.Set("Content-Type", ctype)
 		}
+		req.Header.Set("Authorization", "Bearer "+m.APIToken())
 		for k, v := range hdr {
 			req.Header.Set(k, v)
 		}
@@ -129,7 +131,8 @@ func TestAPILayerParameterReadsNoFile(t *testing.T) {
 	m, _ := openTest(t, nil)
 	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
 	defer srv.Close()
-	hc := &http.Client{Timeout: 3 * time.Second}
+	hc := testutil.BearerClient(m.APIToken())
+	hc.Timeout = 3 * time.Second
 	start := time.Now()
 	resp, err := hc.Get(srv.URL + "/lessons?layer=x=/dev/zero")
 	if err != nil {
@@ -157,8 +160,9 @@ func TestAPIParameterNames(t *testing.T) {
 	}
 	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
 	defer srv.Close()
+	hc := testutil.BearerClient(m.APIToken())
 	get := func(path string) (int, string) {
-		resp, err := http.Get(srv.URL + path)
+		resp, err := hc.Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +193,7 @@ func TestAPIParameterNames(t *testing.T) {
 	}
 
 	post := func(path string) IngestReport {
-		resp, err := http.Post(srv.URL+path, "application/x-ndjson", strings.NewReader(`{"kind":"note","text":"ok"}`+"\nnot json\n"))
+		resp, err := hc.Post(srv.URL+path, "application/x-ndjson", strings.NewReader(`{"kind":"note","text":"ok"}`+"\nnot json\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,5 +212,76 @@ func TestAPIParameterNames(t *testing.T) {
 		if rep := post(path); len(rep.Rejected) != 1 || rep.Rejected[0].String() != want+":2: the line is not a JSON object" {
 			t.Errorf("POST %s: rejected %+v, want it named %s:2", path, rep.Rejected, want)
 		}
+	}
+}
+
+// TestAPIStatusCodes: a query parameter that is unknown, repeated or not
+// of its kind is 400 naming it and what it takes, on every route; a method
+// a path does not take is 405 with Allow, whatever the content type; a
+// body over the cap is 413.
+func TestAPIStatusCodes(t *testing.T) {
+	m, _ := openTest(t, nil)
+	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
+	defer srv.Close()
+	hc := testutil.BearerClient(m.APIToken())
+	big := strings.Repeat("x", maxBody+1)
+	cases := []struct {
+		name, method, path, ctype, body string
+		want                            int
+		says                            []string // in the error, or the Allow header for 405
+	}{
+		{"a limit", "GET", "/lessons?limit=2", "", "", http.StatusOK, nil},
+		{"limit not a number", "GET", "/lessons?limit=abc", "", "", http.StatusBadRequest, []string{`"limit"`, "whole number", `"abc"`}},
+		{"limit below zero", "GET", "/lessons?limit=-3", "", "", http.StatusBadRequest, []string{`"limit"`, "whole number"}},
+		{"limit of a recall", "GET", "/lessons?query=go&limit=1e3", "", "", http.StatusBadRequest, []string{`"limit"`}},
+		{"all neither true nor false", "GET", "/lessons?all=maybe", "", "", http.StatusBadRequest, []string{`"all"`, "true or false"}},
+		{"a state that is none", "GET", "/lessons?state=lost", "", "", http.StatusBadRequest, []string{`"state"`, "candidate"}},
+		{"a parameter twice", "GET", "/lessons?limit=1&limit=2", "", "", http.StatusBadRequest, []string{`"limit"`, "once"}},
+		{"status takes none", "GET", "/status?verbose=1", "", "", http.StatusBadRequest, []string{`"verbose"`, "no parameter"}},
+		{"show takes none", "GET", "/lessons/00000000000000000000000000000000?x=1", "", "", http.StatusBadRequest, []string{`"x"`}},
+		{"export takes none", "GET", "/export?all=1", "", "", http.StatusBadRequest, []string{`"all"`}},
+		{"remember takes source", "POST", "/memory/remember?sourc=a.jsonl", "application/json", `{"kind":"note","text":"x"}`, http.StatusBadRequest, []string{`"sourc"`, "source"}},
+
+		{"delete the lessons", "DELETE", "/lessons", "", "", http.StatusMethodNotAllowed, []string{"GET, HEAD, POST"}},
+		{"delete with a form's type", "DELETE", "/lessons", "text/plain", "x", http.StatusMethodNotAllowed, []string{"GET, HEAD, POST"}},
+		{"put the status", "PUT", "/status", "application/json", "{}", http.StatusMethodNotAllowed, []string{"GET, HEAD"}},
+		{"get a revoke", "GET", "/lessons/00000000000000000000000000000000/revoke", "", "", http.StatusMethodNotAllowed, []string{"POST"}},
+
+		{"an event over the cap", "POST", "/memory/remember", "application/x-ndjson", big, http.StatusRequestEntityTooLarge, []string{"limit"}},
+		{"a lesson over the cap", "POST", "/lessons", "application/json", `{"kind":"error","text":"` + big + `"}`, http.StatusRequestEntityTooLarge, []string{"limit"}},
+		{"records over the cap", "POST", "/records", "application/json", big, http.StatusRequestEntityTooLarge, []string{"limit"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(c.method, srv.URL+c.path, strings.NewReader(c.body))
+			if c.ctype != "" {
+				req.Header.Set("Content-Type", c.ctype)
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			data, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != c.want {
+				t.Fatalf("%s %s: %d %s, want %d", c.method, c.path, resp.StatusCode, data, c.want)
+			}
+			if c.want == http.StatusOK {
+				return
+			}
+			var e apiError
+			if err := json.Unmarshal(data, &e); err != nil || e.Error == "" {
+				t.Errorf("%s %s: the answer is not a JSON error: %s", c.method, c.path, data)
+			}
+			said := e.Error
+			if c.want == http.StatusMethodNotAllowed {
+				said = resp.Header.Get("Allow")
+			}
+			for _, s := range c.says {
+				if !strings.Contains(said, s) {
+					t.Errorf("%s %s: %q lacks %q", c.method, c.path, said, s)
+				}
+			}
+		})
 	}
 }

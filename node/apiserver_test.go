@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/remem/remem/internal/testutil"
 )
 
 // shortLimits are APILimits shortened so that the tests end in seconds.
@@ -20,8 +22,8 @@ func shortLimits() APILimits {
 }
 
 // serveAPI serves the API of a fresh memory on 127.0.0.1 with l until the
-// test ends and returns its address.
-func serveAPI(t *testing.T, l APILimits, opts APIOptions) string {
+// test ends and returns its address and token.
+func serveAPI(t *testing.T, l APILimits, opts APIOptions) (string, string) {
 	t.Helper()
 	m, _ := openTest(t, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -37,7 +39,7 @@ func serveAPI(t *testing.T, l APILimits, opts APIOptions) string {
 			t.Errorf("ServeAPI: %v", err)
 		}
 	})
-	return ln.Addr().String()
+	return ln.Addr().String(), m.APIToken()
 }
 
 // rawConn is a client connection driven by hand.
@@ -56,10 +58,10 @@ func dialAPI(t *testing.T, addr string) *rawConn {
 	return &rawConn{Conn: c, r: bufio.NewReader(c)}
 }
 
-// get sends GET path on c, keeping the connection open.
-func (c *rawConn) get(t *testing.T, addr, path string) {
+// get sends GET path with token on c, keeping the connection open.
+func (c *rawConn) get(t *testing.T, addr, token, path string) {
 	t.Helper()
-	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, addr); err != nil {
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", path, addr, token); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -96,11 +98,11 @@ func (c *rawConn) closedByServer(d time.Duration) (time.Duration, []byte, error)
 // then, and so is a fresh one.
 func TestAPIServerClosesIdleConnections(t *testing.T) {
 	l := shortLimits()
-	addr := serveAPI(t, l, APIOptions{})
+	addr, token := serveAPI(t, l, APIOptions{})
 	idle := make([]*rawConn, l.MaxConns)
 	for i := range idle {
 		idle[i] = dialAPI(t, addr)
-		idle[i].get(t, addr, "/status")
+		idle[i].get(t, addr, token, "/status")
 		if code, err := idle[i].answer(t, 3*time.Second); err != nil || code != http.StatusOK {
 			t.Fatalf("connection %d: %d %v", i, code, err)
 		}
@@ -109,7 +111,7 @@ func TestAPIServerClosesIdleConnections(t *testing.T) {
 	extra := make([]*rawConn, 4)
 	for i := range extra {
 		extra[i] = dialAPI(t, addr)
-		extra[i].get(t, addr, "/status")
+		extra[i].get(t, addr, token, "/status")
 	}
 	if code, err := extra[0].answer(t, 150*time.Millisecond); err == nil {
 		t.Fatalf("a connection over the cap of %d was answered (%d) while the others were held", l.MaxConns, code)
@@ -127,7 +129,9 @@ func TestAPIServerClosesIdleConnections(t *testing.T) {
 		}
 	}
 	fresh := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := fresh.Get("http://" + addr + "/status")
+	req, _ := http.NewRequest("GET", "http://"+addr+"/status", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := fresh.Do(req)
 	if err != nil {
 		t.Fatalf("a fresh request after the idle connections closed: %v", err)
 	}
@@ -142,7 +146,7 @@ func TestAPIServerClosesIdleConnections(t *testing.T) {
 // would have finished.
 func TestAPIServerCutsSlowHeaders(t *testing.T) {
 	l := shortLimits()
-	addr := serveAPI(t, l, APIOptions{})
+	addr, _ := serveAPI(t, l, APIOptions{})
 	c := dialAPI(t, addr)
 	req := fmt.Sprintf("GET /status HTTP/1.1\r\nHost: %s\r\nX-Slow: %s\r\n\r\n", addr, strings.Repeat("a", 20))
 	stop := make(chan struct{})
@@ -174,7 +178,7 @@ func TestAPIServerCutsSlowHeaders(t *testing.T) {
 // TestAPIServerRefusesHugeHeaders: headers over MaxHeaderBytes are refused.
 func TestAPIServerRefusesHugeHeaders(t *testing.T) {
 	l := shortLimits()
-	addr := serveAPI(t, l, APIOptions{})
+	addr, _ := serveAPI(t, l, APIOptions{})
 	c := dialAPI(t, addr)
 	fmt.Fprintf(c, "GET /status HTTP/1.1\r\nHost: %s\r\nX-Big: %s\r\n\r\n", addr, strings.Repeat("a", 64<<10))
 	if code, err := c.answer(t, 3*time.Second); err != nil || code != http.StatusRequestHeaderFieldsTooLarge {
@@ -195,8 +199,9 @@ func TestAPIServerLongSleepOutlivesTimeouts(t *testing.T) {
 			return SleepReport{}, fmt.Errorf("the sleep was cancelled: %w", ctx.Err())
 		}
 	}}
-	addr := serveAPI(t, l, opts)
-	hc := &http.Client{Timeout: 5 * time.Second}
+	addr, token := serveAPI(t, l, opts)
+	hc := testutil.BearerClient(token)
+	hc.Timeout = 5 * time.Second
 	resp, err := hc.Post("http://"+addr+"/sleep", "application/json", nil)
 	if err != nil {
 		t.Fatalf("POST /sleep longer than the write timeout: %v", err)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/remem/remem/commons"
@@ -25,6 +26,7 @@ import (
 // its local HTTP API.
 type Client struct {
 	BaseURL string // e.g. http://127.0.0.1:7878
+	Token   string // the node's API token (APITokenFile), sent as a bearer
 	HTTP    *http.Client
 	origin  string
 }
@@ -65,7 +67,11 @@ func DialNode(ctx context.Context, home string) (*Client, error) {
 	if err := json.Unmarshal(data, &info); err != nil || info.API == "" {
 		return nil, fmt.Errorf("%s is damaged; stop the node and start it again", filepath.Join(home, NodeFile))
 	}
-	c := &Client{BaseURL: "http://" + info.API, HTTP: &http.Client{Timeout: 5 * time.Minute}, origin: info.Origin}
+	token, err := ReadAPIToken(home)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{BaseURL: "http://" + info.API, Token: token, HTTP: &http.Client{Timeout: 5 * time.Minute}, origin: info.Origin}
 	var st Status
 	if err := c.do(ctx, "GET", "/status", nil, &st); err != nil {
 		return nil, fmt.Errorf("the node of %s (pid %d) does not answer at %s: %w", home, info.PID, info.API, err)
@@ -76,6 +82,14 @@ func DialNode(ctx context.Context, home string) (*Client, error) {
 
 func (c *Client) Origin() string { return c.origin }
 func (c *Client) Close() error   { return nil }
+
+// WebURL is the link that opens the node's page for its person: the token
+// rides after #, which a browser never sends, and the page moves it out of
+// the address bar into the tab's sessionStorage.
+func (c *Client) WebURL() string { return WebURL(strings.TrimPrefix(c.BaseURL, "http://"), c.Token) }
+
+// WebURL is the link to the page of the node whose API listens on addr.
+func WebURL(addr, token string) string { return "http://" + addr + "/#token=" + token }
 
 // do sends a request and decodes the JSON answer into out.
 func (c *Client) do(ctx context.Context, method, path string, in any, out any) error {
@@ -135,6 +149,9 @@ func (c *Client) send(ctx context.Context, method, path string, in any) (int, []
 	}
 	if method != http.MethodGet {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	hc := c.HTTP
 	if hc == nil {
@@ -216,7 +233,10 @@ func (c *Client) Show(ctx context.Context, hash string) (Provenance, error) {
 func (c *Client) Recall(ctx context.Context, query string, limit int, layers ...Layer) ([]LessonView, error) {
 	var out []LessonView
 	if len(layers) == 0 {
-		q := url.Values{"query": {query}, "limit": {fmt.Sprint(limit)}}
+		q := url.Values{"query": {query}}
+		if limit > 0 { // the node takes none for its default
+			q.Set("limit", fmt.Sprint(limit))
+		}
 		return out, c.do(ctx, "GET", "/lessons?"+q.Encode(), nil, &out)
 	}
 	views, err := c.Lessons(ctx, Filter{Layers: layers})
@@ -314,14 +334,16 @@ func (c *Client) PullCommons(ctx context.Context, req CommonsRequest) (commons.P
 	return rep, c.doPartial(ctx, "/commons/pull", req, &rep)
 }
 
-// SyncFolder sends dir as an absolute path: the node's working directory
-// is not this process's.
+// SyncFolder asks the node to sync its folder of dir, by the folder's
+// scope (dir taken from this process's directory): the node syncs only the
+// folders of its configuration, and refuses another with how to add it.
 func (c *Client) SyncFolder(ctx context.Context, dir string) (FolderSync, error) {
-	var rep FolderSync
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
+	var reps []FolderSync
+	err := c.doPartial(ctx, "/folder/sync", FolderSyncRequest{Scope: FolderScope(dir)}, &reps)
+	if len(reps) != 1 {
+		return FolderSync{}, err
 	}
-	return rep, c.doPartial(ctx, "/folder/sync", map[string]string{"dir": dir}, &rep)
+	return reps[0], err
 }
 
 // Status asks the running node for its status.

@@ -390,7 +390,7 @@ func (d *Daemon) close() error {
 // Handler is the local HTTP API of this daemon.
 func (d *Daemon) Handler() http.Handler {
 	return NewAPI(d.m, APIOptions{Gatherer: d.reg, Web: d.cfg.Web, Network: d.network, SleepNow: d.SleepNow, Signed: d.shareSoon,
-		Peers: d.peers, Connect: d.connect})
+		Peers: d.peers, Connect: d.connect, Folders: d.cfg.Folders})
 }
 
 // shareSoon asks the loop to send what a request just signed (a lesson

@@ -51,6 +51,7 @@ var entries = []entry{
 		req := httptest.NewRequest("POST", "/memory/remember", strings.NewReader(eventLine(t, ev)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Host = "127.0.0.1:7878"
+		req.Header.Set("Authorization", "Bearer "+m.APIToken())
 		NewAPI(m, APIOptions{}).ServeHTTP(rec, req)
 		var rep IngestReport
 		if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil {

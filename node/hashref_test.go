@@ -43,7 +43,7 @@ func TestResolveHash(t *testing.T) {
 	srv := httptest.NewServer(NewAPI(m, APIOptions{}))
 	defer srv.Close()
 	ctx := context.Background()
-	for name, svc := range map[string]Service{"local": Local{M: m}, "api": &Client{BaseURL: srv.URL}} {
+	for name, svc := range map[string]Service{"local": Local{M: m}, "api": &Client{BaseURL: srv.URL, Token: m.APIToken()}} {
 		common := 8
 		for ha[common] == hb[common] {
 			common++
@@ -78,7 +78,7 @@ func TestResolveHash(t *testing.T) {
 	if _, err := m.Revoke(ha[:8], ""); !errors.Is(err, ErrBadHash) {
 		t.Errorf("revoke by an ambiguous prefix: %v", err)
 	}
-	s, err := (&Client{BaseURL: srv.URL}).Revoke(ctx, "l-"+hc[:8], "fixed")
+	s, err := (&Client{BaseURL: srv.URL, Token: m.APIToken()}).Revoke(ctx, "l-"+hc[:8], "fixed")
 	if err != nil || s.Hash != hc {
 		t.Errorf("revoke by id through the API: %+v %v", s, err)
 	}

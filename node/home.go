@@ -47,12 +47,12 @@ func DefaultHome() string {
 // node` make one, so a mistyped home is never a new memory.
 var ErrNoHome = errors.New("no memory")
 
-// InitHome creates the home and its key if they do not exist. It returns
-// the identity and whether the key was created now.
+// InitHome creates the home, its key and its API token if they do not
+// exist. It returns the identity and whether the key was created now.
 func InitHome(home string) (protocol.Identity, bool, error) {
 	id, err := LoadIdentity(home)
 	if err == nil {
-		return id, false, nil
+		return id, false, makeAPIToken(home)
 	}
 	if !errors.Is(err, ErrNoHome) {
 		return protocol.Identity{}, false, err
@@ -75,7 +75,7 @@ func InitHome(home string) (protocol.Identity, bool, error) {
 	if err := errors.Join(werr, serr, cerr); err != nil {
 		return protocol.Identity{}, false, fmt.Errorf("writing key %s: %w", path, err)
 	}
-	return id, true, nil
+	return id, true, makeAPIToken(home)
 }
 
 // LoadIdentity reads the key of home, refusing a key file others can read.

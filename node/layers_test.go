@@ -293,11 +293,11 @@ func TestConfiguredLayersReachEveryReader(t *testing.T) {
 	defer srv.Close()
 	for _, path := range []string{"/lessons", "/lessons?all=1", "/lessons?q=staging+database+reset"} {
 		var views []LessonView
-		err := getJSON(srv.URL+path, &views)
+		err := getJSON(m.APIToken(), srv.URL+path, &views)
 		check("GET "+path, views, err)
 	}
 	var pv Provenance
-	if err := getJSON(srv.URL+"/lessons/"+hash, &pv); err != nil || pv.Hash != hash {
+	if err := getJSON(m.APIToken(), srv.URL+"/lessons/"+hash, &pv); err != nil || pv.Hash != hash {
 		t.Errorf("GET /lessons/<hash> of a layer-only lesson: %+v %v", pv, err)
 	}
 
@@ -324,8 +324,9 @@ func TestConfiguredLayersReachEveryReader(t *testing.T) {
 	check("Lessons after the file came back", lessons(t, m, Filter{}), nil)
 }
 
-func getJSON(url string, v any) error {
-	resp, err := http.Get(url)
+// getJSON GETs url with the API token and decodes its JSON into v.
+func getJSON(token, url string, v any) error {
+	resp, err := testutil.BearerClient(token).Get(url)
 	if err != nil {
 		return err
 	}
@@ -351,7 +352,7 @@ func TestClientComposesLayersOverTheAPI(t *testing.T) {
 	b, revoked, revokedOnly := revokedSetup(t)
 	srv := httptest.NewServer(NewAPI(b, APIOptions{}))
 	defer srv.Close()
-	c := &Client{BaseURL: srv.URL}
+	c := &Client{BaseURL: srv.URL, Token: b.APIToken()}
 	ctx := context.Background()
 	only := "The integration suite needs the VPN to reach the staging database."
 	team := testLayer(t, "team", layerLine(revoked.Kind, revoked.Text, 0.99), layerLine(revokedOnly.Kind, revokedOnly.Text, 0.99),

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -76,6 +77,8 @@ type Memory struct {
 	now   func() time.Time
 	sim   consolidate.Similarity
 	write consolidate.Writer
+	// apiToken is what the local API takes (APITokenFile).
+	apiToken string
 
 	sleepMu sync.Mutex // one sleep at a time
 	mu      sync.Mutex // guards the counters below
@@ -136,7 +139,13 @@ func Open(cfg Config) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Memory{cfg: cfg, id: id, store: st, log: cfg.Logger.With("origin", id.Origin()), now: cfg.Now,
+	log := cfg.Logger.With("origin", id.Origin())
+	// Under the store's lock: one process at a time replaces a token.
+	token, err := openAPIToken(cfg.Home, log)
+	if err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
+	m := &Memory{cfg: cfg, id: id, store: st, log: log, now: cfg.Now, apiToken: token,
 		sim: cfg.Similarity, write: cfg.Writer, refused: map[protocol.Reason]int{}, metrics: met}
 	m.layers = newLayerFiles(cfg.Layers, m.log)
 	return m, nil
@@ -164,6 +173,10 @@ func (m *Memory) Origin() string { return m.id.Origin() }
 
 // Home is the memory's directory.
 func (m *Memory) Home() string { return m.cfg.Home }
+
+// APIToken is the bearer token its local API takes (APITokenFile), as read
+// when the memory was opened.
+func (m *Memory) APIToken() string { return m.apiToken }
 
 // Store gives the transports' glue access to the store.
 func (m *Memory) Store() *store.Store { return m.store }

@@ -33,7 +33,7 @@ func TestRevokeReportSaysWhatARevocationIs(t *testing.T) {
 	sent := 0
 	srv := httptest.NewServer(NewAPI(a, APIOptions{Signed: func() { sent++ }}))
 	defer srv.Close()
-	rep, err = (&Client{BaseURL: srv.URL}).Revoke(context.Background(), hash, "fixed")
+	rep, err = (&Client{BaseURL: srv.URL, Token: a.APIToken()}).Revoke(context.Background(), hash, "fixed")
 	if err != nil {
 		t.Fatal(err)
 	}

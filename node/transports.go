@@ -22,6 +22,7 @@ func FolderScope(dir string) string {
 
 // FolderSync is what one folder sync did.
 type FolderSync struct {
+	Scope  string        `json:"scope"` // FolderScope of the folder
 	Wrote  bool          `json:"wrote"`
 	Report folder.Report `json:"report"`
 }
@@ -29,8 +30,8 @@ type FolderSync struct {
 // SyncFolder writes this memory's file into dir, then reads every other
 // memory's file there through the one receive path.
 func (m *Memory) SyncFolder(ctx context.Context, dir string) (FolderSync, error) {
-	var out FolderSync
-	lines, left, err := m.FileLines(FolderScope(dir))
+	out := FolderSync{Scope: FolderScope(dir)}
+	lines, left, err := m.FileLines(out.Scope)
 	if err != nil {
 		return out, err
 	}

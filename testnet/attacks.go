@@ -118,7 +118,8 @@ func (c *cluster) startAttacks(ctx context.Context, live []*tnode, ap AttackPara
 			a.wg.Go(func() { slowloris(ctx, conn) })
 		}
 	}
-	a.wg.Go(func() { a.askStatus(ctx, dial) })
+	token := target.d.Memory().APIToken()
+	a.wg.Go(func() { a.askStatus(ctx, dial, token) })
 	return a, nil
 }
 
@@ -165,8 +166,8 @@ func slowloris(ctx context.Context, c net.Conn) {
 }
 
 // askStatus is the honest user of the API under attack: a GET /status
-// every 250 ms while the flood lasts.
-func (a *attacks) askStatus(ctx context.Context, dial func(context.Context) (net.Conn, error)) {
+// with the memory's token every 250 ms while the flood lasts.
+func (a *attacks) askStatus(ctx context.Context, dial func(context.Context) (net.Conn, error), token string) {
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx) }}}
 	defer client.CloseIdleConnections()
@@ -181,6 +182,7 @@ func (a *attacks) askStatus(ctx context.Context, dial func(context.Context) (net
 		if err != nil {
 			return
 		}
+		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := client.Do(req)
 		if ctx.Err() != nil {
 			return

@@ -24,6 +24,10 @@ no other file is touched. Every other <16 hex>.jsonl is read, every line
 verified (a line whose origin differs from its file name is refused) and
 merged. A damaged file is reported and its good lines still taken.
 
+While a node runs on the home, the node syncs: DIR must then be one of its
+folders (config.toml's folders, or --folder), and another is refused with
+how to add it; the node's API never syncs a directory a request names.
+
 Examples:
   remem folder sync ~/Dropbox/remem
   remem folder sync --watch /mnt/team-share/remem`,
@@ -40,8 +44,8 @@ func folderSync(c *cli.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	// Through a running node the node writes and reads the folder; its
-	// working directory is not this one.
+	// Through a running node the node writes and reads the folder, if it
+	// is one of the node's; its working directory is not this one.
 	dir = absDir(dir)
 	svc, err := openService(c)
 	if err != nil {

@@ -37,7 +37,10 @@ func nodeCommand() *cli.Command {
 
 With no flags the node starts at once: it sleeps every 10 minutes, serves the
 local API and web page on 127.0.0.1:7878 and finds LAN peers with mDNS. It
-listens on TCP and QUIC port 4002 on every interface by default. A lesson
+listens on TCP and QUIC port 4002 on every interface by default. The API
+takes the token in $REMEM_HOME/api-token (the CLI and the MCP server send it
+themselves); the node prints the page's link with the token, and so does
+` + "`remem web`" + `. A lesson
 is common once --quorum verifiers have it and fades after --window (90 days)
 without a new verification; config.toml's quorum, window, layers, writer
 and similarity settings hold for every command on the home.
@@ -97,7 +100,9 @@ func runNode(c *cli.Context) error {
 	}
 	dc.Web = web.Handler()
 	dc.Ready = func(d *node.Daemon) {
-		fmt.Fprintf(c.App.ErrWriter, "remem node %s running; API and web page on http://%s\n", d.Memory().Origin(), d.APIAddr())
+		m := d.Memory()
+		fmt.Fprintf(c.App.ErrWriter, "remem node %s running; API on http://%s\n", m.Origin(), d.APIAddr())
+		fmt.Fprintf(c.App.ErrWriter, "  web page: %s (the link holds the API token; `remem web` prints it again)\n", node.WebURL(d.APIAddr(), m.APIToken()))
 		if g := d.Gossip(); g != nil {
 			for _, a := range g.Addrs() {
 				fmt.Fprintf(c.App.ErrWriter, "  listening on %s\n", a)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/internal/forge"
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/node"
 	remcp "github.com/remem/remem/node/mcp"
 	"github.com/remem/remem/protocol"
@@ -167,8 +168,9 @@ func TestHostileTextsAreShownEscaped(t *testing.T) {
 	defer m.Close()
 	addr, _ := serveAPI(t, h.home, m)
 	cli("through the node: ")
+	hc := testutil.BearerClient(m.APIToken())
 	for _, path := range []string{"/lessons", "/lessons?all=1", "/lessons/" + h.noted, "/lessons/" + h.revoked, "/lessons/" + h.local, "/lessons/" + h.bidi, "/status", "/"} {
-		resp, err := http.Get("http://" + addr + path)
+		resp, err := hc.Get("http://" + addr + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,6 +179,9 @@ func TestHostileTextsAreShownEscaped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
 		clean(t, "GET "+path, string(body), false)
 		if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") && !json.Valid(body) {
 			t.Errorf("GET %s: not JSON after escaping:\n%s", path, body)
@@ -184,7 +189,7 @@ func TestHostileTextsAreShownEscaped(t *testing.T) {
 	}
 	// The JSON is still the same data: the signed line comes back exact.
 	var p node.Provenance
-	resp, err := http.Get("http://" + addr + "/lessons/" + h.noted)
+	resp, err := hc.Get("http://" + addr + "/lessons/" + h.noted)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func commands() []*cli.Command {
 		initCommand(), idCommand(), hashCommand(), checkCommand(), verifyCommand(), importCommand(),
 		publishCommand(), revokeCommand(), exportCommand(), lessonsCommand(), showCommand(),
 		ingestCommand(), rememberCommand(), sleepCommand(), shareCommand(), recallCommand(),
-		nodeCommand(), statusCommand(), peersCommand(), connectCommand(), folderCommand(), commonsCommand(),
+		nodeCommand(), webCommand(), statusCommand(), peersCommand(), connectCommand(), folderCommand(), commonsCommand(),
 		mcpCommand(), contextCommand(), testnetCommand(), writerPromptCommand(), calibrateCommand(), configCommand(), doctorCommand(),
 		versionCommand(), completionCommand(),
 	}

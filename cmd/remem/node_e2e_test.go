@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/remem/remem/internal/testutil"
+	"github.com/remem/remem/node"
 )
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
@@ -83,9 +85,20 @@ func (p *nodeProc) stop(t *testing.T) {
 	}
 }
 
+// apiToken is the API token of home, as the CLI reads it.
+func apiToken(t *testing.T, home string) string {
+	t.Helper()
+	token, err := node.ReadAPIToken(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
+// post sends body to the node's API with the home's token, as the CLI does.
 func (p *nodeProc) post(t *testing.T, path, body string) string {
 	t.Helper()
-	resp, err := http.Post("http://"+p.api+path, "application/json", strings.NewReader(body))
+	resp, err := testutil.BearerClient(apiToken(t, p.home)).Post("http://"+p.api+path, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,4 +185,65 @@ func TestNodeSaysWhenNothingIsShared(t *testing.T) {
 	testutil.Eventually(t, 10*time.Second, "the warning on stderr", func() bool {
 		return strings.Contains(p.stderr.String(), "nothing is shared") && strings.Contains(p.stderr.String(), "--team")
 	})
+}
+
+// TestNodeAPIToken: `remem init` makes the API token in mode 0600; a
+// running node refuses a request without it (an agent of another user
+// publishing in this memory's name) and takes the CLI's, which reads it
+// from the home; the node and `remem web` print the page's link with the
+// token after #, and the page itself holds no token.
+func TestNodeAPIToken(t *testing.T) {
+	home := t.TempDir()
+	must(t, home, nil, "init")
+	info, err := os.Stat(filepath.Join(home, "api-token"))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("the API token made by init: %v %v", info, err)
+	}
+	token := apiToken(t, home)
+	p := startNode(t, home)
+	defer p.stop(t)
+	link := "http://" + p.api + "/#token=" + token
+	testutil.Eventually(t, 20*time.Second, "the node to print the page's link", func() bool { return strings.Contains(p.stderr.String(), link) })
+	if out := must(t, home, nil, "web"); out != link+"\n" {
+		t.Errorf("remem web printed %q, want %q", out, link)
+	}
+	var web struct{ URL string }
+	if err := json.Unmarshal([]byte(must(t, home, nil, "web", "--json")), &web); err != nil || web.URL != link {
+		t.Errorf("remem web --json: %+v %v", web, err)
+	}
+
+	lesson := `{"kind":"error","text":"The release build fails when the changelog has no entry for the version"}`
+	for name, hdr := range map[string]string{"no token": "", "a wrong token": "Bearer " + strings.Repeat("0", len(token))} {
+		req, _ := http.NewRequest("POST", "http://"+p.api+"/lessons", strings.NewReader(lesson))
+		req.Header.Set("Content-Type", "application/json")
+		if hdr != "" {
+			req.Header.Set("Authorization", hdr)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("POST /lessons with %s: %d, want 401", name, resp.StatusCode)
+		}
+	}
+	if out := must(t, home, nil, "lessons", "--json"); strings.Contains(out, "changelog") {
+		t.Fatalf("a request without the token published: %s", out)
+	}
+	must(t, home, nil, "publish", "--kind", "error", "The release build fails when the changelog has no entry for the version")
+	if out := must(t, home, nil, "lessons", "--json"); !strings.Contains(out, "changelog") {
+		t.Fatalf("the CLI's publish through the node: %s", out)
+	}
+	for _, path := range []string{"/", "/app.js", "/index.html"} {
+		resp, err := http.Get("http://" + p.api + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || strings.Contains(string(body), token) {
+			t.Errorf("GET %s without the token: %d, holds the token: %v", path, resp.StatusCode, strings.Contains(string(body), token))
+		}
+	}
 }

@@ -111,15 +111,17 @@ func TestCommonsRoundTripThroughBinary(t *testing.T) {
 
 // TestTransportsThroughRunningNode: while a node holds the home, `commons
 // push`, `commons pull` and `folder sync` run inside it through its API
-// (they once failed with "the memory ... is in use"), relative DIR
-// included, and a pull that fails still says what it did.
+// (they once failed with "the memory ... is in use"), a folder of the
+// node's named by a relative DIR included, and a pull that fails still
+// says what it did. A DIR that is not one of the node's folders is
+// refused with how to add it, and nothing is written there.
 func TestTransportsThroughRunningNode(t *testing.T) {
 	a, b, dir := newHome(t), t.TempDir(), t.TempDir()
 	url, token := startCommons(t)
 	must(t, a, nil, "publish", "--kind", "error", "The integration suite times out when the VPN is down")
 	must(t, a, nil, "commons", "push", "--token-file", token, url)
 	must(t, b, nil, "init")
-	p := startNode(t, b, "--listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t)))
+	p := startNode(t, b, "--listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t)), "--folder", dir)
 	defer p.stop(t)
 	must(t, b, nil, "publish", "--kind", "surprise", "The staging database is reset every night at midnight")
 
@@ -147,11 +149,20 @@ func TestTransportsThroughRunningNode(t *testing.T) {
 		Wrote  bool
 		Report struct{ Files, Accepted int }
 	}
-	if err != nil || json.Unmarshal(out, &sync) != nil || !sync.Wrote || sync.Report.Files != 1 {
+	// The node may have written its own file already (it shares what it
+	// signs): Wrote is not asked.
+	if err != nil || json.Unmarshal(out, &sync) != nil || sync.Report.Files != 1 {
 		t.Fatalf("folder sync of a relative DIR through the node: %v %s", err, out)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
 		t.Fatalf("the folder holds %d files, want a's and b's", len(entries))
+	}
+	elsewhere := t.TempDir()
+	if _, errOut, code := run(t, b, nil, "folder", "sync", elsewhere); code == 0 || !strings.Contains(errOut, "remem config set folders") || !strings.Contains(errOut, "not a folder this node syncs") {
+		t.Fatalf("folder sync of a DIR the node does not sync: exit %d\n%s", code, errOut)
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Fatalf("a refused sync wrote %d files into %s", len(entries), elsewhere)
 	}
 
 	gone := "http://" + fmt.Sprintf("127.0.0.1:%d", freePort(t))

@@ -1,7 +1,8 @@
 // Package testutil holds the test helpers several packages' tests share:
 // polling for a condition instead of sleeping, deterministic identities,
-// joining record lines into a file, and the process's CPU time for
-// benchmarks. Only _test.go files import it.
+// joining record lines into a file, an HTTP client that sends a bearer
+// token, and the process's CPU time for benchmarks. Only _test.go files
+// import it.
 //
 // It imports protocol, internal/check and the standard library only, so that the tests of
 // every package above protocol can use it without an import cycle; it must
@@ -10,6 +11,7 @@ package testutil
 
 import (
 	"crypto/sha256"
+	"net/http"
 	"testing"
 	"time"
 
@@ -72,4 +74,18 @@ func WantField(t testing.TB, err error, field string) {
 		}
 	}
 	t.Fatalf("the error does not name %s: %v", field, err)
+}
+
+// BearerClient is an HTTP client that sends token as "Authorization:
+// Bearer TOKEN" on every request, as the CLI sends the node's API token.
+func BearerClient(token string) *http.Client {
+	return &http.Client{Transport: bearer(token)}
+}
+
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }

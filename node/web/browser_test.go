@@ -103,9 +103,12 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // TestBrowser drives the page in headless Chromium against a running node
-// API: the received lesson is listed, the search narrows the list, the
-// provenance page shows the confirmer, a lesson holding <script> renders as
-// text, and the page follows the node without a reload.
+// API: opened by the link with the token after #, it keeps the token for
+// the tab and out of the address bar; the received lesson is listed, the
+// search narrows the list, the provenance page shows the confirmer, a
+// lesson holding <script> renders as text, and the page follows the node
+// without a reload. Without the token, or with a wrong one, it says which
+// command prints the link.
 func TestBrowser(t *testing.T) {
 	path := chromiumPath()
 	if path == "" {
@@ -121,8 +124,21 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	b.navigate(t, f.srv.URL+"/#/")
+	token := f.m.APIToken()
+	b.navigate(t, f.srv.URL+"/#token="+token)
 	b.waitFor(t, "the lessons table", `document.body.dataset.ready === "1" && document.querySelectorAll("#rows tr").length >= 4`)
+	// The token left the address bar (and the history entry) for the tab's
+	// sessionStorage, and the page still loads after a reload.
+	var kept struct {
+		Href, Stored string
+		History      int
+	}
+	b.eval(t, `({ href: location.href, stored: sessionStorage.getItem("remem-api-token"), history: history.length })`, &kept)
+	if strings.Contains(kept.Href, token) || !strings.HasSuffix(kept.Href, "/#/") || kept.Stored != token {
+		t.Errorf("after the link: address %q, stored %q; want the token out of the address and in sessionStorage", kept.Href, kept.Stored)
+	}
+	b.eval(t, `location.reload()`, nil)
+	b.waitFor(t, "the lessons table after a reload", `document.body.dataset.ready === "1" && document.querySelectorAll("#rows tr").length >= 4 && document.getElementById("need-token").hidden`)
 
 	// The received lesson is listed with its state, kind, origin and confirmer.
 	var row struct {
@@ -242,5 +258,19 @@ func TestBrowser(t *testing.T) {
 	// An unknown hash says so (the browser logs the API's 404).
 	b.eval(t, `location.hash = "#/lesson/00000000000000000000000000000000"`, nil)
 	b.waitFor(t, "an unknown lesson", `document.getElementById("view-lesson").dataset.loaded === "00000000000000000000000000000000" && document.getElementById("view-lesson").innerText.includes("not found")`)
-	t.Logf("screenshots: %s and %s", filepath.Join(shots, "lessons.png"), filepath.Join(shots, "provenance.png"))
+
+	// A wrong token (another node's, an old one) is forgotten, and the page
+	// says which command prints the link; so it does with none.
+	needToken := `document.body.dataset.token === "needed" && !document.getElementById("need-token").hidden &&
+		document.getElementById("need-token").textContent.includes("remem web") && sessionStorage.getItem("remem-api-token") === null &&
+		!location.href.includes("token")`
+	b.navigate(t, f.srv.URL+"/#token="+strings.Repeat("0", len(token)))
+	b.waitFor(t, "the page with a wrong token", needToken)
+	b.eval(t, `location.reload()`, nil)
+	b.waitFor(t, "the page without a token", needToken)
+	b.screenshot(t, filepath.Join(shots, "no-token.png"), false)
+	// The right link pasted into the same tab brings the lessons back.
+	b.navigate(t, f.srv.URL+"/#token="+token)
+	b.waitFor(t, "the page after the right link", `document.body.dataset.token === "sent" && document.getElementById("need-token").hidden && document.querySelectorAll("#rows tr").length >= 4`)
+	t.Logf("screenshots: %s, %s and %s", filepath.Join(shots, "lessons.png"), filepath.Join(shots, "provenance.png"), filepath.Join(shots, "no-token.png"))
 }

@@ -11,12 +11,31 @@
 
   const $ = (id) => document.getElementById(id);
 
+  // The API token. The API answers only requests that carry it, and any
+  // local process can fetch this page, so the page holds none: the link
+  // `remem node` and `remem web` print carries it after # (#token=…), which
+  // the browser never sends. takeToken keeps it for this tab in
+  // sessionStorage and takes it out of the address bar, so no history entry
+  // or bookmark holds it; every fetch sends it as a bearer.
+  const TOKEN_KEY = 'remem-api-token';
+  const NEED_TOKEN = 'This page needs the node\'s API token. In a terminal on this machine, run `remem web` and open the link it prints (`remem node` prints it too when it starts): the token rides after # and never leaves this browser.';
+  function takeToken() {
+    const m = location.hash.match(/^#token=([^&]*)(?:&(.*))?$/);
+    if (!m) return false;
+    let token = '';
+    try { token = decodeURIComponent(m[1]); } catch (e) { /* not a token */ }
+    if (token) sessionStorage.setItem(TOKEN_KEY, token);
+    history.replaceState(null, '', location.pathname + '#' + (m[2] || '/'));
+    return true;
+  }
+  takeToken();
+
   const data = {
     lessons: null, lessonsRaw: '',
     status: null, statusRaw: '',
     detail: null, detailRaw: '', detailHash: '', detailError: '',
     related: null, relatedFor: '',
-    lastOK: null, error: '',
+    lastOK: null, error: '', needToken: false,
   };
   let route = parseRoute();
   let polling = false;
@@ -145,9 +164,24 @@
     return '#/' + (s ? '?' + s : '');
   }
 
+  // authError is the error of a fetch without the right token.
+  function authError() {
+    const err = new Error(NEED_TOKEN);
+    err.status = 401;
+    return err;
+  }
+
   async function getJSON(url) {
-    const res = await fetch(url, { cache: 'no-store', headers: { Accept: 'application/json' } });
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (!token) throw authError();
+    const res = await fetch(url, { cache: 'no-store', headers: { Accept: 'application/json', Authorization: 'Bearer ' + token } });
     const text = await res.text();
+    if (res.status === 401) {
+      // A token the node does not take (another node's, or a restart's
+      // new one): forget it, and say where the right link comes from.
+      sessionStorage.removeItem(TOKEN_KEY);
+      throw authError();
+    }
     if (!res.ok) {
       let msg = res.status + ' ' + res.statusText;
       try { msg = JSON.parse(text).error || msg; } catch (e) { /* not JSON */ }
@@ -177,9 +211,11 @@
       if (route.view === 'lesson') changed = (await pollDetail()) || changed;
       data.lastOK = new Date();
       data.error = '';
+      data.needToken = false;
       if (changed) render();
     } catch (e) {
       data.error = e.message || String(e);
+      data.needToken = e.status === 401;
     } finally {
       polling = false;
       renderLive();
@@ -218,7 +254,14 @@
   function renderLive() {
     const live = $('live');
     live.replaceChildren();
-    if (data.error) {
+    const notice = $('need-token');
+    notice.hidden = !data.needToken;
+    notice.textContent = data.needToken ? NEED_TOKEN : '';
+    document.body.dataset.token = data.needToken ? 'needed' : 'sent';
+    if (data.needToken) {
+      live.className = 'live down';
+      live.append(el('span', { class: 'dot' }), 'no API token: run remem web');
+    } else if (data.error) {
       live.className = 'live down';
       live.append(el('span', { class: 'dot' }), 'node not answering, retrying: ' + data.error);
     } else if (data.lastOK) {
@@ -518,6 +561,7 @@
   let lastList = { q: route.q || '', state: route.state || '' };
 
   function onRoute() {
+    if (takeToken()) poll(); // a link pasted into this tab
     const prev = route;
     route = parseRoute();
     if (route.view === 'lessons') lastList = { q: route.q, state: route.state };
