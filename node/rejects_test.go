@@ -115,6 +115,7 @@ func ingestBy(t *testing.T, m *node.Memory, post bool, events string) node.Inges
 	req := httptest.NewRequest("POST", "/memory/remember", strings.NewReader(events))
 	req.Header.Set("Content-Type", "application/json")
 	req.Host = "127.0.0.1:7878"
+	req.Header.Set("Authorization", "Bearer "+m.APIToken())
 	node.NewAPI(m, node.APIOptions{}).ServeHTTP(rec, req)
 	var rep node.IngestReport
 	if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil || rec.Code != http.StatusBadRequest {

@@ -137,7 +137,7 @@ func TestBrowser(t *testing.T) {
 	if strings.Contains(kept.Href, token) || !strings.HasSuffix(kept.Href, "/#/") || kept.Stored != token {
 		t.Errorf("after the link: address %q, stored %q; want the token out of the address and in sessionStorage", kept.Href, kept.Stored)
 	}
-	b.eval(t, `location.reload()`, nil)
+	b.reload(t)
 	b.waitFor(t, "the lessons table after a reload", `document.body.dataset.ready === "1" && document.querySelectorAll("#rows tr").length >= 4 && document.getElementById("need-token").hidden`)
 
 	// The received lesson is listed with its state, kind, origin and confirmer.
@@ -266,7 +266,7 @@ func TestBrowser(t *testing.T) {
 		!location.href.includes("token")`
 	b.navigate(t, f.srv.URL+"/#token="+strings.Repeat("0", len(token)))
 	b.waitFor(t, "the page with a wrong token", needToken)
-	b.eval(t, `location.reload()`, nil)
+	b.reload(t)
 	b.waitFor(t, "the page without a token", needToken)
 	b.screenshot(t, filepath.Join(shots, "no-token.png"), false)
 	// The right link pasted into the same tab brings the lessons back.

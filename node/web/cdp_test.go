@@ -323,6 +323,16 @@ func (b *browser) navigate(t *testing.T, url string) {
 	b.call(t, "Page.navigate", map[string]any{"url": url}, nil)
 }
 
+// reload reloads the page and waits for the new document. The old one is
+// marked first: it may already show what the caller waits for next, and
+// reading it (or taking a screenshot) while the reload swaps documents
+// fails with "Not attached to an active page".
+func (b *browser) reload(t *testing.T) {
+	t.Helper()
+	b.eval(t, `window.__beforeReload = true; location.reload()`, nil)
+	b.waitFor(t, "the reloaded page", `window.__beforeReload === undefined && document.readyState === "complete"`)
+}
+
 // screenshot saves a PNG of the page, the whole page when full.
 func (b *browser) screenshot(t *testing.T, path string, full bool) {
 	t.Helper()
