@@ -11,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/remem/remem/internal/httpserve/httpflood"
 )
 
 // shortLimits are APILimits shortened so that the tests end in seconds.
@@ -205,5 +209,42 @@ func TestAPIServerLongSleepOutlivesTimeouts(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("POST /sleep: %s %s", resp.Status, body)
+	}
+}
+
+// TestAPIServerAnswersUnderAFlood: with the default limits (256
+// connections), 1,500 idle keep-alive connections (each answered once and
+// kept open) and 300 bodies that never finish must not keep twenty honest
+// requests on fresh connections from being answered, each within its
+// client timeout of 10 s: a server that makes them wait behind the idle
+// connections (60 s) or the slow bodies (30 s) fails.
+func TestAPIServerAnswersUnderAFlood(t *testing.T) {
+	httpflood.NeedFiles(t, 8192)
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	addr := serveAPI(t, DefaultAPILimits(), APIOptions{})
+	f := httpflood.Start(addr)
+	t.Cleanup(f.Stop)
+	n, err := f.Idle(1500, fmt.Sprintf("GET /status HTTP/1.1\r\nHost: %s\r\n\r\n", addr), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d of 1500 idle connections answered", n)
+	slow := fmt.Sprintf("POST /memory/remember HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"kind\":", addr)
+	if err := f.SlowBodies(300, slow); err != nil {
+		t.Fatal(err)
+	}
+	r := httpflood.Honest(20, 10*time.Second, func(c *http.Client, i int) error {
+		if i%2 == 0 {
+			resp, err := c.Get("http://" + addr + "/status")
+			return httpflood.Expect(resp, err, http.StatusOK, `"origin"`)
+		}
+		event := fmt.Sprintf(`{"kind":"note","text":"the docs site builds in %d minutes"}`, i)
+		resp, err := c.Post("http://"+addr+"/memory/remember", "application/json", strings.NewReader(event))
+		return httpflood.Expect(resp, err, http.StatusOK, "")
+	})
+	t.Logf("answered %d of 20: p50 %v, max %v", r.Answered, r.Quantile(0.5), r.Quantile(1))
+	if r.Answered != 20 {
+		t.Errorf("%d of 20 honest requests answered under the flood; first errors: %v", r.Answered, r.Errs[:min(3, len(r.Errs))])
 	}
 }
