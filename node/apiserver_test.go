@@ -95,13 +95,11 @@ func (c *rawConn) closedByServer(d time.Duration) (time.Duration, []byte, error)
 	return time.Since(start), sent, nil // EOF or reset: closed by the server
 }
 
-// TestAPIServerClosesIdleConnections: idle connections holding every slot
-// are closed after IdleTimeout; a request waiting for a slot is answered
-// then, and so is a fresh one.
-func TestAPIServerClosesIdleConnections(t *testing.T) {
-	l := shortLimits()
-	addr := serveAPI(t, l, APIOptions{})
-	idle := make([]*rawConn, l.MaxConns)
+// idleConns opens n connections to addr that are answered once and kept
+// open.
+func idleConns(t *testing.T, addr string, n int) []*rawConn {
+	t.Helper()
+	idle := make([]*rawConn, n)
 	for i := range idle {
 		idle[i] = dialAPI(t, addr)
 		idle[i].get(t, addr, "/status")
@@ -109,25 +107,17 @@ func TestAPIServerClosesIdleConnections(t *testing.T) {
 			t.Fatalf("connection %d: %d %v", i, code, err)
 		}
 	}
-	// Every slot is held: a connection over the cap waits unanswered.
-	extra := make([]*rawConn, 4)
-	for i := range extra {
-		extra[i] = dialAPI(t, addr)
-		extra[i].get(t, addr, "/status")
-	}
-	if code, err := extra[0].answer(t, 150*time.Millisecond); err == nil {
-		t.Fatalf("a connection over the cap of %d was answered (%d) while the others were held", l.MaxConns, code)
-	}
-	// (a) The server closes the idle connections.
-	for i, c := range idle {
+	return idle
+}
+
+// TestAPIServerClosesIdleConnections: idle connections are closed after
+// IdleTimeout, and a fresh request is answered then.
+func TestAPIServerClosesIdleConnections(t *testing.T) {
+	l := shortLimits()
+	addr := serveAPI(t, l, APIOptions{})
+	for i, c := range idleConns(t, addr, l.MaxConns) {
 		if _, sent, err := c.closedByServer(3 * time.Second); err != nil || len(sent) > 0 {
 			t.Fatalf("idle connection %d: %v, sent %q", i, err, sent)
-		}
-	}
-	// (b) The waiting requests are answered, and a fresh one too.
-	for i, c := range extra {
-		if code, err := c.answer(t, 3*time.Second); err != nil || code != http.StatusOK {
-			t.Fatalf("waiting connection %d: %d %v", i, code, err)
 		}
 	}
 	fresh := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -138,6 +128,37 @@ func TestAPIServerClosesIdleConnections(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("a fresh request: %s", resp.Status)
+	}
+}
+
+// TestAPIServerDropsTheOldestIdleConnectionAtTheCap: while idle
+// connections hold every slot, each new connection closes the oldest idle
+// one and is answered at once, instead of waiting for IdleTimeout (here a
+// minute); the other idle connections stay open.
+func TestAPIServerDropsTheOldestIdleConnectionAtTheCap(t *testing.T) {
+	l := shortLimits()
+	l.IdleTimeout = time.Minute
+	addr := serveAPI(t, l, APIOptions{})
+	idle := idleConns(t, addr, l.MaxConns)
+	const extra = 4
+	for i := range extra {
+		c := dialAPI(t, addr)
+		c.get(t, addr, "/status")
+		if code, err := c.answer(t, 5*time.Second); err != nil || code != http.StatusOK {
+			t.Fatalf("new connection %d over the cap of %d: %d %v", i, l.MaxConns, code, err)
+		}
+	}
+	for i, c := range idle[:extra] {
+		if _, sent, err := c.closedByServer(3 * time.Second); err != nil || len(sent) > 0 {
+			t.Fatalf("oldest idle connection %d: %v, sent %q", i, err, sent)
+		}
+	}
+	for i, c := range idle[extra:] {
+		c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		var ne net.Error
+		if _, err := c.r.ReadByte(); !errors.As(err, &ne) || !ne.Timeout() {
+			t.Fatalf("idle connection %d, newer than the %d dropped: %v, want it still open", extra+i, extra, err)
+		}
 	}
 }
 

@@ -20,7 +20,8 @@ import (
 // package cannot import.
 func nodeLike() Limits {
 	return Limits{ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
-		IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10, MaxConns: 256, ShutdownGrace: 5 * time.Second}
+		IdleTimeout: 60 * time.Second, CrowdedTimeout: 2 * time.Second, MaxHeaderBytes: 64 << 10, MaxConns: 256,
+		ShutdownGrace: 5 * time.Second}
 }
 
 // echo answers GET with "ok" and POST with its body read whole.

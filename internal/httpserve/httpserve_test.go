@@ -12,7 +12,7 @@ import (
 
 func short() Limits {
 	return Limits{ReadHeaderTimeout: 300 * time.Millisecond, ReadTimeout: time.Second, WriteTimeout: time.Second,
-		IdleTimeout: time.Second, MaxHeaderBytes: 4 << 10, MaxConns: 4, ShutdownGrace: 2 * time.Second}
+		IdleTimeout: time.Second, CrowdedTimeout: 300 * time.Millisecond, MaxHeaderBytes: 4 << 10, MaxConns: 4, ShutdownGrace: 2 * time.Second}
 }
 
 func TestValidateNamesTheMissingLimit(t *testing.T) {
