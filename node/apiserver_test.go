@@ -263,7 +263,7 @@ func TestAPIServerAnswersUnderAFlood(t *testing.T) {
 	addr := serveAPI(t, DefaultAPILimits(), APIOptions{})
 	f := httpflood.Start(addr)
 	t.Cleanup(f.Stop)
-	n, err := f.Idle(1500, fmt.Sprintf("GET /status HTTP/1.1\r\nHost: %s\r\n\r\n", addr), 10*time.Second)
+	n, err := f.Idle(1500, fmt.Sprintf("GET /status HTTP/1.1\r\nHost: %s\r\n\r\n", addr), "", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func slowBody(addr, path string) string {
 // must also hold against.
 var floods = []flood{
 	{"1500 idle and 300 slow bodies", func(tb testing.TB, f *httpflood.Flood, addr string) {
-		n, err := f.Idle(1500, fmt.Sprintf("GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr), 10*time.Second)
+		n, err := f.Idle(1500, fmt.Sprintf("GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr), "", 10*time.Second)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -88,6 +88,14 @@ var floods = []flood{
 		if err := f.SlowBodies(300, slowBody(addr, "/")); err != nil {
 			tb.Fatal(err)
 		}
+	}},
+	{"1500 idle connections that then send one byte", func(tb testing.TB, f *httpflood.Flood, addr string) {
+		n, err := f.Idle(1500, fmt.Sprintf("GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr), "G", 10*time.Second)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Logf("%d of 1500 idle connections answered", n)
+		time.Sleep(time.Second) // the honest requests come once the server has read each byte
 	}},
 	{"1500 slow headers, a byte a second", func(tb testing.TB, f *httpflood.Flood, addr string) {
 		f.KeepSlowHeaders(1500, time.Second)

@@ -95,8 +95,9 @@ func (f *Flood) drop(c net.Conn) {
 // connection open: HTTP/1.1 without "Connection: close") and keeps them
 // open. It then reads the answers until within has passed and returns how
 // many were answered: a server that makes new connections wait behind the
-// idle ones answers fewer than n.
-func (f *Flood) Idle(n int, req string, within time.Duration) (answered int, err error) {
+// idle ones answers fewer than n. Then it sends next on each connection
+// still open (the start of a request that never ends, or nothing).
+func (f *Flood) Idle(n int, req, next string, within time.Duration) (answered int, err error) {
 	conns := make([]net.Conn, 0, n)
 	for i := range n {
 		c, err := f.dial()
@@ -112,6 +113,11 @@ func (f *Flood) Idle(n int, req string, within time.Duration) (answered int, err
 	for _, c := range conns {
 		if readAnswer(c, deadline) == nil {
 			answered++
+		}
+	}
+	if next != "" {
+		for _, c := range conns {
+			_, _ = io.WriteString(c, next) // one the server closed refuses it
 		}
 	}
 	return answered, nil
