@@ -110,33 +110,42 @@ func (l *limiter) admit(c *conn) error {
 }
 
 // victimLocked is the connection to drop for a new one: the oldest idle one
-// that has not started its next request, else the oldest one still sending
-// its first headers if it is older than newGrace; otherwise nil and how
-// long until that one is (0: wait for a change). A connection serving a
+// that has not started its next request, else the one that has been
+// sending headers the longest (since it was accepted, or since the first
+// byte of its next request) if that is newGrace or more; otherwise nil
+// and how long until it is (0: wait for a change). A connection serving a
 // request is never one.
 func (l *limiter) victimLocked(now time.Time) (*conn, time.Duration) {
-	var idle, fresh *conn
+	var idle, slow *conn
+	var slowSince time.Time
 	for c := range l.conns {
-		switch c.state {
-		case http.StateIdle:
-			if !c.heard.Load() && (idle == nil || c.since.Before(idle.since)) {
+		heard := c.heardAt.Load()
+		switch {
+		case c.state == http.StateIdle && heard == 0:
+			if idle == nil || c.since.Before(idle.since) {
 				idle = c
 			}
-		case http.StateNew:
-			if fresh == nil || c.since.Before(fresh.since) {
-				fresh = c
+		case c.state == http.StateIdle, c.state == http.StateNew:
+			// An idle connection that sent a byte or three waits for four
+			// before net/http reads its headers, under IdleTimeout.
+			since := c.since
+			if c.state == http.StateIdle {
+				since = time.Unix(0, heard)
+			}
+			if slow == nil || since.Before(slowSince) {
+				slow, slowSince = c, since
 			}
 		}
 	}
 	switch {
 	case idle != nil:
 		return idle, 0
-	case fresh == nil:
+	case slow == nil:
 		return nil, 0
-	case now.Sub(fresh.since) >= newGrace:
-		return fresh, 0
+	case now.Sub(slowSince) >= newGrace:
+		return slow, 0
 	default:
-		return nil, fresh.since.Add(newGrace).Sub(now)
+		return nil, slowSince.Add(newGrace).Sub(now)
 	}
 }
 
@@ -152,7 +161,7 @@ func (l *limiter) connState(nc net.Conn, s http.ConnState) {
 	switch s {
 	case http.StateIdle:
 		c.since = time.Now()
-		c.heard.Store(false)
+		c.heardAt.Store(0)
 		l.notify()
 	case http.StateHijacked, http.StateClosed:
 		delete(l.conns, c) // a hijacked one keeps its slot until closed
@@ -184,7 +193,7 @@ func (l *limiter) readDeadline(c *conn, t time.Time) time.Time {
 		return t // no deadline: a read the server itself will cut
 	}
 	l.mu.Lock()
-	crowded := l.held*crowdedShare > l.max && (c.state != http.StateIdle || c.heard.Load())
+	crowded := l.held*crowdedShare > l.max && (c.state != http.StateIdle || c.heardAt.Load() != 0)
 	l.mu.Unlock()
 	if d := time.Now().Add(l.crowded); crowded && d.Before(t) {
 		return d
@@ -206,17 +215,18 @@ type conn struct {
 	// l.mu.
 	state http.ConnState
 	since time.Time
-	// heard is whether a byte came since the connection went idle: then a
-	// request is on its way and the connection is not dropped.
-	heard     atomic.Bool
+	// heardAt is when (Unix ns) the first byte came since the connection
+	// went idle, 0 before: a request is on its way, and the connection is
+	// dropped only if its headers take longer than newGrace.
+	heardAt   atomic.Int64
 	closeOnce sync.Once
 	closeErr  error
 }
 
 func (c *conn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if n > 0 && !c.heard.Load() {
-		c.heard.Store(true)
+	if n > 0 && c.heardAt.Load() == 0 {
+		c.heardAt.Store(time.Now().UnixNano())
 	}
 	return n, err
 }
