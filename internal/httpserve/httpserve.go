@@ -1,8 +1,9 @@
 // Package httpserve is the one way this project serves HTTP: the node's
 // local API and the commons both run through Serve, with limits on what a
 // client can hold (time to send headers and body, to read the answer, to
-// idle, how many connections at once) and a graceful stop when the context
-// ends.
+// idle, how many connections at once, shorter times when crowded, idle
+// connections dropped at the cap for new ones) and a graceful stop when
+// the context ends.
 package httpserve
 
 import (
