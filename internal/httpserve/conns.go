@@ -21,7 +21,7 @@ const crowdedShare = 2
 // (no request is being served) and it is likely a slowloris.
 const newGrace = 250 * time.Millisecond
 
-// limiter holds at most max connections of its listener at once. At the
+// limiter holds at most maxConns connections of its listener at once. At the
 // cap, a new connection closes the oldest idle one (or the oldest still
 // sending its headers after newGrace) rather than wait in the listen queue
 // behind connections that serve nobody; it waits only while every held
@@ -29,8 +29,8 @@ const newGrace = 250 * time.Millisecond
 // http.Server.ConnState.
 type limiter struct {
 	net.Listener
-	max     int
-	crowded time.Duration
+	maxConns int
+	crowded  time.Duration
 
 	mu    sync.Mutex
 	held  int                // connections open, each a file descriptor
@@ -42,14 +42,14 @@ type limiter struct {
 	closeOnce sync.Once
 }
 
-func newLimiter(ln net.Listener, max int, crowded time.Duration) *limiter {
-	return &limiter{Listener: ln, max: max, crowded: crowded, conns: map[*conn]struct{}{},
+func newLimiter(ln net.Listener, maxConns int, crowded time.Duration) *limiter {
+	return &limiter{Listener: ln, maxConns: maxConns, crowded: crowded, conns: map[*conn]struct{}{},
 		changed: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // Accept takes the next connection from the listen queue and finds it a
 // slot. Accept runs in one goroutine (http.Server's loop), so at most
-// max+1 file descriptors are open: the held ones and the one waiting here.
+// maxConns+1 file descriptors are open: the held ones and the one waiting here.
 func (l *limiter) Accept() (net.Conn, error) {
 	nc, err := l.Listener.Accept()
 	if err != nil {
@@ -75,7 +75,7 @@ func (l *limiter) admit(c *conn) error {
 	for {
 		l.mu.Lock()
 		now := time.Now()
-		if l.held < l.max {
+		if l.held < l.maxConns {
 			l.held++
 			c.state, c.since = http.StateNew, now
 			l.conns[c] = struct{}{}
@@ -193,7 +193,7 @@ func (l *limiter) readDeadline(c *conn, t time.Time) time.Time {
 		return t // no deadline: a read the server itself will cut
 	}
 	l.mu.Lock()
-	crowded := l.held*crowdedShare > l.max && (c.state != http.StateIdle || c.heardAt.Load() != 0)
+	crowded := l.held*crowdedShare > l.maxConns && (c.state != http.StateIdle || c.heardAt.Load() != 0)
 	l.mu.Unlock()
 	if d := time.Now().Add(l.crowded); crowded && d.Before(t) {
 		return d
