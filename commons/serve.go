@@ -14,10 +14,12 @@ import (
 // HTTPLimits are the commons server's: headers within 10 s (at most 64 KiB), a
 // PUT of 256 KiB within 60 s, its answer within 60 s, idle connections
 // closed after 2 minutes, 1,024 connections at once, and 10 s for requests
-// in flight at a stop.
+// in flight at a stop. Past 512 connections, headers and body get 5 s each
+// (256 KiB at 52 KiB/s), so that slow clients cannot hold the server.
 func HTTPLimits() httpserve.Limits {
 	return httpserve.Limits{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 60 * time.Second,
-		IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10, MaxConns: 1024, ShutdownGrace: 10 * time.Second}
+		IdleTimeout: 120 * time.Second, CrowdedTimeout: 5 * time.Second, MaxHeaderBytes: 64 << 10, MaxConns: 1024,
+		ShutdownGrace: 10 * time.Second}
 }
 
 // Serve listens on addr (e.g. "127.0.0.1:8787"; port 0 picks one) and

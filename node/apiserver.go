@@ -21,10 +21,14 @@ type APILimits = httpserve.Limits
 // recall lift their own deadline to longRequest), idle connections closed
 // after 60 s, and 256 connections at once: the CLI, an MCP server and a
 // page or two use a handful, and the node keeps file descriptors for its
-// store and its peers.
+// store and its peers. Past 128 connections, headers and body get 2 s each
+// (a 4 MiB body takes milliseconds on loopback), and at 256 a new
+// connection drops the oldest idle one: 1,500 idle connections and 300
+// slow bodies kept every request waiting for 30 to 60 s.
 func DefaultAPILimits() APILimits {
 	return APILimits{ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
-		IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10, MaxConns: 256, ShutdownGrace: 5 * time.Second}
+		IdleTimeout: 60 * time.Second, CrowdedTimeout: 2 * time.Second, MaxHeaderBytes: 64 << 10, MaxConns: 256,
+		ShutdownGrace: 5 * time.Second}
 }
 
 // ServeAPI serves h on ln with the limits l (zero fields: the defaults)

@@ -9,9 +9,13 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
+	"github.com/remem/remem/internal/httpserve/httpflood"
 	"github.com/remem/remem/internal/testutil"
 )
 
@@ -93,13 +97,11 @@ func (c *rawConn) closedByServer(d time.Duration) (time.Duration, []byte, error)
 	return time.Since(start), sent, nil // EOF or reset: closed by the server
 }
 
-// TestAPIServerClosesIdleConnections: idle connections holding every slot
-// are closed after IdleTimeout; a request waiting for a slot is answered
-// then, and so is a fresh one.
-func TestAPIServerClosesIdleConnections(t *testing.T) {
-	l := shortLimits()
-	addr, token := serveAPI(t, l, APIOptions{})
-	idle := make([]*rawConn, l.MaxConns)
+// idleConns opens n connections to addr that are answered once and kept
+// open.
+func idleConns(t *testing.T, addr, token string, n int) []*rawConn {
+	t.Helper()
+	idle := make([]*rawConn, n)
 	for i := range idle {
 		idle[i] = dialAPI(t, addr)
 		idle[i].get(t, addr, token, "/status")
@@ -107,25 +109,17 @@ func TestAPIServerClosesIdleConnections(t *testing.T) {
 			t.Fatalf("connection %d: %d %v", i, code, err)
 		}
 	}
-	// Every slot is held: a connection over the cap waits unanswered.
-	extra := make([]*rawConn, 4)
-	for i := range extra {
-		extra[i] = dialAPI(t, addr)
-		extra[i].get(t, addr, token, "/status")
-	}
-	if code, err := extra[0].answer(t, 150*time.Millisecond); err == nil {
-		t.Fatalf("a connection over the cap of %d was answered (%d) while the others were held", l.MaxConns, code)
-	}
-	// (a) The server closes the idle connections.
-	for i, c := range idle {
+	return idle
+}
+
+// TestAPIServerClosesIdleConnections: idle connections are closed after
+// IdleTimeout, and a fresh request is answered then.
+func TestAPIServerClosesIdleConnections(t *testing.T) {
+	l := shortLimits()
+	addr, token := serveAPI(t, l, APIOptions{})
+	for i, c := range idleConns(t, addr, token, l.MaxConns) {
 		if _, sent, err := c.closedByServer(3 * time.Second); err != nil || len(sent) > 0 {
 			t.Fatalf("idle connection %d: %v, sent %q", i, err, sent)
-		}
-	}
-	// (b) The waiting requests are answered, and a fresh one too.
-	for i, c := range extra {
-		if code, err := c.answer(t, 3*time.Second); err != nil || code != http.StatusOK {
-			t.Fatalf("waiting connection %d: %d %v", i, code, err)
 		}
 	}
 	fresh := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -138,6 +132,53 @@ func TestAPIServerClosesIdleConnections(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("a fresh request: %s", resp.Status)
+	}
+}
+
+// TestAPIServerDropsIdleConnectionsAtTheCap: while idle connections hold
+// every slot, each new connection closes an idle one (the oldest the
+// server knows idle) and is answered at once, instead of waiting for
+// IdleTimeout (here a minute); the other connections stay open.
+func TestAPIServerDropsIdleConnectionsAtTheCap(t *testing.T) {
+	l := shortLimits()
+	l.IdleTimeout = time.Minute
+	addr, token := serveAPI(t, l, APIOptions{})
+	conns := idleConns(t, addr, token, l.MaxConns)
+	const extra = 4
+	for i := range extra {
+		c := dialAPI(t, addr)
+		c.get(t, addr, token, "/status")
+		if code, err := c.answer(t, 5*time.Second); err != nil || code != http.StatusOK {
+			t.Fatalf("new connection %d over the cap of %d: %d %v", i, l.MaxConns, code, err)
+		}
+		conns = append(conns, c)
+	}
+	// A connection is dropped before the one that took its slot is
+	// answered, so its end of file is here already; the others time out
+	// (all at once: past a deadline, a read reports the timeout first).
+	deadline := time.Now().Add(time.Second)
+	errs := make([]error, len(conns))
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Go(func() {
+			c.SetReadDeadline(deadline)
+			_, errs[i] = c.r.ReadByte()
+		})
+	}
+	wg.Wait()
+	var dropped []int
+	for i, err := range errs {
+		var ne net.Error
+		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+		case err != nil:
+			dropped = append(dropped, i)
+		default:
+			t.Fatalf("connection %d: the server sent a byte unasked", i)
+		}
+	}
+	if len(dropped) != extra {
+		t.Fatalf("the server dropped connections %v (0-%d idle first, then the new ones), want %d of them", dropped, l.MaxConns-1, extra)
 	}
 }
 
@@ -210,5 +251,49 @@ func TestAPIServerLongSleepOutlivesTimeouts(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("POST /sleep: %s %s", resp.Status, body)
+	}
+}
+
+// TestAPIServerAnswersUnderAFlood: with the default limits (256
+// connections), 1,500 idle keep-alive connections (each answered once and
+// kept open) and 300 bodies that never finish must not keep twenty honest
+// requests on fresh connections from being answered, each within its
+// client timeout of 10 s: a server that makes them wait behind the idle
+// connections (60 s) or the slow bodies (30 s) fails.
+func TestAPIServerAnswersUnderAFlood(t *testing.T) {
+	httpflood.NeedFiles(t, 8192)
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	addr, token := serveAPI(t, DefaultAPILimits(), APIOptions{})
+	f := httpflood.Start(addr)
+	t.Cleanup(f.Stop)
+	// The flood carries the token: a local process of the person's that
+	// misbehaves holds its slots longest (one without it is refused early).
+	n, err := f.Idle(1500, fmt.Sprintf("GET /status HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", addr, token), "", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d of 1500 idle connections answered", n)
+	slow := fmt.Sprintf("POST /memory/remember HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"kind\":", addr, token)
+	if err := f.SlowBodies(300, slow); err != nil {
+		t.Fatal(err)
+	}
+	r := httpflood.Honest(20, 10*time.Second, func(c *http.Client, i int) error {
+		if i%2 == 0 {
+			req, _ := http.NewRequest("GET", "http://"+addr+"/status", nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := c.Do(req)
+			return httpflood.Expect(resp, err, http.StatusOK, `"origin"`)
+		}
+		event := fmt.Sprintf(`{"kind":"note","text":"the docs site builds in %d minutes"}`, i)
+		req, _ := http.NewRequest("POST", "http://"+addr+"/memory/remember", strings.NewReader(event))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := c.Do(req)
+		return httpflood.Expect(resp, err, http.StatusOK, "")
+	})
+	t.Logf("answered %d of 20: p50 %v, max %v", r.Answered, r.Quantile(0.5), r.Quantile(1))
+	if r.Answered != 20 {
+		t.Errorf("%d of 20 honest requests answered under the flood; first errors: %v", r.Answered, r.Errs[:min(3, len(r.Errs))])
 	}
 }

@@ -1,8 +1,9 @@
 // Package httpserve is the one way this project serves HTTP: the node's
 // local API and the commons both run through Serve, with limits on what a
 // client can hold (time to send headers and body, to read the answer, to
-// idle, how many connections at once) and a graceful stop when the context
-// ends.
+// idle, how many connections at once, shorter times when crowded, idle
+// connections dropped at the cap for new ones) and a graceful stop when
+// the context ends.
 package httpserve
 
 import (
@@ -13,8 +14,6 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"golang.org/x/net/netutil"
 
 	"github.com/remem/remem/internal/check"
 )
@@ -36,8 +35,15 @@ type Limits struct {
 	IdleTimeout time.Duration
 	// MaxHeaderBytes caps the request line and headers.
 	MaxHeaderBytes int
-	// MaxConns caps the connections served at once; more wait in the
-	// listen queue until one closes.
+	// CrowdedTimeout replaces ReadHeaderTimeout, and ReadTimeout for the
+	// body once the headers are in, for requests read while more than half
+	// of MaxConns are held, so that slow clients cannot hold the slots
+	// fresh requests need.
+	CrowdedTimeout time.Duration
+	// MaxConns caps the connections held at once (each a file
+	// descriptor). At the cap a new connection closes the oldest idle one,
+	// or the oldest still sending its first headers; it waits in the listen
+	// queue only while every connection is serving a request.
 	MaxConns int
 	// ShutdownGrace is how long requests in flight may finish once the
 	// context ends; past it they are cut.
@@ -56,6 +62,7 @@ func (l Limits) OrDefaults(d Limits) Limits {
 	pick(&l.ReadTimeout, d.ReadTimeout)
 	pick(&l.WriteTimeout, d.WriteTimeout)
 	pick(&l.IdleTimeout, d.IdleTimeout)
+	pick(&l.CrowdedTimeout, d.CrowdedTimeout)
 	pick(&l.ShutdownGrace, d.ShutdownGrace)
 	if l.MaxHeaderBytes == 0 {
 		l.MaxHeaderBytes = d.MaxHeaderBytes
@@ -73,6 +80,7 @@ func (l Limits) Validate() error {
 	v.Positive("ReadTimeout", l.ReadTimeout)
 	v.Positive("WriteTimeout", l.WriteTimeout)
 	v.Positive("IdleTimeout", l.IdleTimeout)
+	v.Positive("CrowdedTimeout", l.CrowdedTimeout)
 	v.AtLeast("MaxHeaderBytes", l.MaxHeaderBytes, 1)
 	v.AtLeast("MaxConns", l.MaxConns, 1)
 	v.Positive("ShutdownGrace", l.ShutdownGrace)
@@ -92,12 +100,13 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, l Limits, logge
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: l.ReadHeaderTimeout, ReadTimeout: l.ReadTimeout,
+	lim := newLimiter(ln, l.MaxConns, l.CrowdedTimeout)
+	srv := &http.Server{Handler: h, ConnState: lim.connState, ReadHeaderTimeout: l.ReadHeaderTimeout, ReadTimeout: l.ReadTimeout,
 		WriteTimeout: l.WriteTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes,
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(netutil.LimitListener(ln, l.MaxConns)) }()
+	go func() { errc <- srv.Serve(lim) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serving on %s: %w", ln.Addr(), err)
