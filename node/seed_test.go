@@ -22,6 +22,7 @@ import (
 	"github.com/remem/remem/folder"
 	"github.com/remem/remem/internal/forge"
 	"github.com/remem/remem/node"
+	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
 )
 
@@ -416,6 +417,32 @@ func TestSeed4Safety(t *testing.T) {
 						}
 					}
 				})
+			}
+		}},
+		{"a lesson kept local for another project's events is published once its sentence is written from opted-in events alone", func(t *testing.T) {
+			m, shared := seedMemory(t, newSeedClock(t))
+			// A writer that words every cluster the same: the opted-in
+			// project's own, unrelated events write the very sentence again.
+			const sentence = "The integration suite fails while the shared staging database is being restored."
+			w := &consolidate.SamplingWriter{Max: 4, Ask: func(context.Context, string, string, int) (string, error) { return sentence, nil }}
+			ctx := node.WithWriter(context.Background(), w)
+			if _, err := m.Remember([]protocol.Event{failed(t.TempDir(), "q1", "the payroll-export integration tests hang on a locked table")}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Sleep(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if out := ownLines(t, m); len(out) != 0 {
+				t.Fatalf("published without opt-in: %s", out)
+			}
+			if _, err := m.Remember([]protocol.Event{failed(shared, "p1", "kubectl rollout status never returns for the cache deployment")}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Sleep(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if out := ownLines(t, m); !strings.Contains(string(out), sentence) {
+				t.Errorf("the sentence written again from the opted-in project's events alone was not published: %q", out)
 			}
 		}},
 		{"a lesson written from an opted-in project alone stays published when another project meets it too", func(t *testing.T) {

@@ -386,6 +386,10 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 	if err != nil {
 		return fmt.Errorf("clustering events: %w", err)
 	}
+	share, err := m.ShareSettings()
+	if err != nil {
+		return err
+	}
 	joined := map[string][]int{}
 	for i, hash := range asg.Joined {
 		joined[hash] = append(joined[hash], i)
@@ -425,10 +429,13 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 			rep.NewLessons++
 			rep.Writers.count(&rep.Writers.Written, by)
 		} else {
-			if !existing.Own && len(existing.WrittenFrom) == 0 {
+			if from := projectsOf(events, cluster); (!existing.Own && len(existing.WrittenFrom) == 0) ||
+				(share.Allows(kind, from) && !share.Allows(kind, writtenFrom(existing))) {
 				// A received candidate this memory's events wrote word for
-				// word: now written from them.
-				existing.WrittenFrom = projectsOf(events, cluster)
+				// word, or a lesson kept local for another project's events
+				// that opted-in events alone wrote again: now written from
+				// these.
+				existing.WrittenFrom = from
 			}
 			existing.Own = true // this memory met it too: now it is its own as well
 			rep.Raised++

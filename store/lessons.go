@@ -43,6 +43,8 @@ type Lesson struct {
 	// (sorted, deduplicated; "" stands for events without a cwd). Only
 	// they decide whether the text may be published (SPEC §6 opt-in):
 	// events that join it later raise it but never wrote a word of it.
+	// When other events write the same sentence again, it is theirs too
+	// if that lets it be published (node's consolidate).
 	// Empty for lessons written before it was kept, and for lessons a
 	// person published by hand.
 	WrittenFrom []string `json:"written_from,omitempty"`
