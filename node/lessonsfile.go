@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/remem/remem/internal/atomicfile"
 	"github.com/remem/remem/protocol"
@@ -34,6 +35,20 @@ type lessonLine struct {
 // lessonLineFields are the members lessonLine writes.
 var lessonLineFields = map[string]bool{"id": true, "text": true, "kind": true, "seen": true, "strength": true,
 	"updated": true, "hash": true, "state": true, "origins": true}
+
+// isLessonLineField reports whether name is a member lessonLine writes,
+// in any case: encoding/json (ParseLayer, and any Go reader) matches
+// member names without case (as strings.EqualFold does, "ſ" for "s"
+// included) and keeps the last, so "Text" kept after the node's "text"
+// would replace the lesson's text for every reader of the file.
+func isLessonLineField(name string) bool {
+	for f := range lessonLineFields {
+		if strings.EqualFold(name, f) {
+			return true
+		}
+	}
+	return false
+}
 
 // lessonID is the local id of the lesson of hash, for own lessons and
 // received ones alike (ResolveHash reads it back).
@@ -151,7 +166,7 @@ func foreignMembers(line []byte) (hash string, more []byte, ok bool) {
 			if err := json.Unmarshal(value, &hash); err != nil {
 				return "", nil, false
 			}
-		case !lessonLineFields[name]:
+		case !isLessonLineField(name):
 			key, _ := json.Marshal(name)
 			more = append(more, ',')
 			more = append(more, key...)
