@@ -2,8 +2,12 @@ package node_test
 
 import (
 	"bytes"
+	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,5 +68,49 @@ func TestLessonsFileForeignMemberCannotShadow(t *testing.T) {
 	if got.Text != want.Text || got.Kind != want.Kind || got.Hash != want.Hash || got.Strength > 0.99 {
 		t.Errorf("a member another tool added shadows the node's: the layer reads %q (%s, strength %v), the node wrote %q (%s):\n%s",
 			got.Text, got.Kind, got.Strength, want.Text, want.Kind, data)
+	}
+}
+
+// TestLessonsFileFIFODoesNotHangSleep: a FIFO put where lessons.jsonl is
+// must not stop the sleep that rewrites the file (reading it back to keep
+// other tools' members): opening a FIFO to read waits for a writer, and no
+// writer comes, so the node's sleeps would stop for good. The test is the
+// writer that would come: if it can open the FIFO, the sleep is waiting in
+// open, and the test says so and lets it go.
+func TestLessonsFileFIFODoesNotHangSleep(t *testing.T) {
+	m, p := seedMemory(t, newSeedClock(t))
+	path := filepath.Join(m.Home(), node.LessonsFile)
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	if _, err := m.Remember([]protocol.Event{failed(p, "s1", "the staging database is wiped every Sunday night")}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := m.Sleep(context.Background()); done <- err }()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("sleep with a FIFO at lessons.jsonl: %v", err)
+			}
+			if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
+				t.Errorf("lessons.jsonl after the sleep: %v %v, want the file written in the FIFO's place", info, err)
+			}
+			return
+		default:
+		}
+		// O_NONBLOCK: opening to write succeeds only while a reader has it
+		// open, that is while the sleep waits in its open.
+		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			info, err := f.Stat()
+			_ = f.Close()
+			if err != nil || info.Mode()&fs.ModeNamedPipe == 0 {
+				continue // the file the sleep wrote in its place
+			}
+			<-done
+			t.Fatal("the sleep opened the FIFO at lessons.jsonl and waited there for a writer: a tool that puts a FIFO there stops every sleep")
+		}
+		runtime.Gosched()
 	}
 }
