@@ -20,6 +20,7 @@ import (
 	"github.com/remem/remem/internal/atomicfile"
 	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
 )
 
 // Client is the Service of a memory held by a running node, reached through
@@ -66,6 +67,19 @@ func DialNode(ctx context.Context, home string) (*Client, error) {
 	var info NodeInfo
 	if err := json.Unmarshal(data, &info); err != nil || info.API == "" {
 		return nil, fmt.Errorf("%s is damaged; stop the node and start it again", filepath.Join(home, NodeFile))
+	}
+	// The token goes only to the node that holds the home: a node that
+	// died leaves node.json behind, and any user of the machine may listen
+	// on the port it names (the default one is well known) to take the
+	// token, which the next node on the home keeps. Only the person's own
+	// processes can open the home's lock, and its holder wrote its pid in
+	// it: held, with node.json's pid, it is the node that wrote node.json.
+	pid, held, err := store.Holder(home)
+	if err != nil {
+		return nil, err
+	}
+	if !held || pid != info.PID {
+		return nil, fmt.Errorf("no running node found for %s: %s names pid %d, which does not hold the home (its node has stopped); the API token is not sent to %s, which another process may be listening on", home, NodeFile, info.PID, info.API)
 	}
 	token, err := ReadAPIToken(home)
 	if err != nil {

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/remem/remem/internal/atomicfile"
 	"github.com/remem/remem/protocol"
@@ -34,6 +37,20 @@ type lessonLine struct {
 // lessonLineFields are the members lessonLine writes.
 var lessonLineFields = map[string]bool{"id": true, "text": true, "kind": true, "seen": true, "strength": true,
 	"updated": true, "hash": true, "state": true, "origins": true}
+
+// isLessonLineField reports whether name is a member lessonLine writes,
+// in any case: encoding/json (ParseLayer, and any Go reader) matches
+// member names without case (as strings.EqualFold does, "ſ" for "s"
+// included) and keeps the last, so "Text" kept after the node's "text"
+// would replace the lesson's text for every reader of the file.
+func isLessonLineField(name string) bool {
+	for f := range lessonLineFields {
+		if strings.EqualFold(name, f) {
+			return true
+		}
+	}
+	return false
+}
 
 // lessonID is the local id of the lesson of hash, for own lessons and
 // received ones alike (ResolveHash reads it back).
@@ -98,14 +115,30 @@ func (m *Memory) writeLessonsFile(_ context.Context) error {
 // each as `,"name":value` in the order found. A line that is not a JSON
 // object, or names no hash, is not a line this node wrote: it is left out.
 func lessonsFileExtras(path string) (map[string][]byte, error) {
-	f, err := os.Open(path)
+	// Only a regular file is read back: another tool may have put a FIFO
+	// there, which an open to read waits on until a writer comes (never:
+	// every sleep would stop there), or a device that never ends. The new
+	// file replaces it either way.
+	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%v)", path, info.Mode().Type())
+	}
+	// O_NONBLOCK: should a FIFO replace the file after the check above,
+	// opening it does not wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
 	defer func() { _ = f.Close() }()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxLessonsFileRead+1))
 	if err != nil {
 		return nil, err
@@ -151,7 +184,7 @@ func foreignMembers(line []byte) (hash string, more []byte, ok bool) {
 			if err := json.Unmarshal(value, &hash); err != nil {
 				return "", nil, false
 			}
-		case !lessonLineFields[name]:
+		case !isLessonLineField(name):
 			key, _ := json.Marshal(name)
 			more = append(more, ',')
 			more = append(more, key...)

@@ -215,6 +215,30 @@ func acquireLock(home string) (*os.File, error) {
 	return f, nil
 }
 
+// Holder reports whether a process holds home (its Open is running) and
+// the pid that process wrote into the lock. It only tests the lock: a
+// shared lock taken and let go at once, never written.
+func Holder(home string) (pid int, held bool, err error) {
+	path := filepath.Join(home, "LOCK")
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("opening the lock file: %w", err)
+	}
+	defer func() { _ = f.Close() }() // read only
+	switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); {
+	case err == nil:
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return 0, false, nil
+	case errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EAGAIN):
+		return readPID(path), true, nil
+	default:
+		return 0, false, fmt.Errorf("testing the lock %s: %w", path, err)
+	}
+}
+
 func readPID(path string) int {
 	b, err := os.ReadFile(path)
 	if err != nil {
