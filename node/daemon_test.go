@@ -117,7 +117,11 @@ func TestDaemonsConfirmRevokeRestart(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			m := n.d.Memory()
-			m.Remember([]protocol.Event{{Kind: "error", Title: "release build", Happened: "the release build fails when the changelog has no entry for the version", Session: m.Origin()}})
+			// In a project the memory opted in: a confirmation is published.
+			if _, err := m.Share(ProjectShare{Project: m.Home()}); err != nil {
+				t.Error(err)
+			}
+			m.Remember([]protocol.Event{{Kind: "error", Title: "release build", Happened: "the release build fails when the changelog has no entry for the version", Session: m.Origin(), Cwd: m.Home()}})
 			n.d.SleepNow(ctx)
 		}()
 	}

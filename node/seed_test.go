@@ -445,6 +445,27 @@ func TestSeed4Safety(t *testing.T) {
 				t.Errorf("the sentence written again from the opted-in project's events alone was not published: %q", out)
 			}
 		}},
+		{"a confirmation is signed only from an event of a project opted in for the lesson's kind", func(t *testing.T) {
+			clk := newSeedClock(t)
+			a, pa := seedMemory(t, clk)
+			b, pb := seedMemory(t, clk)
+			h := ownLesson(t, a, pa)
+			private := t.TempDir() // b never opted it in
+			if rep := confirmIn(t, clk, a, b, private, seedSameMeet); rep.Confirmations != 0 {
+				t.Errorf("b signed %d confirmations of %s from a project it never opted in", rep.Confirmations, h)
+			}
+			if v := viewOf(t, b, h); v.Strength <= 0.5 || v.Seen != 1 {
+				t.Errorf("b met it, though privately: its candidate should rise and count it, got %+v", v)
+			}
+			// Met again in the opted-in project: now it is confirmed.
+			clk.Add(time.Minute)
+			if _, err := b.Remember([]protocol.Event{failed(pb, "b-shared", seedSameMeet)}); err != nil {
+				t.Fatal(err)
+			}
+			if rep := seedSleep(t, b); rep.Confirmations != 1 {
+				t.Errorf("the opted-in project's event signed %d confirmations", rep.Confirmations)
+			}
+		}},
 		{"a lesson written from an opted-in project alone stays published when another project meets it too", func(t *testing.T) {
 			m, shared := seedMemory(t, newSeedClock(t))
 			h := ownLesson(t, m, shared)

@@ -15,18 +15,21 @@ import (
 
 // SleepReport says what one sleep did.
 type SleepReport struct {
-	InboxTaken    int           `json:"inbox_taken"`
-	InboxRejected int           `json:"inbox_rejected"`
-	Events        int           `json:"events"`
-	NewLessons    int           `json:"new_lessons"`
-	Raised        int           `json:"raised"`
-	Confirmations int           `json:"confirmations"`
-	MetBefore     int           `json:"met_before"`
-	Signed        int           `json:"signed"`
-	KeptLocal     int           `json:"kept_local"`
-	Withdrawn     int           `json:"withdrawn"` // revocations signed of revoked lessons published or confirmed here (withdrawRevoked)
-	Dropped       []string      `json:"dropped,omitempty"`
-	Took          time.Duration `json:"took_ns"`
+	InboxTaken    int `json:"inbox_taken"`
+	InboxRejected int `json:"inbox_rejected"`
+	Events        int `json:"events"`
+	NewLessons    int `json:"new_lessons"`
+	Raised        int `json:"raised"`
+	Confirmations int `json:"confirmations"`
+	MetBefore     int `json:"met_before"`
+	Signed        int `json:"signed"`
+	KeptLocal     int `json:"kept_local"`
+	Withdrawn     int `json:"withdrawn"` // revocations signed of revoked lessons published or confirmed here (withdrawRevoked)
+	// ConfirmationsKeptLocal counts candidates met here only in projects
+	// not opted in for their kind: raised here, not confirmed.
+	ConfirmationsKeptLocal int           `json:"confirmations_kept_local,omitempty"`
+	Dropped                []string      `json:"dropped,omitempty"`
+	Took                   time.Duration `json:"took_ns"`
 
 	// Writers tells which writer wrote the new lessons and which answers
 	// were not kept.
@@ -40,6 +43,9 @@ type SleepReport struct {
 func (r SleepReport) String() string {
 	s := fmt.Sprintf("took %d events (%d from the inbox); %d new lessons, %d raised; %d confirmations; %d records signed; %d kept local",
 		r.Events, r.InboxTaken, r.NewLessons, r.Raised, r.Confirmations, r.Signed, r.KeptLocal)
+	if r.ConfirmationsKeptLocal > 0 {
+		s += fmt.Sprintf("; %d candidates met only in projects not opted in (raised here, not confirmed)", r.ConfirmationsKeptLocal)
+	}
 	if r.Withdrawn > 0 {
 		s += fmt.Sprintf("; %d revoked lessons withdrawn", r.Withdrawn)
 	}
@@ -196,6 +202,10 @@ func (m *Memory) verifyPass(ctx context.Context, lessons []store.Lesson, events 
 	if err != nil {
 		return nil, nil, err
 	}
+	share, err := m.ShareSettings()
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, cand := range lessons {
 		if cand.Own || cand.Confirmed {
 			continue
@@ -229,28 +239,40 @@ func (m *Memory) verifyPass(ctx context.Context, lessons []store.Lesson, events 
 			}
 			continue
 		}
-		rec, err := protocol.SignConfirmation(m.id, cand.Hash, now)
-		if err != nil {
-			return nil, nil, err
-		}
-		rep.Confirmations++
 		seqs := make([]uint64, 0, len(matched))
+		shared := false
 		for _, i := range matched {
 			used[i] = true
 			seqs = append(seqs, events[i].ev.Seq)
 			cand.Episodes = appendEpisode(cand.Episodes, events[i].content)
+			shared = shared || share.allowsDir(cand.Kind, events[i].ev.Event.Cwd)
 		}
-		cand.Confirmed = true
 		cand.Seen += int64(len(matched))
 		cand.Strength = protocol.Rise(cand.Strength)
 		cand.Updated = now
+		step := store.Step{Lesson: cand, Absorbed: seqs}
+		if shared {
+			rec, err := protocol.SignConfirmation(m.id, cand.Hash, now)
+			if err != nil {
+				return nil, nil, err
+			}
+			rep.Confirmations++
+			step.Lesson.Confirmed = true
+			step.Signed = []*protocol.Record{rec}
+			out = append(out, rec)
+		} else {
+			// Met here, but only in projects not opted in for its kind: a
+			// confirmation would publish that (SPEC §6 opt-in), so the
+			// candidate rises here alone, and an event of an opted-in
+			// project confirms it later.
+			rep.ConfirmationsKeptLocal++
+		}
 		// The confirmation, the lesson marked confirmed and the events it
 		// took land together, so a crash can neither lose nor double it.
-		if err := m.store.Commit(store.Step{Lesson: cand, Absorbed: seqs, Signed: []*protocol.Record{rec}}); err != nil {
+		if err := m.store.Commit(step); err != nil {
 			return nil, nil, err
 		}
-		m.recent.note([]store.Lesson{cand}, nil) // its episodes grew
-		out = append(out, rec)
+		m.recent.note([]store.Lesson{step.Lesson}, nil) // its episodes grew
 	}
 	rest := events[:0:0]
 	for i, ev := range events {

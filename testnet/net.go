@@ -175,6 +175,11 @@ func (nw *cluster) tryStart(ctx context.Context, n *tnode, boot []int) error {
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", n.name(), err)
 	}
+	// Each node's person opted in its home as the project its agents work
+	// in, so that what they meet there is confirmed (SPEC §6 opt-in).
+	if _, err := d.Memory().Share(node.ProjectShare{Project: n.home}); err != nil {
+		return fmt.Errorf("starting %s: opting its project in: %w", n.name(), err)
+	}
 	rctx, cancel := context.WithCancel(context.Background())
 	n.d, n.cancel, n.done = d, cancel, make(chan error, 1)
 	n.start = time.Now()

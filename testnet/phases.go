@@ -144,7 +144,7 @@ func (c *cluster) confirm(ctx context.Context, pr *phaseRun, r *rand.Rand, progr
 		var evs []protocol.Event
 		for k, l := range byNode[idx] {
 			evs = append(evs, protocol.Event{Kind: "error", Happened: l.rec.Text, Agent: "testnet",
-				Session: fmt.Sprintf("confirm-%d-%d", idx, k)})
+				Session: fmt.Sprintf("confirm-%d-%d", idx, k), Cwd: c.nodes[idx].home})
 		}
 		if _, err := c.nodes[idx].d.Memory().Remember(evs); err != nil {
 			return fmt.Errorf("%s: remembering events: %w", c.nodes[idx].name(), err)

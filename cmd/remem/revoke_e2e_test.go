@@ -56,7 +56,9 @@ func TestConfirmerRevokeIsNotAWithdrawal(t *testing.T) {
 	hash := strings.TrimSpace(strings.TrimPrefix(must(t, a, nil, "publish", "--kind", "error", "go test fails with undefined: mocks.NewClient."), "published "))
 	must(t, a, nil, "folder", "sync", dir)
 	must(t, b, nil, "folder", "sync", dir)
-	must(t, b, nil, "remember", "--kind", "error", "--title", "go test ./...", "--happened", "undefined: mocks.NewClient", "--cwd", "/src/api")
+	project := t.TempDir() // b's person opted it in: what b meets there is confirmed
+	must(t, b, nil, "share", "--project", project)
+	must(t, b, nil, "remember", "--kind", "error", "--title", "go test ./...", "--happened", "undefined: mocks.NewClient", "--cwd", project)
 	if out := must(t, b, nil, "sleep"); !strings.Contains(out, "1 confirmations") {
 		t.Fatalf("b's sleep: %s", out)
 	}

@@ -220,7 +220,9 @@ func TestPushSaysWhyNothingGoes(t *testing.T) {
 	must(t, a, nil, "publish", "--kind", "error", "go test fails with undefined: mocks.NewClient.")
 	must(t, a, nil, "folder", "sync", dir)
 	must(t, b, nil, "folder", "sync", dir)
-	must(t, b, nil, "remember", "--kind", "error", "--title", "go test ./...", "--happened", "undefined: mocks.NewClient", "--cwd", "/src/api")
+	project := t.TempDir() // b's person opted it in: what b meets there is confirmed
+	must(t, b, nil, "share", "--project", project)
+	must(t, b, nil, "remember", "--kind", "error", "--title", "go test ./...", "--happened", "undefined: mocks.NewClient", "--cwd", project)
 	must(t, b, nil, "sleep")
 	if out := must(t, b, nil, "export"); strings.Count(out, "\n") != 1 || !strings.Contains(out, `"confirm"`) {
 		t.Fatalf("b's export: %s", out)
