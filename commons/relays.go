@@ -34,15 +34,24 @@ type RelayList struct {
 // A bad address is skipped and said in Problems; an unreachable commons
 // or a document that is not one is an error.
 func (c *Client) Relays(ctx context.Context) (RelayList, error) {
-	data, err := c.getSmall(ctx, "/.well-known/remem", maxInfoBytes, "the info document")
+	wk, err := c.Info(ctx)
 	if err != nil {
 		return RelayList{}, err
 	}
+	return parseRelayList(wk.P2P), nil
+}
+
+// Info reads the commons' info document (GET /.well-known/remem).
+func (c *Client) Info(ctx context.Context) (WellKnown, error) {
+	data, err := c.getSmall(ctx, "/.well-known/remem", maxInfoBytes, "the info document")
+	if err != nil {
+		return WellKnown{}, err
+	}
 	var wk WellKnown
 	if err := json.Unmarshal(data, &wk); err != nil || wk.Protocol == 0 {
-		return RelayList{}, fmt.Errorf("%s/.well-known/remem is not a remem commons' info document (%v)", c.base(), err)
+		return WellKnown{}, fmt.Errorf("%s/.well-known/remem is not a remem commons' info document (%v)", c.base(), err)
 	}
-	return parseRelayList(wk.P2P), nil
+	return wk, nil
 }
 
 // getSmall GETs path and reads its body of at most max bytes; what names

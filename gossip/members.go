@@ -1,9 +1,7 @@
 package gossip
 
 import (
-	"encoding/hex"
 	"fmt"
-	"strings"
 
 	"github.com/libp2p/go-libp2p/core/connmgr"
 	"github.com/libp2p/go-libp2p/core/control"
@@ -44,18 +42,11 @@ func parseMembers(list []string) (memberSet, error) {
 	}
 	m := make(memberSet, len(list))
 	for i, e := range list {
-		e = strings.ToLower(strings.TrimSpace(e))
-		b, err := hex.DecodeString(e)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("member %d %q: not hex: want a 64-hex key or a 16-hex origin", i+1, e)
-		case len(b) == 32:
-			m[protocol.Fingerprint(b)] = struct{}{}
-		case len(b) == 8:
-			m[e] = struct{}{}
-		default:
-			return nil, fmt.Errorf("member %d %q: %d hex digits: want a 64-hex key or a 16-hex origin", i+1, e, len(e))
+		origin, err := protocol.ParseOrigin(e)
+		if err != nil {
+			return nil, fmt.Errorf("member %d: %w", i+1, err)
 		}
+		m[origin] = struct{}{}
 	}
 	return m, nil
 }

@@ -61,6 +61,7 @@ func (c Config) Validate() error {
 	l.Nested("Params", c.Params.Validate())
 	l.NotNegative("LockWait", c.LockWait, "failing at once when the home is held")
 	validateLayers(&l, c.Layers)
+	c.Admission.validate(&l)
 	return l.Err()
 }
 

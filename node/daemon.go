@@ -95,6 +95,7 @@ func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
 	}
 	cfg.Memory.Logger = cfg.Logger
 	cfg.Memory.Registry = cfg.Registry
+	cfg.Memory.Admission = cfg.Admission()
 	m, err := Open(cfg.Memory)
 	if err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ type testDaemon struct {
 func startDaemon(t *testing.T, home string, bootstrap []string) *testDaemon {
 	t.Helper()
 	return runDaemon(t, DaemonConfig{
-		Memory: Config{Home: home, Create: true, Params: TestnetParams(), Store: store.Options{Small: true}},
+		Memory: Config{Home: home, Create: true, Params: TestnetParams(), Store: store.Options{Small: true}, Admission: Admission{All: true}},
 		Gossip: gossip.Config{Teams: []string{"t"}, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Bootstrap: bootstrap,
 			Params: gossip.TestnetParams()},
 		SleepEvery: time.Hour,

@@ -118,6 +118,9 @@ func sameGroup(a, b consolidate.Group) bool {
 // other candidates.
 func (dc *deliverContext) sameMeaning(ctx context.Context, rec *protocol.Record) ([]*store.Lesson, error) {
 	m := dc.m
+	if !dc.admit.Admits(rec.Origin) {
+		return nil, nil // a stranger's lesson raises nothing (SPEC §8): no need to compare it
+	}
 	text := &preparedText{text: rec.Text, many: true}
 	origin := dc.originOf(rec.Origin)
 	var out []*store.Lesson

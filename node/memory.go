@@ -65,6 +65,10 @@ type Config struct {
 	// every reader (SPEC §9), lowest first; each is read again when it
 	// changes.
 	Layers []LayerFile
+	// Admission says which origins count as verifiers (SPEC §8); the zero
+	// value admits this memory and the publishers of token-guarded commons
+	// it pulls only.
+	Admission Admission
 }
 
 // Memory is one memory: its identity, its store and the rules that turn
@@ -86,9 +90,10 @@ type Memory struct {
 	stats   Stats
 	closed  bool
 	metrics *metrics
-	origins originCounts     // records held per scope and origin (the cap)
-	layers  *layerFiles      // the configured layers (SPEC §9)
-	recent  recentCandidates // the newest candidates, under sleepMu
+	origins originCounts                // records held per scope and origin (the cap)
+	layers  *layerFiles                 // the configured layers (SPEC §9)
+	recent  recentCandidates            // the newest candidates, under sleepMu
+	admit   atomic.Pointer[admittedSet] // the admitted set; nil: compute it again
 
 	// changes counts changes to records and lessons; lessons.jsonl and the
 	// lines sync offers are rebuilt only when it moved.

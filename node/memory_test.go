@@ -34,7 +34,10 @@ func newClock() *clock { return &clock{t: time.Now().UTC().Add(-time.Hour).Trunc
 func openTest(t testing.TB, clk *clock) (*Memory, string) {
 	t.Helper()
 	home := t.TempDir()
-	cfg := Config{Home: home, Create: true}
+	// Every origin counts: these tests are of the merge rule's mechanics,
+	// as the seed counts ("counted, not weighted"); admission_test.go has
+	// the default, which admits no stranger.
+	cfg := Config{Home: home, Create: true, Admission: Admission{All: true}}
 	if clk != nil {
 		cfg.Now = clk.Now
 	}

@@ -167,35 +167,15 @@ type Revocation struct {
 }
 
 // RevocationOf computes how hash is revoked from held, every record held
-// of it (in any scope).
-func RevocationOf(hash string, held []*protocol.Record, now time.Time, p protocol.StateParams) Revocation {
-	st := protocol.ComputeState(hash, held, now, p)
+// of it (in any scope), with the admitted set admit.
+func RevocationOf(hash string, held []*protocol.Record, now time.Time, p protocol.StateParams, admit protocol.Admitted) Revocation {
+	st := protocol.ComputeState(hash, held, now, p, admit)
 	if st.State != protocol.StateRevoked {
 		return Revocation{}
 	}
-	lesson := false
-	confirmed, revokedBy := map[string]bool{}, map[string]bool{}
-	for _, r := range held {
-		if r.Hash != hash {
-			continue
-		}
-		switch r.Type {
-		case protocol.TypeLesson:
-			lesson = true
-		case protocol.TypeConfirmation:
-			confirmed[r.Origin] = true
-		case protocol.TypeRevocation:
-			revokedBy[r.Origin] = true
-		}
-	}
-	quorum := 0
-	for origin := range confirmed {
-		if revokedBy[origin] && origin != st.Author {
-			quorum++
-		}
-	}
+	lesson := slices.ContainsFunc(held, func(r *protocol.Record) bool { return r.Hash == hash && r.Type == protocol.TypeLesson })
 	withdrawn := lesson && len(st.Publishers) == 0
-	return Revocation{Revoked: true, Evidence: p.N > 0 && quorum >= p.N && !withdrawn}
+	return Revocation{Revoked: true, Evidence: p.N > 0 && st.Quorum >= p.N && !withdrawn}
 }
 
 // Drops reports whether r, a record of a hash revoked as rv, is no longer
@@ -238,7 +218,7 @@ func (m *Memory) revocations(recs []*protocol.Record) (map[string]Revocation, er
 		for i, h := range held {
 			all[i] = h.Record
 		}
-		out[r.Hash] = RevocationOf(r.Hash, all, now, m.cfg.Params.State)
+		out[r.Hash] = RevocationOf(r.Hash, all, now, m.cfg.Params.State, m.admitted())
 	}
 	return out, nil
 }

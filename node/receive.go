@@ -238,6 +238,7 @@ type deliverContext struct {
 	filter  bool                         // skip pairs that share no word (useFilter)
 	origins map[*store.Lesson]*originSet // corroborators of long lists, as sets
 	origin  originOf                     // the origin last asked about
+	admit   protocol.Admitted            // whose support counts
 	// The groups compared with, prepared once per batch: of held lessons,
 	// and of indexed candidates too large to keep prepared.
 	preps    map[*store.Lesson]*consolidate.PreparedGroup
@@ -245,7 +246,7 @@ type deliverContext struct {
 }
 
 func (m *Memory) newDeliverContext() *deliverContext {
-	return &deliverContext{m: m, filter: m.useFilter()}
+	return &deliverContext{m: m, filter: m.useFilter(), admit: m.admitted()}
 }
 
 // preload reads, in one go, the lessons the batch's records are about.
@@ -331,15 +332,16 @@ func (dc *deliverContext) add(l *store.Lesson) {
 	dc.changed(l)
 }
 
-// counts reports whether origin may still raise l: another memory's origin
-// not counted for it yet, while l can still rise. Strength reaches 1 after
+// counts reports whether origin may still raise l: another memory's origin,
+// admitted (SPEC §8: a stranger's support raises nothing), not counted for
+// it yet, while l can still rise. Strength reaches 1 after
 // about 53 rises, which bounds the origins a lesson keeps.
 func (dc *deliverContext) counts(l *store.Lesson, origin string) bool {
 	return dc.countsFor(l, dc.originOf(origin))
 }
 
 func (dc *deliverContext) countsFor(l *store.Lesson, o originOf) bool {
-	return l.Strength < 1 && o.origin != dc.m.Origin() && !dc.corroboratedBy(l, o)
+	return l.Strength < 1 && o.origin != dc.m.Origin() && dc.admit.Admits(o.origin) && !dc.corroboratedBy(l, o)
 }
 
 // corroboratedBy reports whether origin is among l's corroborators. A

@@ -15,9 +15,9 @@ type RevokeReport struct {
 	// Author: this memory published the lesson, so its revocation
 	// withdraws it. Otherwise this memory only confirmed it.
 	Author bool `json:"author"`
-	// Revokers are the confirmers (the author aside) whose revocation of
-	// the lesson is held, this memory's included; Quorum is how many it
-	// takes (N) to revoke a lesson its author keeps.
+	// Revokers are the admitted confirmers (the author aside) whose
+	// revocation of the lesson is held, this memory's included; Quorum is
+	// how many it takes (N) to revoke a lesson its author keeps.
 	Revokers int `json:"revokers"`
 	Quorum   int `json:"quorum"`
 	// Revoked: the lesson is revoked here now.
@@ -37,25 +37,12 @@ func (m *Memory) revokeReport(rec *protocol.Record) (RevokeReport, error) {
 		return rep, err
 	}
 	all := make([]*protocol.Record, len(held))
-	confirmed, revoked := map[string]bool{}, map[string]bool{}
 	for i, h := range held {
-		r := h.Record
-		all[i] = r
-		switch r.Type {
-		case protocol.TypeLesson:
-			rep.Author = rep.Author || r.Origin == m.Origin()
-		case protocol.TypeConfirmation:
-			confirmed[r.Origin] = true
-		case protocol.TypeRevocation:
-			revoked[r.Origin] = true
-		}
+		all[i] = h.Record
+		rep.Author = rep.Author || (h.Record.Type == protocol.TypeLesson && h.Record.Origin == m.Origin())
 	}
-	st := protocol.ComputeState(rec.Hash, all, m.Now(), m.cfg.Params.State)
-	for origin := range confirmed {
-		if revoked[origin] && origin != st.Author {
-			rep.Revokers++
-		}
-	}
+	st := m.state(rec.Hash, all, m.Now())
+	rep.Revokers = st.Quorum // admitted confirmers only: a stranger's vote moves nothing
 	rep.Revoked = st.State == protocol.StateRevoked
 	rep.explain()
 	return rep, nil

@@ -40,11 +40,13 @@ func (c *seedClock) Add(d time.Duration) {
 }
 
 // seedMemory opens a fresh memory on clk with project shared (errors only,
-// the default opt-in of §4).
+// the default opt-in of §4). It admits every origin as a verifier, as the
+// seed counts them ("counted, not weighted"; SPEC §8 lets a closed network
+// read it so); TestSeed3AdmittedVerifiers has the default, which does not.
 func seedMemory(t *testing.T, clk *seedClock) (*node.Memory, string) {
 	t.Helper()
 	home := t.TempDir()
-	m, err := node.Open(node.Config{Home: home, Create: true, Now: clk.Now})
+	m, err := node.Open(node.Config{Home: home, Create: true, Now: clk.Now, Admission: node.Admission{All: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -214,7 +214,7 @@ func (m *Memory) verifyPass(ctx context.Context, lessons []store.Lesson, events 
 		if err != nil {
 			return nil, nil, err
 		}
-		if !confirmable(m.Origin(), cand.Hash, held, now, m.cfg.Params.State) {
+		if !confirmable(m.Origin(), cand.Hash, held, now, m.cfg.Params.State, m.admitted()) {
 			continue
 		}
 		var matched []int
@@ -354,7 +354,7 @@ func (m *Memory) revokedHere(hash string, now time.Time) (bool, error) {
 	if !withdrawn.IsZero() && !withdrawn.Before(published) {
 		return true, nil
 	}
-	return protocol.ComputeState(hash, recs, now, m.cfg.Params.State).State == protocol.StateRevoked, nil
+	return m.state(hash, recs, now).State == protocol.StateRevoked, nil
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -365,7 +365,7 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // confirmable: the lesson is not revoked and this memory never published it.
-func confirmable(self, hash string, held []store.Held, now time.Time, p protocol.StateParams) bool {
+func confirmable(self, hash string, held []store.Held, now time.Time, p protocol.StateParams, admit protocol.Admitted) bool {
 	recs := make([]*protocol.Record, 0, len(held))
 	for _, h := range held {
 		if h.Record.Type == protocol.TypeLesson && h.Record.Origin == self {
@@ -373,7 +373,7 @@ func confirmable(self, hash string, held []store.Held, now time.Time, p protocol
 		}
 		recs = append(recs, h.Record)
 	}
-	return protocol.ComputeState(hash, recs, now, p).State != protocol.StateRevoked
+	return protocol.ComputeState(hash, recs, now, p, admit).State != protocol.StateRevoked
 }
 
 // consolidate clusters the pending events of one lesson kind: events that

@@ -71,7 +71,7 @@ func wantStrength(t *testing.T, what string, got, want float64) {
 // openParams opens a memory in a fresh home with the given parameters.
 func openParams(t *testing.T, clk *clock, p Params) *Memory {
 	t.Helper()
-	m, err := Open(Config{Home: t.TempDir(), Create: true, Now: clk.Now, Params: p})
+	m, err := Open(Config{Home: t.TempDir(), Create: true, Now: clk.Now, Params: p, Admission: Admission{All: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

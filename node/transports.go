@@ -96,8 +96,18 @@ func (m *Memory) nothingFor(scope string) error {
 // PullCommons takes the files that changed on the commons since the last
 // pull, verifying every line here.
 func (m *Memory) PullCommons(ctx context.Context, c *commons.Client) (commons.PullReport, error) {
-	rep, err := c.Pull(ctx, m.Origin(), m.Now(), m.deliverFunc(ctx))
+	origins := map[string]bool{}
+	deliver := m.deliverFunc(ctx)
+	rep, err := c.Pull(ctx, m.Origin(), m.Now(), func(scope string, recs []*protocol.Record) error {
+		for _, r := range recs {
+			origins[r.Origin] = true
+		}
+		return deliver(scope, recs)
+	})
 	m.CountRefused(rep.Refused)
+	if nerr := m.noteCommonsPublishers(ctx, c, origins); nerr != nil {
+		m.log.Warn("the commons' publishers are not admitted", "commons", c.Scope(), "err", nerr)
+	}
 	return rep, err
 }
 

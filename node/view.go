@@ -158,7 +158,7 @@ func (m *Memory) view(l store.Lesson, now time.Time) (*LessonView, error) {
 		recs = append(recs, h.Record)
 		scopes = append(scopes, h.Scopes...)
 	}
-	st := protocol.ComputeState(l.Hash, recs, now, m.cfg.Params.State)
+	st := m.state(l.Hash, recs, now)
 	if len(recs) == 0 {
 		st.State, st.Reason = protocol.StateCandidate, "local only: not published"
 	}
@@ -280,12 +280,12 @@ type StateStep struct {
 
 // stateHistory replays the state function at every record's time and at
 // now, keeping the steps where the state changed.
-func stateHistory(hash string, recs []*protocol.Record, now time.Time, p protocol.StateParams) []StateStep {
+func stateHistory(hash string, recs []*protocol.Record, now time.Time, p protocol.StateParams, admit protocol.Admitted) []StateStep {
 	sorted := slices.Clone(recs)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Time.Before(sorted[j].Time) })
 	var out []StateStep
 	add := func(at time.Time, held []*protocol.Record) {
-		st := protocol.ComputeState(hash, held, at, p)
+		st := protocol.ComputeState(hash, held, at, p, admit)
 		if len(out) == 0 || out[len(out)-1].State != st.State {
 			out = append(out, StateStep{At: at, State: st.State, Reason: st.Reason})
 		}
@@ -299,7 +299,7 @@ func stateHistory(hash string, recs []*protocol.Record, now time.Time, p protoco
 		if i+1 < len(sorted) {
 			next := sorted[i+1].Time
 			for _, edge := range []time.Duration{p.W, 2 * p.W} {
-				st := protocol.ComputeState(hash, sorted[:i+1], r.Time, p)
+				st := protocol.ComputeState(hash, sorted[:i+1], r.Time, p, admit)
 				if t := st.Last.Add(edge + time.Second); !st.Last.IsZero() && t.Before(next) && t.Before(now) {
 					add(t, sorted[:i+1])
 				}
@@ -365,14 +365,14 @@ func (m *Memory) Show(ref string) (Provenance, error) {
 			Arrived: h.Arrived, Scopes: h.Scopes, Reason: h.Record.Reason, Line: string(h.Record.Raw),
 			Unknown: protocol.UnknownMembers(h.Record.Raw)})
 	}
-	st := protocol.ComputeState(hash, recs, now, m.cfg.Params.State)
+	st := m.state(hash, recs, now)
 	p.LessonView = *v
 	p.Verifiers, p.Revokers = st.Verifiers, st.Revokers
 	if p.Verifiers == nil {
 		p.Verifiers = []string{}
 	}
 	p.MetBefore, p.Confirmed, p.Projects, p.Episodes = l.MetBefore, l.Confirmed, l.Projects, len(l.Episodes)
-	p.History = stateHistory(hash, recs, now, m.cfg.Params.State)
+	p.History = stateHistory(hash, recs, now, m.cfg.Params.State, m.admitted())
 	sort.Slice(p.Records, func(i, j int) bool { return p.Records[i].Arrived.Before(p.Records[j].Arrived) })
 	return p, nil
 }

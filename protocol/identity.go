@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 )
 
 // Identity is one memory's Ed25519 key pair.
@@ -56,4 +57,22 @@ func isFingerprint(pub []byte, origin string) bool {
 	var h [16]byte
 	hex.Encode(h[:], sum[:8])
 	return string(h[:]) == origin
+}
+
+// ParseOrigin reads an entry of a members or trust list: a 64-hex public
+// key (its fingerprint is the origin) or a 16-hex origin, case-insensitive,
+// surrounding spaces ignored.
+func ParseOrigin(entry string) (string, error) {
+	e := strings.ToLower(strings.TrimSpace(entry))
+	b, err := hex.DecodeString(e)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%q is not hex: want a 64-hex key or a 16-hex origin", entry)
+	case len(b) == 32:
+		return Fingerprint(b), nil
+	case len(b) == 8:
+		return e, nil
+	default:
+		return "", fmt.Errorf("%q has %d hex digits: want a 64-hex key or a 16-hex origin", entry, len(e))
+	}
 }

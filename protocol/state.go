@@ -29,6 +29,31 @@ type StateParams struct {
 	W time.Duration
 }
 
+// Admitted is the set of origins a memory counts as verifiers (SPEC §8):
+// members of its private teams, its trust list, the publishers of a
+// token-guarded commons it uses; or, on a closed network that reads the
+// seed literally, every origin. Keys cost nothing, so an origin outside
+// it is held and shown but never counted.
+type Admitted struct {
+	All     bool            // every origin counts
+	Origins map[string]bool // the origins admitted one by one
+}
+
+// AdmitAll admits every origin: the seed's "counted, not weighted".
+func AdmitAll() Admitted { return Admitted{All: true} }
+
+// AdmitOrigins admits the origins given.
+func AdmitOrigins(origins ...string) Admitted {
+	a := Admitted{Origins: make(map[string]bool, len(origins))}
+	for _, o := range origins {
+		a.Origins[o] = true
+	}
+	return a
+}
+
+// Admits reports whether origin counts as a verifier.
+func (a Admitted) Admits(origin string) bool { return a.All || a.Origins[origin] }
+
 // DefaultStateParams are the protocol defaults: N = 3, W = 90 days.
 func DefaultStateParams() StateParams { return StateParams{N: 3, W: 90 * 24 * time.Hour} }
 
@@ -41,14 +66,22 @@ type Status struct {
 	Publishers []string // origins with an unrevoked lesson record
 	Confirmers []string // origins with a confirmation, the author excluded
 	Verifiers  []string // publishers and confirmers, the author excluded
-	Revokers   []string // origins whose revocation counts
-	Last       time.Time
+	// Admitted are the Verifiers the admitted set admits: only they count
+	// toward N, and Last is the latest of their records.
+	Admitted []string
+	Revokers []string // origins whose revocation counts
+	// Quorum counts the admitted confirmers who revoked it.
+	Quorum int
+	Last   time.Time
 }
 
 // ComputeState is the one state function: every holder of the same records
-// computes the same status at the same now. records are all records held for
-// hash (others are ignored), at most one per set key.
-func ComputeState(hash string, records []*Record, now time.Time, p StateParams) Status {
+// that admits the same origins computes the same status at the same now.
+// records are all records held for hash (others are ignored), at most one
+// per set key. Only admitted verifiers count toward p.N (SPEC §8): for
+// common, fading, removed and a quorum revocation; the zero Admitted
+// admits none.
+func ComputeState(hash string, records []*Record, now time.Time, p StateParams, admit Admitted) Status {
 	st := Status{Hash: hash}
 	lessons := map[string]*Record{}
 	confirms := map[string]*Record{}
@@ -92,14 +125,14 @@ func ComputeState(hash string, records []*Record, now time.Time, p StateParams) 
 		st.Author = author.Origin
 	}
 
-	// Quorum: confirmers of the hash who signed a revocation of it.
-	quorum := 0
+	// Quorum: admitted confirmers of the hash who signed a revocation of it.
 	for origin := range confirms {
-		if _, ok := revokes[origin]; ok && origin != st.Author {
-			quorum++
+		if _, ok := revokes[origin]; ok && origin != st.Author && admit.Admits(origin) {
+			st.Quorum++
 			st.Revokers = append(st.Revokers, origin)
 		}
 	}
+	quorum := st.Quorum
 
 	verifiers := map[string]time.Time{}
 	note := func(origin string, t time.Time) {
@@ -121,6 +154,10 @@ func ComputeState(hash string, records []*Record, now time.Time, p StateParams) 
 	}
 	for origin, t := range verifiers {
 		st.Verifiers = append(st.Verifiers, origin)
+		if !admit.Admits(origin) {
+			continue
+		}
+		st.Admitted = append(st.Admitted, origin)
 		if t.After(st.Last) {
 			st.Last = t
 		}
@@ -128,9 +165,11 @@ func ComputeState(hash string, records []*Record, now time.Time, p StateParams) 
 	sort.Strings(st.Publishers)
 	sort.Strings(st.Confirmers)
 	sort.Strings(st.Verifiers)
+	sort.Strings(st.Admitted)
 	sort.Strings(st.Revokers)
 
-	n := len(st.Verifiers)
+	n := len(st.Admitted)
+	others := len(st.Verifiers) - n
 	age := now.Sub(st.Last)
 	switch {
 	case everPublished > 0 && revokedOwn == everPublished:
@@ -138,15 +177,17 @@ func ComputeState(hash string, records []*Record, now time.Time, p StateParams) 
 	case everPublished == 0 && len(revokes) > 0:
 		st.State, st.Reason = StateRevoked, "only revocations are held for it"
 	case p.N > 0 && quorum >= p.N:
-		st.State, st.Reason = StateRevoked, fmt.Sprintf("%d confirmers revoked it (quorum %d)", quorum, p.N)
+		st.State, st.Reason = StateRevoked, fmt.Sprintf("%d admitted confirmers revoked it (quorum %d)", quorum, p.N)
+	case n < p.N && others > 0:
+		st.State, st.Reason = StateCandidate, fmt.Sprintf("%d of %d admitted verifiers (%d more not admitted)", n, p.N, others)
 	case n < p.N:
-		st.State, st.Reason = StateCandidate, fmt.Sprintf("%d of %d verifiers", n, p.N)
+		st.State, st.Reason = StateCandidate, fmt.Sprintf("%d of %d admitted verifiers", n, p.N)
 	case age <= p.W:
-		st.State, st.Reason = StateCommon, fmt.Sprintf("%d verifiers, last %s", n, FormatTime(st.Last))
+		st.State, st.Reason = StateCommon, fmt.Sprintf("%d admitted verifiers, last %s", n, FormatTime(st.Last))
 	case age <= 2*p.W:
-		st.State, st.Reason = StateFading, fmt.Sprintf("%d verifiers, none since %s", n, FormatTime(st.Last))
+		st.State, st.Reason = StateFading, fmt.Sprintf("%d admitted verifiers, none since %s", n, FormatTime(st.Last))
 	default:
-		st.State, st.Reason = StateRemoved, fmt.Sprintf("%d verifiers, none since %s (over 2W)", n, FormatTime(st.Last))
+		st.State, st.Reason = StateRemoved, fmt.Sprintf("%d admitted verifiers, none since %s (over 2W)", n, FormatTime(st.Last))
 	}
 	return st
 }

@@ -3,6 +3,7 @@ package protocol
 import (
 	"crypto/sha256"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -86,7 +87,7 @@ func TestComputeState(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			st := ComputeState(hash, c.records, c.now, p)
+			st := ComputeState(hash, c.records, c.now, p, AdmitAll()) // every origin counts, as the seed reads
 			if st.State != c.want || len(st.Verifiers) != c.verifiers {
 				t.Errorf("state %s with %d verifiers (%s), want %s with %d", st.State, len(st.Verifiers), st.Reason, c.want, c.verifiers)
 			}
@@ -153,4 +154,70 @@ func TestShownStrength(t *testing.T) {
 			t.Errorf("%s: %v, want 0", s, got)
 		}
 	}
+}
+
+// TestComputeStateCountsAdmittedOnly: only admitted origins count toward
+// N (SPEC §8): three, thirty or three thousand fresh keys confirming make
+// no lesson common, a quorum of them revokes nothing, and a stranger's
+// recent confirmation keeps nothing fresh; admitted ones count as before.
+func TestComputeStateCountsAdmittedOnly(t *testing.T) {
+	ids := memories(t, 8)
+	day := 24 * time.Hour
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	hash := LessonHash(KindSurprise, stateText)
+	lesson, err := SignLesson(ids[0], LessonDraft{Kind: KindSurprise, Text: stateText, Seen: 1, Strength: 0.5, Updated: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := AdmitOrigins(ids[1].Origin(), ids[2].Origin(), ids[3].Origin())
+	p := StateParams{N: 3, W: 90 * day}
+	for _, n := range []int{3, 30, 3000} {
+		recs := []*Record{lesson}
+		for i := range n {
+			seed := sha256.Sum256([]byte(fmt.Sprintf("sybil-%d", i)))
+			id, err := NewIdentity(seed[:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, mustConfirm(t, id, hash, t0), mustRevoke(t, id, hash, t0.Add(day)))
+		}
+		st := ComputeState(hash, recs, t0.Add(day), p, admitted)
+		if st.State != StateCandidate || len(st.Verifiers) != n || len(st.Admitted) != 0 || st.Quorum != 0 {
+			t.Errorf("%d fresh keys: %s (%s), %d verifiers, %d admitted, quorum %d", n, st.State, st.Reason, len(st.Verifiers), len(st.Admitted), st.Quorum)
+		}
+		if !strings.Contains(st.Reason, "not admitted") {
+			t.Errorf("the reason does not say why: %q", st.Reason)
+		}
+	}
+	// Admitted confirmers count exactly as before, strangers beside them
+	// change nothing, and freshness is the admitted ones' alone.
+	recs := []*Record{lesson, mustConfirm(t, ids[1], hash, t0), mustConfirm(t, ids[2], hash, t0), mustConfirm(t, ids[3], hash, t0),
+		mustConfirm(t, ids[6], hash, t0.Add(100*day)), mustConfirm(t, ids[7], hash, t0.Add(100*day))}
+	if st := ComputeState(hash, recs, t0.Add(day), p, admitted); st.State != StateCommon || len(st.Admitted) != 3 || !st.Last.Equal(t0) {
+		t.Errorf("three admitted confirmers: %s (%s), admitted %v, last %s", st.State, st.Reason, st.Admitted, st.Last)
+	}
+	if st := ComputeState(hash, recs, t0.Add(101*day), p, admitted); st.State != StateFading {
+		t.Errorf("strangers' fresh confirmations kept it %s (%s)", st.State, st.Reason)
+	}
+	quorum := append(recs, mustRevoke(t, ids[1], hash, t0.Add(day)), mustRevoke(t, ids[2], hash, t0.Add(day)), mustRevoke(t, ids[6], hash, t0.Add(day)), mustRevoke(t, ids[7], hash, t0.Add(day)))
+	if st := ComputeState(hash, quorum, t0.Add(day), p, admitted); st.State == StateRevoked || st.Quorum != 2 {
+		t.Errorf("two admitted and two strangers' revocations: %s, quorum %d", st.State, st.Quorum)
+	}
+	quorum = append(quorum, mustRevoke(t, ids[3], hash, t0.Add(day)))
+	if st := ComputeState(hash, quorum, t0.Add(day), p, admitted); st.State != StateRevoked || st.Quorum != 3 {
+		t.Errorf("three admitted confirmers' revocations: %s, quorum %d", st.State, st.Quorum)
+	}
+	// The author's own withdrawal needs no admission.
+	withdrawn := []*Record{lesson, mustRevoke(t, ids[0], hash, t0.Add(day))}
+	if st := ComputeState(hash, withdrawn, t0.Add(day), p, Admitted{}); st.State != StateRevoked {
+		t.Errorf("the author's revocation, nothing admitted: %s", st.State)
+	}
+}
+
+func mustRevoke(t *testing.T, id Identity, hash string, at time.Time) *Record {
+	r, err := SignRevocation(id, hash, at, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -292,7 +292,7 @@ func TestRevocationTombstone(t *testing.T) {
 		for i, h := range held {
 			recs[i] = h.Record
 		}
-		return protocol.ComputeState(l0.Hash, recs, now, p).State
+		return protocol.ComputeState(l0.Hash, recs, now, p, protocol.AdmitAll()).State
 	}
 
 	mustPut(t, s, []*protocol.Record{l0}, "team/a", t0.Add(time.Minute))

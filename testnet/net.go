@@ -163,8 +163,11 @@ func (nw *cluster) tryStart(ctx context.Context, n *tnode, boot []int) error {
 	ready := make(chan struct{})
 	idx := n.idx
 	d, err := node.NewDaemon(node.DaemonConfig{
+		// Every origin counts for now: the testnet's honest nodes are all
+		// that reach it (SPEC §8 admit_all).
 		Memory: node.Config{Home: n.home, Params: nw.p.Memory, Store: store.Options{Small: true, Tiny: nw.cfg.Network == NetworkSim},
-			OnAccept: func(_ string, rec *protocol.Record, _ time.Time) { nw.trk.accept(idx, rec, time.Now()) }},
+			Admission: node.Admission{All: true},
+			OnAccept:  func(_ string, rec *protocol.Record, _ time.Time) { nw.trk.accept(idx, rec, time.Now()) }},
 		Gossip: gossip.Config{Teams: []string{nw.p.Team}, Listen: []string{n.listen},
 			Bootstrap: addrs, Params: nw.p.Gossip, ConnGater: n.gater, Transport: nw.net.transport(n.idx)},
 		SleepEvery: nw.cfg.Sleep,
@@ -310,6 +313,7 @@ type holding struct {
 // hold reads n's store: every record, and the state of every hash at now.
 func hold(n *tnode, now time.Time, p protocol.StateParams) (holding, error) {
 	h := holding{ids: map[recID]*protocol.Record{}, states: map[string]protocol.State{}}
+	admit := n.d.Memory().Admitted()
 	sum := newDigest()
 	var cur string
 	var recs []*protocol.Record
@@ -323,7 +327,7 @@ func hold(n *tnode, now time.Time, p protocol.StateParams) (holding, error) {
 				revokedAt[r.Origin] = r.Time
 			}
 		}
-		rv := node.RevocationOf(cur, recs, now, p)
+		rv := node.RevocationOf(cur, recs, now, p, admit)
 		for _, r := range recs {
 			if at, ok := revokedAt[r.Origin]; (ok && r.Type == protocol.TypeLesson && !at.Before(r.Time)) || rv.Drops(r) {
 				h.withdrawn++
@@ -332,7 +336,7 @@ func hold(n *tnode, now time.Time, p protocol.StateParams) (holding, error) {
 			h.ids[idOf(r.Raw)] = r
 			sum.line(r.Raw)
 		}
-		st := protocol.ComputeState(cur, recs, now, p).State
+		st := protocol.ComputeState(cur, recs, now, p, admit).State
 		h.states[cur] = st
 		sum.state(cur, st)
 		recs = recs[:0]

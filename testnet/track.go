@@ -86,7 +86,7 @@ func (t *tracker) noteState(nt *nodeTrack, hash string, at time.Time) {
 	for _, r := range nt.byHash[hash] {
 		recs = append(recs, r)
 	}
-	st := protocol.ComputeState(hash, recs, at, t.params)
+	st := protocol.ComputeState(hash, recs, at, t.params, protocol.AdmitAll())
 	k := stateKey{hash, st.State}
 	if _, ok := nt.stateAt[k]; !ok {
 		nt.stateAt[k] = at

@@ -77,6 +77,8 @@ Examples:
 			&cli.DurationFlag{Name: "pull", Value: time.Duration(def.Pull), Usage: "time between commons pulls"},
 			&cli.IntFlag{Name: "quorum", Value: def.Quorum, Usage: "N: the verifiers (publishers and confirmers besides the author) that make a lesson common"},
 			&cli.DurationFlag{Name: "window", Value: time.Duration(def.Window), Usage: "W: a common lesson fades after W without a verification and leaves the active view after 2W; strength halves every W/2"},
+			&cli.StringSliceFlag{Name: "trust", Usage: "KEY or ORIGIN whose confirmations and revocations count (SPEC §8 admitted verifiers: your other machines, colleagues; repeatable)"},
+			&cli.BoolFlag{Name: "admit-all", Usage: "count every origin as a verifier, as the seed does: only for a closed network no stranger can reach"},
 			&cli.StringFlag{Name: "api", Value: def.API, Usage: "address of the local HTTP API and web page"},
 			&cli.StringFlag{Name: "log-level", Value: def.LogLevel, Usage: "debug, info, warn or error"},
 			&cli.StringSliceFlag{Name: "layer", Usage: "NAME=FILE: a lessons.jsonl (absolute path) composed as a layer for every reader (repeatable)"},
@@ -169,6 +171,8 @@ type nodeSettings struct {
 	Pull         duration   `toml:"pull" flag:"pull" to:"PullEvery"`
 	Quorum       int        `toml:"quorum" flag:"quorum" to:"Memory.Params.State.N"`
 	Window       duration   `toml:"window" flag:"window" to:"Memory.Params.State.W"`
+	Trust        []string   `toml:"trust" flag:"trust" to:"Memory.Admission.Trust"`
+	AdmitAll     bool       `toml:"admit_all" flag:"admit-all" to:"Memory.Admission.All"`
 	API          string     `toml:"api" flag:"api" to:"API"`
 	Writer       string     `toml:"writer" flag:"writer" via:"Memory.Writer"`
 	WriterURL    string     `toml:"writer_url" flag:"writer-url" via:"Memory.Writer"`
@@ -452,7 +456,10 @@ func memoryConfig(c *cli.Context) (node.Config, error) {
 	if err != nil {
 		return node.Config{}, fmt.Errorf("%s: %w", src.name("layers"), err)
 	}
-	cfg := node.Config{Home: h, Now: clock(), Params: dc.Memory.Params, Layers: layers}
+	if err := readAllMembers(s.Members, &dc.Gossip); err != nil {
+		return node.Config{}, fmt.Errorf("%s: %w", src.name("members"), err)
+	}
+	cfg := node.Config{Home: h, Now: clock(), Params: dc.Memory.Params, Layers: layers, Admission: dc.Admission()}
 	if err := s.memory(&cfg, src); err != nil {
 		return node.Config{}, err
 	}

@@ -93,7 +93,8 @@ func TestQuorumAndWindowFromConfig(t *testing.T) {
 		t.Fatalf("default N = 3, two verifiers: %s, want candidate", st)
 	}
 
-	home, hash = quorumHome(t, "quorum = 2\nwindow = \"1h\"\n", t0)
+	// Every origin admitted (SPEC §8 admit_all): the two confirmers are keys made for the test.
+	home, hash = quorumHome(t, "quorum = 2\nwindow = \"1h\"\nadmit_all = true\n", t0)
 	st, common := stateAt(t, home, hash, t0.Add(30*time.Minute))
 	if st != protocol.StateCommon {
 		t.Fatalf("quorum = 2, two verifiers: %s, want common", st)

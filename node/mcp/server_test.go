@@ -390,7 +390,8 @@ func TestRemovedLessonLeavesTheAgentsLists(t *testing.T) {
 	clock.Store(now.UnixNano())
 	p := node.DefaultParams()
 	p.State = protocol.StateParams{N: 1, W: time.Hour}
-	m, err := node.Open(node.Config{Home: t.TempDir(), Create: true, Params: p, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	// Every origin admitted: the confirmer is a key made for the test.
+	m, err := node.Open(node.Config{Home: t.TempDir(), Create: true, Params: p, Admission: node.Admission{All: true}, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,8 @@ func identity(t *testing.T, b byte) protocol.Identity {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	m, err := node.Open(node.Config{Home: t.TempDir(), Create: true})
+	// Every origin admitted: the confirmers are keys made for the test.
+	m, err := node.Open(node.Config{Home: t.TempDir(), Create: true, Admission: node.Admission{All: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
