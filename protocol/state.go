@@ -2,7 +2,7 @@ package protocol
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -134,39 +134,50 @@ func ComputeState(hash string, records []*Record, now time.Time, p StateParams, 
 	}
 	quorum := st.Quorum
 
-	verifiers := map[string]time.Time{}
-	note := func(origin string, t time.Time) {
-		if origin == st.Author {
-			return
-		}
-		if last, ok := verifiers[origin]; !ok || t.After(last) {
-			verifiers[origin] = t
-		}
-	}
-	for _, origin := range st.Publishers {
-		note(origin, lessons[origin].Time)
-	}
-	for origin, c := range confirms {
-		if origin != st.Author {
-			st.Confirmers = append(st.Confirmers, origin)
-		}
-		note(origin, c.Time)
-	}
-	for origin, t := range verifiers {
+	// Verifiers: publishers and confirmers, the author aside, each once
+	// with its latest record. Only admitted ones count, and give Last.
+	verifier := func(origin string, t time.Time) {
 		st.Verifiers = append(st.Verifiers, origin)
 		if !admit.Admits(origin) {
-			continue
+			return
 		}
-		st.Admitted = append(st.Admitted, origin)
+		if !admit.All {
+			st.Admitted = append(st.Admitted, origin)
+		}
 		if t.After(st.Last) {
 			st.Last = t
 		}
 	}
-	sort.Strings(st.Publishers)
-	sort.Strings(st.Confirmers)
-	sort.Strings(st.Verifiers)
-	sort.Strings(st.Admitted)
-	sort.Strings(st.Revokers)
+	published := make(map[string]bool, len(st.Publishers))
+	for _, origin := range st.Publishers {
+		published[origin] = true
+		if origin == st.Author {
+			continue
+		}
+		t := lessons[origin].Time
+		if c, ok := confirms[origin]; ok && c.Time.After(t) {
+			t = c.Time
+		}
+		verifier(origin, t)
+	}
+	for origin, c := range confirms {
+		if origin == st.Author {
+			continue
+		}
+		st.Confirmers = append(st.Confirmers, origin)
+		if !published[origin] {
+			verifier(origin, c.Time)
+		}
+	}
+	slices.Sort(st.Publishers)
+	slices.Sort(st.Confirmers)
+	slices.Sort(st.Verifiers)
+	slices.Sort(st.Revokers)
+	if admit.All {
+		st.Admitted = st.Verifiers // the same origins, read only
+	} else {
+		slices.Sort(st.Admitted)
+	}
 
 	n := len(st.Admitted)
 	others := len(st.Verifiers) - n
