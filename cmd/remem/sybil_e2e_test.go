@@ -93,4 +93,3 @@ func lessonViews(t *testing.T, home string) map[string]node.LessonView {
 	}
 	return out
 }
-
