@@ -232,5 +232,10 @@ func (c *cluster) byzantine(ctx context.Context, pr *phaseRun, r *rand.Rand, pro
 	if rep.RejectedMessages == 0 {
 		pr.fail("no honest validator rejected an offender's message: the offenders were not heard")
 	}
+	if len(c.p.SybilWaves) > 0 {
+		if rep.Sybils, err = c.sybils(ctx, pr, r, progress); err != nil {
+			return err
+		}
+	}
 	return nil
 }

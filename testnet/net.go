@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -61,6 +62,14 @@ type cluster struct {
 	probes  []*rawHost
 	byz     []*rawHost
 	lessons []*lesson // every lesson published in the run
+
+	// spare are the homes and keys made before the start for the nodes a
+	// late-join phase adds, so that every honest node admits them from
+	// the start; trust are the origins of every honest node, spare ones
+	// included: the trust list each honest memory runs with (SPEC §8), as
+	// a team whose members know each other's keys configures it.
+	spare []*tnode
+	trust []string
 }
 
 // newCluster makes the homes and keys of cfg.Nodes nodes and draws the
@@ -93,12 +102,32 @@ func newCluster(cfg Config) (*cluster, error) {
 			return nil, errors.Join(err, nw.removeDir())
 		}
 	}
+	for i := range lateJoiners(cfg.Phases) {
+		n, err := nw.makeHome(cfg.Nodes + i)
+		if err != nil {
+			return nil, errors.Join(err, nw.removeDir())
+		}
+		nw.spare = append(nw.spare, n)
+	}
+	for _, n := range append(slices.Clone(nw.nodes), nw.spare...) {
+		nw.trust = append(nw.trust, n.id.Origin())
+	}
 	return nw, nil
 }
 
-// addNode makes the home and key of a new node.
-func (nw *cluster) addNode(boot []int) (*tnode, error) {
-	i := len(nw.nodes)
+// lateJoiners is how many nodes the phases add.
+func lateJoiners(phases []Phase) int {
+	k := 0
+	for _, ph := range phases {
+		if ph == PhaseLateJoin {
+			k++
+		}
+	}
+	return k
+}
+
+// makeHome makes the home and key of node i.
+func (nw *cluster) makeHome(i int) (*tnode, error) {
 	home := filepath.Join(nw.dir, fmt.Sprintf("node-%03d", i))
 	id, _, err := node.InitHome(home)
 	if err != nil {
@@ -108,12 +137,28 @@ func (nw *cluster) addNode(boot []int) (*tnode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %d: %w", i, err)
 	}
+	return &tnode{idx: i, home: home, id: id, pid: pid}, nil
+}
+
+// addNode adds a node: a spare home made before the start when one is
+// left, else a new home and key.
+func (nw *cluster) addNode(boot []int) (*tnode, error) {
+	i := len(nw.nodes)
+	var n *tnode
+	if len(nw.spare) > 0 && nw.spare[0].idx == i {
+		n, nw.spare = nw.spare[0], nw.spare[1:]
+	} else {
+		var err error
+		if n, err = nw.makeHome(i); err != nil {
+			return nil, err
+		}
+	}
 	listen, err := nw.net.nodeListen(i, false)
 	if err != nil {
 		return nil, fmt.Errorf("node %d: %w", i, err)
 	}
-	n := &tnode{idx: i, home: home, id: id, pid: pid, listen: listen, boot: boot}
-	n.gater = newGater(pid, nw.part)
+	n.listen, n.boot = listen, boot
+	n.gater = newGater(n.pid, nw.part)
 	nw.nodes = append(nw.nodes, n)
 	return n, nil
 }
@@ -163,10 +208,10 @@ func (nw *cluster) tryStart(ctx context.Context, n *tnode, boot []int) error {
 	ready := make(chan struct{})
 	idx := n.idx
 	d, err := node.NewDaemon(node.DaemonConfig{
-		// Every origin counts for now: the testnet's honest nodes are all
-		// that reach it (SPEC §8 admit_all).
+		// The honest nodes admit each other (SPEC §8): a trust list of
+		// every honest origin on an open team, which sybils can reach.
 		Memory: node.Config{Home: n.home, Params: nw.p.Memory, Store: store.Options{Small: true, Tiny: nw.cfg.Network == NetworkSim},
-			Admission: node.Admission{All: true},
+			Admission: node.Admission{Trust: nw.trust},
 			OnAccept:  func(_ string, rec *protocol.Record, _ time.Time) { nw.trk.accept(idx, rec, time.Now()) }},
 		Gossip: gossip.Config{Teams: []string{nw.p.Team}, Listen: []string{n.listen},
 			Bootstrap: addrs, Params: nw.p.Gossip, ConnGater: n.gater, Transport: nw.net.transport(n.idx)},
@@ -178,6 +223,8 @@ func (nw *cluster) tryStart(ctx context.Context, n *tnode, boot []int) error {
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", n.name(), err)
 	}
+	// The tracker computes the states this memory computes.
+	nw.trk.admit(idx, d.Memory().Admitted())
 	// Each node's person opted in its home as the project its agents work
 	// in, so that what they meet there is confirmed (SPEC §6 opt-in).
 	if _, err := d.Memory().Share(node.ProjectShare{Project: n.home}); err != nil {

@@ -66,6 +66,10 @@ type Params struct {
 	ByzantineFraction float64
 	// Attacks run during the byzantine phase besides the offenders.
 	Attacks AttackParams
+	// SybilWaves are the fresh keys of each sybil wave of the byzantine
+	// phase: keys that confirm an offender's lesson and confirm, then
+	// revoke, honest ones (nil: 3 then 30; empty: none).
+	SybilWaves []int
 	// Probes is how many probe hosts count GossipSub duplicates (-1: one per
 	// 25 nodes, at least 2; 0: none).
 	Probes int
@@ -106,6 +110,7 @@ func DefaultParams() Params {
 		ChurnFraction:     0.2,
 		ByzantineFraction: 0.1,
 		Attacks:           DefaultAttacks(),
+		SybilWaves:        []int{3, 30},
 		Probes:            -1,
 	}
 }
@@ -187,6 +192,9 @@ func (c Config) withDefaults() Config {
 	if c.Params.StartTimeout == 0 {
 		c.Params.StartTimeout = 30*time.Second + time.Duration(c.Nodes)*500*time.Millisecond
 	}
+	if c.Params.SybilWaves == nil {
+		c.Params.SybilWaves = []int{3, 30}
+	}
 	if c.Params.Probes == -1 {
 		c.Params.Probes = max(2, c.Nodes/25)
 	}
@@ -226,6 +234,9 @@ func (p Params) Validate() error {
 	l.If(p.ChurnFraction < 0 || p.ChurnFraction >= 1, "ChurnFraction", p.ChurnFraction, "want 0 or more, below 1")
 	l.If(p.ByzantineFraction < 0 || p.ByzantineFraction >= 1, "ByzantineFraction", p.ByzantineFraction, "want 0 or more, below 1")
 	l.Nested("Attacks", p.Attacks.Validate())
+	for i, w := range p.SybilWaves {
+		l.If(w < 1, "SybilWaves", i, fmt.Sprintf("%d keys: want at least 1", w))
+	}
 	l.AtLeast("Probes", p.Probes, -1)
 	l.NotNegative("PublishEvery", p.PublishEvery, "1ms per node, at least 20ms")
 	l.NotNegative("PhaseTimeout", p.PhaseTimeout, "a timeout from the number of nodes")

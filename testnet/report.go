@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -229,6 +230,8 @@ type ByzantineReport struct {
 	Attacks *AttackReport `json:"attacks,omitempty"`
 	// PublishNote says how the offenders got their records out.
 	PublishNote string `json:"publish_note"`
+	// Sybils: fresh keys with valid records, and what they changed.
+	Sybils *SybilReport `json:"sybils,omitempty"`
 }
 
 // Percentile returns the p-th percentile (0 < p ≤ 100) of xs by the
@@ -358,6 +361,12 @@ func (r Report) WriteTable(w io.Writer) error {
 				fmt.Fprintf(w, "attacks: %d sybils held %d sync streams; an API serving %d connections at once under a flood of %d answered %d of %d honest requests (slowest %.0f ms)\n",
 					a.SybilHosts, a.SybilStreams, a.APIMaxConns, a.APIFloodConns, a.APIAnswered, a.APIRequests, a.APIMaxAnswerMs)
 			}
+			if s := b.Sybils; s != nil {
+				fmt.Fprintf(w, "sybils: %d fresh keys in waves of %s sent %d valid records (confirming an offender's lesson, confirming and revoking %d honest lessons); %s: offender's lesson common at %d of %d honest nodes (%d with admit_all), honest lessons revoked %d, states and strengths changed %d of %d (want 0)\n",
+					s.Keys, ints(s.Waves), s.RecordsSent, s.Targets, s.Admission, s.OffenderCommon, s.Nodes, s.CommonIfAllAdmitted, s.Revoked, s.Changed, s.Checked)
+				fmt.Fprintf(w, "open team, nothing admitted: %d common, %d candidates of %d lessons held by %d nodes\n",
+					s.OpenCommon, s.OpenCandidates, s.OpenLessons, s.Nodes)
+			}
 		}
 		if pr := p.Partition; pr != nil {
 			fmt.Fprintf(w, "partition: sides %d/%d, %d connections cut, %d leaked, all across %.0f ms after healing\n",
@@ -392,6 +401,14 @@ func kv(m map[string]int) string {
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%d %s", m[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func ints(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
 	}
 	return strings.Join(parts, ", ")
 }

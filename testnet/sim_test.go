@@ -78,6 +78,9 @@ func TestSimTestnet(t *testing.T) {
 		if p.DeliveryRatio != 1 || !p.Converged || p.Error != "" {
 			t.Errorf("%s: delivered %d of %d, converged %v: %s", p.Name, p.Delivered, p.Expected, p.Converged, p.Error)
 		}
+		if p.Byzantine != nil {
+			checkSybils(t, p.Byzantine.Sybils, cfg.Params.SybilWaves)
+		}
 	}
 	// The latencies are the links': nothing arrives before a link's
 	// latency minus its jitter, whatever the machine.

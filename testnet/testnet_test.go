@@ -45,6 +45,7 @@ func TestSmallTestnet(t *testing.T) {
 			if a.SybilStreams == 0 || a.APIFloodConns <= a.APIMaxConns {
 				t.Errorf("the attacks did not attack: %+v", a)
 			}
+			checkSybils(t, b.Sybils, []int{3, 30})
 		}
 	}
 	// The hostile run's memory bound: every node and attacker in one
@@ -53,5 +54,32 @@ func TestSmallTestnet(t *testing.T) {
 	t.Logf("RSS peak %.1f MiB, %.1f MiB per node", float64(rep.RSSBytes)/(1<<20), float64(rep.RSSPerNodeBytes)/(1<<20))
 	if rep.RSSPerNodeBytes > rssPerNode && !raceDetector {
 		t.Errorf("RSS %.1f MiB per node, over the %d MiB bound", float64(rep.RSSPerNodeBytes)/(1<<20), rssPerNode>>20)
+	}
+}
+
+// checkSybils asserts what fresh keys did at memories that do not admit
+// them (SPEC §8): nothing, though the same records would make the
+// offender's lesson common at a memory that admits every origin.
+func checkSybils(t *testing.T, s *SybilReport, waves []int) {
+	t.Helper()
+	if s == nil {
+		t.Fatal("the byzantine phase reports no sybils")
+	}
+	keys := 0
+	for _, w := range waves {
+		keys += w
+	}
+	t.Logf("sybils: %+v", *s)
+	if s.Keys != keys || s.RecordsSent <= keys || s.Checked == 0 || s.Targets == 0 {
+		t.Errorf("the sybils did not attack: %d keys (want %d), %d records, %d states checked, %d targets", s.Keys, keys, s.RecordsSent, s.Checked, s.Targets)
+	}
+	if s.Changed != 0 || s.OffenderCommon != 0 || s.Revoked != 0 {
+		t.Errorf("the sybils changed %d states or strengths, made their lesson common at %d nodes, revoked %d honest lessons; want 0", s.Changed, s.OffenderCommon, s.Revoked)
+	}
+	if s.CommonIfAllAdmitted != s.Nodes {
+		t.Errorf("with every origin admitted their lesson is common at %d of %d nodes: the attack has no teeth", s.CommonIfAllAdmitted, s.Nodes)
+	}
+	if s.OpenCommon != 0 || s.OpenLessons == 0 || s.OpenCandidates == 0 {
+		t.Errorf("open team, nothing admitted: %d common, %d candidates of %d lessons; want 0 common", s.OpenCommon, s.OpenCandidates, s.OpenLessons)
 	}
 }

@@ -27,6 +27,7 @@ type nodeTrack struct {
 	arrived map[recID]time.Time
 	byHash  map[string]map[protocol.RecordKey]*protocol.Record
 	stateAt map[stateKey]time.Time // when the node first computed a watched hash's state
+	admit   protocol.Admitted      // the node's admitted set (Memory.Admitted)
 }
 
 // tracker follows every node's arrivals and the states they imply. It is
@@ -52,6 +53,13 @@ func (t *tracker) node(i int) *nodeTrack {
 		t.nodes[i] = nt
 	}
 	return nt
+}
+
+// admit sets the admitted set node i computes its states with.
+func (t *tracker) admit(i int, a protocol.Admitted) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.node(i).admit = a
 }
 
 // accept notes that node i now holds rec (it arrived, or the node signed it).
@@ -86,7 +94,7 @@ func (t *tracker) noteState(nt *nodeTrack, hash string, at time.Time) {
 	for _, r := range nt.byHash[hash] {
 		recs = append(recs, r)
 	}
-	st := protocol.ComputeState(hash, recs, at, t.params, protocol.AdmitAll())
+	st := protocol.ComputeState(hash, recs, at, t.params, nt.admit)
 	k := stateKey{hash, st.State}
 	if _, ok := nt.stateAt[k]; !ok {
 		nt.stateAt[k] = at
