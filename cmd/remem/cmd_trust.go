@@ -52,10 +52,10 @@ Examples:
   remem trust remove 3f9a0c21d4e5b678
   remem trust list --json | jq -r '.[].origin'`,
 		Subcommands: []*cli.Command{
-			{Name: "add", Usage: "admit a key, an origin or a `remem id --json` document", Action: trustAdd,
-				UsageText: "remem trust add ENTRY...\n\nENTRY: a 64-hex key, a 16-hex origin, a file of `remem id --json`, or - for stdin.\n\nExamples:\n  remem trust add 3f9a0c21d4e5b678\n  ssh laptop remem id --json | remem trust add -\n  remem trust add bob-id.json"},
-			{Name: "remove", Usage: "take an origin out of the trust list", Action: trustRemove,
-				UsageText: "remem trust remove ENTRY...\n\nENTRY names the origin as add does (its key, its origin, or an id document).\n\nExamples:\n  remem trust remove 3f9a0c21d4e5b678"},
+			{Name: "add", Usage: "admit a key, an origin or a `remem id --json` document", Flags: []cli.Flag{jsonFlag}, Action: trustAdd,
+				UsageText: "remem trust add [--json] ENTRY...\n\nENTRY: a 64-hex key, a 16-hex origin, a file of `remem id --json`, or - for stdin.\n\nExamples:\n  remem trust add 3f9a0c21d4e5b678\n  ssh laptop remem id --json | remem trust add -\n  remem trust add bob-id.json"},
+			{Name: "remove", Usage: "take an origin out of the trust list", Flags: []cli.Flag{jsonFlag}, Action: trustRemove,
+				UsageText: "remem trust remove [--json] ENTRY...\n\nENTRY names the origin as add does (its key, its origin, or an id document).\n\nExamples:\n  remem trust remove 3f9a0c21d4e5b678"},
 			{Name: "list", Usage: "every admitted origin and where it comes from", Flags: []cli.Flag{jsonFlag}, Action: trustList,
 				UsageText: "remem trust list [--json]\n\nExamples:\n  remem trust list\n  remem trust list --json | jq '.[] | select(.source == \"trust\")'"},
 		},
@@ -67,6 +67,21 @@ type trustEntry struct {
 	Origin string `json:"origin"`
 	Entry  string `json:"entry"`  // as the file has it: a key or an origin
 	Source string `json:"source"` // trust, members, members TEAM, this memory
+}
+
+// trustEdit is what trust add or remove did to one ENTRY (--json).
+type trustEdit struct {
+	Origin string `json:"origin"`
+	Result string `json:"result"` // added, already trusted, removed, not trusted
+	Said   string `json:"said"`
+}
+
+// trustEdits is the answer of trust add and remove --json.
+type trustEdits struct {
+	Edits []trustEdit `json:"edits"`
+	// NodeRunning: a node runs on the home and takes the list at its next
+	// start.
+	NodeRunning bool `json:"node_running"`
 }
 
 // idDocument is what `remem trust add` reads of `remem id --json`: its
@@ -149,7 +164,10 @@ func editTrust(c *cli.Context, add bool) error {
 		}
 		return o
 	}
-	var said []string
+	var said []trustEdit
+	note := func(origin, result, text string) {
+		said = append(said, trustEdit{Origin: origin, Result: result, Said: text})
+	}
 	for _, arg := range c.Args().Slice() {
 		entry, origin, err := trustArg(c, arg)
 		if err != nil {
@@ -162,15 +180,15 @@ func editTrust(c *cli.Context, add bool) error {
 			if len(entry) > len(list[at]) {
 				list[at] = entry
 			}
-			said = append(said, fmt.Sprintf("origin %s is already trusted", origin))
+			note(origin, "already trusted", fmt.Sprintf("origin %s is already trusted", origin))
 		case add:
 			list = append(list, entry)
-			said = append(said, fmt.Sprintf("trusted origin %s", origin))
+			note(origin, "added", fmt.Sprintf("trusted origin %s", origin))
 		case at < 0:
-			said = append(said, fmt.Sprintf("origin %s was not in the trust list", origin))
+			note(origin, "not trusted", fmt.Sprintf("origin %s was not in the trust list", origin))
 		default:
 			list = slices.Delete(list, at, at+1)
-			said = append(said, fmt.Sprintf("removed origin %s from the trust list", origin))
+			note(origin, "removed", fmt.Sprintf("removed origin %s from the trust list", origin))
 		}
 	}
 	f, err := settingField("trust")
@@ -186,11 +204,15 @@ func editTrust(c *cli.Context, add bool) error {
 	if err := editConfig(home(c), "trust", line); err != nil {
 		return err
 	}
+	_, derr := dialNode(c.Context, home(c))
+	if c.Bool("json") {
+		return printJSON(c.App.Writer, trustEdits{Edits: said, NodeRunning: derr == nil})
+	}
 	w := c.App.Writer
 	for _, s := range said {
-		fmt.Fprintln(w, s)
+		fmt.Fprintln(w, s.Said)
 	}
-	if _, err := dialNode(c.Context, home(c)); err == nil {
+	if derr == nil {
 		fmt.Fprintln(w, "a node is running on this home: it takes the new trust list at its next start (restart `remem node`)")
 	}
 	return nil
