@@ -56,6 +56,10 @@ type Status struct {
 	// Rejects says where rejected event lines are and how many the bound
 	// on their files dropped.
 	Rejects RejectsInfo `json:"rejects"`
+
+	// AdmissionNotice says once, after the upgrade to admitted verifiers
+	// (SPEC §8), how many lessons held became candidates.
+	AdmissionNotice string `json:"admission_notice,omitempty"`
 }
 
 // PeerStatus is one connected peer.
@@ -715,6 +719,9 @@ func (m *Memory) Status() (Status, error) {
 		return st, err
 	}
 	if st.Writers, err = m.WriterCounts(); err != nil {
+		return st, err
+	}
+	if st.AdmissionNotice, err = m.admissionNotice(); err != nil {
 		return st, err
 	}
 	lessons, err := m.store.Lessons()

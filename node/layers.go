@@ -235,7 +235,7 @@ func layerOnly(l LayerLesson) LessonView {
 	return LessonView{Hash: l.Hash, ID: l.ID, Kind: l.Kind, Text: l.Text, Strength: l.Strength, Updated: l.Updated,
 		State: protocol.StateCandidate, StateReason: "only in a layer file: no record of it is held here",
 		StrengthReason: "from a layer file: no record of it is held here, so the file gives its strength",
-		Origins:        []string{}, Confirmers: []string{}, Layers: []string{}}
+		Origins:        []string{}, Confirmers: []string{}, Verifiers: []string{}, Admitted: []string{}, Support: Support(0, 0), Layers: []string{}}
 }
 
 // layerFiles are a memory's configured layers, each read again when its

@@ -153,6 +153,9 @@ func Open(cfg Config) (*Memory, error) {
 	m := &Memory{cfg: cfg, id: id, store: st, log: log, now: cfg.Now, apiToken: token,
 		sim: cfg.Similarity, write: cfg.Writer, refused: map[protocol.Reason]int{}, metrics: met}
 	m.layers = newLayerFiles(cfg.Layers, m.log)
+	if err := m.noteAdmissionUpgrade(); err != nil {
+		m.log.Warn("counting the lessons admitted verifiers made candidates: remem status will not say it", "err", err)
+	}
 	return m, nil
 }
 

@@ -25,17 +25,24 @@ type LessonView struct {
 	// StrengthReason says why the strength is what it is, so that the
 	// author's 0.75 and a receiver's 0.50 of one lesson are not a puzzle:
 	// a short phrase (StrengthWhy), a colon, then the rule.
-	StrengthReason string    `json:"strength_reason"`
-	Seen           int64     `json:"seen"`
-	Own            bool      `json:"own"`
-	Published      bool      `json:"published"`
-	Author         string    `json:"author,omitempty"`
-	Origins        []string  `json:"origins"`
-	Confirmers     []string  `json:"confirmers"`
-	Layers         []string  `json:"layers"`
-	Scopes         []string  `json:"scopes,omitempty"`
-	Updated        time.Time `json:"updated"`
-	Score          float64   `json:"score,omitempty"` // relevance, for recall
+	StrengthReason string   `json:"strength_reason"`
+	Seen           int64    `json:"seen"`
+	Own            bool     `json:"own"`
+	Published      bool     `json:"published"`
+	Author         string   `json:"author,omitempty"`
+	Origins        []string `json:"origins"`
+	Confirmers     []string `json:"confirmers"`
+	// Verifiers are the memories other than the author that vouch for it
+	// (published the same lesson or confirmed it: its confirmations);
+	// Admitted are those this memory admits (SPEC §8): only they count
+	// toward N. Support says it in words: "3 confirmations, none admitted".
+	Verifiers []string  `json:"verifiers"`
+	Admitted  []string  `json:"admitted"`
+	Support   string    `json:"support"`
+	Layers    []string  `json:"layers"`
+	Scopes    []string  `json:"scopes,omitempty"`
+	Updated   time.Time `json:"updated"`
+	Score     float64   `json:"score,omitempty"` // relevance, for recall
 }
 
 // Filter narrows the lesson view.
@@ -181,8 +188,15 @@ func (m *Memory) view(l store.Lesson, now time.Time) (*LessonView, error) {
 		confirmers = []string{}
 	}
 	shown := protocol.ShownStrength(l.Strength, l.Updated, st, now, m.cfg.Params.State.W)
+	verifiers, admitted := nonNilStrings(st.Verifiers), nonNilStrings(st.Admitted)
+	reason := st.Reason
+	if st.State == protocol.StateCandidate && len(verifiers) > 0 {
+		// Why it is a candidate, in the words every view uses.
+		reason = fmt.Sprintf("%s; %d admitted needed (%s)", Support(len(verifiers), len(admitted)), m.cfg.Params.State.N, st.Reason)
+	}
 	return &LessonView{
-		Hash: l.Hash, ID: idOf(l), Kind: l.Kind, Text: l.Text, State: st.State, StateReason: st.Reason,
+		Verifiers: verifiers, Admitted: admitted, Support: Support(len(verifiers), len(admitted)),
+		Hash: l.Hash, ID: idOf(l), Kind: l.Kind, Text: l.Text, State: st.State, StateReason: reason,
 		Strength: shown, StrengthReason: strengthReason(l, st.State, shown, m.cfg.Params.State.W),
 		Seen: l.Seen, Own: l.Own, Published: l.Published, Author: st.Author, Origins: origins,
 		Confirmers: confirmers, Layers: uniqSorted(layers), Scopes: uniqSorted(append(scopes, l.Scopes...)), Updated: l.Updated,
@@ -227,6 +241,44 @@ func halfWindow(w time.Duration) string {
 	return (w / 2).String()
 }
 
+// Support counts a lesson's confirmations (its verifiers) and the admitted
+// ones among them, as every view says it: "3 confirmations, 1 admitted",
+// "3 confirmations, none admitted", "0 confirmations".
+func Support(verifiers, admitted int) string {
+	unit := "confirmations"
+	if verifiers == 1 {
+		unit = "confirmation"
+	}
+	switch {
+	case verifiers == 0:
+		return "0 confirmations"
+	case admitted == 0:
+		return fmt.Sprintf("%d %s, none admitted", verifiers, unit)
+	}
+	return fmt.Sprintf("%d %s, %d admitted", verifiers, unit, admitted)
+}
+
+// AgentSupport is Support framed for an agent: support from memories this
+// one does not admit is said to be that, never common knowledge.
+func (v LessonView) AgentSupport() string {
+	n, m := len(v.Verifiers), len(v.Admitted)
+	s := Support(n, m)
+	switch {
+	case n == 0 || m == n:
+		return s
+	case m == 0:
+		return s + ": none from memories this one admits"
+	}
+	return fmt.Sprintf("%s: %d from memories this one does not admit", s, n-m)
+}
+
+func nonNilStrings(ss []string) []string {
+	if ss == nil {
+		return []string{}
+	}
+	return ss
+}
+
 // StrengthWhy is the short phrase of StrengthReason, for a table column.
 func (v LessonView) StrengthWhy() string {
 	why, _, _ := strings.Cut(v.StrengthReason, ":")
@@ -261,14 +313,32 @@ type RecordView struct {
 // Provenance is everything held about one lesson.
 type Provenance struct {
 	LessonView
-	Records   []RecordView `json:"records"`
-	Verifiers []string     `json:"verifiers"`
-	Revokers  []string     `json:"revokers,omitempty"`
-	MetBefore bool         `json:"met_before"`
-	Confirmed bool         `json:"confirmed_here"`
-	Projects  []string     `json:"projects,omitempty"`
-	Episodes  int          `json:"episodes"`
-	History   []StateStep  `json:"history"`
+	Records []RecordView `json:"records"`
+	// Admission says of each verifier whether this memory admits it, and
+	// why (Memory.Admits).
+	Admission []VerifierAdmission `json:"admission"`
+	Revokers  []string            `json:"revokers,omitempty"`
+	MetBefore bool                `json:"met_before"`
+	Confirmed bool                `json:"confirmed_here"`
+	Projects  []string            `json:"projects,omitempty"`
+	Episodes  int                 `json:"episodes"`
+	History   []StateStep         `json:"history"`
+}
+
+// VerifierAdmission is one verifier of a lesson and why it counts or not.
+type VerifierAdmission struct {
+	Origin   string `json:"origin"`
+	Admitted bool   `json:"admitted"`
+	Why      string `json:"why"`
+}
+
+// AdmissionText says a verifier's admission for a line: "admitted: in the
+// trust list", or NotAdmitted's sentence.
+func AdmissionText(admitted bool, why string) string {
+	if admitted {
+		return "admitted: " + why
+	}
+	return why
 }
 
 // StateStep is one change of a lesson's computed state.
@@ -341,7 +411,7 @@ func (m *Memory) Show(ref string) (Provenance, error) {
 		views, _ := ComposeLayers(nil, layers, nil)
 		for _, v := range views {
 			if v.Hash == hash {
-				return Provenance{LessonView: v, Records: []RecordView{}, Verifiers: []string{}, History: []StateStep{}}, nil
+				return Provenance{LessonView: v, Records: []RecordView{}, Admission: []VerifierAdmission{}, History: []StateStep{}}, nil
 			}
 		}
 		return p, fmt.Errorf("%w: %s (`remem lessons --all` lists the hashes)", ErrUnknownLesson, hash)
@@ -367,9 +437,11 @@ func (m *Memory) Show(ref string) (Provenance, error) {
 	}
 	st := m.state(hash, recs, now)
 	p.LessonView = *v
-	p.Verifiers, p.Revokers = st.Verifiers, st.Revokers
-	if p.Verifiers == nil {
-		p.Verifiers = []string{}
+	p.Revokers = st.Revokers
+	p.Admission = make([]VerifierAdmission, 0, len(st.Verifiers))
+	for _, o := range st.Verifiers {
+		ok, why := m.Admits(o)
+		p.Admission = append(p.Admission, VerifierAdmission{Origin: o, Admitted: ok, Why: why})
 	}
 	p.MetBefore, p.Confirmed, p.Projects, p.Episodes = l.MetBefore, l.Confirmed, l.Projects, len(l.Episodes)
 	p.History = stateHistory(hash, recs, now, m.cfg.Params.State, m.admitted())

@@ -36,6 +36,8 @@ wrong and what to do:
   home       the home exists and holds a memory's key
   key        the key file only its owner can read (0600)
   config     config.toml reads and remem node would accept it
+  admit      whom this memory counts; a warning when admit_all is on with
+             an open scope (a team without members, a commons, mDNS)
   store      the store opens (or the running node's API answers for it)
   node       whether a node runs on this home and its API answers
   ports      the API port and the libp2p listen ports are free (or held by
@@ -152,6 +154,8 @@ func diagnose(ctx context.Context, h string) doctorReport {
 		rep.add("config", checkOK, "%s reads, and remem node would start with it", src.file)
 	}
 
+	checkAdmission(&rep, s)
+
 	client, nodeErr := dialNode(ctx, h)
 	var st node.Status
 	if client != nil {
@@ -215,6 +219,42 @@ func diagnose(ctx context.Context, h string) doctorReport {
 	}
 	checkCommons(ctx, &rep, s)
 	return rep
+}
+
+// checkAdmission warns when admit_all counts every origin while the node
+// takes records from where strangers reach it: a team with no members
+// list, a commons, mDNS (SPEC §8: keys cost nothing).
+func checkAdmission(rep *doctorReport, s nodeSettings) {
+	if !s.AdmitAll {
+		rep.add("admit", checkOK, "only admitted memories make a lesson common: this one, %d in the trust list (`remem trust list`), members of private teams", len(s.Trust))
+		return
+	}
+	everyTeam, private := false, map[string]bool{}
+	for _, e := range s.Members {
+		team, _, ok := strings.Cut(e, "=")
+		if ok && gossip.ValidTeamName(team) {
+			private[team] = true
+		} else {
+			everyTeam = true
+		}
+	}
+	var open []string
+	for _, t := range s.Teams {
+		if !everyTeam && !private[t] {
+			open = append(open, "team "+t+" (no members list)")
+		}
+	}
+	for _, c := range s.Commons {
+		open = append(open, "commons "+c)
+	}
+	if s.MDNS {
+		open = append(open, "mDNS")
+	}
+	if len(open) == 0 {
+		rep.add("admit", checkOK, "admit_all = true counts every origin; every scope configured is closed (private teams only)")
+		return
+	}
+	rep.add("admit", checkWarn, "admit_all = true counts every origin, and %s let strangers in: their fresh keys then make lessons common; turn it off (`remem config unset admit_all`) and admit whom you mean with `remem trust add`", strings.Join(open, ", "))
 }
 
 // configTextOf is config.toml's text, "" when there is none.

@@ -67,6 +67,8 @@ func idCommand() *cli.Command {
 		Usage: "print the memory's origin and public key",
 		UsageText: `remem id [--json]
 
+It prints what another machine needs to trust this one: the key (or the
+origin) for ` + "`remem trust add`" + ` there, which also takes this --json document.
 With a node running on the home it also prints the node's dialable
 addresses, each ending in /p2p/<peer id> (relayed ones through
 /p2p-circuit when it is behind NAT), ready for another node's --bootstrap
@@ -76,7 +78,8 @@ or unknown).
 Examples:
   remem id
   remem id --json | jq -r .origin
-  remem id --json | jq -r '.addrs[]'`,
+  remem id --json | jq -r '.addrs[]'
+  remem id --json > my-id.json   # then on the other machine: remem trust add my-id.json`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			id, err := node.LoadIdentity(home(c))
@@ -94,6 +97,7 @@ Examples:
 			}
 			w := c.App.Writer
 			fmt.Fprintf(w, "origin   %s\nkey      %s\npeer id  %s\nhome     %s\n", out.Origin, out.Key, out.PeerID, out.Home)
+			fmt.Fprintf(w, "trust    another memory counts this one's confirmations after `remem trust add %s` there (or `remem id --json | remem trust add -`)\n", out.Key)
 			switch {
 			case !out.Running:
 				fmt.Fprintln(w, "node     not running (`remem node` listens; then remem id prints its addresses)")

@@ -71,9 +71,9 @@ func printLessons(c *cli.Context, views []node.LessonView) error {
 		return nil
 	}
 	w := table(c.App.Writer)
-	fmt.Fprintln(w, "HASH\tSTATE\tSTRENGTH\tWHY\tKIND\tORIGINS\tCONFIRMERS\tTEXT")
+	fmt.Fprintln(w, "HASH\tSTATE\tSTRENGTH\tWHY\tKIND\tORIGINS\tCONFIRMERS\tSUPPORT\tTEXT")
 	for _, v := range views {
-		fmt.Fprintf(w, "%s\t%s\t%.2f\t%s\t%s\t%d\t%d\t%s\n", v.Hash, v.State, v.Strength, orNone(v.StrengthWhy()), v.Kind, len(v.Origins), len(v.Confirmers), short(v.Text, 70))
+		fmt.Fprintf(w, "%s\t%s\t%.2f\t%s\t%s\t%d\t%d\t%s\t%s\n", v.Hash, v.State, v.Strength, orNone(v.StrengthWhy()), v.Kind, len(v.Origins), len(v.Confirmers), v.Support, short(v.Text, 70))
 	}
 	return w.Flush()
 }
@@ -158,6 +158,10 @@ func printProvenance(c *cli.Context, p node.Provenance) error {
 	fmt.Fprintf(w, "state %s: %s\n", p.State, display.Text(p.StateReason))
 	fmt.Fprintf(w, "author %s; origins %s\n", orNone(p.Author), list(p.Origins))
 	fmt.Fprintf(w, "confirmers %s\n", list(p.Confirmers))
+	fmt.Fprintf(w, "%s\n", p.Support)
+	for _, a := range p.Admission {
+		fmt.Fprintf(w, "  verifier %s: %s\n", a.Origin, node.AdmissionText(a.Admitted, a.Why))
+	}
 	fmt.Fprintf(w, "layers %s\n", list(p.Layers))
 	if len(p.Revokers) > 0 {
 		fmt.Fprintf(w, "revoked by %s\n", list(p.Revokers))

@@ -112,7 +112,7 @@ func printRecall(c *cli.Context, views []node.LessonView) error {
 		return nil
 	}
 	for _, v := range views {
-		fmt.Fprintf(c.App.Writer, "- %s (%s, strength %.2f, %d confirmers) [%s]\n", display.Text(v.Text), v.State, v.Strength, len(v.Confirmers), v.Hash)
+		fmt.Fprintf(c.App.Writer, "- %s (%s, strength %.2f, %s) [%s]\n", display.Text(v.Text), v.State, v.Strength, v.AgentSupport(), v.Hash)
 	}
 	return nil
 }

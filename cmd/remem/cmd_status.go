@@ -147,6 +147,9 @@ func showStatus(c *cli.Context) error {
 		state = "running since " + st.Started.Format(time.RFC3339)
 	}
 	fmt.Fprintf(w, "origin     %s\nhome       %s\nnode       %s\n", st.Origin, st.Home, state)
+	if st.AdmissionNotice != "" {
+		fmt.Fprintf(w, "notice     %s\n", display.Text(st.AdmissionNotice))
+	}
 	if st.PeerID != "" {
 		fmt.Fprintf(w, "peer id    %s\n", st.PeerID)
 		for _, a := range st.Addrs {

@@ -110,7 +110,7 @@ func TestContextMarkdown(t *testing.T) {
 			t.Errorf("every lesson should be framed as an observation: %q", it)
 		}
 	}
-	if !strings.HasPrefix(items[1], "- Observed (candidate, 2 confirmations): Homebrew upgrades") {
+	if !strings.HasPrefix(items[1], "- Observed (candidate, 2 confirmations, none admitted: none from memories this one admits): Homebrew upgrades") {
 		t.Errorf("the confirmed lesson should come next (equal strength, more confirmations), with its 2 confirmations:\n%s", out)
 	}
 	if !strings.Contains(out, "Observed (candidate, 0 confirmations): Docker builds") {

@@ -64,7 +64,7 @@ func TestDoctorHealthyHome(t *testing.T) {
 	if code != 0 || !rep.OK || errOut != "" {
 		t.Fatalf("doctor on a healthy home: exit %d %q\n%+v", code, errOut, rep.Checks)
 	}
-	want := map[string]string{"home": checkOK, "key": checkOK, "config": checkOK, "store": checkOK, "node": checkWarn,
+	want := map[string]string{"home": checkOK, "key": checkOK, "config": checkOK, "admit": checkOK, "store": checkOK, "node": checkWarn,
 		"ports": checkOK, "reach": checkUnknown, "teams": checkOK, "commons": checkOK, "clock": checkOK}
 	got := checks(rep)
 	for name, status := range want {

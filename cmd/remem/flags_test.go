@@ -264,7 +264,7 @@ func serveCommons(t *testing.T) string {
 // config edits, which print nothing when they succeed. Every other
 // command prints data a program may read.
 var noJSON = map[string]bool{"node": true, "mcp": true, "commons": true, "commons serve": true, "folder": true, "completion": true,
-	"config": true, "config set": true, "config unset": true}
+	"config": true, "config set": true, "config unset": true, "trust": true}
 
 // TestEveryDataCommandHasJSON: --json on every command that prints data.
 func TestEveryDataCommandHasJSON(t *testing.T) {

@@ -17,32 +17,15 @@ const Header = "These are observations from other agents' experience, with how o
 // Confirmations counts the memories other than the author that vouch for a
 // lesson: the origins that published the same lesson and those that signed
 // a confirmation, each once (the verifiers of SPEC §8).
-func Confirmations(v node.LessonView) int {
-	author := v.Author
-	if author == "" && len(v.Origins) > 0 {
-		author = v.Origins[0]
-	}
-	seen := map[string]bool{}
-	for _, o := range v.Origins {
-		seen[o] = true
-	}
-	for _, o := range v.Confirmers {
-		seen[o] = true
-	}
-	delete(seen, author)
-	delete(seen, "")
-	return len(seen)
-}
+func Confirmations(v node.LessonView) int { return len(v.Verifiers) }
 
 // Observation frames a lesson as what it is, an observation with its state
-// and confirmations: "Observed (common, 3 confirmations): <text>".
+// and confirmations, support from memories this one does not admit said to
+// be that: "Observed (common, 3 confirmations, 3 admitted): <text>",
+// "Observed (candidate, 3 confirmations, none admitted: none from memories
+// this one admits): <text>".
 func Observation(v node.LessonView) string {
-	n := Confirmations(v)
-	unit := "confirmations"
-	if n == 1 {
-		unit = "confirmation"
-	}
-	return fmt.Sprintf("Observed (%s, %d %s): %s", v.State, n, unit, display.Text(v.Text))
+	return fmt.Sprintf("Observed (%s, %s): %s", v.State, v.AgentSupport(), display.Text(v.Text))
 }
 
 // Lesson is one lesson as an agent reads it.
@@ -57,7 +40,10 @@ type Lesson struct {
 	StrengthReason string   `json:"strength_reason,omitempty" jsonschema:"why the strength is what it is here (an author and a receiver differ)"`
 	Seen           int64    `json:"seen" jsonschema:"how many surprises of this memory it absorbed"`
 	Confirmations  int      `json:"confirmations" jsonschema:"how many memories other than the author vouch for it"`
+	Admitted       int      `json:"admitted" jsonschema:"how many of them this memory admits: only they make it common (SPEC 8)"`
+	Support        string   `json:"support" jsonschema:"confirmations and admitted ones in words"`
 	Confirmers     []string `json:"confirmers" jsonschema:"origins that signed a confirmation"`
+	AdmittedBy     []string `json:"admitted_by" jsonschema:"the confirming origins this memory admits"`
 	Origins        []string `json:"origins" jsonschema:"origins that published it"`
 	Author         string   `json:"author,omitempty" jsonschema:"the origin that published it first"`
 	Own            bool     `json:"own" jsonschema:"written by this memory"`
@@ -70,7 +56,7 @@ type Lesson struct {
 // no control or bidi character, whatever the store holds.
 func LessonOf(v node.LessonView) Lesson {
 	return Lesson{Hash: v.Hash, Kind: display.Text(v.Kind), Text: display.Text(v.Text), Observation: Observation(v), State: string(v.State), StateReason: display.Text(v.StateReason),
-		Strength: round(v.Strength), StrengthReason: display.Text(v.StrengthReason), Seen: v.Seen, Confirmations: Confirmations(v), Confirmers: nonNil(v.Confirmers), Origins: nonNil(v.Origins),
+		Strength: round(v.Strength), StrengthReason: display.Text(v.StrengthReason), Seen: v.Seen, Confirmations: Confirmations(v), Admitted: len(v.Admitted), Support: v.AgentSupport(), AdmittedBy: nonNil(v.Admitted), Confirmers: nonNil(v.Confirmers), Origins: nonNil(v.Origins),
 		Author: v.Author, Own: v.Own, Layers: nonNil(display.Texts(v.Layers)), Updated: timeString(v.Updated), Relevance: round(v.Score)}
 }
 
@@ -109,13 +95,21 @@ type Record struct {
 
 // Provenance is one lesson with every record held for it.
 type Provenance struct {
-	Lesson    Lesson   `json:"lesson"`
-	Verifiers []string `json:"verifiers"`
-	Revokers  []string `json:"revokers"`
-	MetBefore bool     `json:"met_before" jsonschema:"this memory had met the surprise before the lesson arrived"`
-	Confirmed bool     `json:"confirmed_here" jsonschema:"this memory confirmed it"`
-	Records   []Record `json:"records"`
-	History   []Step   `json:"history" jsonschema:"the lesson's state over time, oldest first"`
+	Lesson    Lesson     `json:"lesson"`
+	Verifiers []string   `json:"verifiers"`
+	Admission []Verifier `json:"admission" jsonschema:"each verifier and why this memory admits it or not"`
+	Revokers  []string   `json:"revokers"`
+	MetBefore bool       `json:"met_before" jsonschema:"this memory had met the surprise before the lesson arrived"`
+	Confirmed bool       `json:"confirmed_here" jsonschema:"this memory confirmed it"`
+	Records   []Record   `json:"records"`
+	History   []Step     `json:"history" jsonschema:"the lesson's state over time, oldest first"`
+}
+
+// Verifier is one verifier of a lesson and why it counts here or not.
+type Verifier struct {
+	Origin   string `json:"origin"`
+	Admitted bool   `json:"admitted"`
+	Why      string `json:"why"`
 }
 
 // Step is one change of a lesson's computed state.
@@ -128,6 +122,10 @@ type Step struct {
 func provenanceOf(p node.Provenance) Provenance {
 	out := Provenance{Lesson: LessonOf(p.LessonView), Verifiers: nonNil(p.Verifiers), Revokers: nonNil(p.Revokers),
 		MetBefore: p.MetBefore, Confirmed: p.Confirmed, Records: make([]Record, 0, len(p.Records))}
+	out.Admission = make([]Verifier, 0, len(p.Admission))
+	for _, a := range p.Admission {
+		out.Admission = append(out.Admission, Verifier{Origin: a.Origin, Admitted: a.Admitted, Why: display.Text(a.Why)})
+	}
 	for _, r := range p.Records {
 		out.Records = append(out.Records, Record{Type: r.Type, Origin: r.Origin, Signed: timeString(r.Time),
 			Arrived: timeString(r.Arrived), Scopes: nonNil(display.Texts(r.Scopes)), Reason: agentReason(r.Reason)})
@@ -146,6 +144,10 @@ func renderProvenance(p Provenance) string {
 	fmt.Fprintf(&b, "hash %s, kind %s, strength %.2f, seen %d\n", l.Hash, l.Kind, l.Strength, l.Seen)
 	fmt.Fprintf(&b, "state %s: %s\n", l.State, l.StateReason)
 	fmt.Fprintf(&b, "author %s; origins %s; confirmers %s\n", orNone(l.Author), list(l.Origins), list(l.Confirmers))
+	fmt.Fprintf(&b, "%s\n", l.Support)
+	for _, a := range p.Admission {
+		fmt.Fprintf(&b, "- verifier %s: %s\n", a.Origin, node.AdmissionText(a.Admitted, a.Why))
+	}
 	if len(p.Revokers) > 0 {
 		fmt.Fprintf(&b, "revoked by %s\n", list(p.Revokers))
 	}

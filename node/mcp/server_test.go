@@ -268,7 +268,9 @@ func TestRecallReceivedLesson(t *testing.T) {
 	if l.Confirmations != 1 || len(l.Confirmers) != 1 || l.Confirmers[0] != confirmer.Origin() || l.Author != author.Origin() {
 		t.Errorf("provenance of the received lesson: %+v", l)
 	}
-	if want := "Observed (candidate, 1 confirmation): " + text; l.Observation != want {
+	// The confirmer is a fresh key this memory does not admit: its support
+	// is said to be that (SPEC §8).
+	if want := "Observed (candidate, 1 confirmation, none admitted: none from memories this one admits): " + text; l.Observation != want || l.Admitted != 0 || len(l.AdmittedBy) != 0 {
 		t.Errorf("observation %q, want %q", l.Observation, want)
 	}
 	res = call(t, cs, "show", map[string]any{"hash": l.Hash})

@@ -383,7 +383,8 @@
         origins.length > 2 ? el('span', { class: 'more' }, '+' + (origins.length - 2)) : null),
       el('td', { class: 'c-confirmers', title: confirmers.join('\n') },
         el('span', { class: 'n' }, String(confirmers.length)), ' ', confirmers.slice(0, 2).map((o) => mono(o, 8)),
-        confirmers.length > 2 ? el('span', { class: 'more' }, '+' + (confirmers.length - 2)) : null),
+        confirmers.length > 2 ? el('span', { class: 'more' }, '+' + (confirmers.length - 2)) : null,
+        l.support ? el('div', { class: 'sub support', title: 'only admitted memories count toward common (SPEC §8)' }, l.support) : null),
       el('td', { class: 'c-updated' }, when(l.updated)),
       el('td', { class: 'c-hash' }, el('a', { href: lessonHref(l.hash) }, mono(l.hash, 10))),
     );
@@ -505,6 +506,10 @@
           ['author', p.author ? mono(p.author, 16) : el('span', { class: 'muted' }, 'none (not published)')],
           ['origins', originList(p.origins)],
           ['verifiers', originList(p.verifiers)],
+          ['support', el('span', { class: 'support' }, p.support || '')],
+          (p.admission || []).length ? ['admission', el('ul', { class: 'plain admission' }, p.admission.map((a) =>
+            el('li', { dataset: { origin: a.origin, admitted: String(a.admitted) } }, mono(a.origin, 16), ' ',
+              el('span', { class: a.admitted ? null : 'muted' }, a.admitted ? 'admitted: ' + a.why : a.why))))] : null,
           (p.revokers || []).length ? ['revoked by', originList(p.revokers)] : null,
           ['scopes', (p.scopes || []).length ? chips(p.scopes, 'scope') : el('span', { class: 'muted' }, 'none (local only)')],
           ['seen', String(p.seen || 0) + ' surprise' + (p.seen === 1 ? '' : 's') + ' of this memory'],
