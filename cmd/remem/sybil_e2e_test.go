@@ -17,8 +17,8 @@ import (
 // confirm a lesson that came by a shared folder and this memory's own
 // lesson, then revoke both. `remem folder sync` takes every record, and
 // `remem lessons` still shows both as candidates at the strength they had,
-// with every stranger's confirmation held; three of them in the trust list
-// (config.toml `trust`) revoke the own lesson by quorum, as the seed counts.
+// with every stranger's confirmation held; three of them trusted (`remem
+// trust add`) revoke the own lesson by quorum, as the seed counts.
 func TestFreshKeysChangeNoState(t *testing.T) {
 	for _, n := range []int{3, 30, 3000} {
 		t.Run(fmt.Sprintf("%d keys", n), func(t *testing.T) {
@@ -72,7 +72,9 @@ func TestFreshKeysChangeNoState(t *testing.T) {
 				t.Errorf("the received lesson rose to %.3f on strangers' word", s)
 			}
 			// Three of them admitted: their revocations are a quorum.
-			must(t, home, nil, "config", "set", "trust", keys[0].Origin(), keys[1].Origin(), keys[2].Origin())
+			for _, k := range keys[:3] {
+				must(t, home, nil, "trust", "add", k.Origin())
+			}
 			if v := lessonViews(t, home)[own]; v.State != protocol.StateRevoked {
 				t.Errorf("three trusted confirmers revoked the own lesson, and it is %s (%s)", v.State, v.StateReason)
 			}
