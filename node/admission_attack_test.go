@@ -1,0 +1,50 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/remem/remem/node"
+	"github.com/remem/remem/protocol"
+)
+
+// TestStrangerAuthorAddsNoAdmittedVerifier (SPEC §8): a stranger that
+// publishes the text of an own lesson, dated before it, becomes its author
+// (the earliest publisher); this memory's own lesson must not then count
+// as one more admitted verifier. Two trusted confirmers of an own lesson
+// leave it a candidate, with or without the stranger.
+func TestStrangerAuthorAddsNoAdmittedVerifier(t *testing.T) {
+	clk := newSeedClock(t)
+	mates := sybils(t, 2)
+	m, err := node.Open(node.Config{Home: t.TempDir(), Create: true, Now: clk.Now,
+		Admission: node.Admission{Trust: []string{mates[0].Origin(), mates[1].Origin()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	const text = "The release build fails when the changelog lacks the version"
+	own, err := m.Publish(protocol.KindError, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range mates {
+		c, err := protocol.SignConfirmation(k, own.Hash, clk.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		deliverLines(t, m, c)
+	}
+	before := viewOf(t, m, own.Hash)
+	if before.State != protocol.StateCandidate {
+		t.Fatalf("two trusted confirmers: %s (%s), want candidate", before.State, before.StateReason)
+	}
+	stranger := mustID(t)
+	early, err := protocol.SignLesson(stranger, protocol.LessonDraft{Kind: protocol.KindError, Text: text, Seen: 1, Strength: 0.5, Updated: clk.Now().Add(-24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliverLines(t, m, early)
+	if v := viewOf(t, m, own.Hash); v.State != before.State {
+		t.Errorf("a stranger's backdated copy of the own lesson: %s (%s), want %s (%s)", v.State, v.StateReason, before.State, before.StateReason)
+	}
+}
