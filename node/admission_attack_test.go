@@ -48,3 +48,38 @@ func TestStrangerAuthorAddsNoAdmittedVerifier(t *testing.T) {
 		t.Errorf("a stranger's backdated copy of the own lesson: %s (%s), want %s (%s)", v.State, v.StateReason, before.State, before.StateReason)
 	}
 }
+
+// TestStrangerFirstRaisesNothing (SPEC §8): the origin that brings a
+// candidate is counted without a rise; a stranger that publishes a
+// teammate's lesson first must not turn the teammate's own copy into a
+// rise. The candidate's stored strength is the same with or without the
+// stranger.
+func TestStrangerFirstRaisesNothing(t *testing.T) {
+	strength := func(withStranger bool) float64 {
+		clk := newSeedClock(t)
+		mate := mustID(t)
+		m, err := node.Open(node.Config{Home: t.TempDir(), Create: true, Now: clk.Now,
+			Admission: node.Admission{Trust: []string{mate.Origin()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = m.Close() })
+		draft := protocol.LessonDraft{Kind: protocol.KindError, Text: "The mirror drops uploads over two gigabytes", Seen: 1, Strength: 0.5, Updated: clk.Now().Add(-time.Minute)}
+		if withStranger {
+			s, err := protocol.SignLesson(mustID(t), draft)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deliverLines(t, m, s)
+		}
+		l, err := protocol.SignLesson(mate, draft)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deliverLines(t, m, l)
+		return viewOf(t, m, l.Hash).Strength
+	}
+	if alone, with := strength(false), strength(true); alone != with {
+		t.Errorf("a teammate's lesson: strength %.4f alone, %.4f after a stranger published it first", alone, with)
+	}
+}
