@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -81,5 +82,24 @@ func TestStrangerFirstRaisesNothing(t *testing.T) {
 	}
 	if alone, with := strength(false), strength(true); alone != with {
 		t.Errorf("a teammate's lesson: strength %.4f alone, %.4f after a stranger published it first", alone, with)
+	}
+}
+
+// TestMembersOfNoTeamAdmitNoOne (SPEC §8): only the members of a private
+// team the node is in are admitted; a members list of a team the node is
+// not in, or a common list every team overrides, admits no one.
+func TestMembersOfNoTeamAdmitNoOne(t *testing.T) {
+	x, y, z := mustID(t).Origin(), mustID(t).Origin(), mustID(t).Origin()
+	dc := node.DefaultDaemonConfig()
+	dc.Gossip.Teams = []string{"pub", "ops"}
+	dc.Gossip.Members = []string{x}                                                      // every team overrides it
+	dc.Gossip.TeamMembers = map[string][]string{"pub": {}, "ops": {y}, "elsewhere": {z}} // pub open; the node is not in elsewhere
+	got := dc.Admission().Members
+	if !slices.Equal(got, []string{y}) {
+		t.Errorf("admitted members %v, want only %s (ops)", got, y)
+	}
+	dc.Gossip.Teams = nil
+	if got := dc.Admission().Members; len(got) != 0 {
+		t.Errorf("no team: admitted members %v, want none", got)
 	}
 }
