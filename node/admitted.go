@@ -188,10 +188,19 @@ func (c DaemonConfig) Admission() Admission {
 	return a
 }
 
+// privateMembers are the members of the teams the node is in, as gossip
+// reads them: a team's own list (TeamMembers) or else the common one
+// (Members); an empty list makes a team open. A list no team of the node
+// uses (TeamMembers of a team it is not in, which gossip refuses; Members
+// that every team overrides, or with no team) admits no one.
 func privateMembers(g gossip.Config) []string {
-	out := slices.Clone(g.Members)
-	for _, team := range slices.Sorted(maps.Keys(g.TeamMembers)) {
-		out = append(out, g.TeamMembers[team]...)
+	var out []string
+	for _, team := range slices.Sorted(slices.Values(slices.Clone(g.Teams))) {
+		list, ok := g.TeamMembers[team]
+		if !ok {
+			list = g.Members
+		}
+		out = append(out, list...)
 	}
-	return out
+	return slices.Compact(slices.Sorted(slices.Values(out)))
 }

@@ -433,9 +433,22 @@ func (dc *deliverContext) support(l *store.Lesson, origin string, now time.Time)
 	if !dc.counts(l, origin) {
 		return nil
 	}
+	if !l.Own && !dc.anyAdmitted(l.Corroborators) {
+		// A candidate only strangers brought: the first admitted origin
+		// is what the candidate is, as had it come first, counted without
+		// a rise (SPEC §8: a stranger's record raises nothing).
+		l.Corroborators = append(l.Corroborators, origin)
+		dc.changed(l)
+		return nil
+	}
 	corroborate(l, origin, now)
 	dc.changed(l)
 	return nil
+}
+
+// anyAdmitted reports whether one of origins is admitted.
+func (dc *deliverContext) anyAdmitted(origins []string) bool {
+	return slices.ContainsFunc(origins, dc.admit.Admits)
 }
 
 func (dc *deliverContext) changed(l *store.Lesson) {

@@ -124,10 +124,32 @@ func ComputeState(hash string, records []*Record, now time.Time, p StateParams, 
 	if author != nil {
 		st.Author = author.Origin
 	}
+	// The author as counted: the earliest admitted publisher. A stranger
+	// that publishes the same text dated earlier is the author shown, but
+	// the count is what the admitted records alone give (SPEC §8: records
+	// of other origins move nothing), so the first admitted publisher is
+	// still not one of its own verifiers.
+	counted := ""
+	if author != nil && admit.Admits(author.Origin) {
+		counted = author.Origin
+	} else {
+		var first *Record
+		for origin, l := range lessons {
+			if rv, ok := revokes[origin]; !admit.Admits(origin) || (ok && !rv.Time.Before(l.Time)) {
+				continue // not admitted, or not a publisher: revoked its own
+			}
+			if first == nil || l.Time.Before(first.Time) || (l.Time.Equal(first.Time) && origin < first.Origin) {
+				first = l
+			}
+		}
+		if first != nil {
+			counted = first.Origin
+		}
+	}
 
 	// Quorum: admitted confirmers of the hash who signed a revocation of it.
 	for origin := range confirms {
-		if _, ok := revokes[origin]; ok && origin != st.Author && admit.Admits(origin) {
+		if _, ok := revokes[origin]; ok && origin != counted && admit.Admits(origin) {
 			st.Quorum++
 			st.Revokers = append(st.Revokers, origin)
 		}
@@ -138,7 +160,7 @@ func ComputeState(hash string, records []*Record, now time.Time, p StateParams, 
 	// with its latest record. Only admitted ones count, and give Last.
 	verifier := func(origin string, t time.Time) {
 		st.Verifiers = append(st.Verifiers, origin)
-		if !admit.Admits(origin) {
+		if !admit.Admits(origin) || origin == counted {
 			return
 		}
 		if !admit.All {
