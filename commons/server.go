@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,13 @@ type ServerConfig struct {
 	// Tokens are the bearer tokens accepted; at least one is required,
 	// since every PUT needs one.
 	Tokens []string
+	// Publishers binds tokens to the origins they may publish for (keys or
+	// origins); a token not in it publishes for any origin. When every
+	// token is bound, the operator admitted each publisher, and the info
+	// document says so (publishers_admitted): memories that pull then count
+	// the publishers as verifiers (SPEC §8). A shared token admits nobody:
+	// its holder can publish for any number of fresh keys.
+	Publishers map[string][]string
 	// ReadNeedsToken makes GETs of files and of the index need a token too.
 	ReadNeedsToken bool
 	// Logger receives one line per request (keys origin, remote, status).
@@ -131,6 +139,16 @@ func (c ServerConfig) Validate() error {
 			l.Add("Tokens", nil, fmt.Sprintf("token %d holds a space or control character, which an Authorization header cannot carry as sent; use printable ASCII without spaces (e.g. hex or base64)", i+1))
 		}
 	}
+	for tok, origins := range c.Publishers {
+		if !slices.ContainsFunc(c.Tokens, func(t string) bool { return strings.TrimSpace(t) == tok }) {
+			l.Add("Publishers", nil, "binds a token that is not among Tokens")
+		}
+		for _, e := range origins {
+			if _, err := protocol.ParseOrigin(e); err != nil {
+				l.Add("Publishers", nil, err.Error())
+			}
+		}
+	}
 	l.Nested("RatePerOrigin", c.RatePerOrigin.Validate())
 	l.Nested("RatePerClient", c.RatePerClient.Validate())
 	l.AtLeast("MaxFileBytes", c.MaxFileBytes, 1)
@@ -144,6 +162,7 @@ type Server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	tokens   [][sha256.Size]byte
+	bound    []map[string]bool // by token: the origins it publishes for; nil: any
 	st       *storage
 	peers    *peerStore
 	bySender *limiter // accepted PUTs per (client address, origin)
@@ -179,7 +198,17 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, maxBytes: cfg.MaxFileBytes, maxRecs: cfg.MaxRecords}
 	for _, t := range cfg.Tokens {
-		s.tokens = append(s.tokens, sha256.Sum256([]byte(strings.TrimSpace(t))))
+		t = strings.TrimSpace(t)
+		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
+		var only map[string]bool
+		if origins, ok := cfg.Publishers[t]; ok {
+			only = map[string]bool{}
+			for _, e := range origins {
+				o, _ := protocol.ParseOrigin(e) // Validate checked them
+				only[o] = true
+			}
+		}
+		s.bound = append(s.bound, only)
 	}
 	if s.m, err = newMetrics(cfg.Registry); err != nil {
 		return nil, fmt.Errorf("commons server: metrics: %w", err)
@@ -271,6 +300,10 @@ type WellKnown struct {
 	Limits        Limits `json:"limits"`
 	GetNeedsToken bool   `json:"get_needs_token"`
 	PutNeedsToken bool   `json:"put_needs_token"` // always: only a token holder publishes
+	// PublishersAdmitted: every token publishes only for the origins its
+	// operator named (ServerConfig.Publishers), so each publisher here was
+	// admitted by the operator (SPEC §8).
+	PublishersAdmitted bool `json:"publishers_admitted"`
 	// PeerDirectory: this commons is a rendezvous of libp2p peers too
 	// (peers.go); absent from a commons that predates it.
 	PeerDirectory *PeerDirectoryInfo `json:"peer_directory,omitempty"`
@@ -365,20 +398,39 @@ func validToken(t string) bool {
 // (crypto/subtle), without an early exit; an empty token never matches,
 // whatever the list holds.
 func (s *Server) authorized(r *http.Request) bool {
+	_, ok := s.tokenOf(r)
+	return ok
+}
+
+// tokenOf is the index of the configured token r carries, as authorized
+// checks it.
+func (s *Server) tokenOf(r *http.Request) (int, bool) {
 	vals := r.Header.Values("Authorization")
 	if len(vals) != 1 {
-		return false
+		return 0, false
 	}
 	tok, ok := strings.CutPrefix(vals[0], bearerPrefix)
 	if !ok || !validToken(tok) {
-		return false
+		return 0, false
 	}
 	sum := sha256.Sum256([]byte(tok))
-	match := 0
+	match, at := 0, 0
 	for i := range s.tokens {
-		match |= subtle.ConstantTimeCompare(sum[:], s.tokens[i][:])
+		eq := subtle.ConstantTimeCompare(sum[:], s.tokens[i][:])
+		match |= eq
+		at = subtle.ConstantTimeSelect(eq, i, at)
 	}
-	return match == 1
+	return at, match == 1
+}
+
+// publishersAdmitted: every token is bound to origins (Publishers).
+func (s *Server) publishersAdmitted() bool {
+	for _, only := range s.bound {
+		if only == nil {
+			return false
+		}
+	}
+	return len(s.bound) > 0
 }
 
 func unauthorized(w http.ResponseWriter, msg string) int {
@@ -425,7 +477,7 @@ func (s *Server) handlePut(w http.ResponseWriter, r *http.Request) {
 // push token this way instead of sending a PUT. It counts against the
 // address's PUT rate like a PUT, so it is no quicker a way to guess tokens.
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.admitWrite(w, r, clientIP(r), "this token is not one the commons takes for a PUT"); ok {
+	if _, ok := s.admitWrite(w, r, clientIP(r), "", "this token is not one the commons takes for a PUT"); ok {
 		w.WriteHeader(http.StatusNoContent)
 	}
 }
@@ -434,12 +486,17 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 // token of a write): the address's PUT bucket first, so guessing tokens
 // costs PUTs, then the token. When it refuses it has answered, with 429
 // or 401 (msg); the status is returned.
-func (s *Server) admitWrite(w http.ResponseWriter, r *http.Request, remote, msg string) (int, bool) {
+func (s *Server) admitWrite(w http.ResponseWriter, r *http.Request, remote, origin, msg string) (int, bool) {
 	if ok, wait := s.byClient.allow(clientKey(remote)); !ok {
 		return tooMany(w, wait, "from this address"), false
 	}
-	if !s.authorized(r) {
+	i, ok := s.tokenOf(r)
+	if !ok {
 		return unauthorized(w, msg), false
+	}
+	if only := s.bound[i]; only != nil && origin != "" && !only[origin] {
+		writeJSON(w, http.StatusForbidden, errorBody{Error: fmt.Sprintf("this token publishes only for the origins its operator named beside it, and %s is not one of them; ask the operator to add it", origin)})
+		return http.StatusForbidden, false
 	}
 	return 0, true
 }
@@ -478,7 +535,7 @@ func readLimited(w http.ResponseWriter, r *http.Request, max int) ([]byte, error
 // stored and, for a refused line, the reason.
 func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote string) (int, int, protocol.Reason) {
 	client := clientKey(remote)
-	if code, ok := s.admitWrite(w, r, remote, "a PUT needs a valid bearer token"); !ok {
+	if code, ok := s.admitWrite(w, r, remote, origin, "a PUT needs a valid bearer token"); !ok {
 		return code, 0, ""
 	}
 	if origin == "" {
@@ -744,11 +801,12 @@ func (s *Server) info() WellKnown {
 		Name:     s.cfg.Name,
 		Limits: Limits{RecordsPerOrigin: s.maxRecs, FileBytes: s.maxBytes, LineBytes: protocol.MaxLineBytes,
 			PutsPerClient: rate(s.cfg.RatePerClient), PutsPerOrigin: rate(s.cfg.RatePerOrigin)},
-		GetNeedsToken: s.cfg.ReadNeedsToken,
-		PutNeedsToken: true,
-		PeerDirectory: peerDirectoryInfo(),
-		P2P:           s.cfg.P2P,
-		Server:        "remem",
-		Version:       version.String(),
+		GetNeedsToken:      s.cfg.ReadNeedsToken,
+		PutNeedsToken:      true,
+		PublishersAdmitted: s.publishersAdmitted(),
+		PeerDirectory:      peerDirectoryInfo(),
+		P2P:                s.cfg.P2P,
+		Server:             "remem",
+		Version:            version.String(),
 	}
 }

@@ -3,6 +3,7 @@ package commons
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -248,7 +249,7 @@ func TestWellKnownAndMetrics(t *testing.T) {
 	if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
 		t.Fatalf("%d %v", code, hdr)
 	}
-	want := `{"protocol":1,"name":"remem commons","limits":{"records_per_origin":1000,"file_bytes":262144,"line_bytes":8192},"get_needs_token":false,"put_needs_token":true,` +
+	want := `{"protocol":1,"name":"remem commons","limits":{"records_per_origin":1000,"file_bytes":262144,"line_bytes":8192},"get_needs_token":false,"put_needs_token":true,"publishers_admitted":false,` +
 		`"peer_directory":{"expires_after_seconds":86400,"listed_per_topic":50,"topics_per_peer":16,"addrs_per_record":32,"body_bytes":8192},` +
 		`"server":"remem","version":"` + version.String() + `"}`
 	if strings.TrimSpace(body) != want {
@@ -721,5 +722,33 @@ func TestLegacyIndexTakenOver(t *testing.T) {
 		if !e.Updated.Equal(want.Updated) && !e.Updated.After(old.Add(2*time.Second)) {
 			t.Errorf("%s: a fresh updated %s is not after every stamp index.json handed out", e.Origin, e.Updated)
 		}
+	}
+}
+
+// TestBoundTokensPublishOnlyTheirOrigins: a token bound to origins
+// (ServerConfig.Publishers) publishes only for them (403 for another), and
+// once every token is bound the info document says the operator admitted
+// each publisher (SPEC §8), which memories that pull then count.
+func TestBoundTokensPublishOnlyTheirOrigins(t *testing.T) {
+	a, b := testutil.Identity(t, "alice"), testutil.Identity(t, "bob")
+	ts := newTestServer(t, func(c *ServerConfig) {
+		c.Tokens = []string{"tok-alice", "tok-bob"}
+		c.Publishers = map[string][]string{"tok-alice": {a.Origin()}, "tok-bob": {hex.EncodeToString(b.Public)}}
+	})
+	if code, _, _ := ts.put(t, a.Origin()+".jsonl", "tok-alice", testutil.JoinLines(lessonLines(t, "alice", 1, "v1")...)); code != http.StatusCreated && code != http.StatusOK {
+		t.Fatalf("alice's token for alice's file: %d", code)
+	}
+	if code, _, _ := ts.put(t, b.Origin()+".jsonl", "tok-alice", testutil.JoinLines(lessonLines(t, "bob", 1, "v1")...)); code != http.StatusForbidden {
+		t.Errorf("alice's token for bob's file: %d, want 403", code)
+	}
+	if code, _, _ := ts.put(t, b.Origin()+".jsonl", "tok-bob", testutil.JoinLines(lessonLines(t, "bob", 1, "v1")...)); code != http.StatusCreated && code != http.StatusOK {
+		t.Errorf("bob's token (bound by key) for bob's file: %d", code)
+	}
+	_, _, body := ts.get(t, "/.well-known/remem")
+	if !strings.Contains(body, `"publishers_admitted":true`) {
+		t.Errorf("every token bound, the info document says %s", body)
+	}
+	if _, err := NewServer(ServerConfig{DataDir: t.TempDir(), Tokens: []string{"x"}, Publishers: map[string][]string{"y": {a.Origin()}, "x": {"nothex"}}}); err == nil {
+		t.Error("a binding of an unknown token and a bad origin were taken")
 	}
 }

@@ -49,13 +49,24 @@ func openCommons(t *testing.T, real string) string {
 }
 
 // TestCommonsPublishersAreAdmitted (SPEC §8): the publishers whose files a
-// commons that requires a token to publish serves are admitted (its
-// operator admitted them), and their confirmations make a lesson common;
-// the same records from a commons open to anyone move nothing.
+// commons serves whose every token publishes for named origins only are
+// admitted (its operator admitted them), and their confirmations make a
+// lesson common; the same records from a commons open to anyone move
+// nothing (TestOneTokenHolderMintsNoAdmittedOrigins: nor with a shared
+// token).
 func TestCommonsPublishersAreAdmitted(t *testing.T) {
 	ctx := context.Background()
-	guarded := commonstest.Start(t)
 	ids := sybils(t, 4) // an author and three confirmers, each pushing its own file
+	// Its operator admitted each publisher: every token publishes for one
+	// origin only.
+	guarded := commonstest.StartWith(t, func(c *commons.ServerConfig) {
+		c.Tokens, c.Publishers = nil, map[string][]string{}
+		for _, id := range ids {
+			tok := "tok-" + id.Origin()
+			c.Tokens = append(c.Tokens, tok)
+			c.Publishers[tok] = []string{id.Origin()}
+		}
+	})
 	now := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
 	lesson, err := protocol.SignLesson(ids[0], protocol.LessonDraft{Kind: protocol.KindError, Text: "The mirror drops uploads over two gigabytes", Seen: 1, Strength: 0.5, Updated: now})
 	if err != nil {
@@ -63,7 +74,7 @@ func TestCommonsPublishersAreAdmitted(t *testing.T) {
 	}
 	push := func(id protocol.Identity, rec *protocol.Record) {
 		t.Helper()
-		c := &commons.Client{BaseURL: guarded, Token: commonstest.Token}
+		c := &commons.Client{BaseURL: guarded, Token: "tok-" + id.Origin()}
 		if _, err := c.Push(ctx, id.Origin(), [][]byte{rec.Raw}); err != nil {
 			t.Fatal(err)
 		}

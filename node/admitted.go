@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -62,6 +64,23 @@ type admittedSet struct {
 	why map[string]string
 }
 
+// maxCommonsPublishers bounds the publishers one commons admits here: the
+// set is read at every open and stored whole.
+const maxCommonsPublishers = 10_000
+
+// trustedTransport: url is https, or http to this machine.
+func trustedTransport(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	if u.Scheme == "https" {
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return u.Scheme == "http" && (u.Hostname() == "localhost" || (ip != nil && ip.IsLoopback()))
+}
+
 // commonsPublishersKey holds, by commons URL, the origins whose files a
 // token-guarded commons served this memory.
 const commonsPublishersKey = "admitted_commons"
@@ -118,9 +137,9 @@ func (m *Memory) computeAdmission() *admittedSet {
 	if err != nil {
 		m.log.Warn("reading the publishers of token-guarded commons: they are not admitted until it works", "err", err)
 	}
-	for _, url := range slices.Sorted(maps.Keys(pubs)) {
-		for _, o := range pubs[url] {
-			add(o, AdmittedCommons+strings.TrimPrefix(url, "commons:"))
+	for _, scope := range slices.Sorted(maps.Keys(pubs)) {
+		for _, o := range pubs[scope] {
+			add(o, AdmittedCommons+strings.TrimPrefix(scope, "commons:"))
 		}
 	}
 	a.set = protocol.Admitted{All: m.cfg.Admission.All, Origins: make(map[string]bool, len(a.why))}
@@ -137,30 +156,39 @@ func (m *Memory) commonsPublishers() (map[string][]string, error) {
 }
 
 // noteCommonsPublishers keeps the origins whose records a pull of the
-// commons at url delivered, when that commons requires a token to publish
-// (its info document says so): its operator admitted them (SPEC §8). Of a
-// commons open to anyone, nothing is kept.
+// commons c delivered, when its operator admitted each publisher (SPEC
+// §8): it requires a token to publish and every token publishes only for
+// the origins named beside it (its info document says publishers_admitted).
+// A commons open to anyone, or whose token is shared, admits nobody: one
+// holder of a shared token can publish for any number of fresh keys. The
+// document must come over https or from this machine (loopback), where no
+// one on the path can claim it.
 func (m *Memory) noteCommonsPublishers(ctx context.Context, c *commons.Client, origins map[string]bool) error {
-	if len(origins) == 0 {
+	if len(origins) == 0 || !trustedTransport(c.BaseURL) {
 		return nil
 	}
 	info, err := c.Info(ctx)
 	if err != nil {
-		return fmt.Errorf("reading whether the commons requires a token to publish: %w", err)
+		return fmt.Errorf("reading whether the commons admits its publishers: %w", err)
 	}
-	if !info.PutNeedsToken {
+	if !info.PutNeedsToken || !info.PublishersAdmitted {
 		return nil
 	}
-	url := c.Scope() // the key: "commons:" and the canonical URL
+	scope := c.Scope() // the key: "commons:" and the canonical URL
 	pubs, err := m.commonsPublishers()
 	if err != nil {
 		return err
 	}
-	before := len(pubs[url])
-	all := append(pubs[url], slices.Collect(maps.Keys(origins))...)
+	before := len(pubs[scope])
+	all := append(pubs[scope], slices.Collect(maps.Keys(origins))...)
 	sort.Strings(all)
-	pubs[url] = slices.Compact(all)
-	if len(pubs[url]) == before {
+	all = slices.Compact(all)
+	if len(all) > maxCommonsPublishers {
+		m.log.Warn("a commons admits more publishers than this memory keeps; the rest are not admitted", "commons", scope, "kept", maxCommonsPublishers)
+		all = all[:maxCommonsPublishers]
+	}
+	pubs[scope] = all
+	if len(pubs[scope]) == before {
 		return nil
 	}
 	if err := m.store.SetMeta(commonsPublishersKey, pubs); err != nil {

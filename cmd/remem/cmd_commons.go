@@ -49,6 +49,13 @@ balancer). Credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
 takes endpoint=HOST[:PORT] (default s3.amazonaws.com), region=, and
 insecure=1 for plain http. Rate limits count per server.
 
+A line of the token file is a token, or a token followed by the keys or
+origins it may publish for ("TOKEN KEY-OR-ORIGIN..."). When every token is
+bound so, the info document says publishers_admitted: the operator admitted
+each publisher, and memories that pull count them as verifiers (SPEC §8).
+A shared token admits nobody: its holder could publish for any number of
+fresh keys.
+
 Examples:
   openssl rand -hex 32 > token && remem commons serve --data /var/lib/remem-commons --token-file token
   remem commons serve --listen 0.0.0.0:8787 --data ./commons --token-file token --read-token
@@ -59,7 +66,7 @@ Examples:
 					&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8787", Usage: "address to listen on"},
 					&cli.StringFlag{Name: "data", Usage: "DIR for the files (kept across restarts)"},
 					&cli.StringFlag{Name: "storage", Usage: "s3://BUCKET/PREFIX?endpoint=HOST:PORT&region=REGION: keep the commons in an S3-compatible bucket instead of --data"},
-					&cli.StringFlag{Name: "token-file", Required: true, Usage: "FILE with the accepted bearer tokens, one per line"},
+					&cli.StringFlag{Name: "token-file", Required: true, Usage: "FILE with the accepted bearer tokens, one per line, each optionally followed by the keys or origins it may publish for"},
 					&cli.BoolFlag{Name: "read-token", Usage: "require the token on GET too"},
 					&cli.StringFlag{Name: "name", Value: "remem commons", Usage: "what the front page (GET /) and the info document call this commons"},
 					&cli.StringSliceFlag{Name: "p2p", Usage: "MULTIADDR: also run a libp2p host there offering a circuit relay and AutoNAT to nodes behind NAT (repeatable)"},
@@ -107,9 +114,15 @@ func commonsServe(c *cli.Context) (err error) {
 		return fmt.Errorf("reading tokens: %w", err)
 	}
 	var tokens []string
-	for _, t := range strings.Split(string(data), "\n") {
-		if t = strings.TrimSpace(t); t != "" {
-			tokens = append(tokens, t)
+	publishers := map[string][]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		tokens = append(tokens, fields[0])
+		if len(fields) > 1 {
+			publishers[fields[0]] = append(publishers[fields[0]], fields[1:]...)
 		}
 	}
 	if len(tokens) == 0 {
@@ -118,6 +131,7 @@ func commonsServe(c *cli.Context) (err error) {
 	logger := newLogger(c, slog.LevelInfo)
 	cfg := commons.DefaultServerConfig()
 	cfg.DataDir, cfg.Tokens, cfg.ReadNeedsToken, cfg.Logger, cfg.Name = c.String("data"), tokens, c.Bool("read-token"), logger, c.String("name")
+	cfg.Publishers = publishers
 	where := cfg.DataDir
 	if cfg.DataDir != "" && c.String("storage") != "" {
 		return cli.Exit("give --data DIR or --storage URL, not both: the commons lives in one place", 2)
