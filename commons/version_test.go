@@ -17,18 +17,9 @@ import (
 // v2Line is a lesson of id that a newer writer signed as version 2: this
 // commons cannot tell whether it is sound, or even who wrote it.
 func v2Line(id protocol.Identity, text string) []byte {
-	return forge.Sign(id, map[string]string{
-		"v":        "2",
-		"hash":     protocol.EncodeString(protocol.LessonHash(protocol.KindError, text)),
-		"origin":   protocol.EncodeString(id.Origin()),
-		"key":      protocol.EncodeString(id.Key()),
-		"kind":     protocol.EncodeString(protocol.KindError),
-		"text":     protocol.EncodeString(text),
-		"seen":     "1",
-		"strength": protocol.EncodeFloat(0.5),
-		"updated":  protocol.EncodeString(protocol.FormatTime(recTime)),
-		"novelty":  `{"what":"a member v1 never heard of"}`,
-	})
+	m := forge.LessonMembers(id, text, protocol.FormatTime(recTime))
+	m["v"], m["novelty"] = "2", `{"what":"a member v1 never heard of"}`
+	return forge.Sign(id, m)
 }
 
 // TestPutSkipsUnknownVersion: SPEC §5 step 2 skips a line of another `v`

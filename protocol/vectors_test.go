@@ -38,18 +38,9 @@ type vector struct {
 // lessonMembers is a sound lesson of the vectors' key, as canonical JSON
 // values; a case changes some of them before signing.
 func lessonMembers(id protocol.Identity) map[string]string {
-	text := "go test fails on a clean checkout until go generate has run"
-	return map[string]string{
-		"v":        "1",
-		"hash":     protocol.EncodeString(protocol.LessonHash(protocol.KindError, text)),
-		"origin":   protocol.EncodeString(id.Origin()),
-		"key":      protocol.EncodeString(id.Key()),
-		"kind":     protocol.EncodeString(protocol.KindError),
-		"text":     protocol.EncodeString(text),
-		"seen":     "2",
-		"strength": "0.75",
-		"updated":  protocol.EncodeString("2026-11-13T10:00:00Z"),
-	}
+	m := forge.LessonMembers(id, "go test fails on a clean checkout until go generate has run", "2026-11-13T10:00:00Z")
+	m["seen"], m["strength"] = "2", "0.75"
+	return m
 }
 
 // projectVectors are the cases: what a Python verifier of the SPEC as

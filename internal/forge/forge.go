@@ -43,7 +43,13 @@ func encode(members map[string]string) []byte {
 // Lesson signs an error lesson of id with any text, updated as written
 // (normally protocol.FormatTime of a time; anything else to test times).
 func Lesson(id protocol.Identity, text, updated string) []byte {
-	return Sign(id, map[string]string{
+	return Sign(id, LessonMembers(id, text, updated))
+}
+
+// LessonMembers are the members of Lesson's line, each as JSON, for a
+// caller that changes some (another v, seen or member) before Sign.
+func LessonMembers(id protocol.Identity, text, updated string) map[string]string {
+	return map[string]string{
 		"v":        "1",
 		"hash":     protocol.EncodeString(protocol.LessonHash(protocol.KindError, text)),
 		"origin":   protocol.EncodeString(id.Origin()),
@@ -53,7 +59,7 @@ func Lesson(id protocol.Identity, text, updated string) []byte {
 		"seen":     "1",
 		"strength": protocol.EncodeFloat(0.5),
 		"updated":  protocol.EncodeString(updated),
-	})
+	}
 }
 
 // BadSignature returns a copy of line with one hex digit of its signature
