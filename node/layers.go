@@ -200,6 +200,7 @@ func ComposeLayers(held []LessonView, layers []Layer, heldView HeldView) ([]Less
 			}
 			v := &out[i]
 			v.Layers = uniqSorted(append(slices.Clone(v.Layers), layer.Name))
+			v.Vouched = true // a layer file the person named holds it
 			// A revoked or removed lesson stays at strength 0 (SPEC §9: a
 			// layer never changes what the records say of it).
 			if l.Strength > v.Strength && v.State.Active() {

@@ -36,13 +36,18 @@ type LessonView struct {
 	// (published the same lesson or confirmed it: its confirmations);
 	// Admitted are those this memory admits (SPEC §8): only they count
 	// toward N. Support says it in words: "3 confirmations, none admitted".
-	Verifiers []string  `json:"verifiers"`
-	Admitted  []string  `json:"admitted"`
-	Support   string    `json:"support"`
-	Layers    []string  `json:"layers"`
-	Scopes    []string  `json:"scopes,omitempty"`
-	Updated   time.Time `json:"updated"`
-	Score     float64   `json:"score,omitempty"` // relevance, for recall
+	Verifiers []string `json:"verifiers"`
+	Admitted  []string `json:"admitted"`
+	Support   string   `json:"support"`
+	// Vouched: this memory wrote it, an admitted origin published or
+	// confirmed it, or a layer file the person configured holds it. Agents
+	// get vouched lessons before strangers' candidates, whatever those
+	// say (recall, context), so free keys cannot crowd them out.
+	Vouched bool      `json:"vouched"`
+	Layers  []string  `json:"layers"`
+	Scopes  []string  `json:"scopes,omitempty"`
+	Updated time.Time `json:"updated"`
+	Score   float64   `json:"score,omitempty"` // relevance, for recall
 }
 
 // Filter narrows the lesson view.
@@ -52,8 +57,8 @@ type Filter struct {
 	Layers []Layer        // lessons.jsonl a reader adds (--layer), above the configured layers
 }
 
-// Lessons lists the lessons held with their computed state, strongest
-// first, with the configured layers and f.Layers composed over them
+// Lessons lists the lessons held with their computed state, those vouched
+// for (LessonView.Vouched) first, then strongest first, with the configured layers and f.Layers composed over them
 // (SPEC §9).
 func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
 	lessons, err := m.store.Lessons()
@@ -118,6 +123,9 @@ func (f Filter) apply(views []LessonView) []LessonView {
 		res = append(res, v)
 	}
 	sort.SliceStable(res, func(i, j int) bool {
+		if res[i].Vouched != res[j].Vouched {
+			return res[i].Vouched // strangers' candidates after what is vouched for
+		}
 		if res[i].Strength != res[j].Strength {
 			return res[i].Strength > res[j].Strength
 		}
@@ -194,8 +202,10 @@ func (m *Memory) view(l store.Lesson, now time.Time) (*LessonView, error) {
 		// Why it is a candidate, in the words every view uses.
 		reason = fmt.Sprintf("%s; %d admitted needed (%s)", Support(len(verifiers), len(admitted)), m.cfg.Params.State.N, st.Reason)
 	}
+	admit := m.admitted()
+	vouched := l.Own || len(admitted) > 0 || slices.ContainsFunc(origins, admit.Admits)
 	return &LessonView{
-		Verifiers: verifiers, Admitted: admitted, Support: Support(len(verifiers), len(admitted)),
+		Verifiers: verifiers, Admitted: admitted, Support: Support(len(verifiers), len(admitted)), Vouched: vouched,
 		Hash: l.Hash, ID: idOf(l), Kind: l.Kind, Text: l.Text, State: st.State, StateReason: reason,
 		Strength: shown, StrengthReason: strengthReason(l, st.State, shown, m.cfg.Params.State.W),
 		Seen: l.Seen, Own: l.Own, Published: l.Published, Author: st.Author, Origins: origins,
@@ -484,6 +494,10 @@ func (m *Memory) Recall(ctx context.Context, query string, limit int, layers ...
 // (limit <= 0: all).
 func rankRecall(out []LessonView, limit int) []LessonView {
 	sort.SliceStable(out, func(i, j int) bool {
+		// Vouched lessons first (LessonView.Vouched).
+		if out[i].Vouched != out[j].Vouched {
+			return out[i].Vouched
+		}
 		// Rounded relevance first, so near-equal scores fall back to strength.
 		a, b := float64(int(out[i].Score*20)), float64(int(out[j].Score*20))
 		if a != b {

@@ -71,9 +71,13 @@ func PickContext(ctx context.Context, svc node.Service, query string, limit int,
 	if err != nil {
 		return nil, err
 	}
-	// Strongest first; among equals, the more confirmed.
+	// Vouched first (node.LessonView.Vouched), then strongest; among
+	// equals, the more confirmed.
 	sort.SliceStable(strongest, func(i, j int) bool {
 		a, b := strongest[i], strongest[j]
+		if a.Vouched != b.Vouched {
+			return a.Vouched
+		}
 		if a.Strength != b.Strength {
 			return a.Strength > b.Strength
 		}
