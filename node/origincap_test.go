@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/remem/remem/gossip"
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
@@ -173,4 +176,89 @@ func dirBytes(t *testing.T, dir string) int64 {
 		t.Fatal(err)
 	}
 	return total
+}
+
+// nothingHeld is the Holder of a gossip node that only floods.
+type nothingHeld struct{}
+
+func (nothingHeld) Deliver(context.Context, string, peer.ID, []*protocol.Record) {}
+func (nothingHeld) Held(string) ([][]byte, error)                                { return nil, nil }
+func (nothingHeld) Known(*protocol.Record) bool                                  { return false }
+
+// The same flood over gossip, between real libp2p hosts on loopback: a
+// fresh key publishes five messages of 1,000 revocations of hashes never
+// held; the daemon keeps at most the cap of them.
+func TestGossipFloodOfRevocationsIsCapped(t *testing.T) {
+	victim := startDaemon(t, t.TempDir(), nil)
+	defer victim.stop(t)
+	flood, err := protocol.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gossip.New(gossip.Config{Identity: flood, Teams: []string{"t"}, Listen: []string{"/ip4/127.0.0.1/tcp/0"},
+		Bootstrap: []string{victim.addr()}, Params: gossip.TestnetParams()}, nothingHeld{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	defer func() {
+		cancel()
+		g.Close()
+		<-done
+	}()
+	vid := victim.d.Gossip().PeerID()
+	testutil.Eventually(t, 30*time.Second, "the daemon subscribed, seen by the flooder", func() bool {
+		for _, p := range g.Peers() {
+			if p.ID == vid && len(p.Topics) > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	const msgs = 5
+	for range msgs {
+		lines := make([][]byte, protocol.MaxOriginRecs)
+		for i := range lines {
+			var b [16]byte
+			rand.Read(b[:])
+			rev, err := protocol.SignRevocation(flood, hex.EncodeToString(b[:]), time.Now(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines[i] = rev.Raw
+		}
+		if err := g.Publish(ctx, "t", lines); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := victim.d.Memory()
+	scope := gossip.Scope("t")
+	held := func() int {
+		in, err := m.store.InScope(scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, h := range in {
+			if h.Record.Origin == flood.Origin() {
+				n++
+			}
+		}
+		return n
+	}
+	// Every message judged, and every record of the accepted ones handed
+	// to the memory (held, or left out as over the cap).
+	testutil.Eventually(t, 60*time.Second, "the flood judged and delivered", func() bool {
+		s := victim.d.Gossip().Stats()
+		_, refused := m.Stats()
+		return s.Received+s.Ignored >= msgs && held()+refused[protocol.ReasonTooManyRecords] >= s.Received*protocol.MaxOriginRecs
+	})
+	s := victim.d.Gossip().Stats()
+	n := held()
+	t.Logf("gossip flood of %d revocations: %d held; messages accepted %d, ignored %d", msgs*protocol.MaxOriginRecs, n, s.Received, s.Ignored)
+	if n > protocol.MaxOriginRecs {
+		t.Fatalf("%d records of one key held, want at most %d", n, protocol.MaxOriginRecs)
+	}
 }
