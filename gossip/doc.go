@@ -27,7 +27,8 @@
 //     rejected message squared, below the graylist threshold of -80 after
 //     one). Lines of an unknown version are skipped. A message whose
 //     records are all held already, whose origin has no room left
-//     (Capped), or whose author, forwarder or records are outside a
+//     (Capped; a revocation of a hash never held takes room, one of a held
+//     hash does not: HashHolder), or whose author, forwarder or records are outside a
 //     private team, is ignored.
 //     Otherwise it is accepted and the parsed records ride along in
 //     Message.ValidatorData, so the subscription loop hands them to
@@ -65,7 +66,7 @@
 // The memory is behind the Holder interface: Deliver (verified records that
 // arrived on a team scope, with a context that ends when the node closes),
 // Held (the raw lines of a scope, for sync) and Known (duplicate fast
-// path); Capped and Versioned are optional. Records are only ever offered in the scope
+// path); Capped, HashHolder and Versioned are optional. Records are only ever offered in the scope
 // Holder.Held returns them for, so nothing received in one scope is sent
 // into another. Publish sends the memory's new records of a team as one
 // message per call (split at 1 MiB).

@@ -36,6 +36,21 @@ func (h *memHolder) Room(scope, origin string) int {
 	return protocol.MaxOriginRecs
 }
 
+// HoldsHash makes memHolder a HashHolder: a lesson or confirmation of
+// hash is held in some scope.
+func (h *memHolder) HoldsHash(hash string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, recs := range h.scopes {
+		for k := range recs {
+			if k.Hash == hash && k.Type != protocol.TypeRevocation {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func newMemHolder() *memHolder {
 	return &memHolder{scopes: map[string]map[protocol.RecordKey]*protocol.Record{}}
 }

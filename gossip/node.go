@@ -76,6 +76,14 @@ type Capped interface {
 	Room(scope, origin string) int
 }
 
+// HashHolder is an optional extension of Capped: HoldsHash reports
+// whether the memory holds a lesson or confirmation of hash, so that a
+// revocation of it, which changes something, is taken past the cap. For a
+// Capped holder without it every new revocation takes room.
+type HashHolder interface {
+	HoldsHash(hash string) bool
+}
+
 // Versioned is an optional extension of Holder: HeldVersion moves whenever
 // what Held returns may have changed, so sync reuses its snapshot (the
 // parsed and hashed held lines) until then. Snapshots are never modified.

@@ -99,25 +99,58 @@ func (n *Node) checkMessage(ctx context.Context, t *team, data []byte, local boo
 		}
 	}
 	if !local {
-		known, fresh := 0, 0
+		known := 0
 		for _, rec := range recs {
-			switch {
-			case n.holder.Known(rec):
+			if n.holder.Known(rec) {
 				known++
-			case rec.Type != protocol.TypeRevocation:
-				fresh++
 			}
 		}
 		if known == len(recs) {
 			return vIgnore, nil
 		}
-		// An origin past the cap is not relayed either (its revocations are).
-		if c, ok := n.holder.(Capped); ok && fresh > c.Room(t.scope, origin) {
+		// An origin past the cap is not relayed either (its revocations
+		// of hashes this node holds are).
+		if c, ok := n.holder.(Capped); ok && n.overCap(c, t.scope, origin, recs) {
 			n.metrics.rejectLine(string(protocol.ReasonTooManyRecords))
 			return vIgnore, nil
 		}
 	}
 	return vAccept, recs
+}
+
+// overCap reports whether recs, all of origin, would take it past the cap
+// in scope: every record not held counts, but a revocation of a hash the
+// holder (or the message) holds a lesson or confirmation of, which changes
+// something and so is taken past the cap (SPEC §10).
+func (n *Node) overCap(c Capped, scope, origin string, recs []*protocol.Record) bool {
+	room := c.Room(scope, origin)
+	if len(recs) <= room {
+		return false
+	}
+	fresh := 0
+	var revs []*protocol.Record
+	brought := map[string]bool{}
+	for _, rec := range recs {
+		if n.holder.Known(rec) {
+			continue
+		}
+		if rec.Type == protocol.TypeRevocation {
+			revs = append(revs, rec)
+			continue
+		}
+		fresh++
+		brought[rec.Hash] = true
+	}
+	hh, _ := c.(HashHolder)
+	for _, rev := range revs {
+		if fresh > room {
+			break
+		}
+		if !brought[rev.Hash] && (hh == nil || !hh.HoldsHash(rev.Hash)) {
+			fresh++
+		}
+	}
+	return fresh > room
 }
 
 // validator is the pubsub topic validator of team t.

@@ -51,20 +51,39 @@ func TestCheckMessage(t *testing.T) {
 		{name: "over 1 MiB", data: big, want: vReject, reason: ReasonMessageTooLarge},
 	}
 	// An origin past the cap: its new records are ignored (not relayed),
-	// its revocations are not.
+	// and so are its revocations of hashes never held; its revocations of
+	// held hashes are not.
 	full, _ := protocol.GenerateIdentity()
 	n.holder.full = map[string]bool{full.Origin(): true}
 	fullNode := newNode(t, func(c *Config) { c.Identity = full })
-	fullRev, err := protocol.SignRevocation(full, good.Hash, time.Now(), "")
-	if err != nil {
-		t.Fatal(err)
+	revoke := func(hash string) *protocol.Record {
+		rev, err := protocol.SignRevocation(full, hash, time.Now(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rev
 	}
 	t.Run("origin past the cap", func(t *testing.T) {
-		if v, _ := n.checkMessage(context.Background(), tm, lesson(t, full, 9).Raw, false, fullNode.PeerID(), them); v != vIgnore {
-			t.Fatalf("a new record of a full origin: %v, want ignore", v)
+		cases := []struct {
+			name string
+			data []byte
+			want verdict
+		}{
+			{"a new record", lesson(t, full, 9).Raw, vIgnore},
+			{"a revocation of a held hash", revoke(held.Hash).Raw, vAccept},
+			{"a revocation of a hash never held", revoke(good.Hash).Raw, vIgnore},
+			{"a new record with its revocation", join(lesson(t, full, 10).Raw, revoke(lesson(t, full, 10).Hash).Raw), vIgnore},
+			{"held and never held", join(revoke(held.Hash).Raw, revoke(good2.Hash).Raw), vIgnore},
 		}
-		if v, _ := n.checkMessage(context.Background(), tm, fullRev.Raw, false, fullNode.PeerID(), them); v != vAccept {
-			t.Fatalf("a revocation of a full origin: %v, want accept", v)
+		for _, c := range cases {
+			before := n.Stats().Rejected[string(protocol.ReasonTooManyRecords)]
+			v, _ := n.checkMessage(context.Background(), tm, c.data, false, fullNode.PeerID(), them)
+			if v != c.want {
+				t.Errorf("%s of a full origin: %v, want %v", c.name, v, c.want)
+			}
+			if counted := n.Stats().Rejected[string(protocol.ReasonTooManyRecords)] - before; counted != map[verdict]int{vIgnore: 1}[c.want] {
+				t.Errorf("%s: counted %d times as too many records", c.name, counted)
+			}
 		}
 	})
 	for _, c := range cases {

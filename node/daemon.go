@@ -548,6 +548,10 @@ func (h holder) HeldVersion() uint64 { return h.d.m.Version() }
 // Room lets the validator ignore an origin past the cap.
 func (h holder) Room(scope, origin string) int { return h.d.m.Room(scope, origin) }
 
+// HoldsHash lets the validator take a revocation of a held hash past the
+// cap, and count one of a hash never held.
+func (h holder) HoldsHash(hash string) bool { return h.d.m.HoldsHash(hash) }
+
 func (h holder) Known(rec *protocol.Record) bool {
 	held, ok, err := h.d.m.store.Get(rec.SetKey())
 	return err == nil && ok && !protocol.Supersedes(rec, held.Record)

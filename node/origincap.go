@@ -8,11 +8,15 @@ import (
 
 // A memory holds at most protocol.MaxOriginRecs records per origin and
 // scope (SPEC §10), so one key cannot fill the store, nor make every
-// delivery compare its lessons with every event. Past the cap an origin's
-// revocations and newer versions of records already held are still taken;
-// new records are not. (The SPEC keeps the newest lessons; this memory
-// keeps the first ones it took, since dropping held records would need an
-// index by origin and age that the store does not have yet.)
+// delivery compare its lessons with every event. Every type of record
+// counts. Past the cap an origin's newer versions of records already held
+// are still taken, and so are its revocations of hashes this memory holds
+// a lesson or confirmation of (its own or another origin's, or one the
+// same batch brings): only those change anything. A revocation of a hash
+// never held is new record like any other, left out past the cap. (The
+// SPEC keeps the newest lessons; this memory keeps the first ones it took,
+// since dropping held records would need an index by origin and age that
+// the store does not have yet.)
 
 // originCounts counts the records held per scope and origin, loaded from
 // the store the first time a scope is asked about and kept current by
@@ -63,8 +67,8 @@ func (m *Memory) Room(scope, origin string) int {
 }
 
 // capOrigins drops the records of recs that would take an origin past the
-// cap in scope: records new to the memory, other than revocations. It
-// returns the records to merge and how many it dropped.
+// cap in scope: records new to the memory, other than revocations of a
+// hash it holds. It returns the records to merge and how many it dropped.
 func (m *Memory) capOrigins(scope string, recs []*protocol.Record) ([]*protocol.Record, int, error) {
 	m.origins.mu.Lock()
 	defer m.origins.mu.Unlock()
@@ -76,29 +80,97 @@ func (m *Memory) capOrigins(scope string, recs []*protocol.Record) ([]*protocol.
 	for _, r := range recs {
 		incoming[r.Origin]++
 	}
-	self := m.Origin()
-	kept, dropped := recs[:0:0], 0
+	keep := make([]bool, len(recs))
+	dropped := 0
 	added := map[string]int{}
-	for _, r := range recs {
-		// Far from the cap nothing needs looking up.
-		if r.Origin == self || r.Type == protocol.TypeRevocation || counts[r.Origin]+incoming[r.Origin] <= protocol.MaxOriginRecs {
+	batch := map[string]bool{} // hashes of the lessons and confirmations kept
+	// Lessons and confirmations first, so that a revocation finds the
+	// hash a record of the same batch makes held.
+	for _, revocations := range []bool{false, true} {
+		for i, r := range recs {
+			if (r.Type == protocol.TypeRevocation) != revocations {
+				continue
+			}
+			ok, err := m.takes(r, counts, incoming, added, batch)
+			if err != nil {
+				return nil, 0, err
+			}
+			if !ok {
+				dropped++
+				continue
+			}
+			keep[i] = true
+			if !revocations {
+				batch[r.Hash] = true
+			}
+		}
+	}
+	kept := make([]*protocol.Record, 0, len(recs)-dropped)
+	for i, r := range recs {
+		if keep[i] {
 			kept = append(kept, r)
-			continue
 		}
-		if _, held, err := m.store.Get(r.SetKey()); err != nil {
-			return nil, 0, err
-		} else if held {
-			kept = append(kept, r) // a newer version takes no room
-			continue
-		}
-		if counts[r.Origin]+added[r.Origin] >= protocol.MaxOriginRecs {
-			dropped++
-			continue
-		}
-		added[r.Origin]++
-		kept = append(kept, r)
 	}
 	return kept, dropped, nil
+}
+
+// takes reports whether capOrigins keeps r, noting in added the room it
+// takes.
+func (m *Memory) takes(r *protocol.Record, counts, incoming, added map[string]int, batch map[string]bool) (bool, error) {
+	// Far from the cap nothing needs looking up.
+	if r.Origin == m.Origin() || counts[r.Origin]+incoming[r.Origin] <= protocol.MaxOriginRecs {
+		return true, nil
+	}
+	if _, held, err := m.store.Get(r.SetKey()); err != nil {
+		return false, err
+	} else if held {
+		return true, nil // a newer version takes no room
+	}
+	if r.Type == protocol.TypeRevocation {
+		holds := batch[r.Hash]
+		if !holds {
+			var err error
+			if holds, err = m.holdsHash(r.Hash); err != nil {
+				return false, err
+			}
+		}
+		if holds {
+			return true, nil // it changes what the memory holds: no room needed
+		}
+	}
+	if counts[r.Origin]+added[r.Origin] >= protocol.MaxOriginRecs {
+		return false, nil
+	}
+	added[r.Origin]++
+	return true, nil
+}
+
+// holdsHash reports whether the memory holds a lesson or a confirmation of
+// hash, of any origin and scope, its own included: what a revocation of
+// hash changes. Most hashes a flood names were never held, and the store's
+// filter answers for those without reading Badger.
+func (m *Memory) holdsHash(hash string) (bool, error) {
+	held, err := m.store.ForHash(hash)
+	if err != nil {
+		return false, err
+	}
+	for _, h := range held {
+		if h.Record.Type != protocol.TypeRevocation {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// HoldsHash reports whether a revocation of hash would change what the
+// memory holds (a lesson or confirmation of it is held), so past the cap
+// it takes no room.
+func (m *Memory) HoldsHash(hash string) bool {
+	ok, err := m.holdsHash(hash)
+	if err != nil {
+		m.log.Warn("reading the records of a hash", "hash", hash, "err", err)
+	}
+	return ok
 }
 
 // countAdded notes records newly held in scope.
