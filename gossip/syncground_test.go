@@ -3,6 +3,7 @@ package gossip
 import (
 	"context"
 	"encoding/binary"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -75,5 +76,104 @@ func TestCatchUpPastGroundOrigins(t *testing.T) {
 	}
 	if !c.holder.has(Scope("t"), honest) {
 		t.Fatalf("c holds %d records and not the honest lesson", c.holder.count(Scope("t")))
+	}
+}
+
+// snapshotOfIDs builds a snapshot of ids by origin directly, lines aside.
+func snapshotOfIDs(byOrig map[originID][]recID) *snapshot {
+	s := &snapshot{lines: map[recID][]byte{}, byOrig: byOrig, sums: map[originID]originSummary{}}
+	for o, ids := range byOrig {
+		slices.SortFunc(ids, cmpID)
+		s.origins = append(s.origins, o)
+		s.sums[o] = summaryOf(ids)
+	}
+	slices.SortFunc(s.origins, cmpOrigin)
+	entries := s.entries()
+	s.whole = wholeDigest(entries)
+	s.buckets = bucketDigestsOf(entries)
+	return s
+}
+
+// TestSummaryWindowsCoverABucketOfGroundOrigins: when more than
+// maxOrigins origins fall in the bucket of an honest one, successive
+// sessions' summaries (through the wire encoding) list windows that tile
+// the bucket, so the honest difference is found within a few sessions
+// whichever side holds it, and only it is listed.
+func TestSummaryWindowsCoverABucketOfGroundOrigins(t *testing.T) {
+	const ground = 2*maxOrigins + 100
+	shared := map[originID][]recID{}
+	for i := range ground {
+		var o originID
+		binary.BigEndian.PutUint32(o[1:], uint32(i)) // bucket 0, sorting before honest
+		shared[o] = []recID{lineID(o[:])}
+	}
+	for name, honest := range map[string]originID{
+		"last":   {0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+		"middle": {0x00, 0x00, 0x00, 0x50, 0x00, 0x00, 0x00, 0x01}, // between ground origins 20480 and 20481, in the second window
+	} {
+		for _, side := range []string{"responder", "initiator"} {
+			with := maps.Clone(shared)
+			with[honest] = []recID{lineID([]byte("honest"))}
+			without := maps.Clone(shared)
+			delete(without, honest)
+			ini, resp := snapshotOfIDs(without), snapshotOfIDs(with)
+			if side == "initiator" {
+				ini, resp = resp, ini
+			}
+			var w windows
+			found := -1
+			for session := range 4 {
+				if ini.whole == resp.whole {
+					t.Fatalf("%s held by the %s: equal whole digests", name, side)
+				}
+				within := resp.buckets.differing(&ini.buckets)
+				sum, next := ini.summaryFrom("t", within, w.from("p"))
+				w.set("p", next)
+				body := encodeSummary(sum)
+				if len(body) > maxSummaryFrame {
+					t.Fatalf("summary of %d bytes", len(body))
+				}
+				got, err := decodeSummary(body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				diff := diffWithin(resp, got.entries, got.span(within))
+				for _, e := range diff {
+					if e.origin != honest {
+						t.Fatalf("%s held by the %s, session %d: diff lists %s", name, side, session, e.origin)
+					}
+					found = session
+				}
+				if found >= 0 {
+					break
+				}
+			}
+			if found < 0 {
+				t.Errorf("%s held by the %s: 4 sessions never listed the honest origin", name, side)
+			}
+		}
+	}
+}
+
+// TestDecodeRangedSummary: a mode 3 summary round-trips, and one whose
+// range ends before it starts, or lists an origin out of it, is refused.
+func TestDecodeRangedSummary(t *testing.T) {
+	e := func(b byte) summaryEntry { return summaryEntry{origin: originID{b}, originSummary: summaryOf(nil)} }
+	ok := summaryMsg{team: "t", full: true, ranged: true, lo: originID{2}, hi: originID{5}, entries: []summaryEntry{e(2), e(5)}}
+	got, err := decodeSummary(encodeSummary(ok))
+	if err != nil || !got.ranged || got.lo != ok.lo || got.hi != ok.hi || len(got.entries) != 2 {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	if sp := got.span(allBuckets()); sp.has(originID{1}) || !sp.has(originID{3}) || sp.has(originID{6}) {
+		t.Error("the span of lo..hi is not lo..hi")
+	}
+	for name, m := range map[string]summaryMsg{
+		"reversed": {team: "t", full: true, ranged: true, lo: originID{5}, hi: originID{2}},
+		"below lo": {team: "t", full: true, ranged: true, lo: originID{2}, hi: originID{5}, entries: []summaryEntry{e(1)}},
+		"above hi": {team: "t", full: true, ranged: true, lo: originID{2}, hi: originID{5}, entries: []summaryEntry{e(6)}},
+	} {
+		if _, err := decodeSummary(encodeSummary(m)); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
 	}
 }
