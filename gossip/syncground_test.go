@@ -3,12 +3,14 @@ package gossip
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/forge"
 	"github.com/remem/remem/protocol"
 )
 
@@ -175,5 +177,55 @@ func TestDecodeRangedSummary(t *testing.T) {
 		if _, err := decodeSummary(encodeSummary(m)); err == nil {
 			t.Errorf("%s: decoded", name)
 		}
+	}
+}
+
+// TestCatchUpPastAGroundBucket: over real hosts, twice maxOrigins origins
+// in the honest origin's own bucket, sorting before it, hide its lesson
+// for a few sessions at most: each session's summary lists the next
+// window of them. (The ground lines name origins their keys do not
+// fingerprint, so no key is ground; the holders never verify them and
+// sync never moves them, as both sides hold them.)
+func TestCatchUpPastAGroundBucket(t *testing.T) {
+	id, err := protocol.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	honest := lesson(t, id, 0)
+	first, _ := parseOrigin(id.Origin())
+	updated := protocol.FormatTime(time.Now().Add(-time.Hour))
+	var ground []*protocol.Record
+	for i := range 2*maxOrigins + 100 {
+		o := originID{first[0] &^ 3} // the honest origin's bucket, sorting first in it
+		binary.BigEndian.PutUint32(o[1:], uint32(i))
+		m := forge.LessonMembers(id, fmt.Sprintf("ground lesson %d", i), updated)
+		m["origin"] = protocol.EncodeString(o.String())
+		rec, err := protocol.Decode(forge.Sign(id, m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ground = append(ground, rec)
+	}
+	noAuto := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
+	a := startNode(t, noAuto)
+	b := startNode(t, noAuto, withBootstrap(a))
+	a.holder.add(Scope("t"), append(slices.Clone(ground), honest)...)
+	b.holder.add(Scope("t"), ground...)
+	eventually(t, 20*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sessions := 0
+	for ; sessions < 4 && !b.holder.has(Scope("t"), honest); sessions++ {
+		if err := b.syncWith(ctx, b.teams["t"], a.PeerID()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := b.Stats()
+	t.Logf("%d sessions moved %d bytes (%d in, %d out)", sessions, s.SyncBytesIn+s.SyncBytesOut, s.SyncBytesIn, s.SyncBytesOut)
+	if !b.holder.has(Scope("t"), honest) {
+		t.Fatalf("after %d sessions b holds %d records and not the honest lesson", sessions, b.holder.count(Scope("t")))
+	}
+	if b.holder.count(Scope("t")) != len(ground)+1 || s.SyncRecordsIn != 1 {
+		t.Errorf("b holds %d records, received %d by sync; want %d and 1", b.holder.count(Scope("t")), s.SyncRecordsIn, len(ground)+1)
 	}
 }
