@@ -165,7 +165,7 @@ func (n *Node) serve(c *conn, a *answering, st *sessionStats) error {
 	// 2. DIFF
 	var diff []diffEntry
 	if a.sum.full {
-		diff = diffWithin(a.snap, a.sum.entries, a.within)
+		diff = diffWithin(a.snap, a.sum.entries, a.sum.span(a.within))
 	}
 	if err := c.send(encodeDiff(diff)); err != nil {
 		return fmt.Errorf("sending diff: %w", err)

@@ -102,7 +102,9 @@ func (c *conn) askDiff(t *team, p peer.ID, snap *snapshot) ([]diffEntry, error) 
 	if err == nil && m.status == statusNeedFull {
 		m, err = c.summarize(snap.bucketsMsg(t.name))
 		if err == nil && m.status == statusBuckets {
-			m, err = c.summarize(snap.summaryWithin(t.name, m.buckets))
+			sum, next := snap.summaryFrom(t.name, m.buckets, t.sync.windows.from(p))
+			t.sync.windows.set(p, next)
+			m, err = c.summarize(sum)
 		}
 	}
 	if err != nil {

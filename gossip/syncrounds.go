@@ -18,6 +18,41 @@ import (
 type syncState struct {
 	fetching claims        // ids sessions are fetching or fetched lately
 	snaps    snapshotCache // the last snapshot of what this node holds
+	windows  windows       // where the next summary to each peer starts
+}
+
+// maxWindows bounds the peers windows remembers: past it, it forgets them
+// all, and their next summaries start from the first origin.
+const maxWindows = 1024
+
+// windows are, per peer, the origin the next summary of differing buckets
+// starts from, when they hold more origins than one summary lists: each
+// session lists the window after the last, so every origin is compared in
+// turn.
+type windows struct {
+	mu   sync.Mutex
+	next map[peer.ID]originID
+}
+
+func (w *windows) from(p peer.ID) originID {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.next[p]
+}
+
+// set records where the next summary to p starts (the first origin: none
+// to remember).
+func (w *windows) set(p peer.ID, next originID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if next == (originID{}) {
+		delete(w.next, p)
+		return
+	}
+	if w.next == nil || len(w.next) >= maxWindows {
+		w.next = map[peer.ID]originID{}
+	}
+	w.next[p] = next
 }
 
 func newSyncState() *syncState {

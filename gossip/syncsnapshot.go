@@ -30,7 +30,8 @@ func (s *snapshot) summary(o originID) originSummary {
 }
 
 // summaryMsg is the SUMMARY of this snapshot for team: the whole digest
-// alone, or full with the first maxOrigins origins.
+// alone, or full with every origin (the first window of them, when there
+// are more than maxOrigins).
 func (s *snapshot) summaryMsg(team string, full bool) summaryMsg {
 	if full {
 		return s.summaryWithin(team, allBuckets())
@@ -38,15 +39,44 @@ func (s *snapshot) summaryMsg(team string, full bool) summaryMsg {
 	return summaryMsg{team: team, whole: s.whole}
 }
 
-// summaryWithin is the full SUMMARY of the origins in the buckets of within.
+// summaryWithin is the full SUMMARY of the origins in the buckets of
+// within (their first window, when there are more than maxOrigins).
 func (s *snapshot) summaryWithin(team string, within bucketSet) summaryMsg {
-	m := summaryMsg{team: team, full: true, whole: s.whole}
+	m, _ := s.summaryFrom(team, within, originID{})
+	return m
+}
+
+// summaryFrom is the full SUMMARY of the origins in the buckets of within.
+// When they are more than one frame takes, it lists the window of
+// maxOrigins of them from the first at or after from (from the first
+// origin, when none is), and says the range of origins it covers; next
+// is where the window after it starts. The windows of successive calls
+// tile every origin, so none is left out for good, whatever sorts first.
+func (s *snapshot) summaryFrom(team string, within bucketSet, from originID) (m summaryMsg, next originID) {
+	m = summaryMsg{team: team, full: true, whole: s.whole}
 	for _, e := range s.entries() {
 		if within.hasOrigin(e.origin) {
 			m.entries = append(m.entries, e)
 		}
 	}
-	return m
+	if len(m.entries) <= maxOrigins {
+		return m, originID{}
+	}
+	start, _ := slices.BinarySearchFunc(m.entries, from, func(e summaryEntry, o originID) int { return cmpOrigin(e.origin, o) })
+	m.ranged, m.lo, m.hi = true, from, lastOrigin
+	if start == len(m.entries) {
+		start, m.lo = 0, originID{}
+	}
+	if start == 0 {
+		m.lo = originID{}
+	}
+	end := min(start+maxOrigins, len(m.entries))
+	if end < len(m.entries) {
+		m.hi = m.entries[end-1].origin
+		next = successor(m.hi)
+	}
+	m.entries = m.entries[start:end]
+	return m, next
 }
 
 // bucketsMsg is the SUMMARY of this snapshot's bucket digests.
@@ -54,15 +84,11 @@ func (s *snapshot) bucketsMsg(team string) summaryMsg {
 	return summaryMsg{team: team, whole: s.whole, buckets: &s.buckets}
 }
 
-// entries are the summary entries a full summary lists, and the whole
-// digest covers: the first maxOrigins origins.
+// entries are the summary entries of every origin held, as the whole and
+// bucket digests cover them.
 func (s *snapshot) entries() []summaryEntry {
-	origins := s.origins
-	if len(origins) > maxOrigins {
-		origins = origins[:maxOrigins]
-	}
-	out := make([]summaryEntry, len(origins))
-	for i, o := range origins {
+	out := make([]summaryEntry, len(s.origins))
+	for i, o := range s.origins {
 		out[i] = summaryEntry{origin: o, originSummary: s.sums[o]}
 	}
 	return out
@@ -111,21 +137,21 @@ func newSnapshot(held [][]byte, known map[recID]originID) (s *snapshot, origins 
 // diffAgainst lists the origins where snap and the peer's summary differ,
 // with this side's ids for them, within the frame limits.
 func diffAgainst(snap *snapshot, theirs []summaryEntry) []diffEntry {
-	return diffWithin(snap, theirs, allBuckets())
+	return diffWithin(snap, theirs, everything())
 }
 
-// diffWithin is diffAgainst for the origins in the buckets of within: the
-// peer's summary lists those alone.
-func diffWithin(snap *snapshot, theirs []summaryEntry, within bucketSet) []diffEntry {
+// diffWithin is diffAgainst for the origins within sp: the peer's summary
+// lists those alone.
+func diffWithin(snap *snapshot, theirs []summaryEntry, sp span) []diffEntry {
 	their := make(map[originID]originSummary, len(theirs))
 	var all []originID
 	for _, o := range snap.origins {
-		if within.hasOrigin(o) {
+		if sp.has(o) {
 			all = append(all, o)
 		}
 	}
 	for _, e := range theirs {
-		if !within.hasOrigin(e.origin) {
+		if !sp.has(e.origin) {
 			continue
 		}
 		their[e.origin] = e.originSummary

@@ -23,16 +23,19 @@ package gossip
 //	digest = the first 12 bytes of SHA-256(id_1 || ... || id_k), the origin's ids sorted bytewise
 //
 //	whole  = the first 12 bytes of SHA-256 over every ( origin count:uvarint digest ) of the
-//	         scope, origins increasing: equal wholes mean equal record sets
+//	         scope, every origin held, origins increasing: equal wholes mean equal record sets
 //
 //	bucket = an origin's first byte divided by 4: 64 buckets
 //	bdigest = the first 8 bytes of SHA-256 over every ( origin count:uvarint digest ) of
-//	         the bucket, origins increasing
+//	         the bucket, every origin held, origins increasing
 //
 //	1. I→R SUMMARY  tlen:uvarint team:tlen mode:byte whole, then
 //	                for mode 1: n:uvarint n×( origin count:uvarint digest )
 //	                for mode 2: 64×bdigest, buckets increasing
-//	                tlen ≤ 128, n ≤ 16384, origins strictly increasing; frame ≤ 512 KiB.
+//	                for mode 3: lo:origin hi:origin, then as mode 1: a mode 1 summary
+//	                            of the origins from lo to hi (both included) alone
+//	                tlen ≤ 128, n ≤ 16384, origins strictly increasing (and from lo
+//	                to hi, lo ≤ hi); frame ≤ 512 KiB.
 //	                I sends mode 0 (the whole digest alone) first. When R's whole
 //	                digest is the same, R answers a DIFF with status 0 and no origin:
 //	                the two sides are in sync and the session costs a few dozen
@@ -43,7 +46,12 @@ package gossip
 //	                buckets only: a node that lacks a few records of a few origins
 //	                sends a few entries, not one per origin it knows. (I may also
 //	                answer status 5 with mode 1 and every origin, as before the
-//	                buckets; R then compares every origin.)
+//	                buckets; R then compares every origin.) When the origins to list
+//	                are more than 16384, I sends mode 3 instead: a window of 16384 of
+//	                them, and R compares the origins from lo to hi alone. I's next
+//	                session with R lists the window after it (after the last one,
+//	                the first again), so each origin is compared in turn: whatever
+//	                origins sort first, none is left out for good.
 //	2. R→I DIFF     status:byte, then for status 0 only:
 //	                n:uvarint n×( origin k:uvarint k×id )
 //	                status 0 ok, 1 R is not in the team, 2 refused (I is not a member of
@@ -120,6 +128,7 @@ const (
 	summaryWhole   = 0 // the whole-scope digest alone
 	summaryFull    = 1 // the digest and every origin's (of some buckets) count and digest
 	summaryBuckets = 2 // the digest and each bucket's digest
+	summaryRange   = 3 // summaryFull of the origins from lo to hi alone
 )
 
 // Buckets of origins: an origin's first byte divided by 4.
@@ -137,6 +146,34 @@ func bucketOf(o originID) int                 { return int(o[0]) / (256 / numBuc
 func (b *bucketSet) add(k int)                { b[k/8] |= 1 << (k % 8) }
 func (b bucketSet) has(k int) bool            { return b[k/8]&(1<<(k%8)) != 0 }
 func (b bucketSet) hasOrigin(o originID) bool { return b.has(bucketOf(o)) }
+
+// lastOrigin is the greatest origin.
+var lastOrigin = originID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+// successor is the origin after o (the first origin after the last).
+func successor(o originID) originID {
+	for i := len(o) - 1; i >= 0; i-- {
+		o[i]++
+		if o[i] != 0 {
+			break
+		}
+	}
+	return o
+}
+
+// span is the origins a summary lists: those of some buckets, from lo to
+// hi (both included).
+type span struct {
+	buckets bucketSet
+	lo, hi  originID
+}
+
+// everything spans every origin.
+func everything() span { return span{buckets: allBuckets(), hi: lastOrigin} }
+
+func (s span) has(o originID) bool {
+	return s.buckets.hasOrigin(o) && cmpOrigin(s.lo, o) <= 0 && cmpOrigin(o, s.hi) <= 0
+}
 
 // allBuckets flags every bucket: a full summary of every origin.
 func allBuckets() bucketSet {
@@ -366,13 +403,24 @@ func appendIDs(b []byte, ids []recID) []byte {
 // ---- 1. SUMMARY ----
 
 // summaryMsg is a SUMMARY: the whole digest alone, with each bucket's
-// digest (buckets), or (full) with the entries of some or every origin.
+// digest (buckets), or (full) with the entries of some or every origin;
+// a ranged one lists those from lo to hi alone.
 type summaryMsg struct {
 	team    string
 	full    bool
 	whole   [idLen]byte
 	entries []summaryEntry
 	buckets *bucketDigests
+	ranged  bool
+	lo, hi  originID
+}
+
+// span is what a full summary of the origins of within lists.
+func (m summaryMsg) span(within bucketSet) span {
+	if !m.ranged {
+		return span{buckets: within, hi: lastOrigin}
+	}
+	return span{buckets: within, lo: m.lo, hi: m.hi}
 }
 
 // encodeSummary writes m; the entries of a summary that is not full are
@@ -392,8 +440,15 @@ func encodeSummary(m summaryMsg) []byte {
 		b = append(b, summaryWhole)
 		return append(b, m.whole[:]...)
 	}
-	b = append(b, summaryFull)
-	b = append(b, m.whole[:]...)
+	if m.ranged {
+		b = append(b, summaryRange)
+		b = append(b, m.whole[:]...)
+		b = append(b, m.lo[:]...)
+		b = append(b, m.hi[:]...)
+	} else {
+		b = append(b, summaryFull)
+		b = append(b, m.whole[:]...)
+	}
 	b = binary.AppendUvarint(b, uint64(len(m.entries)))
 	for _, e := range m.entries {
 		b = appendSummaryEntry(b, e)
@@ -409,8 +464,9 @@ func decodeSummary(body []byte) (summaryMsg, error) {
 	mode := d.byte1()
 	switch {
 	case d.err != nil:
-	case mode == summaryWhole || mode == summaryFull || mode == summaryBuckets:
-		m.full = mode == summaryFull
+	case mode == summaryWhole || mode == summaryFull || mode == summaryBuckets || mode == summaryRange:
+		m.full = mode == summaryFull || mode == summaryRange
+		m.ranged = mode == summaryRange
 	default:
 		d.err = violation("unknown summary mode %d", mode)
 	}
@@ -421,10 +477,21 @@ func decodeSummary(body []byte) (summaryMsg, error) {
 			copy(m.buckets[k][:], d.take(bucketDigestLn))
 		}
 	}
+	if m.ranged {
+		m.lo, m.hi = d.origin(), d.origin()
+		if d.err == nil && cmpOrigin(m.lo, m.hi) > 0 {
+			d.err = violation("summary range ends before it starts")
+		}
+	}
 	if !m.full || d.err != nil {
 		return m, d.end()
 	}
 	m.entries = d.summaryEntries()
+	if m.ranged && d.err == nil && len(m.entries) > 0 {
+		if cmpOrigin(m.entries[0].origin, m.lo) < 0 || cmpOrigin(m.entries[len(m.entries)-1].origin, m.hi) > 0 {
+			d.err = violation("summary lists an origin out of its range")
+		}
+	}
 	return m, d.end()
 }
 

@@ -260,6 +260,9 @@ func fuzzSeeds(f *testing.F) {
 	snap := pureSnapshot(lessons(f, id, 0, 3))
 	f.Add(encodeSummary(snap.summaryMsg("t", true)))
 	f.Add(encodeSummary(snap.summaryMsg("t", false)))
+	ranged := snap.summaryMsg("t", true)
+	ranged.ranged, ranged.hi = true, lastOrigin
+	f.Add(encodeSummary(ranged))
 	diff := diffAgainst(snap, nil)
 	f.Add(encodeDiff(diff))
 	f.Add([]byte{statusNeedFull})
@@ -286,6 +289,12 @@ func FuzzDecodeSummary(f *testing.F) {
 		for i := 1; i < len(sum.entries); i++ {
 			if cmpOrigin(sum.entries[i-1].origin, sum.entries[i].origin) >= 0 {
 				t.Fatal("accepted origins out of order")
+			}
+		}
+		sp := sum.span(allBuckets())
+		for _, e := range sum.entries {
+			if !sp.has(e.origin) {
+				t.Fatalf("accepted origin %s out of the range %s..%s", e.origin, sum.lo, sum.hi)
 			}
 		}
 		again, err := decodeSummary(encodeSummary(sum))
