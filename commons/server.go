@@ -218,6 +218,11 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 		if b, err = openDirBlobs(cfg.DataDir); err != nil {
 			return nil, err
 		}
+		defer func() {
+			if err != nil {
+				_ = b.Close() // lets the directory's lock go; NewServer's error is the one to report
+			}
+		}()
 		legacy = cfg.DataDir
 	}
 	ctx := context.Background()
