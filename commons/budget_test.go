@@ -2,7 +2,9 @@ package commons
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -96,4 +98,38 @@ func TestBudgetsBoundNewOrigins(t *testing.T) {
 		refused(t, ts, other, c, c1, 403, "--max-origins-per-token")
 		ok(t, ts, testToken, b, b2, 200) // a replacement needs no budget, whoever sends it
 	})
+}
+
+// TestBudgetHoldsUnderConcurrentPUTs: new origins PUT at once never pass
+// the origin budget together: exactly MaxOrigins are taken.
+func TestBudgetHoldsUnderConcurrentPUTs(t *testing.T) {
+	const n, max = 8, 3
+	ts := newTestServer(t, func(c *ServerConfig) { c.MaxOrigins = max })
+	type file struct {
+		origin string
+		body   []byte
+	}
+	files := make([]file, n)
+	for i := range files {
+		files[i].origin, files[i].body = originFile(t, fmt.Sprintf("budget-race-%d", i), 1, "v1")
+	}
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Go(func() { codes[i], _, _ = ts.put(t, f.origin+".jsonl", testToken, f.body) })
+	}
+	wg.Wait()
+	taken := 0
+	for _, c := range codes {
+		switch c {
+		case 201:
+			taken++
+		case 507:
+		default:
+			t.Fatalf("codes %v: want only 201 and 507", codes)
+		}
+	}
+	if taken != max {
+		t.Fatalf("codes %v: %d new origins taken, want %d", codes, taken, max)
+	}
 }
