@@ -133,8 +133,7 @@ type reservation struct {
 func (st *storage) reserve(ctx context.Context, origin, owner string, n int64) (*reservation, error) {
 	st.mu.Lock()
 	b := st.budget
-	if b.origins > 0 && len(st.entries)+st.resOrigins >= b.origins {
-		held := len(st.entries) + st.resOrigins
+	if held := st.originsHeld(); b.origins > 0 && held >= b.origins {
 		st.mu.Unlock()
 		return nil, &budgetError{which: BudgetOrigins, held: int64(held), max: int64(b.origins)}
 	}
@@ -150,7 +149,7 @@ func (st *storage) reserve(ctx context.Context, origin, owner string, n int64) (
 		return nil, &budgetError{which: BudgetOriginsPerToken, held: int64(held), max: int64(b.perToken)}
 	}
 	r := &reservation{origin: origin, bytes: n}
-	st.resOrigins++
+	st.resOrigins[origin]++
 	st.resBytes += n
 	if owner != "" && !owned {
 		r.owner = owner
@@ -167,12 +166,30 @@ func (st *storage) reserve(ctx context.Context, origin, owner string, n int64) (
 	return r, nil
 }
 
-// release ends r: the new origin is stored (ok) and counted, or its claim
-// and owner key go.
+// originsHeld counts the origins held and being written, each once (a
+// new origin's entry is in memory before its claim ends). Call with mu
+// held.
+func (st *storage) originsHeld() int {
+	n := len(st.entries)
+	for o := range st.resOrigins {
+		if _, ok := st.entries[o]; !ok {
+			n++
+		}
+	}
+	return n
+}
+
+// release ends r: the new origin is stored (ok) and counted, its size
+// with it in one step, or its claim and owner key go.
 func (st *storage) release(ctx context.Context, r *reservation, ok bool) {
 	st.mu.Lock()
-	st.resOrigins--
+	if st.resOrigins[r.origin]--; st.resOrigins[r.origin] == 0 {
+		delete(st.resOrigins, r.origin)
+	}
 	st.resBytes -= r.bytes
+	if ok {
+		st.sizedLocked(r.origin, r.bytes)
+	}
 	if r.owner != "" {
 		st.resToken[r.owner]--
 		if ok {
@@ -189,11 +206,15 @@ func (st *storage) release(ctx context.Context, r *reservation, ok bool) {
 // sized records that origin's stored file is now n bytes (a directory's
 // byte count; a shared store's files are not counted).
 func (st *storage) sized(origin string, n int64) {
+	st.mu.Lock()
+	st.sizedLocked(origin, n)
+	st.mu.Unlock()
+}
+
+func (st *storage) sizedLocked(origin string, n int64) {
 	if st.shared {
 		return
 	}
-	st.mu.Lock()
 	st.bytes += n - st.sizes[origin]
 	st.sizes[origin] = n
-	st.mu.Unlock()
 }

@@ -78,7 +78,7 @@ type storage struct {
 	bytes      int64             // the sum of sizes
 	owners     map[string]string // origin → the owner id of the token that stored it
 	perToken   map[string]int    // owner id → the origins it stored
-	resOrigins int               // new origins being written
+	resOrigins map[string]int    // new origins being written (their claims)
 	resBytes   int64
 	resToken   map[string]int
 
@@ -98,7 +98,7 @@ type storage struct {
 func openStorage(ctx context.Context, b Blobs, legacyDir string, settle time.Duration, now func() time.Time, log *slog.Logger) (*storage, error) {
 	st := &storage{b: b, shared: b.Shared(), settle: settle, now: now, log: log,
 		entries: map[string]entry{}, sizes: map[string]int64{}, owners: map[string]string{},
-		perToken: map[string]int{}, resToken: map[string]int{}}
+		perToken: map[string]int{}, resToken: map[string]int{}, resOrigins: map[string]int{}}
 	var stale []string
 	skipped, example := 0, ""
 	err := b.List(ctx, indexDir, "", func(key, _ string) error {
@@ -221,11 +221,10 @@ func (st *storage) put(ctx context.Context, origin string, body []byte, records 
 		}
 		cond := Cond{IfMatch: ver, IfAbsent: prev == nil}
 		e, err := st.commit(ctx, entry{Origin: origin, Records: records, ETag: etag}, body, cond)
-		if err == nil {
-			st.sized(origin, int64(len(body)))
-		}
 		if res != nil {
-			st.release(ctx, res, err == nil)
+			st.release(ctx, res, err == nil) // counts the new file's size
+		} else if err == nil {
+			st.sized(origin, int64(len(body)))
 		}
 		if errors.Is(err, ErrConflict) {
 			continue // another replica stored a file since: check against it
