@@ -20,23 +20,37 @@ import (
 // ROOT/<dir>/<name>, replaced atomically (temp file, fsync, rename). A
 // server that owned a data directory before keeps it: the files are
 // DataDir/commons/<origin>.jsonl and DataDir/peers/<origin>.json as
-// always. One process owns the directory; conditions are checked under a
-// lock of this process.
+// always. One process owns the directory (it holds ROOT/LOCK, flock'd,
+// with its pid; a second server on it is refused at start), so conditions
+// are checked under a lock of this process.
 type dirBlobs struct {
 	root  string
 	locks [64]sync.Mutex // striped by key: a condition and its write are one step
+
+	lockMu sync.Mutex
+	lockF  *os.File // ROOT/LOCK while open; nil once closed
 }
 
 // dataTemp starts the name of every temp file in a store directory; the
 // index key and file names never start with '.'.
 const dataTemp = ".tmp-"
 
-// openDirBlobs opens (creating) root and removes the temp files a crash
-// left behind in it and its directories.
-func openDirBlobs(root string) (*dirBlobs, error) {
+// openDirBlobs opens (creating) root, takes its lock (a *DirLockedError
+// when another server holds it), and removes the temp files a crash left
+// behind in it and its directories.
+func openDirBlobs(root string) (_ *dirBlobs, err error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("commons storage: %w", err)
 	}
+	d := &dirBlobs{root: root}
+	if d.lockF, err = lockDir(root); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = d.Close() // the open's error is the one to report
+		}
+	}()
 	removeTemps(root, ".index.tmp-") // the index file of earlier versions
 	ents, err := os.ReadDir(root)
 	if err != nil {
@@ -47,7 +61,7 @@ func openDirBlobs(root string) (*dirBlobs, error) {
 			removeTemps(filepath.Join(root, e.Name()), dataTemp)
 		}
 	}
-	return &dirBlobs{root: root}, nil
+	return d, nil
 }
 
 func removeTemps(dir, prefix string) {
@@ -64,7 +78,18 @@ func removeTemps(dir, prefix string) {
 
 func (d *dirBlobs) String() string { return d.root }
 func (d *dirBlobs) Shared() bool   { return false }
-func (d *dirBlobs) Close() error   { return nil }
+
+// Close lets the directory's lock go; it is idempotent.
+func (d *dirBlobs) Close() error {
+	d.lockMu.Lock()
+	defer d.lockMu.Unlock()
+	if d.lockF == nil {
+		return nil
+	}
+	err := d.lockF.Close()
+	d.lockF = nil
+	return err
+}
 
 func (d *dirBlobs) path(key string) string { return filepath.Join(d.root, filepath.FromSlash(key)) }
 

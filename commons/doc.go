@@ -61,6 +61,14 @@
 // or replayed PUT from elsewhere never uses up the PUTs of an origin's
 // owner.
 //
+// Addresses are many, so budgets bound what the commons holds in all
+// (budget.go): the origins held, the bytes of their files (on a
+// directory) and the new origins one token stores. A PUT of a new origin
+// beyond one is 507 (403 for the token's) with {"error","reason":"budget",
+// "budget"}; a stored origin's file is always replaced. The counts come
+// from the storage at open: the files and index keys, and one empty
+// owners/<origin>.<owner id> key per origin a token stored.
+//
 // # Storage
 //
 // The server keeps its state in a Blobs store (blobs.go): objects under
@@ -69,7 +77,8 @@
 // backends pass one conformance suite: a directory (blobs_dir.go, the
 // default: DataDir/commons/<origin>.jsonl and DataDir/peers/<origin>.json
 // as before, each written to a temp file, fsynced and renamed; temp files
-// ".tmp-*" are removed at start) and S3-compatible object storage
+// ".tmp-*" are removed at start; one server owns a directory, holding
+// DataDir/LOCK flock'd with its pid, and a second is refused at start) and S3-compatible object storage
 // (blobs_s3.go, minio-go; OpenStorage of an s3:// URL, storageurl.go).
 //
 // The files are commons/<origin>.jsonl. The index is one empty object per

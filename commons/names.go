@@ -12,6 +12,9 @@ type Deliver func(scope string, recs []*protocol.Record) error
 // sent it).
 const ReasonEmpty protocol.Reason = "empty"
 
+// ReasonBudget: a new origin beyond one of the commons' budgets (budget.go).
+const ReasonBudget protocol.Reason = "budget"
+
 // stripe picks one of the per-origin locks: writers of one origin are
 // serialised, writers of different origins rarely share a lock.
 func stripe(origin string) int {

@@ -220,7 +220,7 @@ func (s *Server) handlePeerPut(w http.ResponseWriter, r *http.Request) {
 // putPeer handles one peer PUT; it returns the status answered and, for a
 // refusal, what was wrong (logged).
 func (s *Server) putPeer(w http.ResponseWriter, r *http.Request, origin, remote string) (int, string) {
-	if code, ok := s.admitWrite(w, r, remote, origin, "a PUT needs a valid bearer token"); !ok {
+	if code, _, ok := s.admitWrite(w, r, remote, origin, "a PUT needs a valid bearer token"); !ok {
 		return code, ""
 	}
 	refuse := func(code int, msg string) (int, string) {

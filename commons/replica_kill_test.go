@@ -193,7 +193,7 @@ func TestSweepIndexesDiedPut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, _, err := st.put(ctx, o, vs[0], 1, func([]byte) error { return nil }); err != nil {
+		if _, _, _, err := st.put(ctx, o, vs[0], 1, "", func([]byte) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 		// The PUT that dies: pending key, then the file, then nothing.

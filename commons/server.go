@@ -78,6 +78,18 @@ type ServerConfig struct {
 	// a negative value is refused.
 	MaxFileBytes int
 	MaxRecords   int
+	// Budgets bound what the commons holds, whoever sends (budget.go): a
+	// PUT of a new origin beyond one is refused (507; 403 for the token's),
+	// while a stored origin's file is always replaced within the per-file
+	// limits. MaxOrigins bounds the origins held, MaxBytes the bytes of
+	// their files (on a directory; a shared store's files are not counted,
+	// MaxOrigins × MaxFileBytes bounds them there), MaxOriginsPerToken the
+	// new origins one token stores (a token, not an address, is the unit
+	// of cost). Zero means DefaultMaxOrigins, DefaultMaxBytes and
+	// DefaultMaxOriginsPerToken; a negative value is refused.
+	MaxOrigins         int
+	MaxBytes           int64
+	MaxOriginsPerToken int
 	// Name is what the front page and the info document call this
 	// commons (default "remem commons").
 	Name string
@@ -93,7 +105,8 @@ type ServerConfig struct {
 // have no default.
 func DefaultServerConfig() ServerConfig {
 	return ServerConfig{RatePerOrigin: DefaultOriginRate, RatePerClient: DefaultClientRate,
-		Registry: prometheus.NewRegistry(), MaxFileBytes: protocol.MaxOriginFile, MaxRecords: protocol.MaxOriginRecs}
+		Registry: prometheus.NewRegistry(), MaxFileBytes: protocol.MaxOriginFile, MaxRecords: protocol.MaxOriginRecs,
+		MaxOrigins: DefaultMaxOrigins, MaxBytes: DefaultMaxBytes, MaxOriginsPerToken: DefaultMaxOriginsPerToken}
 }
 
 // withDefaults fills the zero fields that have a default: Logger, Now,
@@ -110,6 +123,15 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	}
 	if c.MaxRecords == 0 {
 		c.MaxRecords = protocol.MaxOriginRecs
+	}
+	if c.MaxOrigins == 0 {
+		c.MaxOrigins = DefaultMaxOrigins
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = DefaultMaxBytes
+	}
+	if c.MaxOriginsPerToken == 0 {
+		c.MaxOriginsPerToken = DefaultMaxOriginsPerToken
 	}
 	if c.Name == "" {
 		c.Name = "remem commons"
@@ -153,6 +175,9 @@ func (c ServerConfig) Validate() error {
 	l.Nested("RatePerClient", c.RatePerClient.Validate())
 	l.AtLeast("MaxFileBytes", c.MaxFileBytes, 1)
 	l.AtLeast("MaxRecords", c.MaxRecords, 1)
+	l.AtLeast("MaxOrigins", c.MaxOrigins, 1)
+	l.If(c.MaxBytes < 1, "MaxBytes", c.MaxBytes, "must be at least 1")
+	l.AtLeast("MaxOriginsPerToken", c.MaxOriginsPerToken, 1)
 	return l.Err()
 }
 
@@ -162,6 +187,7 @@ type Server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	tokens   [][sha256.Size]byte
+	owners   []string          // by token: its owner id in the store (budget.go)
 	bound    []map[string]bool // by token: the origins it publishes for; nil: any
 	st       *storage
 	peers    *peerStore
@@ -200,6 +226,7 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 	for _, t := range cfg.Tokens {
 		t = strings.TrimSpace(t)
 		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
+		s.owners = append(s.owners, ownerID(s.tokens[len(s.tokens)-1]))
 		var only map[string]bool
 		if origins, ok := cfg.Publishers[t]; ok {
 			only = map[string]bool{}
@@ -218,12 +245,18 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 		if b, err = openDirBlobs(cfg.DataDir); err != nil {
 			return nil, err
 		}
+		defer func() {
+			if err != nil {
+				_ = b.Close() // lets the directory's lock go; NewServer's error is the one to report
+			}
+		}()
 		legacy = cfg.DataDir
 	}
 	ctx := context.Background()
 	if s.st, err = openStorage(ctx, b, legacy, cfg.IndexSettle, s.now, s.log); err != nil {
 		return nil, err
 	}
+	s.st.budget = budget{origins: cfg.MaxOrigins, bytes: cfg.MaxBytes, perToken: cfg.MaxOriginsPerToken}
 	if s.peers, err = openPeerStore(ctx, b, s.now, s.log); err != nil {
 		return nil, err
 	}
@@ -269,6 +302,9 @@ type errorBody struct {
 	Line   int             `json:"line,omitempty"`
 	Reason protocol.Reason `json:"reason,omitempty"`
 	Key    *WireKey        `json:"key,omitempty"` // a 409's first missing key
+	// Budget names the budget a new origin would pass (BudgetOrigins,
+	// BudgetBytes, BudgetOriginsPerToken): a 507 or 403.
+	Budget string `json:"budget,omitempty"`
 }
 
 // PutAnswer is the JSON of a successful PUT.
@@ -324,6 +360,12 @@ type Limits struct {
 	// no limit.
 	PutsPerClient *RateInfo `json:"puts_per_client,omitempty"`
 	PutsPerOrigin *RateInfo `json:"puts_per_origin,omitempty"`
+	// The budgets on new origins (ServerConfig.MaxOrigins, MaxBytes,
+	// MaxOriginsPerToken); TotalBytes is absent on a shared store, whose
+	// files are not counted.
+	Origins         int   `json:"origins"`
+	TotalBytes      int64 `json:"total_bytes,omitempty"`
+	OriginsPerToken int   `json:"origins_per_token"`
 }
 
 // RateInfo is a Rate as the info document reports it.
@@ -477,7 +519,7 @@ func (s *Server) handlePut(w http.ResponseWriter, r *http.Request) {
 // push token this way instead of sending a PUT. It counts against the
 // address's PUT rate like a PUT, so it is no quicker a way to guess tokens.
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.admitWrite(w, r, clientIP(r), "", "this token is not one the commons takes for a PUT"); ok {
+	if _, _, ok := s.admitWrite(w, r, clientIP(r), "", "this token is not one the commons takes for a PUT"); ok {
 		w.WriteHeader(http.StatusNoContent)
 	}
 }
@@ -485,20 +527,20 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 // admitWrite is the gate of every request that writes (or probes the
 // token of a write): the address's PUT bucket first, so guessing tokens
 // costs PUTs, then the token. When it refuses it has answered, with 429
-// or 401 (msg); the status is returned.
-func (s *Server) admitWrite(w http.ResponseWriter, r *http.Request, remote, origin, msg string) (int, bool) {
+// or 401 (msg); the status is returned. Else the token's index is.
+func (s *Server) admitWrite(w http.ResponseWriter, r *http.Request, remote, origin, msg string) (int, int, bool) {
 	if ok, wait := s.byClient.allow(clientKey(remote)); !ok {
-		return tooMany(w, wait, "from this address"), false
+		return tooMany(w, wait, "from this address"), 0, false
 	}
 	i, ok := s.tokenOf(r)
 	if !ok {
-		return unauthorized(w, msg), false
+		return unauthorized(w, msg), 0, false
 	}
 	if only := s.bound[i]; only != nil && origin != "" && !only[origin] {
 		writeJSON(w, http.StatusForbidden, errorBody{Error: fmt.Sprintf("this token publishes only for the origins its operator named beside it, and %s is not one of them; ask the operator to add it", origin)})
-		return http.StatusForbidden, false
+		return http.StatusForbidden, 0, false
 	}
-	return 0, true
+	return 0, i, true
 }
 
 // admitRead is the gate of every GET of stored data: the token, when the
@@ -535,7 +577,8 @@ func readLimited(w http.ResponseWriter, r *http.Request, max int) ([]byte, error
 // stored and, for a refused line, the reason.
 func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote string) (int, int, protocol.Reason) {
 	client := clientKey(remote)
-	if code, ok := s.admitWrite(w, r, remote, origin, "a PUT needs a valid bearer token"); !ok {
+	code, tok, ok := s.admitWrite(w, r, remote, origin, "a PUT needs a valid bearer token")
+	if !ok {
 		return code, 0, ""
 	}
 	if origin == "" {
@@ -595,9 +638,19 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 	if ok, wait := s.bySender.allow(sender); !ok {
 		return tooMany(w, wait, "of origin "+origin+" from this address"), 0, ""
 	}
-	e, created, _, err := s.st.put(r.Context(), origin, body, len(recs), func(old []byte) error { return checkRollback(old, recs) })
+	e, created, _, err := s.st.put(r.Context(), origin, body, len(recs), s.owners[tok], func(old []byte) error { return checkRollback(old, recs) })
 	var rb *rollbackError
+	var be *budgetError
 	switch {
+	case errors.As(err, &be):
+		s.bySender.giveBack(sender)
+		s.m.refused.WithLabelValues(string(ReasonBudget)).Inc()
+		code := http.StatusInsufficientStorage
+		if be.which == BudgetOriginsPerToken {
+			code = http.StatusForbidden
+		}
+		writeJSON(w, code, errorBody{Error: be.Error(), Reason: ReasonBudget, Budget: be.which})
+		return code, 0, ReasonBudget
 	case errors.As(err, &rb):
 		s.bySender.giveBack(sender)
 		s.m.refused.WithLabelValues(string(ReasonRollback)).Inc()
@@ -615,7 +668,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, origin, remote stri
 		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "the server could not store the file; the previous one is unchanged"})
 		return http.StatusInternalServerError, 0, ""
 	}
-	code := http.StatusOK
+	code = http.StatusOK
 	if created {
 		code = http.StatusCreated
 	}
@@ -796,11 +849,12 @@ func (s *Server) info() WellKnown {
 		}
 		return &RateInfo{PerMinute: r.PerMinute, Burst: r.Burst}
 	}
-	return WellKnown{
+	wk := WellKnown{
 		Protocol: 1,
 		Name:     s.cfg.Name,
 		Limits: Limits{RecordsPerOrigin: s.maxRecs, FileBytes: s.maxBytes, LineBytes: protocol.MaxLineBytes,
-			PutsPerClient: rate(s.cfg.RatePerClient), PutsPerOrigin: rate(s.cfg.RatePerOrigin)},
+			PutsPerClient: rate(s.cfg.RatePerClient), PutsPerOrigin: rate(s.cfg.RatePerOrigin),
+			Origins: s.cfg.MaxOrigins, OriginsPerToken: s.cfg.MaxOriginsPerToken},
 		GetNeedsToken:      s.cfg.ReadNeedsToken,
 		PutNeedsToken:      true,
 		PublishersAdmitted: s.publishersAdmitted(),
@@ -809,4 +863,8 @@ func (s *Server) info() WellKnown {
 		Server:             "remem",
 		Version:            version.String(),
 	}
+	if !s.st.shared {
+		wk.Limits.TotalBytes = s.cfg.MaxBytes
+	}
+	return wk
 }

@@ -249,7 +249,7 @@ func TestWellKnownAndMetrics(t *testing.T) {
 	if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
 		t.Fatalf("%d %v", code, hdr)
 	}
-	want := `{"protocol":1,"name":"remem commons","limits":{"records_per_origin":1000,"file_bytes":262144,"line_bytes":8192},"get_needs_token":false,"put_needs_token":true,"publishers_admitted":false,` +
+	want := `{"protocol":1,"name":"remem commons","limits":{"records_per_origin":1000,"file_bytes":262144,"line_bytes":8192,"origins":100000,"total_bytes":2147483648,"origins_per_token":1000},"get_needs_token":false,"put_needs_token":true,"publishers_admitted":false,` +
 		`"peer_directory":{"expires_after_seconds":86400,"listed_per_topic":50,"topics_per_peer":16,"addrs_per_record":32,"body_bytes":8192},` +
 		`"server":"remem","version":"` + version.String() + `"}`
 	if strings.TrimSpace(body) != want {

@@ -72,6 +72,16 @@ type storage struct {
 	entries map[string]entry // origin → its latest entry (whose index key is indexKey of it)
 	last    time.Time        // latest `updated` handed out or seen; stamps only grow
 
+	// The budgets on new origins (budget.go) and what they count, under mu.
+	budget     budget
+	sizes      map[string]int64  // origin → its file's bytes (a directory only)
+	bytes      int64             // the sum of sizes
+	owners     map[string]string // origin → the owner id of the token that stored it
+	perToken   map[string]int    // owner id → the origins it stored
+	resOrigins map[string]int    // new origins being written (their claims)
+	resBytes   int64
+	resToken   map[string]int
+
 	refreshMu sync.Mutex // one refresh at a time; the others wait for it
 	refreshed time.Time  // when the last refresh began (st.now)
 	began     time.Time  // the same, by this machine's monotonic clock (refreshSince)
@@ -87,7 +97,8 @@ type storage struct {
 // the index.json that earlier versions kept in legacyDir.
 func openStorage(ctx context.Context, b Blobs, legacyDir string, settle time.Duration, now func() time.Time, log *slog.Logger) (*storage, error) {
 	st := &storage{b: b, shared: b.Shared(), settle: settle, now: now, log: log,
-		entries: map[string]entry{}}
+		entries: map[string]entry{}, sizes: map[string]int64{}, owners: map[string]string{},
+		perToken: map[string]int{}, resToken: map[string]int{}, resOrigins: map[string]int{}}
 	var stale []string
 	skipped, example := 0, ""
 	err := b.List(ctx, indexDir, "", func(key, _ string) error {
@@ -126,6 +137,9 @@ func openStorage(ctx context.Context, b Blobs, legacyDir string, settle time.Dur
 		}
 	}
 	st.sweep(ctx, !st.shared)
+	if err := st.loadOwners(ctx); err != nil {
+		return nil, fmt.Errorf("commons storage: %w", err)
+	}
 	st.refreshed = now()
 	return st, nil
 }
@@ -175,7 +189,10 @@ func (st *storage) stamp(origin string) time.Time {
 // winner's file. put returns the entry, whether the origin is new, and
 // whether anything changed (an identical file is not rewritten, not
 // checked again, and keeps its `updated`).
-func (st *storage) put(ctx context.Context, origin string, body []byte, records int, check func(old []byte) error) (e entry, created, changed bool, err error) {
+//
+// A new origin must fit the budgets (a *budgetError otherwise) and is
+// counted as owner's ("": nobody's); a replacement needs none.
+func (st *storage) put(ctx context.Context, origin string, body []byte, records int, owner string, check func(old []byte) error) (e entry, created, changed bool, err error) {
 	l := &st.locks[stripe(origin)]
 	l.Lock()
 	defer l.Unlock()
@@ -196,8 +213,19 @@ func (st *storage) put(ctx context.Context, origin string, body []byte, records 
 		if err := check(prev); err != nil {
 			return entry{}, false, false, err
 		}
+		var res *reservation
+		if prev == nil {
+			if res, err = st.reserve(ctx, origin, owner, int64(len(body))); err != nil {
+				return entry{}, false, false, err
+			}
+		}
 		cond := Cond{IfMatch: ver, IfAbsent: prev == nil}
 		e, err := st.commit(ctx, entry{Origin: origin, Records: records, ETag: etag}, body, cond)
+		if res != nil {
+			st.release(ctx, res, err == nil) // counts the new file's size
+		} else if err == nil {
+			st.sized(origin, int64(len(body)))
+		}
 		if errors.Is(err, ErrConflict) {
 			continue // another replica stored a file since: check against it
 		}

@@ -86,6 +86,8 @@ func (st *storage) reconcile(ctx context.Context, legacyDir string) error {
 			return err
 		}
 		have[origin] = true
+		st.sizes[origin] = int64(len(data))
+		st.bytes += int64(len(data))
 		e := entry{Origin: origin, Records: countRecords(data), ETag: etagOf(data)}
 		if cur, ok := st.entries[origin]; ok && cur.ETag == e.ETag {
 			return nil

@@ -29,24 +29,24 @@ func storagePutReadList(t *testing.T, sts []*storage) {
 	ctx := context.Background()
 	a, b := sts[0], sts[len(sts)-1]
 	ok := func([]byte) error { return nil }
-	e1, created, changed, err := a.put(ctx, sOrigin, []byte("one\n"), 1, ok)
+	e1, created, changed, err := a.put(ctx, sOrigin, []byte("one\n"), 1, "", ok)
 	if err != nil || !created || !changed || e1.ETag != etagOf([]byte("one\n")) {
 		t.Fatalf("first put: %+v %v %v %v", e1, created, changed, err)
 	}
 	// The same bytes again change nothing, not even `updated`, on any replica.
-	if e, created, changed, err := b.put(ctx, sOrigin, []byte("one\n"), 1, ok); err != nil || created || changed || !e.Updated.Equal(e1.Updated) {
+	if e, created, changed, err := b.put(ctx, sOrigin, []byte("one\n"), 1, "", ok); err != nil || created || changed || !e.Updated.Equal(e1.Updated) {
 		t.Fatalf("same put: %+v %v %v %v", e, created, changed, err)
 	}
 	// A refused put leaves the file as it was.
 	refuse := errors.New("refused")
 	var seen []byte
-	if _, _, _, err := b.put(ctx, sOrigin, []byte("two\n"), 1, func(old []byte) error { seen = old; return refuse }); !errors.Is(err, refuse) {
+	if _, _, _, err := b.put(ctx, sOrigin, []byte("two\n"), 1, "", func(old []byte) error { seen = old; return refuse }); !errors.Is(err, refuse) {
 		t.Fatalf("refused put: %v", err)
 	}
 	if string(seen) != "one\n" {
 		t.Fatalf("the check saw %q, not the stored file", seen)
 	}
-	e2, created, changed, err := b.put(ctx, sOrigin, []byte("two\nlines\n"), 2, ok)
+	e2, created, changed, err := b.put(ctx, sOrigin, []byte("two\nlines\n"), 2, "", ok)
 	if err != nil || created || !changed || !e2.Updated.After(e1.Updated) {
 		t.Fatalf("replace: %+v %v %v %v (first %s)", e2, created, changed, err, e1.Updated)
 	}
@@ -95,7 +95,7 @@ func storageOneHistory(t *testing.T, sts []*storage) {
 			for r := range rounds {
 				body := fmt.Sprintf("w%d-r%d\n", w, r)
 				var saw []byte
-				_, _, _, err := st.put(ctx, sOrigin, []byte(body), 1, func(old []byte) error { saw = bytes.Clone(old); return nil })
+				_, _, _, err := st.put(ctx, sOrigin, []byte(body), 1, "", func(old []byte) error { saw = bytes.Clone(old); return nil })
 				if errors.Is(err, errBusy) {
 					continue
 				}
@@ -144,7 +144,7 @@ func storageSince(t *testing.T, sts []*storage) {
 		wg.Go(func() {
 			for r := range rounds {
 				o := fmt.Sprintf("%016x", 0x100+w*rounds+r) // one PUT an origin: a later one would hide a miss
-				e, _, _, err := st.put(ctx, o, []byte(fmt.Sprintf("w%d r%d\n", w, r)), 1, func([]byte) error { return nil })
+				e, _, _, err := st.put(ctx, o, []byte(fmt.Sprintf("w%d r%d\n", w, r)), 1, "", func([]byte) error { return nil })
 				if err != nil {
 					t.Error(err)
 					return
@@ -306,11 +306,11 @@ func TestIndexFailsAfterFileStored(t *testing.T) {
 	}
 	defer st.close()
 	ok := func([]byte) error { return nil }
-	if _, _, _, err := st.put(ctx, sOrigin, []byte("v0\n"), 1, ok); err != nil {
+	if _, _, _, err := st.put(ctx, sOrigin, []byte("v0\n"), 1, "", ok); err != nil {
 		t.Fatal(err)
 	}
 	fb.failIndex.Store(true)
-	if _, _, changed, err := st.put(ctx, sOrigin, []byte("v1\n"), 1, ok); err != nil || !changed {
+	if _, _, changed, err := st.put(ctx, sOrigin, []byte("v1\n"), 1, "", ok); err != nil || !changed {
 		t.Fatalf("PUT whose index key fails: changed %v, %v; want it accepted (the file is stored)", changed, err)
 	}
 	if _, data, _, _ := st.read(ctx, sOrigin, func(string) bool { return false }); string(data) != "v1\n" {

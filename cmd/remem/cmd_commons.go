@@ -71,6 +71,9 @@ Examples:
 					&cli.StringFlag{Name: "name", Value: "remem commons", Usage: "what the front page (GET /) and the info document call this commons"},
 					&cli.StringSliceFlag{Name: "p2p", Usage: "MULTIADDR: also run a libp2p host there offering a circuit relay and AutoNAT to nodes behind NAT (repeatable)"},
 					&cli.StringFlag{Name: "p2p-key", Usage: "FILE holding the libp2p host's key, made when missing (default: DIR/p2p.key under --data)"},
+					&cli.IntFlag{Name: "max-origins", Value: commons.DefaultMaxOrigins, Usage: "take no new origin once the commons holds N (stored ones are still replaced)"},
+					&cli.Int64Flag{Name: "max-bytes", Value: commons.DefaultMaxBytes, Usage: "take no new origin once the origins' files hold N bytes (on --data; stored ones are still replaced)"},
+					&cli.IntFlag{Name: "max-origins-per-token", Value: commons.DefaultMaxOriginsPerToken, Usage: "let one token store at most N new origins"},
 				},
 				Action: commonsServe,
 			},
@@ -132,6 +135,7 @@ func commonsServe(c *cli.Context) (err error) {
 	cfg := commons.DefaultServerConfig()
 	cfg.DataDir, cfg.Tokens, cfg.ReadNeedsToken, cfg.Logger, cfg.Name = c.String("data"), tokens, c.Bool("read-token"), logger, c.String("name")
 	cfg.Publishers = publishers
+	cfg.MaxOrigins, cfg.MaxBytes, cfg.MaxOriginsPerToken = c.Int("max-origins"), c.Int64("max-bytes"), c.Int("max-origins-per-token")
 	where := cfg.DataDir
 	if cfg.DataDir != "" && c.String("storage") != "" {
 		return cli.Exit("give --data DIR or --storage URL, not both: the commons lives in one place", 2)
