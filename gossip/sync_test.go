@@ -150,12 +150,21 @@ func TestSyncDistrustsPeer(t *testing.T) {
 		_ = c.flush()
 		_, _ = c.br.ReadByte()
 	})
-	// The violation above may have closed the connection; dial again.
-	if err := victim.host.Connect(ctx, addrInfo(t, evil)); err != nil {
-		t.Fatal(err)
-	}
-	if err := victim.syncWith(ctx, victim.teams["t"], evil.PeerID()); !errors.Is(err, errProtocol) {
-		t.Fatalf("huge frame: err %v, want a protocol violation", err)
+	// The violation above may close the connection, and a dial made while
+	// it is closing reuses it: a stream on it is then reset (seen once in
+	// a full run). A reset is retried on a fresh dial; any other answer
+	// but a protocol violation fails.
+	for attempt := 1; ; attempt++ {
+		if err := victim.host.Connect(ctx, addrInfo(t, evil)); err != nil {
+			t.Fatal(err)
+		}
+		err := victim.syncWith(ctx, victim.teams["t"], evil.PeerID())
+		if errors.Is(err, errProtocol) {
+			break
+		}
+		if !errors.Is(err, network.ErrReset) || attempt == 5 {
+			t.Fatalf("huge frame: err %v, want a protocol violation", err)
+		}
 	}
 }
 
