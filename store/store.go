@@ -11,10 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+
+	"github.com/remem/remem/internal/pidlock"
 )
 
 // Options tune how a store is opened.
@@ -96,7 +97,7 @@ func Open(home string, opts Options) (*Store, error) {
 	if err != nil {
 		s.releaseLock()
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
-			return nil, &LockedError{Home: home, PID: readPID(filepath.Join(home, "db", "LOCK"))}
+			return nil, &LockedError{Home: home, PID: pidlock.ReadPID(filepath.Join(home, "db", "LOCK"))}
 		}
 		return nil, fmt.Errorf("opening the store at %s: %w", filepath.Join(home, "db"), err)
 	}
@@ -187,77 +188,23 @@ func dropEmptyLogs(dir string) error {
 	return nil
 }
 
-// acquireLock takes the exclusive, non-blocking lock on home/LOCK and
-// writes this process's pid into it.
+// acquireLock takes home's lock (internal/pidlock) or returns a
+// *LockedError naming the pid that holds it.
 func acquireLock(home string) (*os.File, error) {
-	path := filepath.Join(home, "LOCK")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening the lock file: %w", err)
+	f, err := pidlock.Lock(home)
+	var held *pidlock.HeldError
+	if errors.As(err, &held) {
+		return nil, &LockedError{Home: home, PID: held.PID}
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		_ = f.Close() // not ours: nothing was written
-		if errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EAGAIN) {
-			return nil, &LockedError{Home: home, PID: readPID(path)}
-		}
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-		if err == nil {
-			err = f.Sync()
-		}
-		if err != nil {
-			_ = f.Close() // the write's error is the one to report
-			return nil, fmt.Errorf("writing the pid into %s: %w", path, err)
-		}
-	}
-	return f, nil
+	return f, err
 }
 
 // Holder reports whether a process holds home (its Open is running) and
-// the pid that process wrote into the lock. It only tests the lock: a
-// shared lock taken and let go at once, never written.
-func Holder(home string) (pid int, held bool, err error) {
-	path := filepath.Join(home, "LOCK")
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("opening the lock file: %w", err)
-	}
-	defer func() { _ = f.Close() }() // read only
-	switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); {
-	case err == nil:
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		return 0, false, nil
-	case errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EAGAIN):
-		return readPID(path), true, nil
-	default:
-		return 0, false, fmt.Errorf("testing the lock %s: %w", path, err)
-	}
-}
-
-func readPID(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid < 0 {
-		return 0
-	}
-	return pid
-}
+// the pid that process wrote into the lock, without taking it.
+func Holder(home string) (pid int, held bool, err error) { return pidlock.Holder(home) }
 
 func (s *Store) releaseLock() {
-	if s.lock == nil {
-		return
-	}
-	_ = s.lock.Truncate(0)
-	_ = syscall.Flock(int(s.lock.Fd()), syscall.LOCK_UN)
-	_ = s.lock.Close()
+	pidlock.Release(s.lock)
 	s.lock = nil
 }
 
