@@ -83,16 +83,8 @@ func TestCatchUpPastGroundOrigins(t *testing.T) {
 
 // snapshotOfIDs builds a snapshot of ids by origin directly, lines aside.
 func snapshotOfIDs(byOrig map[originID][]recID) *snapshot {
-	s := &snapshot{lines: map[recID][]byte{}, byOrig: byOrig, sums: map[originID]originSummary{}}
-	for o, ids := range byOrig {
-		slices.SortFunc(ids, cmpID)
-		s.origins = append(s.origins, o)
-		s.sums[o] = summaryOf(ids)
-	}
-	slices.SortFunc(s.origins, cmpOrigin)
-	entries := s.entries()
-	s.whole = wholeDigest(entries)
-	s.buckets = bucketDigestsOf(entries)
+	s := &snapshot{lines: map[recID][]byte{}, byOrig: byOrig}
+	s.summarize()
 	return s
 }
 

@@ -121,6 +121,13 @@ func newSnapshot(held [][]byte, known map[recID]originID) (s *snapshot, origins 
 		s.lines[id] = line
 		s.byOrig[o] = append(s.byOrig[o], id)
 	}
+	s.summarize()
+	return s, origins
+}
+
+// summarize sorts each origin's ids and computes, from byOrig, the
+// origins in order, their summaries and the whole and bucket digests.
+func (s *snapshot) summarize() {
 	s.sums = make(map[originID]originSummary, len(s.byOrig))
 	for o, ids := range s.byOrig {
 		slices.SortFunc(ids, cmpID)
@@ -131,7 +138,6 @@ func newSnapshot(held [][]byte, known map[recID]originID) (s *snapshot, origins 
 	entries := s.entries()
 	s.whole = wholeDigest(entries)
 	s.buckets = bucketDigestsOf(entries)
-	return s, origins
 }
 
 // diffAgainst lists the origins where snap and the peer's summary differ,
