@@ -62,6 +62,7 @@ type cluster struct {
 	probes  []*rawHost
 	byz     []*rawHost
 	lessons []*lesson // every lesson published in the run
+	flood   *floodOrigins
 
 	// spare are the homes and keys made before the start for the nodes a
 	// late-join phase adds, so that every honest node admits them from
@@ -80,7 +81,7 @@ func newCluster(cfg Config) (*cluster, error) {
 		return nil, err
 	}
 	nw := &cluster{cfg: cfg, p: cfg.Params, topo: topo, reg: prometheus.NewRegistry(),
-		trk: newTracker(cfg.Params.Memory.State), part: newPartition(), texts: newTextGen(cfg.Seed)}
+		trk: newTracker(cfg.Params.Memory.State), part: newPartition(), texts: newTextGen(cfg.Seed), flood: &floodOrigins{}}
 	if cfg.Network == NetworkSim {
 		nw.net = newSimNet(cfg.Links, cfg.Seed)
 	} else if nw.net, err = newTCPNet(cfg.Nodes); err != nil {
@@ -212,7 +213,11 @@ func (nw *cluster) tryStart(ctx context.Context, n *tnode, boot []int) error {
 		// every honest origin on an open team, which sybils can reach.
 		Memory: node.Config{Home: n.home, Params: nw.p.Memory, Store: store.Options{Small: true, Tiny: nw.cfg.Network == NetworkSim},
 			Admission: node.Admission{Trust: nw.trust},
-			OnAccept:  func(_ string, rec *protocol.Record, _ time.Time) { nw.trk.accept(idx, rec, time.Now()) }},
+			OnAccept: func(_ string, rec *protocol.Record, _ time.Time) {
+				if !nw.flood.accept(idx, rec) {
+					nw.trk.accept(idx, rec, time.Now())
+				}
+			}},
 		Gossip: gossip.Config{Teams: []string{nw.p.Team}, Listen: []string{n.listen},
 			Bootstrap: addrs, Params: nw.p.Gossip, ConnGater: n.gater, Transport: nw.net.transport(n.idx)},
 		SleepEvery: nw.cfg.Sleep,
@@ -357,8 +362,9 @@ type holding struct {
 	withdrawn int
 }
 
-// hold reads n's store: every record, and the state of every hash at now.
-func hold(n *tnode, now time.Time, p protocol.StateParams) (holding, error) {
+// hold reads n's store: every record but those of skip's origins (the
+// floods', see floodOrigins), and the state of every hash at now.
+func hold(n *tnode, now time.Time, p protocol.StateParams, skip *floodOrigins) (holding, error) {
 	h := holding{ids: map[recID]*protocol.Record{}, states: map[string]protocol.State{}}
 	admit := n.d.Memory().Admitted()
 	sum := newDigest()
@@ -390,6 +396,9 @@ func hold(n *tnode, now time.Time, p protocol.StateParams) (holding, error) {
 	}
 	err := n.d.Memory().Store().Each(func(held store.Held) error {
 		r := held.Record
+		if skip.has(r.Origin) {
+			return nil
+		}
 		if r.Hash != cur {
 			flush()
 			cur = r.Hash

@@ -46,6 +46,7 @@ func TestSmallTestnet(t *testing.T) {
 				t.Errorf("the attacks did not attack: %+v", a)
 			}
 			checkSybils(t, b.Sybils, []int{3, 30})
+			checkFloods(t, b.Floods, cfg.Params.Floods)
 		}
 	}
 	// The hostile run's memory bound: every node and attacker in one
@@ -81,5 +82,32 @@ func checkSybils(t *testing.T, s *SybilReport, waves []int) {
 	}
 	if s.OpenCommon != 0 || s.OpenLessons == 0 || s.OpenCandidates == 0 {
 		t.Errorf("open team, nothing admitted: %d common, %d candidates of %d lessons; want 0 common", s.OpenCommon, s.OpenCandidates, s.OpenLessons)
+	}
+}
+
+// checkFloods asserts what the floods of strangers' records did: they were
+// sent and heard, and every honest lesson published beside them arrived.
+func checkFloods(t *testing.T, f *FloodReport, want FloodParams) {
+	t.Helper()
+	if f == nil {
+		t.Fatal("the byzantine phase reports no floods")
+	}
+	t.Logf("floods: %d fresh keys (%d records, %d B), %d revocations in %.0f ms; honest %d of %d; most strangers' records at a node %d (%d B); RSS growth per honest node %d B; rejected %v",
+		f.FreshKeys, f.FreshRecords, f.FreshBytes, f.Revocations, f.TookMs, f.HonestDelivered, f.HonestExpected, f.MaxStrangerRecords, f.MaxStrangerBytes, f.RSSPerHonestNodeBytes, f.Rejected)
+	if f.FreshKeys != want.FreshKeys || f.Revocations != want.Revocations {
+		t.Errorf("the floods sent %d fresh keys and %d revocations, want %d and %d", f.FreshKeys, f.Revocations, want.FreshKeys, want.Revocations)
+	}
+	accepted := 0
+	for _, n := range f.Nodes {
+		accepted += n.FloodAccepted
+	}
+	if accepted == 0 || f.MaxStrangerRecords == 0 {
+		t.Errorf("no honest node took a flood record (%d accepted, at most %d strangers' records held): the floods were not heard", accepted, f.MaxStrangerRecords)
+	}
+	if f.HonestExpected == 0 || f.HonestDelivered != f.HonestExpected {
+		t.Errorf("beside the floods %d of %d honest arrivals, want all", f.HonestDelivered, f.HonestExpected)
+	}
+	if f.RSSPeakBytes < f.RSSBeforeBytes || f.RSSBeforeBytes == 0 || f.HeapLiveAfterPerNode == 0 {
+		t.Errorf("the floods' memory was not measured: RSS %d before, %d peak; heap %d per node", f.RSSBeforeBytes, f.RSSPeakBytes, f.HeapLiveAfterPerNode)
 	}
 }
