@@ -46,11 +46,15 @@ func TestFloodMessagesAreAccepted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			msg := &pubsub.Message{Message: &pb.Message{From: []byte(pid), Data: j.data}}
+			data, err := j.data()
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := &pubsub.Message{Message: &pb.Message{From: []byte(pid), Data: data}}
 			if v := validate(context.Background(), pid, msg); v != pubsub.ValidationAccept {
 				t.Errorf("flooder %d: a %s message is not accepted (%v)", i, j.kind, v)
 			}
-			lines := bytes.Split(bytes.TrimSuffix(j.data, []byte("\n")), []byte("\n"))
+			lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 			if len(lines) != j.recs {
 				t.Errorf("a %s message has %d lines, says %d", j.kind, len(lines), j.recs)
 			}
