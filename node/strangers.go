@@ -398,3 +398,17 @@ func (m *Memory) resetOriginCounts() {
 	m.origins.byScope = nil
 	m.origins.mu.Unlock()
 }
+
+// NewStranger reports whether origin is neither admitted nor held here:
+// gossip caps how many of those one peer brings a minute.
+func (m *Memory) NewStranger(origin string) bool {
+	if m.admitted().Admits(origin) {
+		return false
+	}
+	u, err := m.store.UseOf(origin)
+	if err != nil {
+		m.log.Warn("counting an origin's records", "origin", origin, "err", err)
+		return true
+	}
+	return u.Records == 0
+}
