@@ -222,6 +222,8 @@ type Node struct {
 	scoreMu sync.Mutex
 	scores  map[peer.ID]float64
 
+	newOrigins newOrigins // new strangers per forwarding peer (neworigins.go)
+
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	tasks  tracker // handlers and Run's goroutines

@@ -65,6 +65,14 @@ type Params struct {
 	// without penalty; catch-up sync brings what they held.
 	ValidateTimeout     time.Duration
 	ValidateConcurrency int
+	// NewOriginsPerPeer is how many origins new to this node (neither
+	// admitted nor held) the messages one peer forwards may bring in a
+	// minute; past it the peer's messages of new strangers are ignored
+	// (not relayed, no penalty) until the minute is over. Keys are free:
+	// without it one peer brings a fresh key per message. An honest
+	// forwarder brings a few a minute (members' first messages), and what
+	// the cap holds back catch-up sync brings.
+	NewOriginsPerPeer int
 
 	// Connections: the connection manager trims to ConnLow when ConnHigh is
 	// passed; new connections are safe for ConnGrace.
@@ -148,6 +156,7 @@ func DefaultParams() Params {
 
 		ValidateTimeout:     10 * time.Second,
 		ValidateConcurrency: 8,
+		NewOriginsPerPeer:   60,
 
 		ConnLow: 16, ConnHigh: 48, ConnGrace: time.Minute,
 
@@ -237,6 +246,7 @@ func (p Params) Validate() error {
 
 	l.Positive("ValidateTimeout", p.ValidateTimeout)
 	l.AtLeast("ValidateConcurrency", p.ValidateConcurrency, 1)
+	l.AtLeast("NewOriginsPerPeer", p.NewOriginsPerPeer, 1)
 
 	l.AtLeast("ConnLow", p.ConnLow, 0)
 	l.If(p.ConnHigh <= p.ConnLow, "ConnHigh", p.ConnHigh, fmt.Sprintf("want above ConnLow (%d): the manager trims down to ConnLow once ConnHigh is passed", p.ConnLow))

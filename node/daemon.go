@@ -552,6 +552,9 @@ func (h holder) Room(scope, origin string) int { return h.d.m.Room(scope, origin
 // cap, and count one of a hash never held.
 func (h holder) HoldsHash(hash string) bool { return h.d.m.HoldsHash(hash) }
 
+// NewStranger lets the validator cap the new strangers one peer brings.
+func (h holder) NewStranger(origin string) bool { return h.d.m.NewStranger(origin) }
+
 func (h holder) Known(rec *protocol.Record) bool {
 	held, ok, err := h.d.m.store.Get(rec.SetKey())
 	return err == nil && ok && !protocol.Supersedes(rec, held.Record)
