@@ -143,6 +143,7 @@ func commonsServe(c *cli.Context) (err error) {
 	if cfg.DataDir == "" && c.String("storage") == "" {
 		return cli.Exit("say where the commons lives: --data DIR (a directory), or --storage s3://BUCKET/PREFIX?endpoint=HOST:PORT (a bucket that several servers may share)", 2)
 	}
+	var registered commons.Registrations // the relay serves the peers registered in the directory
 	if p2p := c.StringSlice("p2p"); len(p2p) > 0 {
 		keyFile := c.String("p2p-key")
 		if keyFile == "" && cfg.DataDir == "" {
@@ -151,7 +152,7 @@ func commonsServe(c *cli.Context) (err error) {
 		if keyFile == "" {
 			keyFile = filepath.Join(cfg.DataDir, "p2p.key")
 		}
-		h, err := startRelayHost(keyFile, p2p, logger)
+		h, err := startRelayHost(keyFile, p2p, registered.Registered, logger)
 		if err != nil {
 			return err
 		}
@@ -170,6 +171,7 @@ func commonsServe(c *cli.Context) (err error) {
 		return err
 	}
 	defer closeInto(&err, srv)
+	registered.Set(srv)
 	ln, err := net.Listen("tcp", c.String("listen"))
 	if err != nil { // before saying "serving"
 		return listenError("--listen", c.String("listen"), err)
