@@ -674,7 +674,7 @@ func (n *Node) Close() error {
 		n.cancel()
 		n.tasks.close()
 		if n.relaySvc != nil {
-			_ = n.relaySvc.Close() // it only stops watching
+			_ = n.relaySvc.Close() // stops the relay; its only error is the event subscription's
 		}
 		n.closeErr = n.host.Close()
 		n.tasks.wait()

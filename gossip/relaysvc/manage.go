@@ -21,7 +21,6 @@ type Manager struct {
 
 	mu    sync.Mutex
 	relay *Relay
-	err   error // the last failure to start the relay
 }
 
 // Manage starts a Manager on h; Close stops it and its relay.
@@ -48,10 +47,11 @@ func (m *Manager) set(on bool) {
 	defer m.mu.Unlock()
 	switch {
 	case on && m.relay == nil:
-		m.relay, m.err = New(m.h, m.cfg)
-		if m.err != nil && m.cfg.Logger != nil {
-			m.cfg.Logger.Error("relay service not started", "err", m.err)
+		r, err := New(m.h, m.cfg)
+		if err != nil && m.cfg.Logger != nil {
+			m.cfg.Logger.Error("relay service not started", "err", err)
 		}
+		m.relay = r // nil when New failed: tried again on the next change
 	case !on && m.relay != nil:
 		_ = m.relay.Close() // Close always succeeds
 		m.relay = nil
