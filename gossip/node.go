@@ -30,6 +30,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/remem/remem/gossip/relaysvc"
 	"github.com/remem/remem/protocol"
 )
 
@@ -144,8 +145,9 @@ type Config struct {
 	// reachability services (AutoNAT, relays, hole punching) are off then:
 	// a simulated network has no NAT.
 	Transport []libp2p.Option
-	// RelayService offers a circuit relay v2 (RelayResources) to other
-	// nodes: for a node with a public address.
+	// RelayService offers a circuit relay v2 (gossip/relaysvc) to other
+	// nodes while this one is public: unlimited between members and team
+	// peers (relayServes), within go-libp2p's default limits for others.
 	RelayService bool
 	// Relays are relay multiaddrs (with /p2p/<id>) a private node reserves
 	// a slot on, besides those it learns from a commons.
@@ -240,6 +242,7 @@ type Node struct {
 
 	hostMu       sync.Mutex // guards host while New sets it (the address factory may run before)
 	relays       relaySet
+	relaySvc     *relaysvc.Manager // nil unless cfg.RelayService
 	punches      punchLog
 	reach        atomic.Value // network.Reachability
 	addrsChanged chan struct{}
@@ -443,6 +446,10 @@ func New(cfg Config, h Holder) (*Node, error) {
 		}
 	}
 	n.host.SetStreamHandler(SyncProtocol, n.handleSync)
+	if err := n.startRelayService(); err != nil {
+		n.cancel()
+		return nil, errors.Join(err, n.host.Close())
+	}
 	n.log.Info("gossip host started", "peer", n.host.ID(), "origin", cfg.Identity.Origin(), "addrs", n.host.Addrs())
 	return n, nil
 }
@@ -668,6 +675,9 @@ func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		n.cancel()
 		n.tasks.close()
+		if n.relaySvc != nil {
+			_ = n.relaySvc.Close() // stops the relay; its only error is the event subscription's
+		}
 		n.closeErr = n.host.Close()
 		n.tasks.wait()
 		if n.running.Load() {

@@ -37,7 +37,7 @@ func (n *Node) syncWith(ctx context.Context, t *team, p peer.ID) (err error) {
 	sctx, cancel := context.WithTimeout(ctx, n.p.SyncTimeout)
 	defer cancel()
 	// Over a limited relayed connection too (a relay run by others, within
-	// its limits; see RelayResources): catch-up must not wait for a hole
+	// its limits; see relayConfig): catch-up must not wait for a hole
 	// punch that may never come.
 	s, err := n.host.NewStream(network.WithAllowLimitedConn(sctx, "remem sync"), p, SyncProtocol)
 	if err != nil {

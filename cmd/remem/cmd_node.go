@@ -67,7 +67,7 @@ Examples:
 			&cli.StringSliceFlag{Name: "members", Usage: "FILE of member keys or origins, one per line: every team private; TEAM=FILE: that team only (repeatable)"},
 			&cli.StringFlag{Name: "psk", Usage: "FILE holding a 32-byte pre-shared key (64 hex): a libp2p private network"},
 			&cli.StringSliceFlag{Name: "relay", Usage: "a circuit relay's full multiaddr with /p2p/ID: behind NAT, reserve a slot there (repeatable; a --commons' relay is taken too)"},
-			&cli.BoolFlag{Name: "relay-service", Usage: "offer a circuit relay to nodes behind NAT (for a node with a public address)"},
+			&cli.BoolFlag{Name: "relay-service", Usage: "offer a circuit relay to nodes behind NAT (for a node with a public address): whole between members and team peers, within go-libp2p's default limits for anyone else"},
 			&cli.StringFlag{Name: "reachability", Usage: "public or private: say what AutoNAT would find out (default: AutoNAT decides)"},
 			&cli.BoolFlag{Name: "directory", Value: def.Directory, Usage: "register in each --commons' peer directory and dial the team peers it lists"},
 			&cli.StringSliceFlag{Name: "folder", Usage: "a shared folder to sync (repeatable)"},
