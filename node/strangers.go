@@ -175,6 +175,16 @@ func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*prot
 		return nil, 0, err
 	}
 	b := m.cfg.Strangers
+	if used.Records > b.Records || used.Bytes > b.Bytes {
+		// Held past the budget (it was lowered, or origins stopped being
+		// admitted): what matters to nothing goes first.
+		if _, err := m.evictStrangers(store.Use{}, nil); err != nil {
+			return nil, 0, err
+		}
+		if used, err = m.strangerUse(); err != nil {
+			return nil, 0, err
+		}
+	}
 	a := m.admitted()
 	// Far from the budget nothing needs looking up: count every record
 	// of a stranger as new.

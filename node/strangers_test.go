@@ -238,3 +238,25 @@ func TestStrangersBudgetEvictsWhatMattersToNothing(t *testing.T) {
 		}
 	}
 }
+
+// A budget lowered below what is held (or an origin no longer admitted)
+// is met again at the next delivery: records that matter to nothing go,
+// oldest first, to a slack under it.
+func TestStrangersBudgetLoweredIsMetAgain(t *testing.T) {
+	home := t.TempDir()
+	m := openBudgeted(t, home, StrangerBudget{Records: 200})
+	at := time.Now().Add(-time.Minute)
+	var lines [][]byte
+	for i := range 200 {
+		lines = append(lines, paddedLesson(freshKey(t), fmt.Sprintf("The index %d rebuilds after every deploy", i), 0, at))
+	}
+	receiveLines(t, m, "team:x", lines...)
+	m.Close()
+	lowered := StrangerBudget{Records: 100}
+	m2 := openBudgeted(t, home, lowered)
+	receiveLines(t, m2, "team:x", paddedLesson(freshKey(t), "The queue drains slowly after a restart", 0, at))
+	n, _ := heldOf(t, m2, m2.Origin())
+	if want := lowered.Records - lowered.Records/evictSlack + 1; n > want { // the slack, then the new record
+		t.Fatalf("%d strangers' records held after the budget went down to %d, want at most %d", n, lowered.Records, want)
+	}
+}
