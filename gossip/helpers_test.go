@@ -96,6 +96,18 @@ func (h *memHolder) Held(scope string) ([][]byte, error) {
 	return out, nil
 }
 
+func (h *memHolder) HeldLines(scope string, keys []protocol.RecordKey) ([][]byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		if r := h.scopes[scope][k]; r != nil {
+			out[i] = r.Raw
+		}
+	}
+	return out, nil
+}
+
 func (h *memHolder) Known(rec *protocol.Record) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -48,6 +48,11 @@ type Holder interface {
 	// (own records published into it and records received by it), for
 	// catch-up sync. Only these lines are ever offered to peers of scope.
 	Held(scope string) ([][]byte, error)
+	// HeldLines returns the line held now under each of keys in scope, in
+	// their order (nil where none is). A sync snapshot keeps the ids and
+	// set keys of Held's lines, not the lines, and reads by key the lines a
+	// session sends: a line that is no longer the one Held gave is not sent.
+	HeldLines(scope string, keys []protocol.RecordKey) ([][]byte, error)
 	// Known reports whether an identical record is already held, so the
 	// validator can ignore pure duplicates.
 	Known(rec *protocol.Record) bool

@@ -198,7 +198,7 @@ func (n *Node) serve(c *conn, a *answering, st *sessionStats) error {
 		return fmt.Errorf("receiving records: %w", err)
 	}
 	// 6. ours, within the budget
-	if err := c.sendRecords(a.snap, want, st); err != nil {
+	if err := n.sendRecords(c, a.t.scope, a.snap, want, st); err != nil {
 		return fmt.Errorf("sending records: %w", err)
 	}
 	if st.recordsOut < len(want) {
@@ -248,7 +248,7 @@ func lacking(snap *snapshot, offer []recID, origins map[originID]bool) []recID {
 	var out []recID
 	seen := map[recID]struct{}{}
 	for _, id := range offer {
-		if _, have := snap.lines[id]; have {
+		if snap.has(id) {
 			continue
 		}
 		if _, dup := seen[id]; dup {

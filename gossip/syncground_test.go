@@ -83,7 +83,7 @@ func TestCatchUpPastGroundOrigins(t *testing.T) {
 
 // snapshotOfIDs builds a snapshot of ids by origin directly, lines aside.
 func snapshotOfIDs(byOrig map[originID][]recID) *snapshot {
-	s := &snapshot{lines: map[recID][]byte{}, byOrig: byOrig}
+	s := &snapshot{keys: map[recID]protocol.RecordKey{}, byOrig: byOrig}
 	s.summarize()
 	return s
 }

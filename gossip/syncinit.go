@@ -73,7 +73,7 @@ func (n *Node) initiate(ctx context.Context, c *conn, t *team, p peer.ID, st *se
 		return err
 	}
 	// 5. our records
-	if err := c.sendRecords(snap, accepted, st); err != nil {
+	if err := n.sendRecords(c, t.scope, snap, accepted, st); err != nil {
 		return fmt.Errorf("sending records: %w", err)
 	}
 	// 6. theirs, each under the origin the DIFF listed it for
@@ -156,7 +156,7 @@ func planRequest(snap *snapshot, diff []diffEntry) requestPlan {
 		theirs := make(map[recID]struct{}, len(e.ids))
 		for _, id := range e.ids {
 			theirs[id] = struct{}{}
-			if _, have := snap.lines[id]; !have {
+			if !snap.has(id) {
 				plan.want = append(plan.want, id)
 				plan.origin[id] = e.origin
 			}

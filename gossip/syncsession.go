@@ -157,27 +157,26 @@ func (n *Node) finish(c *conn, st *sessionStats, err *error) {
 	}
 }
 
-// sendRecords writes the lines of ids this side holds, then the end frame.
-// With a budget it stops early, before the bytes sent would pass it (but
-// after one record at least, so every session makes progress): the peer
-// asks for the rest in its next session.
-func (c *conn) sendRecords(snap *snapshot, ids []recID, st *sessionStats) error {
-	sent := 0
-	for _, id := range ids {
-		line, ok := snap.lines[id]
-		if !ok {
-			continue
+// sendRecords writes the lines of ids this side holds in scope (read from
+// the holder as it goes), then the end frame. With a budget it stops
+// early, before the bytes sent would pass it (but after one record at
+// least, so every session makes progress): the peer asks for the rest in
+// its next session.
+func (n *Node) sendRecords(c *conn, scope string, snap *snapshot, ids []recID, st *sessionStats) error {
+	err := n.heldLines(scope, snap, ids, func(line []byte) (bool, error) {
+		if c.budget > 0 && st.recordsOut > 0 && c.out+len(line)+2*binary.MaxVarintLen64 > c.budget {
+			return false, nil
 		}
-		if c.budget > 0 && sent > 0 && c.out+len(line)+2*binary.MaxVarintLen64 > c.budget {
-			break
-		}
-		sent++
 		before := c.out
 		if err := c.writeFrame(line); err != nil {
-			return err
+			return false, err
 		}
 		st.recordsOut++
 		st.recordBytesOut += int64(c.out - before)
+		return true, nil
+	})
+	if err != nil {
+		return err
 	}
 	return c.send(nil)
 }

@@ -10,15 +10,24 @@ import (
 )
 
 // snapshot is what this node holds in one team scope, as sync sees it:
-// every held line by id, the ids of each origin and their summaries. A
-// snapshot is never modified once built, so sessions share it.
+// the id and set key of every held line, the ids of each origin and their
+// summaries. It keeps no line: what a session sends is read from the
+// holder by key (heldLines), so a snapshot costs about a fifth of the
+// lines it stands for. A snapshot is never modified once built, so
+// sessions share it.
 type snapshot struct {
-	lines   map[recID][]byte
+	keys    map[recID]protocol.RecordKey
 	byOrig  map[originID][]recID // sorted ids
 	origins []originID           // sorted
 	sums    map[originID]originSummary
 	whole   [idLen]byte // digest of every origin's summary: equal wholes, equal sets
 	buckets bucketDigests
+}
+
+// has reports whether the snapshot holds the line of id.
+func (s *snapshot) has(id recID) bool {
+	_, ok := s.keys[id]
+	return ok
 }
 
 // summary is what a summary says of o (a count of 0 when o is not held).
@@ -94,35 +103,36 @@ func (s *snapshot) entries() []summaryEntry {
 	return out
 }
 
-// newSnapshot builds the snapshot of held lines. known gives the origins
+// newSnapshot builds the snapshot of held lines. known gives the set keys
 // of lines parsed before (it may be nil), so a line is decoded once across
-// snapshots; origins is the same for the lines of this one. Lines that are
-// not records, or come twice, are left out: they are never offered.
-func newSnapshot(held [][]byte, known map[recID]originID) (s *snapshot, origins map[recID]originID) {
-	s = &snapshot{lines: make(map[recID][]byte, len(held)), byOrig: map[originID][]recID{}}
-	origins = make(map[recID]originID, len(held))
+// snapshots; the snapshot's own keys serve the next build the same way.
+// Lines that are not records, or come twice, are left out: they are never
+// offered.
+func newSnapshot(held [][]byte, known map[recID]protocol.RecordKey) *snapshot {
+	s := &snapshot{keys: make(map[recID]protocol.RecordKey, len(held)), byOrig: map[originID][]recID{}}
 	for _, line := range held {
 		line = bytes.TrimRight(line, "\r\n")
 		id := lineID(line)
-		if _, dup := s.lines[id]; dup {
+		if _, dup := s.keys[id]; dup {
 			continue
 		}
-		o, ok := known[id]
+		k, ok := known[id]
 		if !ok {
 			rec, err := protocol.Decode(line)
 			if err != nil {
 				continue // not a record: never offer it
 			}
-			if o, ok = parseOrigin(rec.Origin); !ok {
-				continue
-			}
+			k = rec.SetKey()
 		}
-		origins[id] = o
-		s.lines[id] = line
+		o, ok := parseOrigin(k.Origin)
+		if !ok {
+			continue
+		}
+		s.keys[id] = k
 		s.byOrig[o] = append(s.byOrig[o], id)
 	}
 	s.summarize()
-	return s, origins
+	return s
 }
 
 // summarize sorts each origin's ids and computes, from byOrig, the
@@ -185,11 +195,11 @@ func diffWithin(snap *snapshot, theirs []summaryEntry, sp span) []diffEntry {
 	return out
 }
 
-// snapshotCache is one team's last snapshot and the origins of the lines
+// snapshotCache is one team's last snapshot and the set keys of the lines
 // it parsed.
 type snapshotCache struct {
-	originsMu sync.Mutex
-	origins   map[recID]originID // origin of each held line, so Held lines are parsed once
+	knownMu sync.Mutex
+	known   map[recID]protocol.RecordKey // the last build's keys, so Held lines are parsed once
 
 	mu      sync.Mutex
 	snap    *snapshot // the last snapshot, reused while the holder's version stays
@@ -225,14 +235,51 @@ func (n *Node) buildSnapshot(t *team) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading records held in %s: %w", t.scope, err)
 	}
-	// A cache map is never written once stored, so builds may run at once.
+	// A snapshot's keys are never written once built, so builds may run at
+	// once.
 	c := &t.sync.snaps
-	c.originsMu.Lock()
-	known := c.origins
-	c.originsMu.Unlock()
-	s, origins := newSnapshot(held, known)
-	c.originsMu.Lock()
-	c.origins = origins
-	c.originsMu.Unlock()
+	c.knownMu.Lock()
+	known := c.known
+	c.knownMu.Unlock()
+	s := newSnapshot(held, known)
+	c.knownMu.Lock()
+	c.known = s.keys
+	c.knownMu.Unlock()
 	return s, nil
+}
+
+// readBatch is how many lines a session reads from the holder at once, so
+// it holds at most that many of the lines it sends (2 MiB at 8 KiB each).
+const readBatch = 256
+
+// heldLines reads from the holder the lines of the ids snap holds, in
+// batches of readBatch, and hands each to each until it says no more or
+// fails. A line that changed since the snapshot (a newer version, or gone)
+// is left out: only lines the snapshot saw in scope are ever sent.
+func (n *Node) heldLines(scope string, snap *snapshot, ids []recID, each func(line []byte) (more bool, err error)) error {
+	asked := make([]recID, 0, min(readBatch, len(ids)))
+	keys := make([]protocol.RecordKey, 0, cap(asked))
+	for len(ids) > 0 {
+		asked, keys = asked[:0], keys[:0]
+		for len(ids) > 0 && len(asked) < readBatch {
+			if k, ok := snap.keys[ids[0]]; ok {
+				asked, keys = append(asked, ids[0]), append(keys, k)
+			}
+			ids = ids[1:]
+		}
+		lines, err := n.holder.HeldLines(scope, keys)
+		if err != nil {
+			return fmt.Errorf("reading records held in %s: %w", scope, err)
+		}
+		for i, line := range lines[:min(len(lines), len(asked))] {
+			line = bytes.TrimRight(line, "\r\n")
+			if len(line) == 0 || lineID(line) != asked[i] {
+				continue
+			}
+			if more, err := each(line); err != nil || !more {
+				return err
+			}
+		}
+	}
+	return nil
 }
