@@ -236,6 +236,7 @@ type Node struct {
 	busyMu      sync.Mutex
 	busy        map[peer.ID]bool // peers whose session is being answered
 	outgoing    peerLocks        // this node's own sessions, one per peer at a time
+	takes       *takeLedger      // what sync took from each peer lately
 
 	running   atomic.Bool
 	runDone   chan struct{}
@@ -274,6 +275,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 		scores:  map[peer.ID]float64{},
 		inbound: make(chan struct{}, max(1, p.SyncMaxInbound)),
 		busy:    map[peer.ID]bool{},
+		takes:   newTakeLedger(p),
 		runDone: make(chan struct{}),
 
 		addrsChanged: make(chan struct{}, 1),

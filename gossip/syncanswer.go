@@ -165,7 +165,7 @@ func (n *Node) serve(c *conn, a *answering, st *sessionStats) error {
 	// 2. DIFF
 	var diff []diffEntry
 	if a.sum.full {
-		diff = diffWithin(a.snap, a.sum.entries, a.sum.span(a.within))
+		diff = diffWithin(a.snap, a.sum.entries, a.sum.span(a.within), n.admitsOrigin)
 	}
 	if err := c.send(encodeDiff(diff)); err != nil {
 		return fmt.Errorf("sending diff: %w", err)
@@ -176,15 +176,17 @@ func (n *Node) serve(c *conn, a *answering, st *sessionStats) error {
 	if err != nil {
 		return err
 	}
-	// 4. ACCEPT
-	accept := a.t.sync.fetching.claim(lacking(a.snap, offer, origins), n.p.SyncRecentTTL)
+	// 4. ACCEPT, within what the session takes
+	take := n.newIntake(a.p)
+	offered := lacking(a.snap, offer, origins)
+	accept := a.t.sync.fetching.claim(offered[:min(len(offered), take.acceptRoom(origins))], n.p.SyncRecentTTL)
 	got := map[recID]bool{}
 	defer a.t.sync.fetching.release(accept, got)
 	if err := c.send(encodeAccept(accept)); err != nil {
 		return fmt.Errorf("sending accept: %w", err)
 	}
 	// 5. their records: under the diff's origins only.
-	in := incoming{t: a.t, from: a.p, expect: make(map[recID]originID, len(accept)), got: got}
+	in := incoming{t: a.t, from: a.p, expect: make(map[recID]originID, len(accept)), got: got, take: take}
 	for _, id := range accept {
 		in.expect[id] = originID{}
 	}

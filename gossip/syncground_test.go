@@ -131,7 +131,7 @@ func TestSummaryWindowsCoverABucketOfGroundOrigins(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				diff := diffWithin(resp, got.entries, got.span(within))
+				diff := diffWithin(resp, got.entries, got.span(within), nil)
 				for _, e := range diff {
 					if e.origin != honest {
 						t.Fatalf("%s held by the %s, session %d: diff lists %s", name, side, session, e.origin)

@@ -65,7 +65,9 @@ func (n *Node) initiate(ctx context.Context, c *conn, t *team, p peer.ID, st *se
 	}
 	// 3. REQUEST; 4. ACCEPT
 	plan := planRequest(snap, diff)
-	want := t.sync.fetching.claim(plan.want, n.p.SyncRecentTTL)
+	take := n.newIntake(p)
+	originOf := func(id recID) (string, bool) { return plan.origin[id].String(), true }
+	want := t.sync.fetching.claim(wantFirst(plan.want, originOf, n.admits, take.room()), n.p.SyncRecentTTL)
 	got := map[recID]bool{}
 	defer t.sync.fetching.release(want, got)
 	accepted, err := c.request(want, plan.offer)
@@ -77,7 +79,7 @@ func (n *Node) initiate(ctx context.Context, c *conn, t *team, p peer.ID, st *se
 		return fmt.Errorf("sending records: %w", err)
 	}
 	// 6. theirs, each under the origin the DIFF listed it for
-	in := incoming{t: t, from: p, expect: make(map[recID]originID, len(want)), got: got}
+	in := incoming{t: t, from: p, expect: make(map[recID]originID, len(want)), got: got, take: take}
 	for _, id := range want {
 		in.expect[id] = plan.origin[id]
 	}

@@ -153,12 +153,14 @@ func (s *snapshot) summarize() {
 // diffAgainst lists the origins where snap and the peer's summary differ,
 // with this side's ids for them, within the frame limits.
 func diffAgainst(snap *snapshot, theirs []summaryEntry) []diffEntry {
-	return diffWithin(snap, theirs, everything())
+	return diffWithin(snap, theirs, everything(), nil)
 }
 
 // diffWithin is diffAgainst for the origins within sp: the peer's summary
-// lists those alone.
-func diffWithin(snap *snapshot, theirs []summaryEntry, sp span) []diffEntry {
+// lists those alone. When they are more than a DIFF takes, the origins
+// first says yes to (the admitted ones; first may be nil) are listed
+// before the others, so strangers that differ do not crowd them out.
+func diffWithin(snap *snapshot, theirs []summaryEntry, sp span, first func(originID) bool) []diffEntry {
 	their := make(map[originID]originSummary, len(theirs))
 	var all []originID
 	for _, o := range snap.origins {
@@ -178,7 +180,7 @@ func diffWithin(snap *snapshot, theirs []summaryEntry, sp span) []diffEntry {
 	slices.SortFunc(all, cmpOrigin)
 	var out []diffEntry
 	total := 0
-	for _, o := range all {
+	for _, o := range firstOnes(all, first) {
 		ids := snap.byOrig[o]
 		if t, ok := their[o]; ok && len(ids) > 0 && t == snap.summary(o) {
 			continue
@@ -192,7 +194,25 @@ func diffWithin(snap *snapshot, theirs []summaryEntry, sp span) []diffEntry {
 		total += len(ids)
 		out = append(out, diffEntry{origin: o, ids: ids})
 	}
+	slices.SortFunc(out, func(a, b diffEntry) int { return cmpOrigin(a.origin, b.origin) })
 	return out
+}
+
+// firstOnes orders the origins first says yes to before the others, each
+// in their order (all of them as they are, when first is nil).
+func firstOnes(origins []originID, first func(originID) bool) []originID {
+	if first == nil {
+		return origins
+	}
+	var yes, no []originID
+	for _, o := range origins {
+		if first(o) {
+			yes = append(yes, o)
+		} else {
+			no = append(no, o)
+		}
+	}
+	return append(yes, no...)
 }
 
 // snapshotCache is one team's last snapshot and the set keys of the lines

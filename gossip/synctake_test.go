@@ -1,0 +1,247 @@
+package gossip
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+
+	"github.com/remem/remem/protocol"
+)
+
+// fakeClock is a node's clock that moves only when the test says.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// Small take budgets, a clock the test moves, and no round but those the
+// test runs.
+const (
+	testTakeRecords     = 20
+	testPeerTakeRecords = 50
+	testPeerRest        = time.Minute
+)
+
+func takeBudgets(clk *fakeClock) nodeOpt {
+	return func(c *Config) {
+		c.Now = clk.Now
+		c.Params.SyncInterval, c.Params.SyncOnConnect = 0, false
+		c.Params.SyncTakeRecords, c.Params.SyncPeerTakeRecords = testTakeRecords, testPeerTakeRecords
+		c.Params.SyncPeerRest = testPeerRest
+	}
+}
+
+// pool is what a hostile peer holds: records of a few fresh keys (it
+// could make more at will) and some of an origin the victim admits,
+// listed last.
+type pool struct {
+	mu        sync.Mutex
+	strangers []*protocol.Record
+	admitted  []*protocol.Record
+	next      int // the strangers sent so far: the next listing starts after them
+	sessions  int
+	asked     []int // per session, the ids the victim asked for or accepted
+}
+
+func newPool(t *testing.T, admitted protocol.Identity) *pool {
+	p := &pool{admitted: lessons(t, admitted, 0, 3)}
+	for range 3 {
+		id, err := protocol.GenerateIdentity()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.strangers = append(p.strangers, lessons(t, id, 0, 100)...)
+	}
+	return p
+}
+
+// listing is the next 100 strangers' records and every admitted one,
+// as DIFF entries (origins and ids increasing), and the lines by id.
+func (p *pool) listing() ([]diffEntry, map[recID][]byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sessions++
+	recs := slices.Clone(p.admitted)
+	recs = append(recs, p.strangers[p.next:min(p.next+100, len(p.strangers))]...)
+	byOrig := map[originID][]recID{}
+	lines := map[recID][]byte{}
+	for _, r := range recs {
+		o, _ := parseOrigin(r.Origin)
+		id := lineID(r.Raw)
+		byOrig[o] = append(byOrig[o], id)
+		lines[id] = r.Raw
+	}
+	var diff []diffEntry
+	for o, ids := range byOrig {
+		slices.SortFunc(ids, cmpID)
+		diff = append(diff, diffEntry{origin: o, ids: ids})
+	}
+	slices.SortFunc(diff, func(a, b diffEntry) int { return cmpOrigin(a.origin, b.origin) })
+	return diff, lines
+}
+
+// noteAsked counts what a session asked for, and moves the next listing
+// past the strangers' records it takes.
+func (p *pool) noteAsked(want []recID, lines map[recID][]byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.asked = append(p.asked, len(want))
+	for _, id := range want {
+		if rec, err := protocol.Decode(lines[id]); err == nil && rec.Origin != p.admitted[0].Origin {
+			p.next++
+		}
+	}
+}
+
+func (p *pool) counts() (sessions int, asked []int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sessions, slices.Clone(p.asked)
+}
+
+// respondAlwaysMore answers every session as a responder that always has
+// more: its DIFF lists the pool's next records, and it sends every one
+// asked for.
+func (p *pool) respondAlwaysMore(s network.Stream) {
+	defer s.Close()
+	c := newConn(s)
+	if _, err := c.readFrame(maxSummaryFrame); err != nil {
+		return
+	}
+	diff, lines := p.listing()
+	if c.send(encodeDiff(diff)) != nil {
+		return
+	}
+	body, err := c.readFrame(maxRequestFrame)
+	if err != nil {
+		return
+	}
+	want, _, err := decodeRequest(body)
+	if err != nil {
+		return
+	}
+	p.noteAsked(want, lines)
+	if c.send(encodeAccept(nil)) != nil {
+		return
+	}
+	for {
+		if b, err := c.readFrame(protocol.MaxLineBytes); err != nil || len(b) == 0 {
+			break
+		}
+	}
+	for _, id := range want {
+		_ = c.writeFrame(lines[id])
+	}
+	_ = c.send(nil)
+	_, _ = c.br.ReadByte()
+}
+
+// victimAndHostile starts a victim that admits one origin, and a raw host
+// connected to it that serves sync with handler.
+func victimAndHostile(t *testing.T, clk *fakeClock, admitted protocol.Identity, handler network.StreamHandler) (*tnode, host.Host) {
+	t.Helper()
+	victim := startNode(t, takeBudgets(clk))
+	victim.holder.admit(admitted.Origin())
+	h := rawHost(t)
+	if handler != nil {
+		h.SetStreamHandler(SyncProtocol, handler)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.Connect(ctx, addrInfo(t, victim)); err != nil {
+		t.Fatal(err)
+	}
+	return victim, h
+}
+
+// strangersHeld counts the pool's strangers' records the victim holds.
+func strangersHeld(v *tnode, p *pool) int {
+	n := 0
+	for _, r := range p.strangers {
+		if v.holder.has(Scope("t"), r) {
+			n++
+		}
+	}
+	return n
+}
+
+// A responder that always has more, reached by the victim's rounds,
+// gives at most the session's budget per session and the peer's per hour:
+// the victim asks for no more, and its next round goes back to it only
+// after its rest. The admitted origin's records come first and outside
+// the budgets. An hour later it takes again.
+func TestSyncTakesAtMostTheBudgetFromAResponder(t *testing.T) {
+	clk := &fakeClock{t: time.Now()}
+	admitted := mustIdentity(t)
+	p := newPool(t, admitted)
+	victim, h := victimAndHostile(t, clk, admitted, p.respondAlwaysMore)
+	eventually(t, 10*time.Second, "the victim to see a sync partner", func() bool { return victim.speaksSync(h.ID()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	victim.SyncNow(ctx)
+	if got := strangersHeld(victim, p); got != testTakeRecords {
+		t.Fatalf("one session took %d strangers' records, want the session's budget of %d", got, testTakeRecords)
+	}
+	for _, r := range p.admitted {
+		if !victim.holder.has(Scope("t"), r) {
+			t.Fatal("the admitted origin's records were not taken")
+		}
+	}
+	victim.SyncNow(ctx) // what records that came by sync start
+	if sessions, _ := p.counts(); sessions != 1 {
+		t.Fatalf("a round right after the peer gave records went back to it: %d sessions", sessions)
+	}
+	for range 8 { // eight rests: eight minutes of the hour
+		clk.Add(testPeerRest)
+		victim.SyncNow(ctx)
+	}
+	sessions, asked := p.counts()
+	if got := strangersHeld(victim, p); got != testPeerTakeRecords {
+		t.Fatalf("%d sessions in %v took %d strangers' records, want the peer's hourly budget of %d", sessions, 8*testPeerRest, got, testPeerTakeRecords)
+	}
+	for i, n := range asked {
+		if n > testTakeRecords+len(p.admitted) {
+			t.Errorf("session %d asked for %d records, over the budget", i, n)
+		}
+	}
+	if last := asked[len(asked)-1]; last != 0 {
+		t.Errorf("with the hour's budget spent the victim still asked for %d records", last)
+	}
+	if st := victim.Stats(); st.SyncRecordsOverBudget != 0 || st.SyncFailures != 0 {
+		t.Errorf("honest limits: %d records dropped, %d sessions failed", st.SyncRecordsOverBudget, st.SyncFailures)
+	}
+
+	clk.Add(takeWindow)
+	victim.SyncNow(ctx)
+	if got := strangersHeld(victim, p); got != testPeerTakeRecords+testTakeRecords {
+		t.Errorf("an hour later: %d strangers' records held, want %d", got, testPeerTakeRecords+testTakeRecords)
+	}
+	t.Logf("%d sessions, asked %v", sessions, asked)
+}
+
+func mustIdentity(t *testing.T) protocol.Identity {
+	t.Helper()
+	id, err := protocol.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
