@@ -33,8 +33,8 @@ type Stats struct {
 	// past what it takes (Params.SyncTakeBytes, SyncPeerTakeBytes), and
 	// dropped: a later session asks for them again.
 	SyncRecordsOverBudget int
-	SyncBytesIn    int64
-	SyncBytesOut   int64
+	SyncBytesIn           int64
+	SyncBytesOut          int64
 	// SyncRecordBytesOut are the record frames among SyncBytesOut: what
 	// this node served its peers' catch-up, as against the bytes of its
 	// own (the records it received, and control both ways).
