@@ -29,16 +29,16 @@ type Stats struct {
 	SyncFailures   int // sync sessions that failed
 	SyncRecordsIn  int // records received by sync and handed to the holder
 	SyncRecordsOut int // records sent by sync
-	// SyncRecordsOverBudget are strangers' records a session received
-	// past what it takes (Params.SyncTakeBytes, SyncPeerTakeBytes), and
-	// dropped: a later session asks for them again.
-	SyncRecordsOverBudget int
-	SyncBytesIn           int64
-	SyncBytesOut          int64
+	SyncBytesIn    int64
+	SyncBytesOut   int64
 	// SyncRecordBytesOut are the record frames among SyncBytesOut: what
 	// this node served its peers' catch-up, as against the bytes of its
 	// own (the records it received, and control both ways).
 	SyncRecordBytesOut int64
+	// SyncRecordsOverBudget are strangers' records a session received
+	// past what it takes (Params.SyncTakeBytes, SyncPeerTakeBytes), and
+	// dropped: a later session asks for them again.
+	SyncRecordsOverBudget int
 }
 
 // metrics are the Prometheus counters and the Stats behind them.
