@@ -179,7 +179,7 @@ func (n *Node) serve(c *conn, a *answering, st *sessionStats) error {
 	// 4. ACCEPT, within what the session takes
 	take := n.newIntake(a.p)
 	offered := lacking(a.snap, offer, origins)
-	accept := a.t.sync.fetching.claim(offered[:min(len(offered), take.acceptRoom(origins))], n.p.SyncRecentTTL)
+	accept := a.t.sync.fetching.claim(offered[:min(len(offered), take.acceptRoom(origins, a.sum.entries))], n.p.SyncRecentTTL)
 	got := map[recID]bool{}
 	defer a.t.sync.fetching.release(accept, got)
 	if err := c.send(encodeAccept(accept)); err != nil {

@@ -198,14 +198,14 @@ func diffWithin(snap *snapshot, theirs []summaryEntry, sp span, first func(origi
 	return out
 }
 
-// firstOnes orders the origins first says yes to before the others, each
+// firstOnes orders the elements first says yes to before the others, each
 // in their order (all of them as they are, when first is nil).
-func firstOnes(origins []originID, first func(originID) bool) []originID {
+func firstOnes[T any](xs []T, first func(T) bool) []T {
 	if first == nil {
-		return origins
+		return xs
 	}
-	var yes, no []originID
-	for _, o := range origins {
+	var yes, no []T
+	for _, o := range xs {
 		if first(o) {
 			yes = append(yes, o)
 		} else {

@@ -187,15 +187,17 @@ func (in *intake) room() int {
 	return max(0, min(in.records, in.n.takes.left(in.p, in.n.now())))
 }
 
-// acceptRoom is how many offered ids a responder accepts: an offer's ids
+// acceptRoom is how many offered ids a responder accepts. An offer's ids
 // carry no origin, so besides the strangers' room it takes, for each
-// admitted origin of the DIFF, as many as the per-origin cap. A stranger's
-// record beyond the budget that comes in that room is dropped (take).
-func (in *intake) acceptRoom(origins map[originID]bool) int {
+// admitted origin of the DIFF, as many as the initiator's summary says it
+// holds (at most the per-origin cap): an honest initiator offers those
+// first (planRequest). A stranger's record that comes in that room past
+// the budget is dropped (take).
+func (in *intake) acceptRoom(origins map[originID]bool, theirs []summaryEntry) int {
 	room := in.room()
-	for o := range origins {
-		if in.n.admitsOrigin(o) {
-			room += protocol.MaxOriginRecs
+	for _, e := range theirs {
+		if origins[e.origin] && in.n.admitsOrigin(e.origin) {
+			room += min(e.count, protocol.MaxOriginRecs)
 		}
 	}
 	return room
@@ -220,13 +222,12 @@ func (in *intake) take(origin string, size int) bool {
 	return true
 }
 
-// wantFirst orders ids admitted origins first (their order kept) and cuts
-// the strangers' to room: what a session asks for, or accepts, of them.
-func wantFirst(ids []recID, originOf func(recID) (string, bool), admits func(string) bool, room int) []recID {
+// wantFirst orders the ids of admitted origins first (their order kept)
+// and cuts the strangers' to room: what a session asks for.
+func wantFirst(ids []recID, admitted func(recID) bool, room int) []recID {
 	var mine, strangers []recID
 	for _, id := range ids {
-		o, known := originOf(id)
-		if known && admits(o) {
+		if admitted(id) {
 			mine = append(mine, id)
 		} else if len(strangers) < room {
 			strangers = append(strangers, id)

@@ -2,6 +2,8 @@ package gossip
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/remem/remem/protocol"
 )
@@ -49,15 +52,16 @@ func takeBudgets(clk *fakeClock) nodeOpt {
 }
 
 // pool is what a hostile peer holds: records of a few fresh keys (it
-// could make more at will) and some of an origin the victim admits,
-// listed last.
+// could make more at will) and, once the test says, some of an origin
+// the victim admits.
 type pool struct {
-	mu        sync.Mutex
-	strangers []*protocol.Record
-	admitted  []*protocol.Record
-	next      int // the strangers sent so far: the next listing starts after them
-	sessions  int
-	asked     []int // per session, the ids the victim asked for or accepted
+	mu           sync.Mutex
+	strangers    []*protocol.Record
+	admitted     []*protocol.Record
+	withAdmitted bool // list and offer the admitted records too
+	next         int  // the strangers sent so far: the next listing starts after them
+	sessions     int
+	asked        []int // per session, the ids the victim asked for or accepted
 }
 
 func newPool(t *testing.T, admitted protocol.Identity) *pool {
@@ -78,8 +82,10 @@ func (p *pool) listing() ([]diffEntry, map[recID][]byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sessions++
-	recs := slices.Clone(p.admitted)
-	recs = append(recs, p.strangers[p.next:min(p.next+100, len(p.strangers))]...)
+	recs := p.strangers[p.next:min(p.next+100, len(p.strangers))]
+	if p.withAdmitted {
+		recs = append(slices.Clone(p.admitted), recs...)
+	}
 	byOrig := map[originID][]recID{}
 	lines := map[recID][]byte{}
 	for _, r := range recs {
@@ -155,9 +161,9 @@ func (p *pool) respondAlwaysMore(s network.Stream) {
 
 // victimAndHostile starts a victim that admits one origin, and a raw host
 // connected to it that serves sync with handler.
-func victimAndHostile(t *testing.T, clk *fakeClock, admitted protocol.Identity, handler network.StreamHandler) (*tnode, host.Host) {
+func victimAndHostile(t *testing.T, clk *fakeClock, admitted protocol.Identity, handler network.StreamHandler, opts ...nodeOpt) (*tnode, host.Host) {
 	t.Helper()
-	victim := startNode(t, takeBudgets(clk))
+	victim := startNode(t, append([]nodeOpt{takeBudgets(clk)}, opts...)...)
 	victim.holder.admit(admitted.Origin())
 	h := rawHost(t)
 	if handler != nil {
@@ -185,8 +191,8 @@ func strangersHeld(v *tnode, p *pool) int {
 // A responder that always has more, reached by the victim's rounds,
 // gives at most the session's budget per session and the peer's per hour:
 // the victim asks for no more, and its next round goes back to it only
-// after its rest. The admitted origin's records come first and outside
-// the budgets. An hour later it takes again.
+// after its rest. The admitted origin's records are taken when the hour's
+// budget is spent. An hour later it takes strangers' records again.
 func TestSyncTakesAtMostTheBudgetFromAResponder(t *testing.T) {
 	clk := &fakeClock{t: time.Now()}
 	admitted := mustIdentity(t)
@@ -199,11 +205,6 @@ func TestSyncTakesAtMostTheBudgetFromAResponder(t *testing.T) {
 	victim.SyncNow(ctx)
 	if got := strangersHeld(victim, p); got != testTakeRecords {
 		t.Fatalf("one session took %d strangers' records, want the session's budget of %d", got, testTakeRecords)
-	}
-	for _, r := range p.admitted {
-		if !victim.holder.has(Scope("t"), r) {
-			t.Fatal("the admitted origin's records were not taken")
-		}
 	}
 	victim.SyncNow(ctx) // what records that came by sync start
 	if sessions, _ := p.counts(); sessions != 1 {
@@ -218,12 +219,24 @@ func TestSyncTakesAtMostTheBudgetFromAResponder(t *testing.T) {
 		t.Fatalf("%d sessions in %v took %d strangers' records, want the peer's hourly budget of %d", sessions, 8*testPeerRest, got, testPeerTakeRecords)
 	}
 	for i, n := range asked {
-		if n > testTakeRecords+len(p.admitted) {
+		if n > testTakeRecords {
 			t.Errorf("session %d asked for %d records, over the budget", i, n)
 		}
 	}
 	if last := asked[len(asked)-1]; last != 0 {
 		t.Errorf("with the hour's budget spent the victim still asked for %d records", last)
+	}
+
+	p.offerAdmitted()
+	clk.Add(testPeerRest)
+	victim.SyncNow(ctx)
+	for _, r := range p.admitted {
+		if !victim.holder.has(Scope("t"), r) {
+			t.Fatal("with the strangers' budget spent, the admitted origin's records were not taken")
+		}
+	}
+	if got := strangersHeld(victim, p); got != testPeerTakeRecords {
+		t.Errorf("the admitted origin's records took %d strangers' records past the budget along", got-testPeerTakeRecords)
 	}
 	if st := victim.Stats(); st.SyncRecordsOverBudget != 0 || st.SyncFailures != 0 {
 		t.Errorf("honest limits: %d records dropped, %d sessions failed", st.SyncRecordsOverBudget, st.SyncFailures)
@@ -235,6 +248,154 @@ func TestSyncTakesAtMostTheBudgetFromAResponder(t *testing.T) {
 		t.Errorf("an hour later: %d strangers' records held, want %d", got, testPeerTakeRecords+testTakeRecords)
 	}
 	t.Logf("%d sessions, asked %v", sessions, asked)
+}
+
+func (p *pool) offerAdmitted() {
+	p.mu.Lock()
+	p.withAdmitted = true
+	p.mu.Unlock()
+}
+
+// offerAlwaysMore runs one session with victim as an initiator that always
+// has more: its summary lists the pool's origins, it offers the next
+// hundred strangers' records (after the admitted ones, once offered) and
+// sends every one accepted. It returns the ids accepted.
+func (p *pool) offerAlwaysMore(ctx context.Context, h host.Host, victim peer.ID) ([]recID, error) {
+	diff, lines := p.listing()
+	var entries []summaryEntry
+	var offer, admitted []recID
+	for _, e := range diff {
+		entries = append(entries, summaryEntry{origin: e.origin, originSummary: summaryOf(e.ids)})
+		for _, id := range e.ids {
+			if o, _ := parseOrigin(p.admitted[0].Origin); o == e.origin {
+				admitted = append(admitted, id)
+			} else {
+				offer = append(offer, id)
+			}
+		}
+	}
+	s, err := h.NewStream(ctx, victim, SyncProtocol)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	c := newConn(s)
+	d, err := c.summarize(summaryMsg{team: "t", full: true, entries: entries})
+	if err != nil {
+		return nil, err
+	}
+	switch d.status {
+	case statusOK:
+	case statusBusy:
+		return nil, errPeerBusy
+	default:
+		return nil, fmt.Errorf("status %d", d.status)
+	}
+	accepted, err := c.request(nil, append(admitted, offer...))
+	if err != nil {
+		return nil, err
+	}
+	p.noteAsked(accepted, lines)
+	for _, id := range accepted {
+		if err := c.writeFrame(lines[id]); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.send(nil); err != nil {
+		return nil, err
+	}
+	if body, err := c.readFrame(protocol.MaxLineBytes); err != nil || len(body) != 0 {
+		return nil, fmt.Errorf("the victim's records: %d bytes, %v; want the end frame", len(body), err)
+	}
+	return accepted, nil
+}
+
+// An initiator that always has more is accepted at most the session's
+// budget per session and the peer's per hour; the admitted origin's
+// records, offered first, are taken when that is spent.
+func TestSyncTakesAtMostTheBudgetFromAnInitiator(t *testing.T) {
+	clk := &fakeClock{t: time.Now()}
+	admitted := mustIdentity(t)
+	p := newPool(t, admitted)
+	victim, h := victimAndHostile(t, clk, admitted, nil)
+	for i := range 4 {
+		if n := len(p.session(t, h, victim)); n > testTakeRecords {
+			t.Errorf("session %d: %d records accepted, over the session's budget", i, n)
+		}
+	}
+	if got := strangersHeld(victim, p); got != testPeerTakeRecords {
+		t.Fatalf("4 sessions took %d strangers' records, want the hour's budget of %d", got, testPeerTakeRecords)
+	}
+	p.offerAdmitted()
+	if got := p.session(t, h, victim); len(got) != len(p.admitted) {
+		t.Errorf("with the hour's budget spent: %d accepted, want the %d admitted records", len(got), len(p.admitted))
+	}
+	for _, r := range p.admitted {
+		if !victim.holder.has(Scope("t"), r) {
+			t.Fatal("the admitted origin's records were not taken")
+		}
+	}
+	clk.Add(takeWindow)
+	if got := p.session(t, h, victim); len(got) != testTakeRecords {
+		t.Errorf("an hour later: %d accepted, want %d", len(got), testTakeRecords)
+	}
+}
+
+// With a session budget of five records' bytes, the rest of what was
+// accepted is read and dropped, and the session still ends well on both
+// sides.
+func TestSyncDropsPastTheTakeBytes(t *testing.T) {
+	clk := &fakeClock{t: time.Now()}
+	p := newPool(t, mustIdentity(t))
+	// Any five of the lines sent fit; no six do (their lengths differ
+	// by a few bytes).
+	sizes := make([]int, 100)
+	for i, r := range p.strangers[:100] {
+		sizes[i] = len(r.Raw)
+	}
+	slices.Sort(sizes)
+	five, six := 0, 0
+	for i := range 6 {
+		six += sizes[i]
+		if i < 5 {
+			five += sizes[len(sizes)-1-i]
+		}
+	}
+	if six <= five {
+		t.Fatalf("line lengths %d to %d: six fit in five's bytes", sizes[0], sizes[99])
+	}
+	victim, h := victimAndHostile(t, clk, mustIdentity(t), nil, withParams(func(pp *Params) { pp.SyncTakeBytes = five }))
+	if got := p.session(t, h, victim); len(got) != testTakeRecords {
+		t.Fatalf("%d accepted, want %d", len(got), testTakeRecords)
+	}
+	if got := strangersHeld(victim, p); got != 5 {
+		t.Errorf("a session of five records' bytes took %d", got)
+	}
+	eventually(t, 5*time.Second, "the victim to count the session", func() bool { return victim.Stats().SyncRecordsOverBudget > 0 })
+	if st := victim.Stats(); st.SyncRecordsOverBudget != testTakeRecords-5 || st.SyncFailures != 0 {
+		t.Errorf("%d records dropped, %d sessions failed; want %d and none", st.SyncRecordsOverBudget, st.SyncFailures, testTakeRecords-5)
+	}
+}
+
+// session runs one hostile initiator's session with victim, again while
+// the victim still answers the last one (busy).
+func (p *pool) session(t *testing.T, h host.Host, victim *tnode) []recID {
+	t.Helper()
+	eventually(t, 10*time.Second, "identify", func() bool {
+		ok, _ := h.Peerstore().SupportsProtocols(victim.PeerID(), SyncProtocol)
+		return len(ok) > 0
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		accepted, err := p.offerAlwaysMore(ctx, h, victim.PeerID())
+		if err == nil {
+			return accepted
+		}
+		if ctx.Err() != nil || !errors.Is(err, errPeerBusy) {
+			t.Fatal(err)
+		}
+	}
 }
 
 func mustIdentity(t *testing.T) protocol.Identity {
