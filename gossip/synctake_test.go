@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -405,4 +406,115 @@ func mustIdentity(t *testing.T) protocol.Identity {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// The ledger counts strangers' records per peer in a window of an hour,
+// never admitted ones, starts a rest with any record taken, and remembers
+// at most maxTakePeers peers, forgetting first those whose window and
+// rest are over.
+func TestTakeLedger(t *testing.T) {
+	p := DefaultParams()
+	p.SyncPeerTakeRecords, p.SyncPeerTakeBytes, p.SyncPeerRest = 3, 1000, time.Minute
+	l := newTakeLedger(p)
+	now := time.Now()
+	const a, b = peer.ID("a"), peer.ID("b")
+	if !l.take(a, now, 400, false) || !l.take(a, now, 400, false) {
+		t.Fatal("two records within the budget refused")
+	}
+	if l.take(a, now, 400, false) {
+		t.Error("a record past the bytes taken")
+	}
+	if !l.take(a, now, 100, false) || l.take(a, now, 1, false) {
+		t.Error("the records budget: a third taken, a fourth refused")
+	}
+	if !l.take(a, now, 8000, true) || l.left(a, now) != 0 {
+		t.Error("an admitted record refused, or charged")
+	}
+	if l.left(b, now) != 3 {
+		t.Error("one peer's records charged another")
+	}
+	if end, resting := l.restsUntil(a, now.Add(59*time.Second)); !resting || !end.Equal(now.Add(time.Minute)) {
+		t.Errorf("rest until %v (%v), want a minute after the last record", end, resting)
+	}
+	if _, resting := l.restsUntil(b, now); resting {
+		t.Error("a peer that gave nothing rests")
+	}
+	if l.left(a, now.Add(takeWindow-time.Second)) != 0 || l.left(a, now.Add(takeWindow)) != 3 || !l.take(a, now.Add(takeWindow), 900, false) {
+		t.Error("the budget is not whole again when the window is over, or before")
+	}
+
+	for i := range maxTakePeers + 10 {
+		l.take(peer.ID(fmt.Sprint("sybil", i)), now, 1, false)
+	}
+	if len(l.peers) > maxTakePeers {
+		t.Fatalf("%d peers remembered", len(l.peers))
+	}
+	later := now.Add(2 * takeWindow)
+	l.take(b, later, 1, false)
+	if len(l.peers) != 1 || l.left(b, later) != 2 {
+		t.Errorf("at the bound, the peers whose window is over were not forgotten: %d remembered", len(l.peers))
+	}
+}
+
+// When a DIFF must be cut, the admitted origins are listed first (and the
+// DIFF stays in origin order); an initiator offers their ids first, and
+// asks for the strangers' only within room.
+func TestAdmittedOriginsFirst(t *testing.T) {
+	byOrig := map[originID][]recID{}
+	var last originID
+	for i := range maxOrigins + 10 {
+		var o originID
+		binary.BigEndian.PutUint32(o[:], uint32(i))
+		byOrig[o] = []recID{lineID(o[:])}
+		last = o
+	}
+	snap := snapshotOfIDs(byOrig)
+	admitted := func(o originID) bool { return o == last }
+	if diff := diffWithin(snap, nil, everything(), nil); slices.ContainsFunc(diff, func(e diffEntry) bool { return e.origin == last }) {
+		t.Fatal("the last origin listed without priority: the test shows nothing")
+	}
+	diff := diffWithin(snap, nil, everything(), admitted)
+	if len(diff) != maxOrigins || !slices.ContainsFunc(diff, func(e diffEntry) bool { return e.origin == last }) ||
+		!slices.IsSortedFunc(diff, func(a, b diffEntry) int { return cmpOrigin(a.origin, b.origin) }) {
+		t.Fatalf("a cut DIFF of %d origins: the admitted one missing, or out of order", len(diff))
+	}
+	if _, err := decodeDiff(encodeDiff(diff)); err != nil {
+		t.Fatal(err)
+	}
+
+	// The initiator's side: it holds another id of each origin.
+	mine := map[originID][]recID{}
+	for o := range byOrig {
+		mine[o] = []recID{lineID(append(o[:], 'x'))}
+	}
+	plan := planRequest(snapshotOfIDs(mine), diff[len(diff)-3:], admitted)
+	if plan.offer[0] != mine[last][0] {
+		t.Error("the admitted origin's id is not offered first")
+	}
+	want := wantFirst(plan.want, func(id recID) bool { return admitted(plan.origin[id]) }, 1)
+	if len(want) != 2 || plan.origin[want[0]] != last {
+		t.Errorf("want %d ids, the first of %v; want the admitted one and one stranger's", len(want), plan.origin[want[0]])
+	}
+}
+
+// A round that skips a resting peer has the round loop run again when the
+// rest ends, long before the next interval.
+func TestRoundAfterTheRest(t *testing.T) {
+	p := newPool(t, mustIdentity(t))
+	victim, h := victimAndHostile(t, &fakeClock{}, mustIdentity(t), p.respondAlwaysMore, func(c *Config) {
+		c.Now = time.Now
+		c.Params.SyncInterval, c.Params.SyncPeerRest = time.Hour, 200*time.Millisecond
+	})
+	eventually(t, 10*time.Second, "the victim to see a sync partner", func() bool { return victim.speaksSync(h.ID()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	victim.SyncNow(ctx)
+	victim.SyncNow(ctx) // skips the resting peer
+	if sessions, _ := p.counts(); sessions != 1 {
+		t.Fatalf("%d sessions, want 1 and a peer resting", sessions)
+	}
+	eventually(t, 10*time.Second, "a round once the rest ended", func() bool {
+		sessions, _ := p.counts()
+		return sessions >= 2
+	})
 }
