@@ -11,7 +11,9 @@ package gossip
 // of their own. From then on each frame R waits for, or waits to send, has
 // Params.SyncStepTimeout, and R sends at most Params.SyncServeBytes (fewer
 // records: the initiator asks again next time). R answers one session per
-// peer at a time. The slots and the per-peer marks are in syncrounds.go.
+// peer at a time. The slots and the per-peer marks are in syncrounds.go;
+// what R takes of the initiator's records (accepts, then keeps) is held
+// to the budgets of synctake.go.
 
 import (
 	"context"

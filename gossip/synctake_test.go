@@ -418,8 +418,10 @@ func TestTakeLedger(t *testing.T) {
 	l := newTakeLedger(p)
 	now := time.Now()
 	const a, b = peer.ID("a"), peer.ID("b")
-	if !l.take(a, now, 400, false) || !l.take(a, now, 400, false) {
-		t.Fatal("two records within the budget refused")
+	for i := range 2 {
+		if !l.take(a, now, 400, false) {
+			t.Fatalf("record %d within the budget refused", i)
+		}
 	}
 	if l.take(a, now, 400, false) {
 		t.Error("a record past the bytes taken")

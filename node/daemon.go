@@ -557,6 +557,15 @@ func (h holder) HeldLines(_ string, keys []protocol.RecordKey) ([][]byte, error)
 	return out, nil
 }
 
+// Admits lets sync take admitted origins' records first and outside its
+// budgets on what it takes from strangers.
+func (h holder) Admits(origin string) bool {
+	ok, _ := h.d.m.Admits(origin)
+	return ok
+}
+
+var _ gossip.Admitting = holder{}
+
 // HeldVersion lets sync reuse its snapshot of Held until the memory
 // changes.
 func (h holder) HeldVersion() uint64 { return h.d.m.Version() }

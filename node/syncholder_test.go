@@ -62,3 +62,18 @@ func TestHeldLinesByKey(t *testing.T) {
 		t.Errorf("after a newer version: %q, %v; want the newer line", got, err)
 	}
 }
+
+// Sync's budgets see the memory's admitted set: this memory and its trust
+// list, not a stranger.
+func TestHolderAdmits(t *testing.T) {
+	friend, stranger := testutil.Identity(t, "friend"), testutil.Identity(t, "stranger")
+	m, err := Open(Config{Home: t.TempDir(), Create: true, Admission: Admission{Trust: []string{friend.Key()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	h := holder{&Daemon{m: m}}
+	if !h.Admits(m.Origin()) || !h.Admits(friend.Origin()) || h.Admits(stranger.Origin()) {
+		t.Errorf("admits itself %v, its trust list %v, a stranger %v", h.Admits(m.Origin()), h.Admits(friend.Origin()), h.Admits(stranger.Origin()))
+	}
+}
