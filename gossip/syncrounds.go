@@ -1,9 +1,10 @@
 package gossip
 
 // When sync sessions run, and what keeps them from piling up: rounds
-// (SyncNow, every Params.SyncInterval, on connect in discovery.go), the
-// per-peer locks of this node's own sessions, the responder's per-peer
-// marks and slots, and the ids sessions are fetching.
+// (SyncNow, every Params.SyncInterval and when a skipped peer's rest ends,
+// on connect in discovery.go), the per-peer locks of this node's own
+// sessions, the responder's per-peer marks and slots, and the ids sessions
+// are fetching. What sessions take, and the rests, are in synctake.go.
 
 import (
 	"context"
@@ -194,8 +195,10 @@ func (l *peerLocks) lock(ctx context.Context, p peer.ID) (func(), error) {
 
 // SyncNow runs a catch-up round now: for each team, a session with up to
 // Params.SyncPeers random peers of its topic (other connected remem peers
-// when the topic has too few), one after the other. It returns when the
-// round is over or ctx ends. The node calls it on every sleep.
+// when the topic has too few), one after the other, leaving out peers that
+// gave records less than Params.SyncPeerRest ago. It returns when the
+// round is over or ctx ends. The node calls it on every sleep, and when
+// records arrive.
 func (n *Node) SyncNow(ctx context.Context) {
 	if n.ctx.Err() != nil {
 		return
