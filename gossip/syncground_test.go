@@ -83,7 +83,7 @@ func TestCatchUpPastGroundOrigins(t *testing.T) {
 
 // snapshotOfIDs builds a snapshot of ids by origin directly, lines aside.
 func snapshotOfIDs(byOrig map[originID][]recID) *snapshot {
-	s := &snapshot{keys: map[recID]protocol.RecordKey{}, byOrig: byOrig}
+	s := &snapshot{keys: map[recID]heldKey{}, byOrig: byOrig}
 	s.summarize()
 	return s
 }

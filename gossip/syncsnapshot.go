@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"sync"
@@ -12,16 +13,44 @@ import (
 // snapshot is what this node holds in one team scope, as sync sees it:
 // the id and set key of every held line, the ids of each origin and their
 // summaries. It keeps no line: what a session sends is read from the
-// holder by key (heldLines), so a snapshot costs about a fifth of the
+// holder by key (heldLines), so a snapshot costs about a tenth of the
 // lines it stands for. A snapshot is never modified once built, so
 // sessions share it.
 type snapshot struct {
-	keys    map[recID]protocol.RecordKey
+	keys    map[recID]heldKey
 	byOrig  map[originID][]recID // sorted ids
 	origins []originID           // sorted
 	sums    map[originID]originSummary
 	whole   [idLen]byte // digest of every origin's summary: equal wholes, equal sets
 	buckets bucketDigests
+}
+
+// heldKey is a held record's set key as a snapshot keeps it, its hex
+// decoded: 25 bytes and nothing to allocate, where a protocol.RecordKey
+// with its strings costs about 100.
+type heldKey struct {
+	typ    protocol.Type
+	origin originID
+	hash   [16]byte
+}
+
+// keyOf is k as a snapshot keeps it; false when its origin or hash is not
+// the lowercase hex of 8 and 16 bytes that every verified record has.
+func keyOf(k protocol.RecordKey) (heldKey, bool) {
+	o, ok := parseOrigin(k.Origin)
+	hk := heldKey{typ: k.Type, origin: o}
+	if !ok || o.String() != k.Origin || len(k.Hash) != 2*len(hk.hash) {
+		return heldKey{}, false
+	}
+	if _, err := hex.Decode(hk.hash[:], []byte(k.Hash)); err != nil || hex.EncodeToString(hk.hash[:]) != k.Hash {
+		return heldKey{}, false
+	}
+	return hk, true
+}
+
+// recordKey is the set key the holder knows.
+func (k heldKey) recordKey() protocol.RecordKey {
+	return protocol.RecordKey{Type: k.typ, Origin: k.origin.String(), Hash: hex.EncodeToString(k.hash[:])}
 }
 
 // has reports whether the snapshot holds the line of id.
@@ -108,8 +137,8 @@ func (s *snapshot) entries() []summaryEntry {
 // snapshots; the snapshot's own keys serve the next build the same way.
 // Lines that are not records, or come twice, are left out: they are never
 // offered.
-func newSnapshot(held [][]byte, known map[recID]protocol.RecordKey) *snapshot {
-	s := &snapshot{keys: make(map[recID]protocol.RecordKey, len(held)), byOrig: map[originID][]recID{}}
+func newSnapshot(held [][]byte, known map[recID]heldKey) *snapshot {
+	s := &snapshot{keys: make(map[recID]heldKey, len(held)), byOrig: map[originID][]recID{}}
 	for _, line := range held {
 		line = bytes.TrimRight(line, "\r\n")
 		id := lineID(line)
@@ -122,14 +151,12 @@ func newSnapshot(held [][]byte, known map[recID]protocol.RecordKey) *snapshot {
 			if err != nil {
 				continue // not a record: never offer it
 			}
-			k = rec.SetKey()
-		}
-		o, ok := parseOrigin(k.Origin)
-		if !ok {
-			continue
+			if k, ok = keyOf(rec.SetKey()); !ok {
+				continue
+			}
 		}
 		s.keys[id] = k
-		s.byOrig[o] = append(s.byOrig[o], id)
+		s.byOrig[k.origin] = append(s.byOrig[k.origin], id)
 	}
 	s.summarize()
 	return s
@@ -219,7 +246,7 @@ func firstOnes[T any](xs []T, first func(T) bool) []T {
 // it parsed.
 type snapshotCache struct {
 	knownMu sync.Mutex
-	known   map[recID]protocol.RecordKey // the last build's keys, so Held lines are parsed once
+	known   map[recID]heldKey // the last build's keys, so Held lines are parsed once
 
 	mu      sync.Mutex
 	snap    *snapshot // the last snapshot, reused while the holder's version stays
@@ -283,7 +310,7 @@ func (n *Node) heldLines(scope string, snap *snapshot, ids []recID, each func(li
 		asked, keys = asked[:0], keys[:0]
 		for len(ids) > 0 && len(asked) < readBatch {
 			if k, ok := snap.keys[ids[0]]; ok {
-				asked, keys = append(asked, ids[0]), append(keys, k)
+				asked, keys = append(asked, ids[0]), append(keys, k.recordKey())
 			}
 			ids = ids[1:]
 		}

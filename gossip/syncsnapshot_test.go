@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,4 +161,40 @@ func TestHeldLinesAreTheSnapshots(t *testing.T) {
 	if err := n.heldLines(Scope("t"), snap, ids, func([]byte) (bool, error) { return true, nil }); err == nil {
 		t.Error("a holder that fails to read did not fail the send")
 	}
+}
+
+// A snapshot keeps a set key decoded and gives it back as it was; a key
+// whose origin or hash is not lowercase hex of the right length (which no
+// verified record has) is not kept, so its line is never offered.
+func TestHeldKeyRoundTrip(t *testing.T) {
+	id, _ := protocol.GenerateIdentity()
+	for _, r := range []*protocol.Record{lesson(t, id, 1), mustConfirm(t, id)} {
+		k, ok := keyOf(r.SetKey())
+		if !ok || k.recordKey() != r.SetKey() {
+			t.Errorf("%v: kept %v, given back %+v", r.SetKey(), ok, k.recordKey())
+		}
+	}
+	good := lesson(t, id, 2).SetKey()
+	for name, mod := range map[string]func(*protocol.RecordKey){
+		"uppercase origin": func(k *protocol.RecordKey) { k.Origin = strings.ToUpper(k.Origin) },
+		"short origin":     func(k *protocol.RecordKey) { k.Origin = k.Origin[2:] },
+		"uppercase hash":   func(k *protocol.RecordKey) { k.Hash = strings.ToUpper(k.Hash) },
+		"long hash":        func(k *protocol.RecordKey) { k.Hash += "00" },
+		"not hex":          func(k *protocol.RecordKey) { k.Hash = "zz" + k.Hash[2:] },
+	} {
+		k := good
+		mod(&k)
+		if _, ok := keyOf(k); ok {
+			t.Errorf("%s: kept", name)
+		}
+	}
+}
+
+func mustConfirm(t *testing.T, id protocol.Identity) *protocol.Record {
+	t.Helper()
+	c, err := protocol.SignConfirmation(id, lesson(t, id, 3).Hash, time.Now().Add(-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
