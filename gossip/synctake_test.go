@@ -60,6 +60,7 @@ type pool struct {
 	strangers    []*protocol.Record
 	admitted     []*protocol.Record
 	withAdmitted bool // list and offer the admitted records too
+	lie          bool // as an initiator, claim the admitted origin's cap in the summary but offer strangers' records alone
 	next         int  // the strangers sent so far: the next listing starts after them
 	sessions     int
 	asked        []int // per session, the ids the victim asked for or accepted
@@ -266,14 +267,17 @@ func (p *pool) offerAlwaysMore(ctx context.Context, h host.Host, victim peer.ID)
 	var entries []summaryEntry
 	var offer, admitted []recID
 	for _, e := range diff {
-		entries = append(entries, summaryEntry{origin: e.origin, originSummary: summaryOf(e.ids)})
-		for _, id := range e.ids {
-			if o, _ := parseOrigin(p.admitted[0].Origin); o == e.origin {
-				admitted = append(admitted, id)
-			} else {
-				offer = append(offer, id)
+		sum := summaryOf(e.ids)
+		if o, _ := parseOrigin(p.admitted[0].Origin); o == e.origin {
+			if p.lie {
+				sum.count = protocol.MaxOriginRecs
+				e.ids = nil
 			}
+			admitted = append(admitted, e.ids...)
+		} else {
+			offer = append(offer, e.ids...)
 		}
+		entries = append(entries, summaryEntry{origin: e.origin, originSummary: sum})
 	}
 	s, err := h.NewStream(ctx, victim, SyncProtocol)
 	if err != nil {
@@ -313,7 +317,8 @@ func (p *pool) offerAlwaysMore(ctx context.Context, h host.Host, victim peer.ID)
 
 // An initiator that always has more is accepted at most the session's
 // budget per session and the peer's per hour; the admitted origin's
-// records, offered first, are taken when that is spent.
+// records, offered first, are taken when that is spent, and a summary that
+// lies about them to have strangers' records accepted gets none taken.
 func TestSyncTakesAtMostTheBudgetFromAnInitiator(t *testing.T) {
 	clk := &fakeClock{t: time.Now()}
 	admitted := mustIdentity(t)
@@ -336,6 +341,18 @@ func TestSyncTakesAtMostTheBudgetFromAnInitiator(t *testing.T) {
 			t.Fatal("the admitted origin's records were not taken")
 		}
 	}
+	// A summary that claims the admitted origin's cap gets strangers'
+	// records accepted in its room; they are read and dropped.
+	p.lie = true
+	lied := p.session(t, h, victim)
+	if len(lied) <= testTakeRecords {
+		t.Fatalf("a lying summary: %d accepted; the lie did not get room, and the test shows nothing", len(lied))
+	}
+	eventually(t, 5*time.Second, "the victim to count the session", func() bool { return victim.Stats().SyncRecordsOverBudget == len(lied) })
+	if got := strangersHeld(victim, p); got != testPeerTakeRecords {
+		t.Fatalf("a lying summary took %d strangers' records past the hour's budget", got-testPeerTakeRecords)
+	}
+	p.lie = false
 	clk.Add(takeWindow)
 	if got := p.session(t, h, victim); len(got) != testTakeRecords {
 		t.Errorf("an hour later: %d accepted, want %d", len(got), testTakeRecords)
