@@ -167,7 +167,6 @@ type intake struct {
 	p       peer.ID
 	records int // of the session's budget, left
 	bytes   int
-	dropped int // strangers' records received past the bytes (read, not taken)
 }
 
 func (n *Node) newIntake(p peer.ID) *intake {
@@ -208,11 +207,9 @@ func (in *intake) acceptRoom(origins map[originID]bool, theirs []summaryEntry) i
 func (in *intake) take(origin string, size int) bool {
 	admitted := in.n.admits(origin)
 	if !admitted && (in.records < 1 || in.bytes < size) {
-		in.dropped++
 		return false
 	}
 	if !in.n.takes.take(in.p, in.n.now(), size, admitted) {
-		in.dropped++
 		return false
 	}
 	if !admitted {
