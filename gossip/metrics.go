@@ -36,6 +36,10 @@ type Stats struct {
 	// this node served its peers' catch-up, as against the bytes of its
 	// own (the records it received, and control both ways).
 	SyncRecordBytesOut int64
+	// SyncRecordsOverBudget are strangers' records a session received
+	// past what it takes (Params.SyncTakeBytes, SyncPeerTakeBytes), and
+	// dropped: a later session asks for them again.
+	SyncRecordsOverBudget int
 }
 
 // metrics are the Prometheus counters and the Stats behind them.

@@ -49,6 +49,11 @@ type Holder interface {
 	// (own records published into it and records received by it), for
 	// catch-up sync. Only these lines are ever offered to peers of scope.
 	Held(scope string) ([][]byte, error)
+	// HeldLines returns the line held now under each of keys in scope, in
+	// their order (nil where none is). A sync snapshot keeps the ids and
+	// set keys of Held's lines, not the lines, and reads by key the lines a
+	// session sends: a line that is no longer the one Held gave is not sent.
+	HeldLines(scope string, keys []protocol.RecordKey) ([][]byte, error)
 	// Known reports whether an identical record is already held, so the
 	// validator can ignore pure duplicates.
 	Known(rec *protocol.Record) bool
@@ -235,6 +240,7 @@ type Node struct {
 	busyMu      sync.Mutex
 	busy        map[peer.ID]bool // peers whose session is being answered
 	outgoing    peerLocks        // this node's own sessions, one per peer at a time
+	takes       *takeLedger      // what sync took from each peer lately
 
 	running   atomic.Bool
 	runDone   chan struct{}
@@ -274,6 +280,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 		scores:  map[peer.ID]float64{},
 		inbound: make(chan struct{}, max(1, p.SyncMaxInbound)),
 		busy:    map[peer.ID]bool{},
+		takes:   newTakeLedger(p),
 		runDone: make(chan struct{}),
 
 		addrsChanged: make(chan struct{}, 1),
