@@ -52,6 +52,11 @@ func TestParamsValidate(t *testing.T) {
 		{"no step timeout", "SyncStepTimeout", func(p *Params) { p.SyncStepTimeout = -1 }},
 		{"no serve budget", "SyncServeBytes", func(p *Params) { p.SyncServeBytes = 0 }},
 		{"negative member slots", "SyncMemberInbound", func(p *Params) { p.SyncMemberInbound = -1 }},
+		{"no take budget", "SyncTakeRecords", func(p *Params) { p.SyncTakeRecords = 0 }},
+		{"no take bytes", "SyncTakeBytes", func(p *Params) { p.SyncTakeBytes = -1 }},
+		{"no peer take budget", "SyncPeerTakeRecords", func(p *Params) { p.SyncPeerTakeRecords = 0 }},
+		{"no peer take bytes", "SyncPeerTakeBytes", func(p *Params) { p.SyncPeerTakeBytes = 0 }},
+		{"negative peer rest", "SyncPeerRest", func(p *Params) { p.SyncPeerRest = -time.Second }},
 		{"tiny resource memory", "ResourceMemory", func(p *Params) { p.ResourceMemory = 1000 }},
 		{"no fds", "ResourceFDs", func(p *Params) { p.ResourceFDs = 0 }},
 		{"conns under ConnHigh", "ConnsInbound", func(p *Params) { p.ConnsInbound = p.ConnHigh }},
@@ -69,7 +74,7 @@ func TestParamsValidate(t *testing.T) {
 	}
 	// Zero has a meaning for these.
 	p := DefaultParams()
-	p.Dout, p.SyncInterval, p.SyncMemberInbound, p.ConnGrace, p.ScoreRetain = 0, 0, 0, 0, 0
+	p.Dout, p.SyncInterval, p.SyncMemberInbound, p.ConnGrace, p.ScoreRetain, p.SyncPeerRest = 0, 0, 0, 0, 0, 0
 	if err := p.Validate(); err != nil {
 		t.Errorf("documented zeros refused: %v", err)
 	}

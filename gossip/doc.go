@@ -45,11 +45,15 @@
 //     per peer, within a byte budget. One file per job:
 //     syncwire.go (the wire format: frames and the encoding of each message,
 //     pure, tested and fuzzed without a host), syncsnapshot.go (what a team
-//     scope holds, from Holder.Held, cached per Versioned.HeldVersion),
+//     scope holds, from Holder.Held, cached per Versioned.HeldVersion: ids
+//     and set keys, the lines sent read by Holder.HeldLines),
 //     syncsession.go (the stream, records in and out, what both sides
 //     share), syncinit.go (the initiator's steps), syncanswer.go (the
-//     responder's steps and its capacity rules) and syncrounds.go (rounds,
-//     intervals, per-peer locks, slots and the ids being fetched).
+//     responder's steps and its capacity rules), synctake.go (what a
+//     session and a peer's hour may take of strangers' records, admitted
+//     origins first, and the rest after a peer gave records) and
+//     syncrounds.go (rounds, intervals, per-peer locks, slots and the ids
+//     being fetched).
 //   - What a bare GossipSub host must share with a node to sit in a mesh like
 //     one (mirror.go, params.go): RouterParams, MessageID and
 //     MessageValidator; the testnet's probes use them.

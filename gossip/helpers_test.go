@@ -24,6 +24,26 @@ type memHolder struct {
 	delivered int
 	viaSync   int             // of them, records Deliver was told came by sync
 	full      map[string]bool // origins past the cap (Room 0)
+	admitted  map[string]bool // origins Admits says yes to
+}
+
+// Admits makes memHolder an Admitting holder: it admits the origins
+// admit named, and no other.
+func (h *memHolder) Admits(origin string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.admitted[origin]
+}
+
+func (h *memHolder) admit(origins ...string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.admitted == nil {
+		h.admitted = map[string]bool{}
+	}
+	for _, o := range origins {
+		h.admitted[o] = true
+	}
 }
 
 // Room makes memHolder a Capped holder: every origin has room unless full.
@@ -92,6 +112,18 @@ func (h *memHolder) Held(scope string) ([][]byte, error) {
 	var out [][]byte
 	for _, r := range h.scopes[scope] {
 		out = append(out, r.Raw)
+	}
+	return out, nil
+}
+
+func (h *memHolder) HeldLines(scope string, keys []protocol.RecordKey) ([][]byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		if r := h.scopes[scope][k]; r != nil {
+			out[i] = r.Raw
+		}
 	}
 	return out, nil
 }

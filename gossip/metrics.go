@@ -10,9 +10,10 @@ import (
 
 // Reasons this package adds to protocol.Reason when it counts refusals.
 const (
-	ReasonMessageTooLarge = "message too large" // a gossip message over protocol.MaxGossipMsg
-	ReasonNonMember       = "non-member"        // a record or sender outside a private team
-	ReasonWrongOrigin     = "wrong origin"      // a sync record not under the origin it was listed for
+	ReasonMessageTooLarge = "message too large"    // a gossip message over protocol.MaxGossipMsg
+	ReasonNonMember       = "non-member"           // a record or sender outside a private team
+	ReasonWrongOrigin     = "wrong origin"         // a sync record not under the origin it was listed for
+	ReasonNewOrigins      = "too many new origins" // a peer's messages of new strangers past Params.NewOriginsPerPeer
 )
 
 // Stats are counters since New. Maps are copies.
@@ -35,6 +36,10 @@ type Stats struct {
 	// this node served its peers' catch-up, as against the bytes of its
 	// own (the records it received, and control both ways).
 	SyncRecordBytesOut int64
+	// SyncRecordsOverBudget are strangers' records a session received
+	// past what it takes (Params.SyncTakeBytes, SyncPeerTakeBytes), and
+	// dropped: a later session asks for them again.
+	SyncRecordsOverBudget int
 }
 
 // metrics are the Prometheus counters and the Stats behind them.

@@ -40,4 +40,7 @@ type holdsNothing struct{}
 
 func (holdsNothing) Deliver(context.Context, string, peer.ID, []*protocol.Record) {}
 func (holdsNothing) Held(string) ([][]byte, error)                                { return nil, nil }
-func (holdsNothing) Known(*protocol.Record) bool                                  { return false }
+func (holdsNothing) HeldLines(_ string, keys []protocol.RecordKey) ([][]byte, error) {
+	return make([][]byte, len(keys)), nil
+}
+func (holdsNothing) Known(*protocol.Record) bool { return false }

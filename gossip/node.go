@@ -30,6 +30,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/remem/remem/gossip/relaysvc"
 	"github.com/remem/remem/protocol"
 )
 
@@ -48,6 +49,11 @@ type Holder interface {
 	// (own records published into it and records received by it), for
 	// catch-up sync. Only these lines are ever offered to peers of scope.
 	Held(scope string) ([][]byte, error)
+	// HeldLines returns the line held now under each of keys in scope, in
+	// their order (nil where none is). A sync snapshot keeps the ids and
+	// set keys of Held's lines, not the lines, and reads by key the lines a
+	// session sends: a line that is no longer the one Held gave is not sent.
+	HeldLines(scope string, keys []protocol.RecordKey) ([][]byte, error)
 	// Known reports whether an identical record is already held, so the
 	// validator can ignore pure duplicates.
 	Known(rec *protocol.Record) bool
@@ -144,8 +150,9 @@ type Config struct {
 	// reachability services (AutoNAT, relays, hole punching) are off then:
 	// a simulated network has no NAT.
 	Transport []libp2p.Option
-	// RelayService offers a circuit relay v2 (RelayResources) to other
-	// nodes: for a node with a public address.
+	// RelayService offers a circuit relay v2 (gossip/relaysvc) to other
+	// nodes while this one is public: unlimited between members and team
+	// peers (relayServes), within go-libp2p's default limits for others.
 	RelayService bool
 	// Relays are relay multiaddrs (with /p2p/<id>) a private node reserves
 	// a slot on, besides those it learns from a commons.
@@ -222,6 +229,8 @@ type Node struct {
 	scoreMu sync.Mutex
 	scores  map[peer.ID]float64
 
+	newOrigins newOrigins // new strangers per forwarding peer (neworigins.go)
+
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	tasks  tracker // handlers and Run's goroutines
@@ -231,6 +240,7 @@ type Node struct {
 	busyMu      sync.Mutex
 	busy        map[peer.ID]bool // peers whose session is being answered
 	outgoing    peerLocks        // this node's own sessions, one per peer at a time
+	takes       *takeLedger      // what sync took from each peer lately
 
 	running   atomic.Bool
 	runDone   chan struct{}
@@ -238,6 +248,7 @@ type Node struct {
 
 	hostMu       sync.Mutex // guards host while New sets it (the address factory may run before)
 	relays       relaySet
+	relaySvc     *relaysvc.Manager // nil unless cfg.RelayService
 	punches      punchLog
 	reach        atomic.Value // network.Reachability
 	addrsChanged chan struct{}
@@ -269,6 +280,7 @@ func New(cfg Config, h Holder) (*Node, error) {
 		scores:  map[peer.ID]float64{},
 		inbound: make(chan struct{}, max(1, p.SyncMaxInbound)),
 		busy:    map[peer.ID]bool{},
+		takes:   newTakeLedger(p),
 		runDone: make(chan struct{}),
 
 		addrsChanged: make(chan struct{}, 1),
@@ -441,6 +453,10 @@ func New(cfg Config, h Holder) (*Node, error) {
 		}
 	}
 	n.host.SetStreamHandler(SyncProtocol, n.handleSync)
+	if err := n.startRelayService(); err != nil {
+		n.cancel()
+		return nil, errors.Join(err, n.host.Close())
+	}
 	n.log.Info("gossip host started", "peer", n.host.ID(), "origin", cfg.Identity.Origin(), "addrs", n.host.Addrs())
 	return n, nil
 }
@@ -666,6 +682,9 @@ func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		n.cancel()
 		n.tasks.close()
+		if n.relaySvc != nil {
+			_ = n.relaySvc.Close() // stops the relay; its only error is the event subscription's
+		}
 		n.closeErr = n.host.Close()
 		n.tasks.wait()
 		if n.running.Load() {

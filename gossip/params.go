@@ -65,6 +65,14 @@ type Params struct {
 	// without penalty; catch-up sync brings what they held.
 	ValidateTimeout     time.Duration
 	ValidateConcurrency int
+	// NewOriginsPerPeer is how many origins new to this node (neither
+	// admitted nor held) the messages one peer forwards may bring in a
+	// minute; past it the peer's messages of new strangers are ignored
+	// (not relayed, no penalty) until the minute is over. Keys are free:
+	// without it one peer brings a fresh key per message. An honest
+	// forwarder brings a few a minute (members' first messages), and what
+	// the cap holds back catch-up sync brings.
+	NewOriginsPerPeer int
 
 	// Connections: the connection manager trims to ConnLow when ConnHigh is
 	// passed; new connections are safe for ConnGrace.
@@ -107,6 +115,23 @@ type Params struct {
 	SyncServeBytes    int
 	SyncMemberInbound int
 
+	// Budgets of what sync takes (synctake.go), since a peer with fresh
+	// keys always has more: a session takes at most SyncTakeRecords and
+	// SyncTakeBytes of records of origins the memory does not admit, and
+	// one peer gives at most SyncPeerTakeRecords and SyncPeerTakeBytes of
+	// them per hour (a window its first record starts). Admitted origins' records come
+	// first and outside them. A round skips a peer that gave records less
+	// than SyncPeerRest ago (0: never), and runs again when its rest ends.
+	// The session's bytes match what an honest responder sends at most
+	// (SyncServeBytes); about 10,000 usual records of 600 B fit in both.
+	// An honest node catching up N such records from one peer takes about
+	// N/10,000 sessions one SyncPeerRest apart, up to 50,000 (some 30 MB)
+	// per hour: a team of 30 members at the 1,000-record cap in about 3
+	// minutes; each further peer adds as much again.
+	SyncTakeRecords, SyncTakeBytes         int
+	SyncPeerTakeRecords, SyncPeerTakeBytes int
+	SyncPeerRest                           time.Duration
+
 	// Resource manager (libp2p's rcmgr): its limits are scaled for
 	// ResourceMemory bytes and ResourceFDs file descriptors, then capped:
 	// connections in and out (above ConnHigh, so the connection manager
@@ -148,6 +173,7 @@ func DefaultParams() Params {
 
 		ValidateTimeout:     10 * time.Second,
 		ValidateConcurrency: 8,
+		NewOriginsPerPeer:   60,
 
 		ConnLow: 16, ConnHigh: 48, ConnGrace: time.Minute,
 
@@ -166,6 +192,12 @@ func DefaultParams() Params {
 		SyncStepTimeout:   10 * time.Second,
 		SyncServeBytes:    8 << 20,
 		SyncMemberInbound: 4,
+
+		SyncTakeRecords:     10_000,
+		SyncTakeBytes:       8 << 20,
+		SyncPeerTakeRecords: 50_000,
+		SyncPeerTakeBytes:   64 << 20,
+		SyncPeerRest:        time.Minute,
 
 		ResourceMemory:      256 << 20,
 		ResourceFDs:         512,
@@ -196,6 +228,7 @@ func TestnetParams() Params {
 	p.SyncInterval = 2 * time.Second
 	p.SyncTimeout = 20 * time.Second
 	p.SyncRecentTTL = 30 * time.Second
+	p.SyncPeerRest = time.Second
 	p.TCPReuseport = true // the testnet tells a socket's node by its local port
 	return p
 }
@@ -204,7 +237,7 @@ func TestnetParams() Params {
 // in GossipSub's order, the history windows nested, the score thresholds
 // ordered, intervals positive and limits above zero. A zero field is an
 // error unless its comment gives it a meaning (Dout, SyncInterval,
-// SyncMemberInbound, ConnGrace). Each finding names the field and what to do.
+// SyncMemberInbound, SyncPeerRest, ConnGrace). Each finding names the field and what to do.
 func (p Params) Validate() error {
 	var l check.List
 	// GossipSub's own rules (gossipsub.go validate), stated as remedies.
@@ -237,6 +270,7 @@ func (p Params) Validate() error {
 
 	l.Positive("ValidateTimeout", p.ValidateTimeout)
 	l.AtLeast("ValidateConcurrency", p.ValidateConcurrency, 1)
+	l.AtLeast("NewOriginsPerPeer", p.NewOriginsPerPeer, 1)
 
 	l.AtLeast("ConnLow", p.ConnLow, 0)
 	l.If(p.ConnHigh <= p.ConnLow, "ConnHigh", p.ConnHigh, fmt.Sprintf("want above ConnLow (%d): the manager trims down to ConnLow once ConnHigh is passed", p.ConnLow))
@@ -256,6 +290,11 @@ func (p Params) Validate() error {
 	l.Positive("SyncStepTimeout", p.SyncStepTimeout)
 	l.AtLeast("SyncServeBytes", p.SyncServeBytes, 1)
 	l.AtLeast("SyncMemberInbound", p.SyncMemberInbound, 0)
+	l.AtLeast("SyncTakeRecords", p.SyncTakeRecords, 1)
+	l.AtLeast("SyncTakeBytes", p.SyncTakeBytes, 1)
+	l.AtLeast("SyncPeerTakeRecords", p.SyncPeerTakeRecords, 1)
+	l.AtLeast("SyncPeerTakeBytes", p.SyncPeerTakeBytes, 1)
+	l.NotNegative("SyncPeerRest", p.SyncPeerRest, "no rest between rounds with a peer that gave records")
 
 	l.If(p.ResourceMemory < 1<<20, "ResourceMemory", p.ResourceMemory, "want at least 1 MiB (1048576)")
 	l.AtLeast("ResourceFDs", p.ResourceFDs, 1)

@@ -15,11 +15,12 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/host/autorelay"
 	circuitproto "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/proto"
-	relay "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
 	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
 	ma "github.com/multiformats/go-multiaddr"
 	manet "github.com/multiformats/go-multiaddr/net"
+
+	"github.com/remem/remem/gossip/relaysvc"
 )
 
 // Reachability (SPEC §10 [ext]): AutoNAT tells a node whether it can be
@@ -48,40 +49,70 @@ func ValidReachability(r Reachability) bool {
 	return r == ReachabilityAuto || r == ReachabilityPublic || r == ReachabilityPrivate
 }
 
-// A remem relay (a node with RelayService, a commons host) relays without
-// go-libp2p's per-connection limit (2 minutes, 128 KiB each way). With a
-// limit, the relayed connection is "limited", and GossipSub by design
-// opens no stream over a limited connection: two nodes behind NATs that
-// only meet through the relay would then share nothing by gossip until a
-// hole punch succeeds, and never where it cannot. Remem's traffic is one
-// small message per sleep and catch-ups that move what a peer lacks, so
-// the relay carries it whole; what bounds the relay's load is the number
-// of reservations (RelayResources) and of circuits per peer, and DCUtR,
-// which moves each pair to a direct connection where the NATs allow.
-// Relays run by others keep their limits: over them, sync runs (it opens
-// its streams on limited connections too) and gossip waits for the hole
-// punch.
+// A remem relay (a node with RelayService, a commons host) is remem's own
+// circuit relay service (gossip/relaysvc), not go-libp2p's: go-libp2p
+// gives every circuit one limit (2 minutes, 128 KiB each way), and with a
+// limit the relayed connection is "limited", over which GossipSub by
+// design opens no stream: two nodes behind NATs that only meet through
+// the relay would share nothing by gossip until a hole punch succeeds,
+// and never where it cannot. Without one, the relay was a free proxy for
+// anyone (issue 28). So a remem relay carries whole the circuits between
+// peers it has a reason to serve: for a node, members of its private
+// teams and peers on its open teams' topics (relayServes); for a commons
+// host, peers registered in its directory. Every other circuit gets
+// go-libp2p's default limits, enough for a hole punch. Remem's traffic is
+// one small message per sleep and catch-ups that move what a peer lacks;
+// what bounds the relay's load is the reservations (in total, per IP, per
+// subnet, and a share for strangers), the circuits per peer and with
+// strangers (relaysvc's constants), and DCUtR, which moves each pair to a
+// direct connection where the NATs allow. Relays run by others keep their
+// limits: over them, sync runs (it opens its streams on limited
+// connections too) and gossip waits for the hole punch.
 
-// RelayResources are a remem relay's reservations and circuits:
-// go-libp2p's defaults (128 reservations of an hour, 8 per IP, 16
-// circuits per peer) without the per-connection limit.
-func RelayResources() relay.Resources {
-	res := relay.DefaultResources()
-	res.Limit = nil
-	return res
+// relayConfig is a remem relay's configuration: the peers it serves, and
+// reservations that carry every address of the relay but link-local ones
+// (go-libp2p's default keeps public addresses only, so a relay on a LAN
+// or on loopback would hand its clients nothing to advertise).
+func relayConfig(serves func(peer.ID) bool, log *slog.Logger) relaysvc.Config {
+	return relaysvc.Config{
+		Serves: serves,
+		AddrFilter: func(a ma.Multiaddr) bool {
+			return !manet.IsIPUnspecified(a) && !isLinkLocal(a)
+		},
+		Logger: log,
+	}
 }
 
-// RelayServiceOptions are the options of a remem relay: RelayResources,
-// and reservations that carry every address of the relay but link-local
-// ones (go-libp2p's default keeps public addresses only, so a relay on a
-// LAN or on loopback would hand its clients nothing to advertise).
-func RelayServiceOptions() []relay.Option {
-	return []relay.Option{
-		relay.WithResources(RelayResources()),
-		relay.WithReservationAddressFilter(func(a ma.Multiaddr) bool {
-			return !manet.IsIPUnspecified(a) && !isLinkLocal(a)
-		}),
+// relayServes: the peers a node's relay carries whole. A member of one of
+// its private teams is admitted by the configuration; a peer on the topic
+// of one of its open teams knows the team's name, and the node carries
+// its gossip anyway. Anyone else is a stranger to the relay.
+func (n *Node) relayServes(p peer.ID) bool {
+	for _, t := range n.order {
+		if !t.members.open() {
+			if t.members.hasPeer(p) {
+				return true
+			}
+			continue
+		}
+		if slices.Contains(n.ps.ListPeers(t.topic), p) {
+			return true
+		}
 	}
+	return false
+}
+
+// startRelayService runs the relay service while the node is public.
+func (n *Node) startRelayService() error {
+	if !n.cfg.RelayService || len(n.cfg.Transport) > 0 {
+		return nil
+	}
+	m, err := relaysvc.Manage(n.host, relayConfig(n.relayServes, n.log))
+	if err != nil {
+		return fmt.Errorf("gossip: %w", err)
+	}
+	n.relaySvc = m
+	return nil
 }
 
 func isLinkLocal(a ma.Multiaddr) bool {
@@ -197,7 +228,8 @@ func (n *Node) relayCandidates(num int) []peer.AddrInfo {
 // reachOptions are the host options for reachability: AutoNAT (v2, and
 // the v1 service so peers learn theirs, unless forced private), the
 // relay transport with AutoRelay over source, hole punching traced by
-// punches, and a relay service when the node offers one.
+// punches. The relay service, when the node offers one, starts with the
+// node (startRelayService).
 func reachOptions(cfg Config, source autorelay.PeerSource, punches *punchLog) []libp2p.Option {
 	opts := []libp2p.Option{
 		libp2p.EnableRelay(),
@@ -224,9 +256,6 @@ func reachOptions(cfg Config, source autorelay.PeerSource, punches *punchLog) []
 		opts = append(opts, libp2p.ForceReachabilityPrivate())
 	default:
 		opts = append(opts, libp2p.EnableNATService())
-	}
-	if cfg.RelayService {
-		opts = append(opts, libp2p.EnableRelayService(RelayServiceOptions()...))
 	}
 	return opts
 }

@@ -1,6 +1,7 @@
 package gossip
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -9,6 +10,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/remem/remem/gossip/relaysvc"
 )
 
 // RelayHostConfig configures the libp2p host of a commons (`remem commons
@@ -22,11 +25,16 @@ type RelayHostConfig struct {
 	Listen []string
 	// Logger (nil: discard).
 	Logger *slog.Logger
+	// Serves reports whether the relay carries a peer without limits: for
+	// a commons, a peer registered in its directory (nil: nobody; everyone
+	// gets go-libp2p's default limits).
+	Serves func(peer.ID) bool
 }
 
 // NewRelayHost starts the libp2p host of a commons: a circuit relay v2
-// (RelayResources), and the AutoNAT service, for the nodes that bootstrap
-// from the commons. It takes part in no topic and holds no record. A
+// (relaysvc: unlimited between peers cfg.Serves names, within
+// go-libp2p's default limits otherwise), and the AutoNAT service, for
+// the nodes that bootstrap from the commons. It takes part in no topic and holds no record. A
 // commons runs on a reachable address by definition, so the host counts
 // itself public (go-libp2p runs a relay service only on a public host).
 func NewRelayHost(cfg RelayHostConfig) (host.Host, error) {
@@ -45,7 +53,6 @@ func NewRelayHost(cfg RelayHostConfig) (host.Host, error) {
 		libp2p.Identity(cfg.Key),
 		libp2p.ListenAddrStrings(cfg.Listen...),
 		libp2p.ForceReachabilityPublic(),
-		libp2p.EnableRelayService(RelayServiceOptions()...),
 		libp2p.EnableNATService(),
 		libp2p.EnableAutoNATv2(),
 		libp2p.DisableMetrics(),
@@ -53,10 +60,25 @@ func NewRelayHost(cfg RelayHostConfig) (host.Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("relay host: starting libp2p on %v: %w", cfg.Listen, err)
 	}
+	r, err := relaysvc.New(h, relayConfig(cfg.Serves, cfg.Logger))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("relay host: starting the relay service: %w", err), h.Close())
+	}
 	if cfg.Logger != nil {
 		cfg.Logger.Info("relay host started", "peer", h.ID(), "addrs", h.Addrs())
 	}
-	return h, nil
+	return &relayHost{Host: h, relay: r}, nil
+}
+
+// relayHost is a commons' host with its relay service, which Close stops
+// first.
+type relayHost struct {
+	host.Host
+	relay *relaysvc.Relay
+}
+
+func (h *relayHost) Close() error {
+	return errors.Join(h.relay.Close(), h.Host.Close())
 }
 
 // HostAddrs are h's addresses with its /p2p/ id, as a commons lists them.

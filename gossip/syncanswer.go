@@ -11,7 +11,9 @@ package gossip
 // of their own. From then on each frame R waits for, or waits to send, has
 // Params.SyncStepTimeout, and R sends at most Params.SyncServeBytes (fewer
 // records: the initiator asks again next time). R answers one session per
-// peer at a time. The slots and the per-peer marks are in syncrounds.go.
+// peer at a time. The slots and the per-peer marks are in syncrounds.go;
+// what R takes of the initiator's records (accepts, then keeps) is held
+// to the budgets of synctake.go.
 
 import (
 	"context"
@@ -165,7 +167,7 @@ func (n *Node) serve(c *conn, a *answering, st *sessionStats) error {
 	// 2. DIFF
 	var diff []diffEntry
 	if a.sum.full {
-		diff = diffWithin(a.snap, a.sum.entries, a.sum.span(a.within))
+		diff = diffWithin(a.snap, a.sum.entries, a.sum.span(a.within), n.admitsOrigin)
 	}
 	if err := c.send(encodeDiff(diff)); err != nil {
 		return fmt.Errorf("sending diff: %w", err)
@@ -176,15 +178,17 @@ func (n *Node) serve(c *conn, a *answering, st *sessionStats) error {
 	if err != nil {
 		return err
 	}
-	// 4. ACCEPT
-	accept := a.t.sync.fetching.claim(lacking(a.snap, offer, origins), n.p.SyncRecentTTL)
+	// 4. ACCEPT, within what the session takes
+	take := n.newIntake(a.p)
+	offered := lacking(a.snap, offer, origins)
+	accept := a.t.sync.fetching.claim(offered[:min(len(offered), take.acceptRoom(origins, a.sum.entries))], n.p.SyncRecentTTL)
 	got := map[recID]bool{}
 	defer a.t.sync.fetching.release(accept, got)
 	if err := c.send(encodeAccept(accept)); err != nil {
 		return fmt.Errorf("sending accept: %w", err)
 	}
 	// 5. their records: under the diff's origins only.
-	in := incoming{t: a.t, from: a.p, expect: make(map[recID]originID, len(accept)), got: got}
+	in := incoming{t: a.t, from: a.p, expect: make(map[recID]originID, len(accept)), got: got, take: take}
 	for _, id := range accept {
 		in.expect[id] = originID{}
 	}
@@ -198,7 +202,7 @@ func (n *Node) serve(c *conn, a *answering, st *sessionStats) error {
 		return fmt.Errorf("receiving records: %w", err)
 	}
 	// 6. ours, within the budget
-	if err := c.sendRecords(a.snap, want, st); err != nil {
+	if err := n.sendRecords(c, a.t.scope, a.snap, want, st); err != nil {
 		return fmt.Errorf("sending records: %w", err)
 	}
 	if st.recordsOut < len(want) {
@@ -248,7 +252,7 @@ func lacking(snap *snapshot, offer []recID, origins map[originID]bool) []recID {
 	var out []recID
 	seen := map[recID]struct{}{}
 	for _, id := range offer {
-		if _, have := snap.lines[id]; have {
+		if snap.has(id) {
 			continue
 		}
 		if _, dup := seen[id]; dup {

@@ -83,7 +83,7 @@ func TestCatchUpPastGroundOrigins(t *testing.T) {
 
 // snapshotOfIDs builds a snapshot of ids by origin directly, lines aside.
 func snapshotOfIDs(byOrig map[originID][]recID) *snapshot {
-	s := &snapshot{lines: map[recID][]byte{}, byOrig: byOrig}
+	s := &snapshot{keys: map[recID]heldKey{}, byOrig: byOrig}
 	s.summarize()
 	return s
 }
@@ -131,7 +131,7 @@ func TestSummaryWindowsCoverABucketOfGroundOrigins(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				diff := diffWithin(resp, got.entries, got.span(within))
+				diff := diffWithin(resp, got.entries, got.span(within), nil)
 				for _, e := range diff {
 					if e.origin != honest {
 						t.Fatalf("%s held by the %s, session %d: diff lists %s", name, side, session, e.origin)

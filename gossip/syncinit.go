@@ -37,7 +37,7 @@ func (n *Node) syncWith(ctx context.Context, t *team, p peer.ID) (err error) {
 	sctx, cancel := context.WithTimeout(ctx, n.p.SyncTimeout)
 	defer cancel()
 	// Over a limited relayed connection too (a relay run by others, within
-	// its limits; see RelayResources): catch-up must not wait for a hole
+	// its limits; see relayConfig): catch-up must not wait for a hole
 	// punch that may never come.
 	s, err := n.host.NewStream(network.WithAllowLimitedConn(sctx, "remem sync"), p, SyncProtocol)
 	if err != nil {
@@ -64,8 +64,10 @@ func (n *Node) initiate(ctx context.Context, c *conn, t *team, p peer.ID, st *se
 		return err
 	}
 	// 3. REQUEST; 4. ACCEPT
-	plan := planRequest(snap, diff)
-	want := t.sync.fetching.claim(plan.want, n.p.SyncRecentTTL)
+	plan := planRequest(snap, diff, n.admitsOrigin)
+	take := n.newIntake(p)
+	admitted := func(id recID) bool { return n.admitsOrigin(plan.origin[id]) }
+	want := t.sync.fetching.claim(wantFirst(plan.want, admitted, take.room()), n.p.SyncRecentTTL)
 	got := map[recID]bool{}
 	defer t.sync.fetching.release(want, got)
 	accepted, err := c.request(want, plan.offer)
@@ -73,11 +75,11 @@ func (n *Node) initiate(ctx context.Context, c *conn, t *team, p peer.ID, st *se
 		return err
 	}
 	// 5. our records
-	if err := c.sendRecords(snap, accepted, st); err != nil {
+	if err := n.sendRecords(c, t.scope, snap, accepted, st); err != nil {
 		return fmt.Errorf("sending records: %w", err)
 	}
 	// 6. theirs, each under the origin the DIFF listed it for
-	in := incoming{t: t, from: p, expect: make(map[recID]originID, len(want)), got: got}
+	in := incoming{t: t, from: p, expect: make(map[recID]originID, len(want)), got: got, take: take}
 	for _, id := range want {
 		in.expect[id] = plan.origin[id]
 	}
@@ -149,14 +151,20 @@ type requestPlan struct {
 
 // planRequest wants the DIFF's ids this side lacks, and offers the ids it
 // holds under the DIFF's origins that the DIFF does not list (at most
-// maxIDs).
-func planRequest(snap *snapshot, diff []diffEntry) requestPlan {
+// maxIDs), those of the origins first says yes to (the admitted ones; it
+// may be nil) first: a responder that takes only part of an offer takes
+// them.
+func planRequest(snap *snapshot, diff []diffEntry, first func(originID) bool) requestPlan {
 	plan := requestPlan{origin: map[recID]originID{}}
-	for _, e := range diff {
+	var entryFirst func(diffEntry) bool
+	if first != nil {
+		entryFirst = func(e diffEntry) bool { return first(e.origin) }
+	}
+	for _, e := range firstOnes(diff, entryFirst) {
 		theirs := make(map[recID]struct{}, len(e.ids))
 		for _, id := range e.ids {
 			theirs[id] = struct{}{}
-			if _, have := snap.lines[id]; !have {
+			if !snap.has(id) {
 				plan.want = append(plan.want, id)
 				plan.origin[id] = e.origin
 			}

@@ -1,9 +1,10 @@
 package gossip
 
 // When sync sessions run, and what keeps them from piling up: rounds
-// (SyncNow, every Params.SyncInterval, on connect in discovery.go), the
-// per-peer locks of this node's own sessions, the responder's per-peer
-// marks and slots, and the ids sessions are fetching.
+// (SyncNow, every Params.SyncInterval and when a skipped peer's rest ends,
+// on connect in discovery.go), the per-peer locks of this node's own
+// sessions, the responder's per-peer marks and slots, and the ids sessions
+// are fetching. What sessions take, and the rests, are in synctake.go.
 
 import (
 	"context"
@@ -194,8 +195,10 @@ func (l *peerLocks) lock(ctx context.Context, p peer.ID) (func(), error) {
 
 // SyncNow runs a catch-up round now: for each team, a session with up to
 // Params.SyncPeers random peers of its topic (other connected remem peers
-// when the topic has too few), one after the other. It returns when the
-// round is over or ctx ends. The node calls it on every sleep.
+// when the topic has too few), one after the other, leaving out peers that
+// gave records less than Params.SyncPeerRest ago. It returns when the
+// round is over or ctx ends. The node calls it on every sleep, and when
+// records arrive.
 func (n *Node) SyncNow(ctx context.Context) {
 	if n.ctx.Err() != nil {
 		return
@@ -220,15 +223,17 @@ func (n *Node) SyncNow(ctx context.Context) {
 	wg.Wait()
 }
 
-// pickSyncPeers picks up to Params.SyncPeers members of t that speak sync,
-// peers of its topic first.
+// pickSyncPeers picks up to Params.SyncPeers members of t that speak sync
+// and are not resting, peers of its topic first.
 func (n *Node) pickSyncPeers(t *team) []peer.ID {
 	var topic, other []peer.ID
 	inTopic := map[peer.ID]bool{}
 	for _, p := range t.t.ListPeers() {
 		if t.members.hasPeer(p) && n.speaksSync(p) {
-			topic = append(topic, p)
 			inTopic[p] = true
+			if n.awake(p) {
+				topic = append(topic, p)
+			}
 		}
 	}
 	rand.Shuffle(len(topic), func(i, j int) { topic[i], topic[j] = topic[j], topic[i] })
@@ -237,7 +242,7 @@ func (n *Node) pickSyncPeers(t *team) []peer.ID {
 			if inTopic[p] || !t.members.hasPeer(p) {
 				continue
 			}
-			if n.speaksSync(p) {
+			if n.speaksSync(p) && n.awake(p) {
 				other = append(other, p)
 			}
 		}
@@ -253,7 +258,20 @@ func (n *Node) speaksSync(p peer.ID) bool {
 	return len(ok) > 0
 }
 
-// syncLoop runs a round every Params.SyncInterval (±10%).
+// awake reports whether a round may go to p: not while p rests after
+// giving records (Params.SyncPeerRest), when the round loop is told to run
+// again as the rest ends.
+func (n *Node) awake(p peer.ID) bool {
+	now := n.now()
+	end, resting := n.takes.restsUntil(p, now)
+	if resting {
+		n.takes.skipped(time.Now().Add(end.Sub(now)))
+	}
+	return !resting
+}
+
+// syncLoop runs a round every Params.SyncInterval (±10%), and sooner when
+// a round left out a resting peer: as soon as its rest ends.
 func (n *Node) syncLoop(ctx context.Context) {
 	if n.p.SyncInterval <= 0 {
 		return
@@ -261,11 +279,27 @@ func (n *Node) syncLoop(ctx context.Context) {
 	for {
 		d := n.p.SyncInterval
 		d += time.Duration(rand.Int64N(int64(d)/5+1)) - d/10
-		select {
-		case <-ctx.Done():
+		if !n.waitRound(ctx, time.Now().Add(d)) {
 			return
-		case <-time.After(d):
 		}
 		n.SyncNow(ctx)
+	}
+}
+
+// waitRound waits until due, or the end of a rest a round skipped if that
+// comes first; false when ctx ended.
+func (n *Node) waitRound(ctx context.Context, due time.Time) bool {
+	for {
+		timer := time.NewTimer(time.Until(due))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return false
+		case <-timer.C:
+			return true
+		case end := <-n.takes.restEnds:
+			timer.Stop()
+			due = minTime(due, end)
+		}
 	}
 }

@@ -131,6 +131,7 @@ func (c *conn) status(b byte) error { return c.send([]byte{b}) }
 // sessionStats is the accounting common to both sides.
 type sessionStats struct {
 	recordsIn, recordsOut int
+	overBudget            int   // records received and dropped over the take budget
 	recordBytesOut        int64 // the record frames sent
 }
 
@@ -141,6 +142,7 @@ func (n *Node) finish(c *conn, st *sessionStats, err *error) {
 	n.metrics.update(func(s *Stats) {
 		s.SyncRecordsIn += st.recordsIn
 		s.SyncRecordsOut += st.recordsOut
+		s.SyncRecordsOverBudget += st.overBudget
 		s.SyncRecordBytesOut += st.recordBytesOut
 		if *err != nil {
 			s.SyncFailures++
@@ -157,27 +159,26 @@ func (n *Node) finish(c *conn, st *sessionStats, err *error) {
 	}
 }
 
-// sendRecords writes the lines of ids this side holds, then the end frame.
-// With a budget it stops early, before the bytes sent would pass it (but
-// after one record at least, so every session makes progress): the peer
-// asks for the rest in its next session.
-func (c *conn) sendRecords(snap *snapshot, ids []recID, st *sessionStats) error {
-	sent := 0
-	for _, id := range ids {
-		line, ok := snap.lines[id]
-		if !ok {
-			continue
+// sendRecords writes the lines of ids this side holds in scope (read from
+// the holder as it goes), then the end frame. With a budget it stops
+// early, before the bytes sent would pass it (but after one record at
+// least, so every session makes progress): the peer asks for the rest in
+// its next session.
+func (n *Node) sendRecords(c *conn, scope string, snap *snapshot, ids []recID, st *sessionStats) error {
+	err := n.heldLines(scope, snap, ids, func(line []byte) (bool, error) {
+		if c.budget > 0 && st.recordsOut > 0 && c.out+len(line)+2*binary.MaxVarintLen64 > c.budget {
+			return false, nil
 		}
-		if c.budget > 0 && sent > 0 && c.out+len(line)+2*binary.MaxVarintLen64 > c.budget {
-			break
-		}
-		sent++
 		before := c.out
 		if err := c.writeFrame(line); err != nil {
-			return err
+			return false, err
 		}
 		st.recordsOut++
 		st.recordBytesOut += int64(c.out - before)
+		return true, nil
+	})
+	if err != nil {
+		return err
 	}
 	return c.send(nil)
 }
@@ -189,13 +190,16 @@ type incoming struct {
 	expect map[recID]originID // the ids asked for (at most once each)
 	// check returns a refusal reason for a verified record, or "".
 	check func(id recID, rec *protocol.Record) string
-	got   map[recID]bool // the ids that arrived
+	got   map[recID]bool // the ids that arrived (false: dropped over the budget)
+	take  *intake        // what the session may still take
 }
 
 // recvRecords reads record frames until the end frame. Each must be one of
-// in.expect (by id, at most once) and passes admit before it is delivered,
-// in batches, with ctx: records that arrived are delivered even when the
-// session's deadline passed meanwhile, and ctx ends when the node closes.
+// in.expect (by id, at most once), passes admit and fits in.take before it
+// is delivered, in batches, with ctx: records that arrived are delivered
+// even when the session's deadline passed meanwhile, and ctx ends when the
+// node closes. A record past the take budget is read and dropped, not a
+// violation: the peer sends what was asked for.
 func (n *Node) recvRecords(ctx context.Context, c *conn, in incoming, st *sessionStats) error {
 	var batch []*protocol.Record
 	flush := func() {
@@ -217,12 +221,17 @@ func (n *Node) recvRecords(ctx context.Context, c *conn, in incoming, st *sessio
 		if _, ok := in.expect[id]; !ok {
 			return violation("record %x was not asked for", id[:])
 		}
-		if in.got[id] {
+		if _, twice := in.got[id]; twice {
 			return violation("record %x sent twice", id[:])
 		}
 		in.got[id] = true
 		rec := n.admit(in, id, bytes.Clone(body)) // Raw must not alias the frame buffer
 		if rec == nil {
+			continue
+		}
+		if !in.take.take(rec.Origin, len(body)) {
+			in.got[id] = false // not fetched: a later session asks again
+			st.overBudget++
 			continue
 		}
 		st.recordsIn++

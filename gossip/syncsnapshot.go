@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"sync"
@@ -10,15 +11,52 @@ import (
 )
 
 // snapshot is what this node holds in one team scope, as sync sees it:
-// every held line by id, the ids of each origin and their summaries. A
-// snapshot is never modified once built, so sessions share it.
+// the id and set key of every held line, the ids of each origin and their
+// summaries. It keeps no line: what a session sends is read from the
+// holder by key (heldLines), so a snapshot costs about a tenth of the
+// lines it stands for. A snapshot is never modified once built, so
+// sessions share it.
 type snapshot struct {
-	lines   map[recID][]byte
+	keys    map[recID]heldKey
 	byOrig  map[originID][]recID // sorted ids
 	origins []originID           // sorted
 	sums    map[originID]originSummary
 	whole   [idLen]byte // digest of every origin's summary: equal wholes, equal sets
 	buckets bucketDigests
+}
+
+// heldKey is a held record's set key as a snapshot keeps it, its hex
+// decoded: 25 bytes and nothing to allocate, where a protocol.RecordKey
+// with its strings costs about 100.
+type heldKey struct {
+	typ    protocol.Type
+	origin originID
+	hash   [16]byte
+}
+
+// keyOf is k as a snapshot keeps it; false when its origin or hash is not
+// the lowercase hex of 8 and 16 bytes that every verified record has.
+func keyOf(k protocol.RecordKey) (heldKey, bool) {
+	o, ok := parseOrigin(k.Origin)
+	hk := heldKey{typ: k.Type, origin: o}
+	if !ok || o.String() != k.Origin || len(k.Hash) != 2*len(hk.hash) {
+		return heldKey{}, false
+	}
+	if _, err := hex.Decode(hk.hash[:], []byte(k.Hash)); err != nil || hex.EncodeToString(hk.hash[:]) != k.Hash {
+		return heldKey{}, false
+	}
+	return hk, true
+}
+
+// recordKey is the set key the holder knows.
+func (k heldKey) recordKey() protocol.RecordKey {
+	return protocol.RecordKey{Type: k.typ, Origin: k.origin.String(), Hash: hex.EncodeToString(k.hash[:])}
+}
+
+// has reports whether the snapshot holds the line of id.
+func (s *snapshot) has(id recID) bool {
+	_, ok := s.keys[id]
+	return ok
 }
 
 // summary is what a summary says of o (a count of 0 when o is not held).
@@ -94,35 +132,34 @@ func (s *snapshot) entries() []summaryEntry {
 	return out
 }
 
-// newSnapshot builds the snapshot of held lines. known gives the origins
+// newSnapshot builds the snapshot of held lines. known gives the set keys
 // of lines parsed before (it may be nil), so a line is decoded once across
-// snapshots; origins is the same for the lines of this one. Lines that are
-// not records, or come twice, are left out: they are never offered.
-func newSnapshot(held [][]byte, known map[recID]originID) (s *snapshot, origins map[recID]originID) {
-	s = &snapshot{lines: make(map[recID][]byte, len(held)), byOrig: map[originID][]recID{}}
-	origins = make(map[recID]originID, len(held))
+// snapshots; the snapshot's own keys serve the next build the same way.
+// Lines that are not records, or come twice, are left out: they are never
+// offered.
+func newSnapshot(held [][]byte, known map[recID]heldKey) *snapshot {
+	s := &snapshot{keys: make(map[recID]heldKey, len(held)), byOrig: map[originID][]recID{}}
 	for _, line := range held {
 		line = bytes.TrimRight(line, "\r\n")
 		id := lineID(line)
-		if _, dup := s.lines[id]; dup {
+		if _, dup := s.keys[id]; dup {
 			continue
 		}
-		o, ok := known[id]
+		k, ok := known[id]
 		if !ok {
 			rec, err := protocol.Decode(line)
 			if err != nil {
 				continue // not a record: never offer it
 			}
-			if o, ok = parseOrigin(rec.Origin); !ok {
+			if k, ok = keyOf(rec.SetKey()); !ok {
 				continue
 			}
 		}
-		origins[id] = o
-		s.lines[id] = line
-		s.byOrig[o] = append(s.byOrig[o], id)
+		s.keys[id] = k
+		s.byOrig[k.origin] = append(s.byOrig[k.origin], id)
 	}
 	s.summarize()
-	return s, origins
+	return s
 }
 
 // summarize sorts each origin's ids and computes, from byOrig, the
@@ -143,12 +180,14 @@ func (s *snapshot) summarize() {
 // diffAgainst lists the origins where snap and the peer's summary differ,
 // with this side's ids for them, within the frame limits.
 func diffAgainst(snap *snapshot, theirs []summaryEntry) []diffEntry {
-	return diffWithin(snap, theirs, everything())
+	return diffWithin(snap, theirs, everything(), nil)
 }
 
 // diffWithin is diffAgainst for the origins within sp: the peer's summary
-// lists those alone.
-func diffWithin(snap *snapshot, theirs []summaryEntry, sp span) []diffEntry {
+// lists those alone. When they are more than a DIFF takes, the origins
+// first says yes to (the admitted ones; first may be nil) are listed
+// before the others, so strangers that differ do not crowd them out.
+func diffWithin(snap *snapshot, theirs []summaryEntry, sp span, first func(originID) bool) []diffEntry {
 	their := make(map[originID]originSummary, len(theirs))
 	var all []originID
 	for _, o := range snap.origins {
@@ -168,7 +207,7 @@ func diffWithin(snap *snapshot, theirs []summaryEntry, sp span) []diffEntry {
 	slices.SortFunc(all, cmpOrigin)
 	var out []diffEntry
 	total := 0
-	for _, o := range all {
+	for _, o := range firstOnes(all, first) {
 		ids := snap.byOrig[o]
 		if t, ok := their[o]; ok && len(ids) > 0 && t == snap.summary(o) {
 			continue
@@ -182,14 +221,32 @@ func diffWithin(snap *snapshot, theirs []summaryEntry, sp span) []diffEntry {
 		total += len(ids)
 		out = append(out, diffEntry{origin: o, ids: ids})
 	}
+	slices.SortFunc(out, func(a, b diffEntry) int { return cmpOrigin(a.origin, b.origin) })
 	return out
 }
 
-// snapshotCache is one team's last snapshot and the origins of the lines
+// firstOnes orders the elements first says yes to before the others, each
+// in their order (all of them as they are, when first is nil).
+func firstOnes[T any](xs []T, first func(T) bool) []T {
+	if first == nil {
+		return xs
+	}
+	var yes, no []T
+	for _, o := range xs {
+		if first(o) {
+			yes = append(yes, o)
+		} else {
+			no = append(no, o)
+		}
+	}
+	return append(yes, no...)
+}
+
+// snapshotCache is one team's last snapshot and the set keys of the lines
 // it parsed.
 type snapshotCache struct {
-	originsMu sync.Mutex
-	origins   map[recID]originID // origin of each held line, so Held lines are parsed once
+	knownMu sync.Mutex
+	known   map[recID]heldKey // the last build's keys, so Held lines are parsed once
 
 	mu      sync.Mutex
 	snap    *snapshot // the last snapshot, reused while the holder's version stays
@@ -225,14 +282,51 @@ func (n *Node) buildSnapshot(t *team) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading records held in %s: %w", t.scope, err)
 	}
-	// A cache map is never written once stored, so builds may run at once.
+	// A snapshot's keys are never written once built, so builds may run at
+	// once.
 	c := &t.sync.snaps
-	c.originsMu.Lock()
-	known := c.origins
-	c.originsMu.Unlock()
-	s, origins := newSnapshot(held, known)
-	c.originsMu.Lock()
-	c.origins = origins
-	c.originsMu.Unlock()
+	c.knownMu.Lock()
+	known := c.known
+	c.knownMu.Unlock()
+	s := newSnapshot(held, known)
+	c.knownMu.Lock()
+	c.known = s.keys
+	c.knownMu.Unlock()
 	return s, nil
+}
+
+// readBatch is how many lines a session reads from the holder at once, so
+// it holds at most that many of the lines it sends (2 MiB at 8 KiB each).
+const readBatch = 256
+
+// heldLines reads from the holder the lines of the ids snap holds, in
+// batches of readBatch, and hands each to each until it says no more or
+// fails. A line that changed since the snapshot (a newer version, or gone)
+// is left out: only lines the snapshot saw in scope are ever sent.
+func (n *Node) heldLines(scope string, snap *snapshot, ids []recID, each func(line []byte) (more bool, err error)) error {
+	asked := make([]recID, 0, min(readBatch, len(ids)))
+	keys := make([]protocol.RecordKey, 0, cap(asked))
+	for len(ids) > 0 {
+		asked, keys = asked[:0], keys[:0]
+		for len(ids) > 0 && len(asked) < readBatch {
+			if k, ok := snap.keys[ids[0]]; ok {
+				asked, keys = append(asked, ids[0]), append(keys, k.recordKey())
+			}
+			ids = ids[1:]
+		}
+		lines, err := n.holder.HeldLines(scope, keys)
+		if err != nil {
+			return fmt.Errorf("reading records held in %s: %w", scope, err)
+		}
+		for i, line := range lines[:min(len(lines), len(asked))] {
+			line = bytes.TrimRight(line, "\r\n")
+			if len(line) == 0 || lineID(line) != asked[i] {
+				continue
+			}
+			if more, err := each(line); err != nil || !more {
+				return err
+			}
+		}
+	}
+	return nil
 }

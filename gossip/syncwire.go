@@ -65,16 +65,17 @@ package gossip
 //	                The list holds every
 //	                origin whose (count, digest) differs between the two sides, whichever
 //	                side holds it (within the buckets of status 6, when it was sent),
-//	                with R's ids for it (k = 0 when R holds none).
+//	                with R's ids for it (k = 0 when R holds none); past the limits
+//	                below R lists the rest next time, origins it admits first.
 //	                Origins strictly increasing, ids strictly increasing within an
 //	                origin, k ≤ 4096, n ≤ 16384, Σk ≤ 65536; frame ≤ 1.25 MiB.
 //	3. I→R REQUEST  w:uvarint w×id  o:uvarint o×id
 //	                want: ids of the DIFF that I lacks (less those another session of
-//	                I is already fetching); offer: ids I holds under the DIFF's origins
+//	                I is already fetching, and past what I takes: synctake.go); offer: ids I holds under the DIFF's origins
 //	                that the DIFF does not list. w, o ≤ 65536, every wanted id was in
 //	                the DIFF, none twice; frame ≤ 2 MiB.
 //	4. R→I ACCEPT   a:uvarint a×id    the offered ids R lacks (less those R is already
-//	                fetching), a subset of the offer; frame ≤ 1 MiB.
+//	                fetching, and past what R takes), a subset of the offer; frame ≤ 1 MiB.
 //	5. I→R RECORDS  one frame per accepted id, in any order, body = the raw record line
 //	                (≤ 8 KiB); I may send fewer (lines it no longer holds). Then one
 //	                empty frame: the end.

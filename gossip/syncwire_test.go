@@ -16,7 +16,7 @@ import (
 
 // pureSnapshot is the snapshot of recs, built without a node.
 func pureSnapshot(recs []*protocol.Record) *snapshot {
-	s, _ := newSnapshot(raws(recs), nil)
+	s := newSnapshot(raws(recs), nil)
 	return s
 }
 

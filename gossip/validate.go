@@ -108,6 +108,10 @@ func (n *Node) checkMessage(ctx context.Context, t *team, data []byte, local boo
 		if known == len(recs) {
 			return vIgnore, nil
 		}
+		if n.tooManyNewOrigins(origin, from) {
+			n.metrics.rejectLine(ReasonNewOrigins)
+			return vIgnore, nil
+		}
 		// An origin past the cap is not relayed either (its revocations
 		// of hashes this node holds are).
 		if c, ok := n.holder.(Capped); ok && n.overCap(c, t.scope, origin, recs) {

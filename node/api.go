@@ -57,9 +57,20 @@ type Status struct {
 	// on their files dropped.
 	Rejects RejectsInfo `json:"rejects"`
 
+	// Strangers is what records of origins not admitted take, beside the
+	// budget they are held within.
+	Strangers StrangerStatus `json:"strangers"`
+
 	// AdmissionNotice says once, after the upgrade to admitted verifiers
 	// (SPEC §8), how many lessons held became candidates.
 	AdmissionNotice string `json:"admission_notice,omitempty"`
+}
+
+// StrangerStatus is what strangers' records take (Status.Strangers).
+type StrangerStatus struct {
+	Records int            `json:"records"`
+	Bytes   int64          `json:"bytes"`
+	Budget  StrangerBudget `json:"budget"`
 }
 
 // PeerStatus is one connected peer.
@@ -724,6 +735,11 @@ func (m *Memory) Status() (Status, error) {
 	if st.AdmissionNotice, err = m.admissionNotice(); err != nil {
 		return st, err
 	}
+	used, budget, err := m.StrangerUse()
+	if err != nil {
+		return st, err
+	}
+	st.Strangers = StrangerStatus{Records: used.Records, Bytes: used.Bytes, Budget: budget}
 	lessons, err := m.store.Lessons()
 	st.Lessons = len(lessons)
 	return st, err

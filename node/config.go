@@ -30,7 +30,7 @@ func (p Params) Validate() error {
 }
 
 // withDefaults fills the zero fields that have a default: Home, Params,
-// Similarity, Writer, Now and Logger.
+// Similarity, Writer, Now, Logger and the strangers' budget.
 func (c Config) withDefaults() Config {
 	if c.Home == "" {
 		c.Home = DefaultHome()
@@ -50,6 +50,7 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	c.Strangers = c.Strangers.withDefaults()
 	return c
 }
 
@@ -62,6 +63,7 @@ func (c Config) Validate() error {
 	l.NotNegative("LockWait", c.LockWait, "failing at once when the home is held")
 	validateLayers(&l, c.Layers)
 	c.Admission.validate(&l)
+	c.Strangers.validate(&l)
 	return l.Err()
 }
 

@@ -541,6 +541,31 @@ func (h holder) Held(scope string) ([][]byte, error) {
 	return rawLines(recs), nil
 }
 
+// HeldLines reads by set key the lines a sync session sends: its
+// snapshot keeps ids and keys, not every line of the scope.
+func (h holder) HeldLines(_ string, keys []protocol.RecordKey) ([][]byte, error) {
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		held, ok, err := h.d.m.store.Get(k)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[i] = held.Record.Raw
+		}
+	}
+	return out, nil
+}
+
+// Admits lets sync take admitted origins' records first and outside its
+// budgets on what it takes from strangers.
+func (h holder) Admits(origin string) bool {
+	ok, _ := h.d.m.Admits(origin)
+	return ok
+}
+
+var _ gossip.Admitting = holder{}
+
 // HeldVersion lets sync reuse its snapshot of Held until the memory
 // changes.
 func (h holder) HeldVersion() uint64 { return h.d.m.Version() }
@@ -551,6 +576,9 @@ func (h holder) Room(scope, origin string) int { return h.d.m.Room(scope, origin
 // HoldsHash lets the validator take a revocation of a held hash past the
 // cap, and count one of a hash never held.
 func (h holder) HoldsHash(hash string) bool { return h.d.m.HoldsHash(hash) }
+
+// NewStranger lets the validator cap the new strangers one peer brings.
+func (h holder) NewStranger(origin string) bool { return h.d.m.NewStranger(origin) }
 
 func (h holder) Known(rec *protocol.Record) bool {
 	held, ok, err := h.d.m.store.Get(rec.SetKey())

@@ -69,6 +69,9 @@ type Config struct {
 	// value admits this memory and the publishers of token-guarded commons
 	// it pulls only.
 	Admission Admission
+	// Strangers bounds the records held of origins Admission does not
+	// admit (zero fields: DefaultStrangerRecords, DefaultStrangerBytes).
+	Strangers StrangerBudget
 }
 
 // Memory is one memory: its identity, its store and the rules that turn
@@ -84,16 +87,17 @@ type Memory struct {
 	// apiToken is what the local API takes (APITokenFile).
 	apiToken string
 
-	sleepMu sync.Mutex // one sleep at a time
-	mu      sync.Mutex // guards the counters below
-	refused map[protocol.Reason]int
-	stats   Stats
-	closed  bool
-	metrics *metrics
-	origins originCounts                // records held per scope and origin (the cap)
-	layers  *layerFiles                 // the configured layers (SPEC §9)
-	recent  recentCandidates            // the newest candidates, under sleepMu
-	admit   atomic.Pointer[admittedSet] // the admitted set; nil: compute it again
+	sleepMu   sync.Mutex // one sleep at a time
+	mu        sync.Mutex // guards the counters below
+	refused   map[protocol.Reason]int
+	stats     Stats
+	closed    bool
+	metrics   *metrics
+	origins   originCounts                // records held per scope and origin (the cap)
+	strangers strangerTally               // what records of origins not admitted take
+	layers    *layerFiles                 // the configured layers (SPEC §9)
+	recent    recentCandidates            // the newest candidates, under sleepMu
+	admit     atomic.Pointer[admittedSet] // the admitted set; nil: compute it again
 
 	// changes counts changes to records and lessons; lessons.jsonl and the
 	// lines sync offers are rebuilt only when it moved.

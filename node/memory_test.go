@@ -16,19 +16,11 @@ import (
 )
 
 // clock is a settable clock for tests.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock = testutil.Clock
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+func newClock() *clock {
+	return testutil.NewClock(time.Now().UTC().Add(-time.Hour).Truncate(time.Second))
 }
-
-func newClock() *clock { return &clock{t: time.Now().UTC().Add(-time.Hour).Truncate(time.Second)} }
 
 // openTest opens a memory in a fresh home with a project opted in.
 func openTest(t testing.TB, clk *clock) (*Memory, string) {

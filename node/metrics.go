@@ -68,6 +68,9 @@ func (m *metrics) received(accepted, duplicate, skipped int) {
 	m.records.WithLabelValues("skipped").Add(float64(skipped))
 }
 
+// evicted counts strangers' records deleted past the budget.
+func (m *metrics) evicted(n int) { m.records.WithLabelValues("evicted").Add(float64(n)) }
+
 func (m *metrics) refusedLines(reasons map[protocol.Reason]int) {
 	for r, n := range reasons {
 		m.refused.WithLabelValues(string(r)).Add(float64(n))

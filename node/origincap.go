@@ -48,12 +48,21 @@ func (m *Memory) originCountsOf(scope string) (map[string]int, error) {
 	return c, nil
 }
 
-// Room is how many new records of origin the memory still takes in scope;
-// its own records are never capped.
+// Room is how many new records of origin the memory still takes in scope:
+// what the per-origin cap leaves, and for an origin not admitted no more
+// than the strangers' budget leaves. Its own records are never capped.
 func (m *Memory) Room(scope, origin string) int {
 	if origin == m.Origin() {
 		return protocol.MaxOriginRecs
 	}
+	if !m.admitted().Admits(origin) {
+		return min(m.strangerRoom(), m.originRoom(scope, origin))
+	}
+	return m.originRoom(scope, origin)
+}
+
+// originRoom is what the per-origin cap leaves origin in scope.
+func (m *Memory) originRoom(scope, origin string) int {
 	m.origins.mu.Lock()
 	defer m.origins.mu.Unlock()
 	c, err := m.originCountsOf(scope)

@@ -184,6 +184,9 @@ type nothingHeld struct{}
 func (nothingHeld) Deliver(context.Context, string, peer.ID, []*protocol.Record) {}
 func (nothingHeld) Held(string) ([][]byte, error)                                { return nil, nil }
 func (nothingHeld) Known(*protocol.Record) bool                                  { return false }
+func (nothingHeld) HeldLines(_ string, keys []protocol.RecordKey) ([][]byte, error) {
+	return make([][]byte, len(keys)), nil
+}
 
 // The same flood over gossip, between real libp2p hosts on loopback: a
 // fresh key publishes five messages of 1,000 revocations of hashes never

@@ -24,6 +24,9 @@ type ReceiveReport struct {
 	// OverCap: records left out because their origin holds the most a
 	// memory keeps per origin and scope.
 	OverCap int `json:"over_cap,omitempty"`
+	// OverBudget: strangers' records left out past the strangers' budget
+	// (StrangerBudget).
+	OverBudget int `json:"over_budget,omitempty"`
 }
 
 // Receive verifies raw lines that came by scope and merges the good ones.
@@ -43,7 +46,7 @@ func (m *Memory) Receive(ctx context.Context, scope string, lines []protocol.Lin
 	}
 	m.countRefused(rep.ByReason, rep.Skipped)
 	d, err := m.Deliver(ctx, scope, b.Records)
-	rep.Accepted, rep.Duplicate, rep.Candidates, rep.OverCap = d.Accepted, d.Duplicate, d.Candidates, d.OverCap
+	rep.Accepted, rep.Duplicate, rep.Candidates, rep.OverCap, rep.OverBudget = d.Accepted, d.Duplicate, d.Candidates, d.OverCap, d.OverBudget
 	return rep, err
 }
 
@@ -84,6 +87,22 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 		rep.OverCap = over
 		m.countRefused(protocol.Tally{protocol.ReasonTooManyRecords: over}, 0)
 	}
+	recs, over, err = m.budgetStrangers(scope, recs)
+	if err != nil {
+		return rep, err
+	}
+	if over > 0 {
+		rep.OverBudget = over
+		m.countRefused(protocol.Tally{protocol.ReasonTooManyRecords: over}, 0)
+	}
+	if len(recs) == 0 {
+		return rep, nil
+	}
+	strangers := m.strangerOrigins(recs)
+	before, err := m.useOfOrigins(strangers)
+	if err != nil {
+		return rep, err
+	}
 	// The merge rule decides from the lessons held before the batch; then
 	// the records and the lessons they changed are written in one go.
 	// Lessons go first, so that a confirmation finds the candidate its
@@ -118,6 +137,7 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	if err != nil {
 		return rep, err
 	}
+	m.noteStrangerChange(strangers, before)
 	m.recent.note(dc.lessons(), dc.isFresh)
 	var added []*protocol.Record
 	for i, rec := range recs {

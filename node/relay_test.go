@@ -55,12 +55,14 @@ func TestPrivateNodesMeetThroughTheCommonsRelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := gossip.NewRelayHost(gossip.RelayHostConfig{Key: key, Listen: []string{"/ip4/127.0.0.1/tcp/0"}})
+	var dir commons.Registrations // the relay serves the peers registered in the directory
+	r, err := gossip.NewRelayHost(gossip.RelayHostConfig{Key: key, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Serves: dir.Registered})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.Close() })
-	url := commonstest.StartWith(t, func(c *commons.ServerConfig) { c.P2P = gossip.HostAddrs(r) })
+	url, srv := commonstest.StartServer(t, func(c *commons.ServerConfig) { c.P2P = gossip.HostAddrs(r) })
+	dir.Set(srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 

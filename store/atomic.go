@@ -37,6 +37,9 @@ func (s *Store) update(fn func(w *writer) error) error {
 		w.txn.Discard()
 	}
 	if !w.tooBig {
+		if err == nil {
+			s.use.apply(w.delta)
+		}
 		return err
 	}
 	// Too big for one transaction: gather the writes, journal them, apply.
@@ -47,7 +50,14 @@ func (s *Store) update(fn func(w *writer) error) error {
 		return err
 	}
 	journaled.Add(1)
-	return s.journal(w.ops)
+	if err := s.journal(w.ops); err != nil {
+		// Whether the change landed is decided at the next open: the
+		// counts are rebuilt when next asked for.
+		s.use.forget()
+		return err
+	}
+	s.use.apply(w.delta)
+	return nil
 }
 
 // journaled counts changes that went through the journal (read by tests).
@@ -64,6 +74,7 @@ type writer struct {
 
 	entries []badger.Entry // a slab of the transaction's entries
 	held    *heldFilter    // the store's record keys (nil: not known)
+	delta   map[string]Use // the change to each origin's Use (usage.go)
 }
 
 // op is one write of a gathered change.

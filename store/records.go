@@ -287,12 +287,14 @@ func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.T
 		key := r.SetKey()
 		kb = appendRecordKey(kb[:0], key)
 		var val []byte // the value to write, cut from a; nil: none
+		oldSize := 0   // the held value's size
 		newScope := true
 		found := false
 		// A key the filter never saw is not held: no read.
 		if w.held.mayHold(kb) {
 			var err error
 			found, err = w.view(kb, func(v []byte) error {
+				oldSize = len(v)
 				st, err := parseStored(v, scopes[:0])
 				if err != nil {
 					return err
@@ -348,6 +350,11 @@ func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.T
 		}
 		if val == nil {
 			continue
+		}
+		if found {
+			w.noteDelta(r.Origin, Use{0, int64(len(val) - oldSize)})
+		} else {
+			w.noteDelta(r.Origin, Use{1, int64(len(val))})
 		}
 		rk := a.cut(append(a.start(), kb...))
 		if err := w.set(rk, val); err != nil {

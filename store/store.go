@@ -65,6 +65,7 @@ type Store struct {
 	own   map[string]bool // hashes of own lessons: the w/ index, kept in memory
 
 	held heldFilter // the record keys held (filter.go); guarded by wmu
+	use  usage      // what each origin's records take (usage.go)
 }
 
 // Open opens (creating if needed) the store under home. It never waits for

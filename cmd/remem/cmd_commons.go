@@ -69,7 +69,7 @@ Examples:
 					&cli.StringFlag{Name: "token-file", Required: true, Usage: "FILE with the accepted bearer tokens, one per line, each optionally followed by the keys or origins it may publish for"},
 					&cli.BoolFlag{Name: "read-token", Usage: "require the token on GET too"},
 					&cli.StringFlag{Name: "name", Value: "remem commons", Usage: "what the front page (GET /) and the info document call this commons"},
-					&cli.StringSliceFlag{Name: "p2p", Usage: "MULTIADDR: also run a libp2p host there offering a circuit relay and AutoNAT to nodes behind NAT (repeatable)"},
+					&cli.StringSliceFlag{Name: "p2p", Usage: "MULTIADDR: also run a libp2p host there offering a circuit relay and AutoNAT to nodes behind NAT (repeatable); it relays whole between peers registered in the directory, and within go-libp2p's default limits for anyone else"},
 					&cli.StringFlag{Name: "p2p-key", Usage: "FILE holding the libp2p host's key, made when missing (default: DIR/p2p.key under --data)"},
 					&cli.IntFlag{Name: "max-origins", Value: commons.DefaultMaxOrigins, Usage: "take no new origin once the commons holds N (stored ones are still replaced)"},
 					&cli.Int64Flag{Name: "max-bytes", Value: commons.DefaultMaxBytes, Usage: "take no new origin once the origins' files hold N bytes (on --data; stored ones are still replaced)"},
@@ -143,6 +143,7 @@ func commonsServe(c *cli.Context) (err error) {
 	if cfg.DataDir == "" && c.String("storage") == "" {
 		return cli.Exit("say where the commons lives: --data DIR (a directory), or --storage s3://BUCKET/PREFIX?endpoint=HOST:PORT (a bucket that several servers may share)", 2)
 	}
+	var registered commons.Registrations // the relay serves the peers registered in the directory
 	if p2p := c.StringSlice("p2p"); len(p2p) > 0 {
 		keyFile := c.String("p2p-key")
 		if keyFile == "" && cfg.DataDir == "" {
@@ -151,7 +152,7 @@ func commonsServe(c *cli.Context) (err error) {
 		if keyFile == "" {
 			keyFile = filepath.Join(cfg.DataDir, "p2p.key")
 		}
-		h, err := startRelayHost(keyFile, p2p, logger)
+		h, err := startRelayHost(keyFile, p2p, registered.Registered, logger)
 		if err != nil {
 			return err
 		}
@@ -170,6 +171,7 @@ func commonsServe(c *cli.Context) (err error) {
 		return err
 	}
 	defer closeInto(&err, srv)
+	registered.Set(srv)
 	ln, err := net.Listen("tcp", c.String("listen"))
 	if err != nil { // before saying "serving"
 		return listenError("--listen", c.String("listen"), err)

@@ -62,5 +62,11 @@ func printImport(c *cli.Context, name string, rep node.ReceiveReport) error {
 		fmt.Fprint(c.App.Writer, ")")
 	}
 	fmt.Fprintln(c.App.Writer)
+	if rep.OverCap > 0 {
+		fmt.Fprintf(c.App.Writer, "left out %d records of origins that hold 1,000 in this scope already (the per-origin cap)\n", rep.OverCap)
+	}
+	if rep.OverBudget > 0 {
+		fmt.Fprintf(c.App.Writer, "left out %d records of origins this memory does not admit: their budget is spent (remem status shows it; `remem trust add` admits an origin, --stranger-records and --stranger-bytes raise the budget)\n", rep.OverBudget)
+	}
 	return nil
 }

@@ -67,7 +67,7 @@ Examples:
 			&cli.StringSliceFlag{Name: "members", Usage: "FILE of member keys or origins, one per line: every team private; TEAM=FILE: that team only (repeatable)"},
 			&cli.StringFlag{Name: "psk", Usage: "FILE holding a 32-byte pre-shared key (64 hex): a libp2p private network"},
 			&cli.StringSliceFlag{Name: "relay", Usage: "a circuit relay's full multiaddr with /p2p/ID: behind NAT, reserve a slot there (repeatable; a --commons' relay is taken too)"},
-			&cli.BoolFlag{Name: "relay-service", Usage: "offer a circuit relay to nodes behind NAT (for a node with a public address)"},
+			&cli.BoolFlag{Name: "relay-service", Usage: "offer a circuit relay to nodes behind NAT (for a node with a public address): whole between members and team peers, within go-libp2p's default limits for anyone else"},
 			&cli.StringFlag{Name: "reachability", Usage: "public or private: say what AutoNAT would find out (default: AutoNAT decides)"},
 			&cli.BoolFlag{Name: "directory", Value: def.Directory, Usage: "register in each --commons' peer directory and dial the team peers it lists"},
 			&cli.StringSliceFlag{Name: "folder", Usage: "a shared folder to sync (repeatable)"},
@@ -79,6 +79,8 @@ Examples:
 			&cli.DurationFlag{Name: "window", Value: time.Duration(def.Window), Usage: "W: a common lesson fades after W without a verification and leaves the active view after 2W; strength halves every W/2"},
 			&cli.StringSliceFlag{Name: "trust", Usage: "KEY or ORIGIN whose confirmations and revocations count (SPEC §8 admitted verifiers: your other machines, colleagues; repeatable)"},
 			&cli.BoolFlag{Name: "admit-all", Usage: "count every origin as a verifier, as the seed does: only for a closed network no stranger can reach"},
+			&cli.IntFlag{Name: "stranger-records", Value: def.StrangerRecs, Usage: "hold at most N records of origins not admitted (trust, members), over every scope; past it only what matters here comes in"},
+			&cli.IntFlag{Name: "stranger-bytes", Value: def.StrangerSize, Usage: "hold at most N bytes of records of origins not admitted (unknown members counted)"},
 			&cli.StringFlag{Name: "api", Value: def.API, Usage: "address of the local HTTP API and web page"},
 			&cli.StringFlag{Name: "log-level", Value: def.LogLevel, Usage: "debug, info, warn or error"},
 			&cli.StringSliceFlag{Name: "layer", Usage: "NAME=FILE: a lessons.jsonl (absolute path) composed as a layer for every reader (repeatable)"},
@@ -173,6 +175,8 @@ type nodeSettings struct {
 	Window       duration   `toml:"window" flag:"window" to:"Memory.Params.State.W"`
 	Trust        []string   `toml:"trust" flag:"trust" to:"Memory.Admission.Trust"`
 	AdmitAll     bool       `toml:"admit_all" flag:"admit-all" to:"Memory.Admission.All"`
+	StrangerRecs int        `toml:"stranger_records" flag:"stranger-records" to:"Memory.Strangers.Records"`
+	StrangerSize int        `toml:"stranger_bytes" flag:"stranger-bytes" to:"Memory.Strangers.Bytes"`
 	API          string     `toml:"api" flag:"api" to:"API"`
 	Writer       string     `toml:"writer" flag:"writer" via:"Memory.Writer"`
 	WriterURL    string     `toml:"writer_url" flag:"writer-url" via:"Memory.Writer"`
@@ -189,7 +193,8 @@ type nodeSettings struct {
 func defaultNodeSettings() nodeSettings {
 	d := node.DefaultDaemonConfig()
 	return nodeSettings{MDNS: d.Gossip.MDNS, Directory: !d.NoDirectory, Sleep: duration(d.SleepEvery), Pull: duration(d.PullEvery),
-		Quorum: d.Memory.Params.State.N, Window: duration(d.Memory.Params.State.W), API: d.API, LogLevel: "info"}
+		Quorum: d.Memory.Params.State.N, Window: duration(d.Memory.Params.State.W), API: d.API, LogLevel: "info",
+		StrangerRecs: node.DefaultStrangerRecords, StrangerSize: node.DefaultStrangerBytes}
 }
 
 // settingFields are nodeSettings' fields, with their tags.
@@ -459,7 +464,7 @@ func memoryConfig(c *cli.Context) (node.Config, error) {
 	if err := readAllMembers(s.Members, &dc.Gossip); err != nil {
 		return node.Config{}, fmt.Errorf("%s: %w", src.name("members"), err)
 	}
-	cfg := node.Config{Home: h, Now: clock(), Params: dc.Memory.Params, Layers: layers, Admission: dc.Admission()}
+	cfg := node.Config{Home: h, Now: clock(), Params: dc.Memory.Params, Layers: layers, Admission: dc.Admission(), Strangers: dc.Memory.Strangers}
 	if err := s.memory(&cfg, src); err != nil {
 		return node.Config{}, err
 	}

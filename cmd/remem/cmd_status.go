@@ -172,6 +172,9 @@ func showStatus(c *cli.Context) error {
 		fmt.Fprintf(w, "next sleep %s\n", st.NextSleep.Format(time.RFC3339))
 	}
 	fmt.Fprintf(w, "records    %d\nlessons    %d\n", st.Records, st.Lessons)
+	sg := st.Strangers
+	fmt.Fprintf(w, "strangers  %d records, %.1f MiB held of origins not admitted (budget %d records, %.1f MiB)\n",
+		sg.Records, float64(sg.Bytes)/(1<<20), sg.Budget.Records, float64(sg.Budget.Bytes)/(1<<20))
 	if !st.Writers.Empty() {
 		fmt.Fprintf(w, "writers    %s\n", display.Text(fmt.Sprint(st.Writers)))
 	}

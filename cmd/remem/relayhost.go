@@ -10,19 +10,21 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/remem/remem/gossip"
 )
 
 // startRelayHost starts the libp2p host of `remem commons serve --p2p`
 // with the key in keyFile (made when missing: the relay's peer id must
-// outlive a restart, or the nodes' relayed addresses go stale).
-func startRelayHost(keyFile string, listen []string, logger *slog.Logger) (host.Host, error) {
+// outlive a restart, or the nodes' relayed addresses go stale); its relay
+// carries the peers serves names without limits.
+func startRelayHost(keyFile string, listen []string, serves func(peer.ID) bool, logger *slog.Logger) (host.Host, error) {
 	key, err := relayKey(keyFile)
 	if err != nil {
 		return nil, err
 	}
-	h, err := gossip.NewRelayHost(gossip.RelayHostConfig{Key: key, Listen: listen, Logger: logger})
+	h, err := gossip.NewRelayHost(gossip.RelayHostConfig{Key: key, Listen: listen, Serves: serves, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("--p2p: %w", err)
 	}

@@ -25,6 +25,14 @@ func Start(t testing.TB) string {
 // StartWith is Start with the config changed by edit first.
 func StartWith(t testing.TB, edit func(*commons.ServerConfig)) string {
 	t.Helper()
+	url, _ := StartServer(t, edit)
+	return url
+}
+
+// StartServer is StartWith that returns the server too (a test's relay
+// host asks its directory).
+func StartServer(t testing.TB, edit func(*commons.ServerConfig)) (string, *commons.Server) {
+	t.Helper()
 	cfg := commons.ServerConfig{DataDir: t.TempDir(), Tokens: []string{Token}, Registry: prometheus.NewRegistry()}
 	edit(&cfg)
 	srv, err := commons.NewServer(cfg)
@@ -38,5 +46,5 @@ func StartWith(t testing.TB, edit func(*commons.ServerConfig)) string {
 			t.Errorf("closing the commons: %v", err)
 		}
 	})
-	return hs.URL
+	return hs.URL, srv
 }

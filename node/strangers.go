@@ -1,0 +1,424 @@
+package node
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/remem/remem/internal/check"
+	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
+)
+
+// StrangerBudget bounds what a memory holds of origins it does not admit
+// (SPEC §8). Keys are free: without it, a fresh key per message fills the
+// disk at the speed of the network. Strangers' records raise nothing (only
+// admitted origins count), so past the budget a new one is taken only when
+// it matters here, and then an older one that matters to nothing is
+// evicted (strangers.go). Admitted origins and this memory's own records
+// are never counted nor evicted.
+type StrangerBudget struct {
+	// Records is how many records of origins not admitted are held, over
+	// every scope (zero: DefaultStrangerRecords).
+	Records int `json:"records"`
+	// Bytes is what their stored values take, unknown members and all
+	// (zero: DefaultStrangerBytes).
+	Bytes int64 `json:"bytes"`
+}
+
+const (
+	// DefaultStrangerRecords is fifty origins' worth of the per-origin cap:
+	// an open team of a few dozen members nobody listed fits whole.
+	DefaultStrangerRecords = 50_000
+	// DefaultStrangerBytes holds those records at about 1.3 KiB each (a
+	// lesson line is 0.5–1 KiB): a small part of a laptop's disk, and of
+	// the memory that sync and views spend on what is held.
+	DefaultStrangerBytes = 64 << 20
+	// evictSlack is the share of the budget one eviction frees beyond what
+	// the batch needs, so a stream of records that matter evicts (a scan
+	// of the store) once per that many, not once per batch.
+	evictSlack = 20 // 1/20: 5%
+)
+
+func (b StrangerBudget) withDefaults() StrangerBudget {
+	if b.Records == 0 {
+		b.Records = DefaultStrangerRecords
+	}
+	if b.Bytes == 0 {
+		b.Bytes = DefaultStrangerBytes
+	}
+	return b
+}
+
+func (b StrangerBudget) validate(l *check.List) {
+	l.If(b.Records < 0, "Strangers.Records", b.Records, fmt.Sprintf("a count of records, at least 0 (0 takes the default, %d)", DefaultStrangerRecords))
+	l.If(b.Bytes < 0, "Strangers.Bytes", b.Bytes, fmt.Sprintf("a size in bytes, at least 0 (0 takes the default, %d)", DefaultStrangerBytes))
+}
+
+// strangerTally is the Use of every origin not admitted, summed when the
+// admitted set it was summed under changes, and kept current by Deliver
+// (the one writer of others' records).
+type strangerTally struct {
+	mu  sync.Mutex
+	set *admittedSet
+	use store.Use
+}
+
+// strangerUse returns what strangers' records take now.
+func (m *Memory) strangerUse() (store.Use, error) {
+	t := &m.strangers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return m.strangerUseLocked()
+}
+
+func (m *Memory) strangerUseLocked() (store.Use, error) {
+	t := &m.strangers
+	a := m.admission()
+	if t.set == a {
+		return t.use, nil
+	}
+	var sum store.Use
+	err := m.store.EachUse(func(origin string, u store.Use) {
+		if !a.set.Admits(origin) {
+			sum.Records += u.Records
+			sum.Bytes += u.Bytes
+		}
+	})
+	if err != nil {
+		return store.Use{}, err
+	}
+	t.set, t.use = a, sum
+	return sum, nil
+}
+
+// StrangerUse is what records of origins not admitted take here, beside
+// the budget (remem status).
+func (m *Memory) StrangerUse() (used store.Use, budget StrangerBudget, err error) {
+	used, err = m.strangerUse()
+	return used, m.cfg.Strangers, err
+}
+
+// strangerRoom is how many more strangers' records the budget takes (0
+// once their bytes are spent to within one line).
+func (m *Memory) strangerRoom() int {
+	u, err := m.strangerUse()
+	if err != nil {
+		m.log.Warn("counting strangers' records", "err", err)
+		return 0
+	}
+	b := m.cfg.Strangers
+	if b.Bytes-u.Bytes < protocol.MaxLineBytes {
+		return 0
+	}
+	return max(0, b.Records-u.Records)
+}
+
+// strangerOrigins are the distinct origins of recs not admitted.
+func (m *Memory) strangerOrigins(recs []*protocol.Record) []string {
+	a := m.admitted()
+	var out []string
+	for _, r := range recs {
+		if !a.Admits(r.Origin) && !slices.Contains(out, r.Origin) {
+			out = append(out, r.Origin)
+		}
+	}
+	return out
+}
+
+// useOfOrigins sums the Use of origins.
+func (m *Memory) useOfOrigins(origins []string) (store.Use, error) {
+	var sum store.Use
+	for _, o := range origins {
+		u, err := m.store.UseOf(o)
+		if err != nil {
+			return store.Use{}, err
+		}
+		sum.Records += u.Records
+		sum.Bytes += u.Bytes
+	}
+	return sum, nil
+}
+
+// noteStrangerChange adds what a merge changed in origins' Use to the
+// tally (before is their Use before the merge).
+func (m *Memory) noteStrangerChange(origins []string, before store.Use) {
+	after, err := m.useOfOrigins(origins)
+	t := &m.strangers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		t.set = nil // sum again when next asked
+		return
+	}
+	t.use.Records += after.Records - before.Records
+	t.use.Bytes += after.Bytes - before.Bytes
+}
+
+// recordCost is about what a new record takes in the store: its line, a
+// header and its scope.
+func recordCost(r *protocol.Record, scope string) int64 {
+	return int64(len(r.Raw) + len(scope) + 24)
+}
+
+// budgetStrangers applies the strangers' budget to recs (already past the
+// per-origin cap): records of admitted origins, and newer versions of
+// records held, always pass. New records of strangers pass while the
+// budget has room. Past it, those that matter here (matters) evict held
+// strangers' records that matter to nothing, oldest first, and take the
+// room first; the rest take what is left, in order, and are left out once
+// it is spent. It returns the records to merge and how many it left out.
+func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*protocol.Record, int, error) {
+	used, err := m.strangerUse()
+	if err != nil {
+		return nil, 0, err
+	}
+	b := m.cfg.Strangers
+	if used.Records > b.Records || used.Bytes > b.Bytes {
+		// Held past the budget (it was lowered, or origins stopped being
+		// admitted): what matters to nothing goes first.
+		if _, err := m.evictStrangers(store.Use{}, nil); err != nil {
+			return nil, 0, err
+		}
+		if used, err = m.strangerUse(); err != nil {
+			return nil, 0, err
+		}
+	}
+	a := m.admitted()
+	// Far from the budget nothing needs looking up: count every record
+	// of a stranger as new.
+	upper := used
+	for _, r := range recs {
+		if !a.Admits(r.Origin) {
+			upper.Records++
+			upper.Bytes += recordCost(r, scope)
+		}
+	}
+	if upper.Records <= b.Records && upper.Bytes <= b.Bytes {
+		return recs, 0, nil
+	}
+	var fresh []int // indexes of strangers' records new to the memory
+	need := used
+	for i, r := range recs {
+		if a.Admits(r.Origin) {
+			continue
+		}
+		if _, held, err := m.store.Get(r.SetKey()); err != nil {
+			return nil, 0, err
+		} else if held {
+			continue
+		}
+		fresh = append(fresh, i)
+		need.Records++
+		need.Bytes += recordCost(r, scope)
+	}
+	if need.Records <= b.Records && need.Bytes <= b.Bytes {
+		return recs, 0, nil
+	}
+	var first, rest []int // fresh records that matter, and the others
+	var want store.Use    // what those that matter take
+	for _, i := range fresh {
+		ok, err := m.matters(recs[i])
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			first = append(first, i)
+			want.Records++
+			want.Bytes += recordCost(recs[i], scope)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	if over := (store.Use{Records: used.Records + want.Records - b.Records, Bytes: used.Bytes + want.Bytes - b.Bytes}); len(first) > 0 && (over.Records > 0 || over.Bytes > 0) {
+		spare := map[string]bool{}
+		for _, i := range first {
+			spare[recs[i].Hash] = true
+		}
+		if _, err := m.evictStrangers(want, spare); err != nil {
+			return nil, 0, err
+		}
+		if used, err = m.strangerUse(); err != nil {
+			return nil, 0, err
+		}
+	}
+	keep := make([]bool, len(recs))
+	for i := range keep {
+		keep[i] = true
+	}
+	for _, i := range append(first, rest...) {
+		c := recordCost(recs[i], scope)
+		if used.Records+1 <= b.Records && used.Bytes+c <= b.Bytes {
+			used.Records++
+			used.Bytes += c
+			continue
+		}
+		keep[i] = false
+	}
+	kept := make([]*protocol.Record, 0, len(recs))
+	for i, r := range recs {
+		if keep[i] {
+			kept = append(kept, r)
+		}
+	}
+	return kept, len(recs) - len(kept), nil
+}
+
+// matters reports whether a stranger's record of hash concerns what this
+// memory holds for its own reasons: a lesson it wrote, a hash an admitted
+// origin published or confirmed, a candidate one of its own events met,
+// or an origin's withdrawal of a lesson it published here (and that
+// lesson: a withdrawn lesson is dropped everywhere, SPEC §7, and the pair
+// keeps it from coming back as new). Nothing else a stranger sends
+// changes a state here.
+func (m *Memory) matters(r *protocol.Record) (bool, error) {
+	l, ok, err := m.store.GetLesson(r.Hash)
+	if err != nil {
+		return false, err
+	}
+	if ok && (l.Own || l.MetBefore) {
+		return true, nil
+	}
+	held, err := m.store.ForHash(r.Hash)
+	if err != nil {
+		return false, err
+	}
+	a := m.admitted()
+	for _, h := range held {
+		hr := h.Record
+		if hr.Type != protocol.TypeRevocation && a.Admits(hr.Origin) {
+			return true, nil
+		}
+		if withdrawal(r, hr) || withdrawal(hr, r) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// withdrawal reports whether rev is its origin's revocation of the lesson
+// l: the two are kept together, so the lesson is not taken again as new.
+func withdrawal(rev, l *protocol.Record) bool {
+	return rev.Type == protocol.TypeRevocation && l.Type == protocol.TypeLesson && rev.Origin == l.Origin && rev.Hash == l.Hash
+}
+
+// evictStrangers deletes held strangers' records that matter to nothing,
+// oldest arrival first, until need fits with a slack (1/evictSlack of the
+// budget, in records and in bytes) to spare, and the candidates no record
+// is left of; records of the hashes in spare (what the batch brings that
+// matters) stay. It returns what it freed.
+func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Use, error) {
+	used, err := m.strangerUse()
+	if err != nil {
+		return store.Use{}, err
+	}
+	b := m.cfg.Strangers
+	limit := store.Use{Records: b.Records - b.Records/evictSlack, Bytes: b.Bytes - b.Bytes/evictSlack}
+	a := m.admitted()
+	type victim struct {
+		held store.Held
+		size int64
+	}
+	var vs []victim
+	err = m.store.Each(func(h store.Held) error {
+		if a.Admits(h.Record.Origin) || spare[h.Record.Hash] {
+			return nil
+		}
+		vs = append(vs, victim{h, recordCost(h.Record, "")})
+		return nil
+	})
+	if err != nil {
+		return store.Use{}, err
+	}
+	slices.SortFunc(vs, func(x, y victim) int { return x.held.Arrived.Compare(y.held.Arrived) })
+	var keys []protocol.RecordKey
+	var freed store.Use
+	hashes := map[string]bool{}
+	for _, v := range vs {
+		if used.Records-freed.Records+need.Records <= limit.Records && used.Bytes-freed.Bytes+need.Bytes <= limit.Bytes {
+			break
+		}
+		ok, err := m.matters(v.held.Record)
+		if err != nil {
+			return store.Use{}, err
+		}
+		if ok {
+			continue
+		}
+		keys = append(keys, v.held.Record.SetKey())
+		freed.Records++
+		freed.Bytes += v.size
+		hashes[v.held.Record.Hash] = true
+	}
+	if len(keys) == 0 {
+		return store.Use{}, nil
+	}
+	origins := map[string]bool{}
+	for _, k := range keys {
+		origins[k.Origin] = true
+	}
+	list := slices.Collect(maps.Keys(origins))
+	before, err := m.useOfOrigins(list)
+	if err != nil {
+		return store.Use{}, err
+	}
+	if _, err := m.store.Forget(keys); err != nil {
+		return store.Use{}, err
+	}
+	m.noteStrangerChange(list, before)
+	m.resetOriginCounts()
+	if err := m.dropOrphanCandidates(hashes); err != nil {
+		return store.Use{}, err
+	}
+	m.metrics.evicted(len(keys))
+	m.log.Info("strangers' budget: evicted records that matter to nothing here", "records", len(keys), "bytes", freed.Bytes)
+	return freed, nil
+}
+
+// dropOrphanCandidates deletes the candidates of hashes that no lesson
+// record is held of any more.
+func (m *Memory) dropOrphanCandidates(hashes map[string]bool) error {
+	for _, h := range slices.Sorted(maps.Keys(hashes)) {
+		l, ok, err := m.store.GetLesson(h)
+		if err != nil || !ok || l.Own {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		held, err := m.store.ForHash(h)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(held, func(x store.Held) bool { return x.Record.Type == protocol.TypeLesson }) {
+			continue
+		}
+		if err := m.store.DeleteLesson(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resetOriginCounts drops the per-scope origin counts (the cap's), so
+// they are loaded again after records were deleted.
+func (m *Memory) resetOriginCounts() {
+	m.origins.mu.Lock()
+	m.origins.byScope = nil
+	m.origins.mu.Unlock()
+}
+
+// NewStranger reports whether origin is neither admitted nor held here:
+// gossip caps how many of those one peer brings a minute.
+func (m *Memory) NewStranger(origin string) bool {
+	if m.admitted().Admits(origin) {
+		return false
+	}
+	u, err := m.store.UseOf(origin)
+	if err != nil {
+		m.log.Warn("counting an origin's records", "origin", origin, "err", err)
+		return true
+	}
+	return u.Records == 0
+}
