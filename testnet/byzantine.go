@@ -203,7 +203,7 @@ func (c *cluster) byzantine(ctx context.Context, pr *phaseRun, r *rand.Rand, pro
 		offenders[h.id.Origin()] = true
 	}
 	for _, n := range live {
-		h, err := hold(n, time.Now(), c.p.Memory.State, c.flood)
+		h, err := hold(n, time.Now(), c.p.Memory.State, nil)
 		if err != nil {
 			return err
 		}

@@ -43,7 +43,7 @@ type convergence struct {
 
 // checkOnce compares the holdings of nodes at one instant of the clock,
 // leaving out the records of skip's origins.
-func checkOnce(nodes []*tnode, p protocol.StateParams, skip *floodOrigins) (convergence, error) {
+func checkOnce(nodes []*tnode, p protocol.StateParams, skip func(origin string) bool) (convergence, error) {
 	now := time.Now()
 	hs := make([]holding, len(nodes))
 	for i, n := range nodes {
@@ -157,7 +157,7 @@ func (nw *cluster) awaitConverged(ctx context.Context, timeout time.Duration) (c
 	start := time.Now()
 	deadline := start.Add(timeout)
 	for {
-		c, err := checkOnce(nw.live(), nw.p.Memory.State, nw.flood)
+		c, err := checkOnce(nw.live(), nw.p.Memory.State, nw.flood.diverging)
 		if err != nil {
 			return c, err
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/remem/remem/internal/check"
 	"github.com/remem/remem/internal/forge"
+	"github.com/remem/remem/node"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
 )
@@ -52,6 +53,13 @@ type FloodParams struct {
 func DefaultFloods() FloodParams {
 	return FloodParams{Flooders: 2, FreshKeys: 200, LinesPerKey: 4, LineBytes: 6 << 10,
 		Revocations: 1200, RevocationsPerMsg: 200, Every: 10 * time.Millisecond, Hold: 20 * time.Second}
+}
+
+// DefaultStrangers is the testnet's strangers' budget: room for the
+// sybils' 232 records, which must reach every node before the floods,
+// and a fifth of what the floods send (2,000 records, 5 MiB).
+func DefaultStrangers() node.StrangerBudget {
+	return node.StrangerBudget{Records: 400, Bytes: 1 << 20}
 }
 
 // Validate checks the counts and sizes: every message the floods send
@@ -103,10 +111,16 @@ type FloodReport struct {
 	Rejected map[string]int `json:"rejected_lines"`
 	// Nodes: each honest node, live through the floods.
 	Nodes []FloodNode `json:"nodes"`
-	// Max over the nodes of what they held of origins they do not admit,
-	// after the floods.
-	MaxStrangerRecords int   `json:"max_stranger_records"`
-	MaxStrangerBytes   int64 `json:"max_stranger_bytes"`
+	// Budget: the honest memories' strangers' budget (records, and bytes
+	// of stored values). Max…: the most a node held of origins it does not
+	// admit after the floods, counted from its store (records, and bytes
+	// of their lines), and as the memory counts them (MemoryMax…, stored
+	// values: Memory.StrangerUse).
+	Budget                   node.StrangerBudget `json:"budget"`
+	MaxStrangerRecords       int                 `json:"max_stranger_records"`
+	MaxStrangerBytes         int64               `json:"max_stranger_bytes"`
+	MemoryMaxStrangerRecords int                 `json:"memory_max_stranger_records"`
+	MemoryMaxStrangerBytes   int64               `json:"memory_max_stranger_bytes"`
 
 	// Memory. Every node, flooder and the testnet share one process, so
 	// no RSS is one node's: RSSPerHonestNodeBytes is the process's RSS
@@ -139,19 +153,30 @@ type FloodNode struct {
 }
 
 // floodOrigins are the floods' keys. The testnet made them, so it leaves
-// their records out of the tracker (whose maps would hold every copy, in
-// the process RSS that is measured) and out of convergence: under a
-// budget each honest node keeps its own share of strangers' records, and
-// only what admitted origins sent must be the same everywhere.
+// their records out of the tracker, whose maps would hold every one in
+// the process RSS that is measured.
 type floodOrigins struct {
 	mu       sync.RWMutex
 	origins  map[string]bool
-	accepted map[int]int // flood records each node accepted, by index
+	accepted map[int]int     // flood records each node accepted, by index
+	began    bool            // the floods have begun
+	trusted  map[string]bool // the honest origins (cluster.trust)
+}
+
+// diverging reports whether honest nodes may hold different records of
+// origin: once the floods have filled the strangers' budget each node
+// keeps its own share of strangers' records (what it took first, what it
+// evicted), so only what honest origins sent must agree.
+func (f *floodOrigins) diverging(origin string) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.began && !f.trusted[origin]
 }
 
 func (f *floodOrigins) add(origin string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.began = true
 	if f.origins == nil {
 		f.origins = map[string]bool{}
 	}
@@ -331,7 +356,7 @@ const floodSettle = 5 * time.Second
 func (c *cluster) floods(ctx context.Context, pr *phaseRun, r *rand.Rand, progress func(Phase, int, int)) (*FloodReport, error) {
 	f := c.p.Floods
 	live := c.live()
-	rep := &FloodReport{Flooders: f.Flooders, LineBytes: f.LineBytes,
+	rep := &FloodReport{Flooders: f.Flooders, LineBytes: f.LineBytes, Budget: c.p.Strangers,
 		RSSNote: fmt.Sprintf("one process holds the %d honest nodes, the flooders and the testnet: RSS per honest node is the process's RSS peak during the floods minus its RSS before them, over %d; the Go heap is live after a collection, per honest node", len(live), len(live))}
 	hosts := make([]*rawHost, 0, f.Flooders)
 	defer func() {
@@ -501,6 +526,12 @@ func (c *cluster) floods(ctx context.Context, pr *phaseRun, r *rand.Rand, progre
 		rep.Nodes = append(rep.Nodes, fn)
 		rep.MaxStrangerRecords = max(rep.MaxStrangerRecords, fn.StrangerRecordsAfter)
 		rep.MaxStrangerBytes = max(rep.MaxStrangerBytes, fn.StrangerBytesAfter)
+		used, _, err := n.d.Memory().StrangerUse()
+		if err != nil {
+			return rep, err
+		}
+		rep.MemoryMaxStrangerRecords = max(rep.MemoryMaxStrangerRecords, used.Records)
+		rep.MemoryMaxStrangerBytes = max(rep.MemoryMaxStrangerBytes, used.Bytes)
 		for reason, v := range subMap(n.d.Gossip().Stats().Rejected, rejected0[n.idx]) {
 			rep.Rejected[reason] += v
 		}
@@ -536,7 +567,8 @@ func (f *FloodReport) write(w io.Writer) {
 	fmt.Fprintf(w, "floods: %d flooders sent %d messages each signed by a fresh key (%d lessons padded with an unknown member to %d B, %.1f MiB) and %d revocations of hashes never held from one key (%.1f KiB) in %.1f s, beside %d honest lessons (%d of %d arrivals); honest validators refused or ignored %s\n",
 		f.Flooders, f.FreshKeys, f.FreshRecords, f.LineBytes, float64(f.FreshBytes)/(1<<20), f.Revocations, float64(f.RevocationBytes)/(1<<10), f.TookMs/1000,
 		f.HonestLessons, f.HonestDelivered, f.HonestExpected, orNothing(kv(f.Rejected)))
-	fmt.Fprintf(w, "floods: strangers' records held, the most at one node after: %d records, %.1f KiB; per honest node, before -> after:\n", f.MaxStrangerRecords, float64(f.MaxStrangerBytes)/(1<<10))
+	fmt.Fprintf(w, "floods: strangers' records held, the most at one node after: %d records, %.1f KiB of lines (the memory counts %d, %.1f KiB stored; budget %d, %.1f KiB); per honest node, before -> after:\n",
+		f.MaxStrangerRecords, float64(f.MaxStrangerBytes)/(1<<10), f.MemoryMaxStrangerRecords, float64(f.MemoryMaxStrangerBytes)/(1<<10), f.Budget.Records, float64(f.Budget.Bytes)/(1<<10))
 	for _, n := range f.Nodes {
 		fmt.Fprintf(w, "  node %d: %d -> %d records, %.1f -> %.1f KiB of strangers (%d of the revocations); %d flood records accepted; home %+.1f MiB (of %.1f MiB)\n",
 			n.Node, n.StrangerRecordsBefore, n.StrangerRecordsAfter, float64(n.StrangerBytesBefore)/(1<<10), float64(n.StrangerBytesAfter)/(1<<10),

@@ -81,7 +81,7 @@ func newCluster(cfg Config) (*cluster, error) {
 		return nil, err
 	}
 	nw := &cluster{cfg: cfg, p: cfg.Params, topo: topo, reg: prometheus.NewRegistry(),
-		trk: newTracker(cfg.Params.Memory.State), part: newPartition(), texts: newTextGen(cfg.Seed), flood: &floodOrigins{}}
+		trk: newTracker(cfg.Params.Memory.State), part: newPartition(), texts: newTextGen(cfg.Seed), flood: &floodOrigins{trusted: map[string]bool{}}}
 	if cfg.Network == NetworkSim {
 		nw.net = newSimNet(cfg.Links, cfg.Seed)
 	} else if nw.net, err = newTCPNet(cfg.Nodes); err != nil {
@@ -112,6 +112,7 @@ func newCluster(cfg Config) (*cluster, error) {
 	}
 	for _, n := range append(slices.Clone(nw.nodes), nw.spare...) {
 		nw.trust = append(nw.trust, n.id.Origin())
+		nw.flood.trusted[n.id.Origin()] = true
 	}
 	return nw, nil
 }
@@ -212,7 +213,7 @@ func (nw *cluster) tryStart(ctx context.Context, n *tnode, boot []int) error {
 		// The honest nodes admit each other (SPEC §8): a trust list of
 		// every honest origin on an open team, which sybils can reach.
 		Memory: node.Config{Home: n.home, Params: nw.p.Memory, Store: store.Options{Small: true, Tiny: nw.cfg.Network == NetworkSim},
-			Admission: node.Admission{Trust: nw.trust},
+			Admission: node.Admission{Trust: nw.trust}, Strangers: nw.p.Strangers,
 			OnAccept: func(_ string, rec *protocol.Record, _ time.Time) {
 				if !nw.flood.accept(idx, rec) {
 					nw.trk.accept(idx, rec, time.Now())
@@ -362,9 +363,9 @@ type holding struct {
 	withdrawn int
 }
 
-// hold reads n's store: every record but those of skip's origins (the
-// floods', see floodOrigins), and the state of every hash at now.
-func hold(n *tnode, now time.Time, p protocol.StateParams, skip *floodOrigins) (holding, error) {
+// hold reads n's store: every record but those of origins skip names
+// (nil: none), and the state of every hash at now.
+func hold(n *tnode, now time.Time, p protocol.StateParams, skip func(origin string) bool) (holding, error) {
 	h := holding{ids: map[recID]*protocol.Record{}, states: map[string]protocol.State{}}
 	admit := n.d.Memory().Admitted()
 	sum := newDigest()
@@ -396,7 +397,7 @@ func hold(n *tnode, now time.Time, p protocol.StateParams, skip *floodOrigins) (
 	}
 	err := n.d.Memory().Store().Each(func(held store.Held) error {
 		r := held.Record
-		if skip.has(r.Origin) {
+		if skip != nil && skip(r.Origin) {
 			return nil
 		}
 		if r.Hash != cur {

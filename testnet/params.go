@@ -69,6 +69,10 @@ type Params struct {
 	// Floods of strangers' records end the byzantine phase, beside honest
 	// publications (zero counts: none).
 	Floods FloodParams
+	// Strangers is every honest memory's budget for records of origins
+	// it does not admit (zero fields: node's defaults, 50,000 records and
+	// 64 MiB, which a testnet's floods would not reach).
+	Strangers node.StrangerBudget
 	// SybilWaves are the fresh keys of each sybil wave of the byzantine
 	// phase: keys that confirm an offender's lesson and confirm, then
 	// revoke, honest ones (nil: 3 then 30; empty: none).
@@ -114,6 +118,7 @@ func DefaultParams() Params {
 		ByzantineFraction: 0.1,
 		Attacks:           DefaultAttacks(),
 		Floods:            DefaultFloods(),
+		Strangers:         DefaultStrangers(),
 		SybilWaves:        []int{3, 30},
 		Probes:            -1,
 	}

@@ -46,7 +46,7 @@ func TestSmallTestnet(t *testing.T) {
 				t.Errorf("the attacks did not attack: %+v", a)
 			}
 			checkSybils(t, b.Sybils, []int{3, 30})
-			checkFloods(t, b.Floods, cfg.Params.Floods)
+			checkFloods(t, b.Floods, cfg.Params)
 		}
 	}
 	// The hostile run's memory bound: every node and attacker in one
@@ -86,16 +86,18 @@ func checkSybils(t *testing.T, s *SybilReport, waves []int) {
 }
 
 // checkFloods asserts what the floods of strangers' records did: they were
-// sent and heard, and every honest lesson published beside them arrived.
-func checkFloods(t *testing.T, f *FloodReport, want FloodParams) {
+// sent, several times the strangers' budget, and heard; every honest
+// lesson published beside them arrived; no honest node holds more of
+// strangers than its budget, counted from its store and by the memory.
+func checkFloods(t *testing.T, f *FloodReport, p Params) {
 	t.Helper()
 	if f == nil {
 		t.Fatal("the byzantine phase reports no floods")
 	}
 	t.Logf("floods: %d fresh keys (%d records, %d B), %d revocations in %.0f ms; honest %d of %d; most strangers' records at a node %d (%d B); RSS growth per honest node %d B; rejected %v",
 		f.FreshKeys, f.FreshRecords, f.FreshBytes, f.Revocations, f.TookMs, f.HonestDelivered, f.HonestExpected, f.MaxStrangerRecords, f.MaxStrangerBytes, f.RSSPerHonestNodeBytes, f.Rejected)
-	if f.FreshKeys != want.FreshKeys || f.Revocations != want.Revocations {
-		t.Errorf("the floods sent %d fresh keys and %d revocations, want %d and %d", f.FreshKeys, f.Revocations, want.FreshKeys, want.Revocations)
+	if f.FreshKeys != p.Floods.FreshKeys || f.Revocations != p.Floods.Revocations {
+		t.Errorf("the floods sent %d fresh keys and %d revocations, want %d and %d", f.FreshKeys, f.Revocations, p.Floods.FreshKeys, p.Floods.Revocations)
 	}
 	accepted := 0
 	for _, n := range f.Nodes {
@@ -106,6 +108,14 @@ func checkFloods(t *testing.T, f *FloodReport, want FloodParams) {
 	}
 	if f.HonestExpected == 0 || f.HonestDelivered != f.HonestExpected {
 		t.Errorf("beside the floods %d of %d honest arrivals, want all", f.HonestDelivered, f.HonestExpected)
+	}
+	b := p.Strangers
+	if sent := f.FreshRecords + f.Revocations; sent < 3*b.Records || f.FreshBytes+f.RevocationBytes < 3*b.Bytes {
+		t.Errorf("the floods sent %d records, %d B: want at least three times the strangers' budget (%d, %d B)", sent, f.FreshBytes+f.RevocationBytes, b.Records, b.Bytes)
+	}
+	if f.MaxStrangerRecords > b.Records || f.MaxStrangerBytes > b.Bytes || f.MemoryMaxStrangerRecords > b.Records || f.MemoryMaxStrangerBytes > b.Bytes {
+		t.Errorf("an honest node holds %d strangers' records, %d B of lines (the memory counts %d, %d B): over the budget of %d, %d B",
+			f.MaxStrangerRecords, f.MaxStrangerBytes, f.MemoryMaxStrangerRecords, f.MemoryMaxStrangerBytes, b.Records, b.Bytes)
 	}
 	if f.RSSPeakBytes < f.RSSBeforeBytes || f.RSSBeforeBytes == 0 || f.HeapLiveAfterPerNode == 0 {
 		t.Errorf("the floods' memory was not measured: RSS %d before, %d peak; heap %d per node", f.RSSBeforeBytes, f.RSSPeakBytes, f.HeapLiveAfterPerNode)
