@@ -544,17 +544,7 @@ func (h holder) Held(scope string) ([][]byte, error) {
 // HeldLines reads by set key the lines a sync session sends: its
 // snapshot keeps ids and keys, not every line of the scope.
 func (h holder) HeldLines(_ string, keys []protocol.RecordKey) ([][]byte, error) {
-	out := make([][]byte, len(keys))
-	for i, k := range keys {
-		held, ok, err := h.d.m.store.Get(k)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out[i] = held.Record.Raw
-		}
-	}
-	return out, nil
+	return h.d.m.store.Lines(keys)
 }
 
 // Admits lets sync take admitted origins' records first and outside its

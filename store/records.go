@@ -666,3 +666,37 @@ func (s *Store) HashesWithPrefix(prefix string, limit int) ([]string, error) {
 	}
 	return slices.Sorted(maps.Keys(found)), nil
 }
+
+// Lines returns the raw lines held under keys, read in one transaction
+// (nil where none is held): what a sync session sends needs no decoding.
+func (s *Store) Lines(keys []protocol.RecordKey) ([][]byte, error) {
+	out := make([][]byte, len(keys))
+	var kb []byte
+	err := s.view(func(txn *badger.Txn) error {
+		for i, k := range keys {
+			kb = appendRecordKey(kb[:0], k)
+			item, err := txn.Get(kb)
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			err = item.Value(func(v []byte) error {
+				sv, err := parseStored(v, nil)
+				if err == nil {
+					out[i] = slices.Clone(sv.Raw)
+				}
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %d record lines: %w", len(keys), err)
+	}
+	return out, nil
+}
