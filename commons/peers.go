@@ -194,11 +194,16 @@ type PeerDirectoryInfo struct {
 	TopicsPerPeer       int `json:"topics_per_peer"`
 	AddrsPerRecord      int `json:"addrs_per_record"`
 	BodyBytes           int `json:"body_bytes"`
+	// The listing rates (ServerConfig.RateListPerClient, RateListPerToken);
+	// absent: no limit.
+	ListsPerClient *RateInfo `json:"lists_per_client,omitempty"`
+	ListsPerToken  *RateInfo `json:"lists_per_token,omitempty"`
 }
 
-func peerDirectoryInfo() *PeerDirectoryInfo {
+func (s *Server) peerDirectoryInfo() *PeerDirectoryInfo {
 	return &PeerDirectoryInfo{ExpiresAfterSeconds: int(PeerTTL / time.Second), ListedPerTopic: PeerListMax,
-		TopicsPerPeer: PeerMaxTopics, AddrsPerRecord: PeerMaxAddrs, BodyBytes: PeerBodyMax}
+		TopicsPerPeer: PeerMaxTopics, AddrsPerRecord: PeerMaxAddrs, BodyBytes: PeerBodyMax,
+		ListsPerClient: s.cfg.RateListPerClient.info(), ListsPerToken: s.cfg.RateListPerToken.info()}
 }
 
 func (s *Server) handlePeerPut(w http.ResponseWriter, r *http.Request) {
@@ -278,6 +283,9 @@ func (s *Server) handlePeers(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listPeers(w http.ResponseWriter, r *http.Request) int {
+	if code, ok := s.admitListing(w, r); !ok {
+		return code
+	}
 	if code, ok := s.admitRead(w, r); !ok {
 		return code
 	}
@@ -294,6 +302,24 @@ func (s *Server) listPeers(w http.ResponseWriter, r *http.Request) int {
 	w.Header().Set("Cache-Control", "no-cache")
 	writeJSON(w, http.StatusOK, out)
 	return http.StatusOK
+}
+
+// admitListing takes a listing from the client address's bucket and, when
+// the request carries a valid token, from the token's: a name-guesser
+// with many addresses and one token is bounded by the token, and one
+// without a token by its address. The address is charged first, so
+// guessing tokens here costs listings too. When it refuses it has
+// answered 429.
+func (s *Server) admitListing(w http.ResponseWriter, r *http.Request) (int, bool) {
+	if ok, wait := s.lists.allow(clientKey(clientIP(r))); !ok {
+		return tooManyRequests(w, wait, "peer listings from this address"), false
+	}
+	if i, ok := s.tokenOf(r); ok {
+		if ok, wait := s.listsTok.allow(s.owners[i]); !ok {
+			return tooManyRequests(w, wait, "peer listings with this token"), false
+		}
+	}
+	return 0, true
 }
 
 // Client side.

@@ -24,6 +24,19 @@ var (
 	DefaultClientRate = Rate{PerMinute: 60, Burst: 30}
 )
 
+// Default rates of the peer directory's listings. A node lists each of
+// its teams once per directory round (at start, after a sleep, when its
+// addresses change, every pull), so one with the 16 teams an entry may
+// name does a round within the burst, and a dozen nodes behind one NAT
+// stay far below 30 a minute. A token may be shared by a whole team, so
+// it gets more. A name-guesser gets 20 tries, then one every 2 s: the
+// issue's 1,484 guesses take 50 minutes from one address instead of
+// 0.2 s (and find nothing where teams have a key, see TeamTopicHash).
+var (
+	DefaultListClientRate = Rate{PerMinute: 30, Burst: 20}
+	DefaultListTokenRate  = Rate{PerMinute: 120, Burst: 60}
+)
+
 // Validate checks that r is either the zero Rate (no limit) or a positive
 // rate with a positive burst.
 func (r Rate) Validate() error {
@@ -33,6 +46,14 @@ func (r Rate) Validate() error {
 		l.AtLeast("Burst", r.Burst, 1)
 	}
 	return l.Err()
+}
+
+// info is r as the info document reports it; nil for no limit.
+func (r Rate) info() *RateInfo {
+	if r == (Rate{}) {
+		return nil
+	}
+	return &RateInfo{PerMinute: r.PerMinute, Burst: r.Burst}
 }
 
 func (r Rate) unlimited() bool { return r.PerMinute <= 0 || r.Burst <= 0 }
