@@ -11,7 +11,7 @@
 //	GET  /commons/<origin>.jsonl   the file exactly as stored (ETag, If-None-Match → 304)
 //	GET  /commons/index[?since=T]  [{"origin","updated","records","etag"}], sorted by origin
 //	PUT  /commons/peers/<origin>   this node's signed libp2p peer record and topics (bearer token)
-//	GET  /commons/peers?topic=H    [{"origin","envelope","updated"}], the freshest 50, newest first
+//	GET  /commons/peers?topic=H    [{"origin","envelope","updated","since"}], 50: the longest alive first
 //	GET  /.well-known/remem        protocol version, limits, whether GET needs a token
 //	GET  /metrics                  Prometheus metrics (remem_commons_*)
 //

@@ -40,6 +40,14 @@ const (
 	PeerMaxTopics = 16
 	PeerMaxAddrs  = 32
 
+	// PeerAliveGap is how long an entry may go without a renewal and still
+	// count as alive (listingOrder): a node renews on every directory round,
+	// at least every pull (10 minutes by default) and after each sleep, so
+	// an hour is six missed rounds. A node set to pull less often than
+	// hourly ranks with the silent entries, and is still listed while
+	// fewer than PeerListMax entries are alive.
+	PeerAliveGap = time.Hour
+
 	peersDir       = "peers" // peers/<origin>.json in the store
 	peerSweepEvery = time.Hour
 )
@@ -167,9 +175,37 @@ type peerEntry struct {
 	Envelope []byte    `json:"envelope"`
 	Topics   []string  `json:"topics"`  // sorted
 	Updated  time.Time `json:"updated"` // when the server accepted it
+	// First is when the entry's current run of renewals began (see
+	// renewedFrom); zero in entries stored before it was kept: Updated.
+	First time.Time `json:"first,omitzero"`
 }
 
 func (e *peerEntry) expired(now time.Time) bool { return !now.Before(e.Updated.Add(PeerTTL)) }
+
+// alive: renewed within PeerAliveGap of now.
+func (e *peerEntry) alive(now time.Time) bool { return now.Sub(e.Updated) < PeerAliveGap }
+
+// since is when the entry began to stay alive.
+func (e *peerEntry) since() time.Time {
+	if e.First.IsZero() || e.First.After(e.Updated) {
+		return e.Updated
+	}
+	return e.First
+}
+
+// aliveFor is how long the entry has stayed alive, as of its last renewal.
+func (e *peerEntry) aliveFor() time.Duration { return e.Updated.Sub(e.since()) }
+
+// renewedFrom is First for a renewal at now of the stored entry old: old's
+// when old was still alive (a renewal keeps the run going, across new
+// seals, addresses and topics), else now (a node back after a silence
+// starts again).
+func renewedFrom(old *peerEntry, now time.Time) time.Time {
+	if old != nil && old.alive(now) {
+		return old.since()
+	}
+	return now
+}
 
 // PeerAnswer is the JSON of an accepted peer PUT.
 type PeerAnswer struct {
@@ -185,6 +221,7 @@ type PeerListEntry struct {
 	Origin   string    `json:"origin"`
 	Envelope []byte    `json:"envelope"` // the marshalled record.Envelope, base64
 	Updated  time.Time `json:"updated"`
+	Since    time.Time `json:"since"` // when it began to stay alive (the listing's order)
 }
 
 // PeerDirectoryInfo is the peer directory as the info document reports it.
@@ -297,7 +334,7 @@ func (s *Server) listPeers(w http.ResponseWriter, r *http.Request) int {
 	entries := s.peers.list(r.Context(), topic)
 	out := make([]PeerListEntry, len(entries))
 	for i, e := range entries {
-		out[i] = PeerListEntry{Origin: e.Origin, Envelope: e.Envelope, Updated: e.Updated}
+		out[i] = PeerListEntry{Origin: e.Origin, Envelope: e.Envelope, Updated: e.Updated, Since: e.since()}
 	}
 	w.Header().Set("Cache-Control", "no-cache")
 	writeJSON(w, http.StatusOK, out)
@@ -394,7 +431,7 @@ func (e *peerStatusError) Error() string {
 
 // PeerList is a listing as the client verified it.
 type PeerList struct {
-	Peers    []peer.AddrInfo // verified, newest first, one per peer
+	Peers    []peer.AddrInfo // verified, in the listing's order (the longest alive first), one per peer
 	Skipped  int             // entries not taken: a bad envelope, a wrong origin, a peer listed twice, past PeerListMax
 	Problems []string        // why, for the first few skipped
 }

@@ -145,8 +145,10 @@ func TestPeerPutAndList(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Alice renewed once, so she has stayed alive longer than Bob, who
+	// registered once: she is listed first (listingOrder).
 	l := ts.listPeers(t, teamA)
-	if len(l) != 2 || l[0].Origin != bo || l[1].Origin != ao {
+	if len(l) != 2 || l[0].Origin != ao || l[1].Origin != bo || !l[0].Since.Before(l[0].Updated) {
 		t.Fatalf("listing of A: %+v", l)
 	}
 	if l := ts.listPeers(t, teamB); len(l) != 0 {
@@ -162,7 +164,7 @@ func TestPeerPutAndList(t *testing.T) {
 	}
 	bid, _ := peer.IDFromPrivateKey(bpriv)
 	aid, _ := peer.IDFromPrivateKey(apriv)
-	if len(infos) != 2 || infos[0].ID != bid || infos[1].ID != aid || len(infos[1].Addrs) != 1 || infos[1].Addrs[0].String() != "/ip4/192.0.2.2/tcp/4001" {
+	if len(infos) != 2 || infos[1].ID != bid || infos[0].ID != aid || len(infos[0].Addrs) != 1 || infos[0].Addrs[0].String() != "/ip4/192.0.2.2/tcp/4001" {
 		t.Errorf("client listing: %v", infos)
 	}
 
