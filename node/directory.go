@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -82,8 +81,11 @@ func (d *Daemon) directoryLoop(ctx context.Context) {
 	}
 }
 
-// directory runs one round with every commons; ok is false when one of
-// them could not be reached.
+// directory runs one round with every commons: it registers, lists the
+// team topics, and dials the peers listed, bounded as gossip.DialListed
+// says (addresses public or on this node's networks, a few per peer, a
+// cap per round, a backoff per address), over the listings of every
+// commons at once; ok is false when one of them could not be reached.
 func (d *Daemon) directory(ctx context.Context) (ok bool) {
 	ok = true
 	topics := make([]string, 0, len(d.cfg.Gossip.Teams))
@@ -93,54 +95,66 @@ func (d *Daemon) directory(ctx context.Context) (ok bool) {
 	if len(topics) > commons.PeerMaxTopics {
 		topics = topics[:commons.PeerMaxTopics]
 	}
-	self := d.gossip.PeerID()
+	var found []peer.AddrInfo
+	seen := map[peer.ID]bool{}
 	for _, c := range d.commons {
-		if l, err := c.Relays(ctx); err == nil {
-			d.gossip.AddRelays(l.Relays...)
-		}
-		env, err := d.gossip.SignedPeerRecord()
-		if err != nil {
-			d.log.Warn("directory: sealing the peer record", "err", err)
+		listed, reached := d.directoryWith(ctx, c, topics)
+		ok = ok && reached
+		if ctx.Err() != nil {
 			return false
 		}
-		if err := c.PutPeer(ctx, env, topics); err != nil {
-			d.log.Warn("directory unreachable", "commons", c.Scope(), "err", err)
-			ok = false
-			if ctx.Err() != nil {
-				return false
-			}
-		} else {
-			d.log.Info("directory: registered", "commons", c.Scope(), "topics", len(topics), "addrs", len(d.gossip.Addrs()))
-		}
-		found := map[peer.ID]peer.AddrInfo{}
-		for _, topic := range topics {
-			ais, err := c.Peers(ctx, topic)
-			if err != nil {
-				d.log.Warn("directory unreachable", "commons", c.Scope(), "err", err)
-				ok = false
-				break
-			}
-			for _, ai := range ais {
-				if ai.ID != self && !d.gossip.Connected(ai.ID) {
-					found[ai.ID] = ai
-				}
+		for _, ai := range listed {
+			if !seen[ai.ID] {
+				seen[ai.ID] = true
+				found = append(found, ai)
 			}
 		}
-		if len(found) == 0 {
-			continue
-		}
-		d.log.Info(fmt.Sprintf("directory: dialing %d peers", len(found)), "commons", c.Scope(), "peers", len(found))
-		var wg sync.WaitGroup
-		for _, ai := range found {
-			wg.Go(func() {
-				if err := d.gossip.Connect(ctx, ai); err != nil && ctx.Err() == nil {
-					d.log.Warn("directory: dial failed", "commons", c.Scope(), "peer", ai.ID, "err", err)
-				}
-			})
-		}
-		wg.Wait()
+	}
+	if len(found) == 0 {
+		return ok
+	}
+	plan, connected := d.gossip.DialListed(ctx, found)
+	if len(plan.Dials) > 0 || len(plan.Skipped) > 0 {
+		d.log.Info(fmt.Sprintf("directory: dialed %d peers", len(plan.Dials)), "listed", len(found), "connected", connected, "skipped", plan.Skipped)
 	}
 	return ok
+}
+
+// directoryWith registers with one commons and lists its topics; reached
+// is false when it could not be.
+func (d *Daemon) directoryWith(ctx context.Context, c *commons.Client, topics []string) (listed []peer.AddrInfo, reached bool) {
+	if l, err := c.Relays(ctx); err == nil {
+		d.gossip.AddRelays(l.Relays...)
+	}
+	env, err := d.gossip.SignedPeerRecord()
+	if err != nil {
+		d.log.Warn("directory: sealing the peer record", "err", err)
+		return nil, false
+	}
+	reached = true
+	if err := c.PutPeer(ctx, env, topics); err != nil {
+		d.log.Warn("directory unreachable", "commons", c.Scope(), "err", err)
+		reached = false
+		if ctx.Err() != nil {
+			return nil, false
+		}
+	} else {
+		d.log.Info("directory: registered", "commons", c.Scope(), "topics", len(topics), "addrs", len(d.gossip.Addrs()))
+	}
+	self := d.gossip.PeerID()
+	for _, topic := range topics {
+		ais, err := c.Peers(ctx, topic)
+		if err != nil {
+			d.log.Warn("directory unreachable", "commons", c.Scope(), "err", err)
+			return listed, false
+		}
+		for _, ai := range ais {
+			if ai.ID != self {
+				listed = append(listed, ai)
+			}
+		}
+	}
+	return listed, reached
 }
 
 // commonsRelays reads the relays the commons offer (their libp2p hosts),
