@@ -3,6 +3,7 @@ package commons
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -58,6 +59,20 @@ const (
 func TopicHash(topic string) string {
 	sum := sha256.Sum256([]byte(topic))
 	return hex.EncodeToString(sum[:])
+}
+
+// TeamKeySize is the size of a team's directory key.
+const TeamKeySize = 32
+
+// TeamTopicHash is what the directory knows the topic of a team with a key
+// by: the lowercase hex HMAC-SHA256 of the topic's name under the key.
+// Unlike TopicHash, someone who guesses the team's name cannot compute it,
+// so cannot find the team's members in a listing, nor list decoys under
+// it.
+func TeamTopicHash(topic string, key []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(topic))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // validTopic reports whether s is 64 lowercase hex characters.

@@ -110,6 +110,25 @@ func TestTopicHash(t *testing.T) {
 	}
 }
 
+// TestTeamTopicHash: HMAC-SHA256 of the topic name under the team key
+// (the vector computed with Python's hmac module), never the name's
+// SHA-256, and another key gives another hash.
+func TestTeamTopicHash(t *testing.T) {
+	key := make([]byte, TeamKeySize)
+	for i := range key {
+		key[i] = byte(i)
+	}
+	const topic = "remem/1/team/backend"
+	got := TeamTopicHash(topic, key)
+	if got != "6071a7f0321e487d99e3b56cc6394256405c5b8cc32ad4756f6fda543cfaf295" || !validTopic(got) {
+		t.Errorf("TeamTopicHash = %s", got)
+	}
+	key[0] ^= 1
+	if got == TopicHash(topic) || TeamTopicHash(topic, key) == got {
+		t.Error("the hash does not depend on the key")
+	}
+}
+
 func TestPeerPutAndList(t *testing.T) {
 	ts := newTestServer(t, nil)
 	ctx := context.Background()

@@ -29,10 +29,38 @@ const (
 	addrsSettle = 300 * time.Millisecond
 )
 
-// usesDirectory: a gossip host, a team, a commons, and the directory not
-// turned off.
+// usesDirectory: a gossip host, a team with a key, a commons, and the
+// directory not turned off.
 func (d *Daemon) usesDirectory() bool {
-	return d.gossip != nil && len(d.commons) > 0 && len(d.cfg.Gossip.Teams) > 0 && !d.cfg.NoDirectory
+	topics, _ := directoryTopics(d.cfg.Gossip.Teams, d.cfg.TeamKeys)
+	return d.gossip != nil && len(d.commons) > 0 && len(topics) > 0 && !d.cfg.NoDirectory
+}
+
+// directoryTopics are what the directory knows this node's teams by: the
+// TeamTopicHash of each team with a key (at most PeerMaxTopics), and the
+// teams without one, which the directory never hears of.
+func directoryTopics(teams []string, keys map[string][]byte) (topics, keyless []string) {
+	for _, team := range teams {
+		key, ok := keys[team]
+		switch {
+		case !ok:
+			keyless = append(keyless, team)
+		case len(topics) < commons.PeerMaxTopics:
+			topics = append(topics, commons.TeamTopicHash(gossip.TopicName(team), key))
+		}
+	}
+	return topics, keyless
+}
+
+// sayKeyless logs, once at start, the teams the directory does not list
+// and why, when the node has a commons and its directory is on.
+func (d *Daemon) sayKeyless() {
+	if d.gossip == nil || len(d.commons) == 0 || d.cfg.NoDirectory {
+		return
+	}
+	if _, keyless := directoryTopics(d.cfg.Gossip.Teams, d.cfg.TeamKeys); len(keyless) > 0 {
+		d.log.Info("directory: teams without a team key are not listed (a hash of a name is guessable); give each a key with `remem team-key TEAM`", "teams", keyless)
+	}
 }
 
 // directorySoon asks for a round now (after a sleep): the peers listed may
@@ -88,13 +116,7 @@ func (d *Daemon) directoryLoop(ctx context.Context) {
 // commons at once; ok is false when one of them could not be reached.
 func (d *Daemon) directory(ctx context.Context) (ok bool) {
 	ok = true
-	topics := make([]string, 0, len(d.cfg.Gossip.Teams))
-	for _, team := range d.cfg.Gossip.Teams {
-		topics = append(topics, commons.TopicHash(gossip.TopicName(team)))
-	}
-	if len(topics) > commons.PeerMaxTopics {
-		topics = topics[:commons.PeerMaxTopics]
-	}
+	topics, _ := directoryTopics(d.cfg.Gossip.Teams, d.cfg.TeamKeys)
 	var found []peer.AddrInfo
 	seen := map[peer.ID]bool{}
 	for _, c := range d.commons {

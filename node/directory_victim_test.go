@@ -100,7 +100,8 @@ func registerDecoy(ctx context.Context, t *testing.T, cl *commons.Client, topic 
 	}
 }
 
-// TestDirectoryDecoysCostTheVictimAFewDials reruns the attack: 50
+// TestDirectoryDecoysCostTheVictimAFewDials reruns the attack
+// (as a member who knows the team key could still mount it): 50
 // directory entries under fresh keys, each naming 30 ports of a victim
 // (plus the victim by name and on 0.0.0.0), made two honest nodes open
 // 2,446 and 3,322 connections to it. Here two daemons run directory rounds
@@ -116,7 +117,7 @@ func TestDirectoryDecoysCostTheVictimAFewDials(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const team = "t"
-	topic := commons.TopicHash(gossip.TopicName(team))
+	topic := dirTopic
 	cl := &commons.Client{BaseURL: url, Token: commonstest.Token}
 	v := startVictim(t, 30)
 
@@ -126,6 +127,7 @@ func TestDirectoryDecoysCostTheVictimAFewDials(t *testing.T) {
 			Gossip:       gossip.Config{Teams: []string{team}, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Params: gossip.TestnetParams()},
 			Commons:      []string{url},
 			CommonsToken: commonstest.Token,
+			TeamKeys:     dirTeamKeys,
 			SleepEvery:   time.Hour,
 			NoDirectory:  true, // the test runs the rounds itself
 		})
