@@ -131,3 +131,33 @@ func TestDialKey(t *testing.T) {
 		t.Error("one relayed address of two peers is one key")
 	}
 }
+
+// FuzzDialableAddr: whatever multiaddr a signed record carries, the
+// filter and the backoff key neither panic nor let through anything but
+// an IP address (or a relayed address through one) that is public or on
+// this node's networks.
+func FuzzDialableAddr(f *testing.F) {
+	for _, s := range []string{"/ip4/8.8.8.8/tcp/4001", "/dns4/x.example/tcp/1", "/ip4/10.0.0.1/tcp/1",
+		"/ip4/8.8.4.4/tcp/4001/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN/p2p-circuit", "/p2p-circuit", "/ip6/::/udp/1/quic-v1"} {
+		f.Add(ma.StringCast(s).Bytes())
+	}
+	own := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, err := ma.NewMultiaddrBytes(b)
+		if err != nil {
+			return
+		}
+		_ = dialKey(a, peer.ID("p"))
+		if !dialableAddr(a, own) {
+			return
+		}
+		first := a[0].Protocol().Code
+		if first != ma.P_IP4 && first != ma.P_IP6 {
+			t.Errorf("%s passed, not an IP address", a)
+		}
+		ip, _ := netip.AddrFromSlice(a[0].RawValue())
+		if !ip.IsGlobalUnicast() && !own[0].Contains(ip) {
+			t.Errorf("%s passed: %s is neither public nor on this node's networks", a, ip)
+		}
+	})
+}
