@@ -51,7 +51,8 @@ const (
 
 // dialableAddr reports whether a listed address may be dialed by a node
 // whose interfaces are on the networks own: an IP address (not a name),
-// neither unspecified nor multicast nor IPv4-mapped, that is public or
+// neither unspecified nor multicast nor IPv4-mapped nor IPv6 link-local
+// (every interface has fe80::/64), that is public or
 // inside one of own. A relayed address is judged by its relay's address.
 func dialableAddr(a ma.Multiaddr, own []netip.Prefix) bool {
 	if isCircuit(a) {
@@ -70,8 +71,8 @@ func dialableAddr(a ma.Multiaddr, own []netip.Prefix) bool {
 		return false // a name, a unix socket, a zone: nothing a node advertises to be dialed
 	}
 	ip, ok := netip.AddrFromSlice(a[0].RawValue())
-	if !ok || ip.IsUnspecified() || ip.IsMulticast() || ip.Is4In6() {
-		return false
+	if !ok || ip.IsUnspecified() || ip.IsMulticast() || ip.Is4In6() || (ip.Is6() && ip.IsLinkLocalUnicast()) {
+		return false // an IPv6 link-local address needs a zone, which a record cannot carry
 	}
 	for _, p := range own {
 		if p.Contains(ip) {

@@ -16,7 +16,7 @@ import (
 // private addresses of networks this node is not on, do not.
 func TestDialableAddr(t *testing.T) {
 	own := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("192.168.1.0/24"),
-		netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("fd00:1::/64")}
+		netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("fd00:1::/64"), netip.MustParsePrefix("fe80::/64")}
 	const relay = "/ip4/8.8.4.4/tcp/4001/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN"
 	for _, tc := range []struct {
 		addr string
