@@ -24,6 +24,13 @@ const (
 	// directoryRetry is the first wait after a failed round; it doubles up
 	// to PullEvery.
 	directoryRetry = 15 * time.Second
+	// directoryConfirm is when the round after the first registration
+	// runs: a listing ranks entries by how long they have stayed alive, so
+	// a new node's entry outranks every entry registered only once (a
+	// flood's) from its first renewal on; waiting for the next sleep or
+	// pull would leave it unlisted under a flood for up to 10 minutes.
+	// It costs one PUT and one listing per commons per start.
+	directoryConfirm = 15 * time.Second
 	// addrsSettle gathers the address changes of one moment (a relay slot
 	// reserved brings several) into one registration.
 	addrsSettle = 300 * time.Millisecond
@@ -72,11 +79,13 @@ func (d *Daemon) directorySoon() {
 	}
 }
 
-// directoryLoop runs a round at start, after each sleep, when the host's
-// addresses change (a relay slot reserved), every PullEvery, and after a
-// failed round with a growing wait, until ctx ends.
+// directoryLoop runs a round at start, directoryConfirm after the first
+// that succeeded, after each sleep, when the host's addresses change (a
+// relay slot reserved), every PullEvery, and after a failed round with a
+// growing wait, until ctx ends.
 func (d *Daemon) directoryLoop(ctx context.Context) {
 	wait := directoryRetry
+	confirmed := false // the round after the first registration has been planned
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -101,6 +110,9 @@ func (d *Daemon) directoryLoop(ctx context.Context) {
 		next := d.cfg.PullEvery
 		if ok {
 			wait = directoryRetry
+			if !confirmed {
+				next, confirmed = min(directoryConfirm, next), true
+			}
 		} else {
 			next, wait = wait, min(2*wait, d.cfg.PullEvery)
 			d.log.Info("directory: trying again later", "in", next)
