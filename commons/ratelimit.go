@@ -25,16 +25,17 @@ var (
 )
 
 // Default rates of the peer directory's listings. A node lists each of
-// its teams once per directory round (at start, after a sleep, when its
-// addresses change, every pull), so one with the 16 teams an entry may
-// name does a round within the burst, and a dozen nodes behind one NAT
-// stay far below 30 a minute. A token may be shared by a whole team, so
-// it gets more. A name-guesser gets 20 tries, then one every 2 s: the
-// issue's 1,484 guesses take 50 minutes from one address instead of
-// 0.2 s (and find nothing where teams have a key, see TeamTopicHash).
+// its keyed teams once per directory round (at start, 15 s later, after
+// a sleep, when its addresses change, every pull), so one with the 16
+// teams an entry may name does its first two rounds within the burst,
+// and a dozen nodes behind one NAT stay far below 60 a minute. A token
+// may be shared by a whole team, so it gets more. A name-guesser gets 40
+// tries, then one a second: the 1,484 guesses take 24 minutes
+// from one address instead of 0.2 s, and find nothing anyway where teams
+// have a key (TeamTopicHash).
 var (
-	DefaultListClientRate = Rate{PerMinute: 30, Burst: 20}
-	DefaultListTokenRate  = Rate{PerMinute: 120, Burst: 60}
+	DefaultListClientRate = Rate{PerMinute: 60, Burst: 40}
+	DefaultListTokenRate  = Rate{PerMinute: 240, Burst: 120}
 )
 
 // Validate checks that r is either the zero Rate (no limit) or a positive
