@@ -84,3 +84,23 @@ func TestPeerListFavoursTheLongLived(t *testing.T) {
 		t.Errorf("member0 back after a gap is listed at %d, want 10 (alive for no time yet, after the renewed)", at)
 	}
 }
+
+// TestPeerEntrySince: an entry stored before First was kept, or one whose
+// First lies after its Updated (a damaged store), counts as alive since
+// its last renewal, never longer.
+func TestPeerEntrySince(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, first := range []time.Time{{}, at.Add(time.Hour)} {
+		e := &peerEntry{Updated: at, First: first}
+		if !e.since().Equal(at) || e.aliveFor() != 0 {
+			t.Errorf("first %v: since %v, alive for %v", first, e.since(), e.aliveFor())
+		}
+	}
+	e := &peerEntry{Updated: at, First: at.Add(-time.Hour)}
+	if e.aliveFor() != time.Hour {
+		t.Errorf("alive for %v", e.aliveFor())
+	}
+	if renewedFrom(e, at.Add(PeerAliveGap)) != at.Add(PeerAliveGap) || !renewedFrom(e, at.Add(PeerAliveGap-time.Second)).Equal(e.First) || !renewedFrom(nil, at).Equal(at) {
+		t.Error("renewedFrom")
+	}
+}
