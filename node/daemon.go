@@ -47,9 +47,10 @@ type DaemonConfig struct {
 	// TeamKeys are the teams' directory keys (32 bytes each), shared by a
 	// team's members the way its members list is: the peer directory
 	// knows a team with a key by commons.TeamTopicHash, which nobody
-	// without the key can compute. A team without a key is not registered
-	// in the directory nor looked up there (a SHA-256 of a name is no
-	// secret: anyone who guesses the name would find its members); its
+	// without the key can compute. A team without a key is never named in
+	// the directory (a SHA-256 of a name is no secret: anyone who guesses
+	// the name would find its members): the node registers under its keyed
+	// teams only, under no topic when none has one, and its keyless teams'
 	// members find each other by bootstrap, mDNS and peer exchange.
 	TeamKeys map[string][]byte
 

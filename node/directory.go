@@ -36,17 +36,19 @@ const (
 	addrsSettle = 300 * time.Millisecond
 )
 
-// usesDirectory: a gossip host, a team with a key, a commons, and the
-// directory not turned off.
+// usesDirectory: a gossip host, a team, a commons, and the directory not
+// turned off. A node whose teams have no key still registers, under no
+// topic (directoryTopics): its record is then listed nowhere, and a
+// commons' relay takes it as a registered peer.
 func (d *Daemon) usesDirectory() bool {
-	topics, _ := directoryTopics(d.cfg.Gossip.Teams, d.cfg.TeamKeys)
-	return d.gossip != nil && len(d.commons) > 0 && len(topics) > 0 && !d.cfg.NoDirectory
+	return d.gossip != nil && len(d.commons) > 0 && len(d.cfg.Gossip.Teams) > 0 && !d.cfg.NoDirectory
 }
 
 // directoryTopics are what the directory knows this node's teams by: the
 // TeamTopicHash of each team with a key (at most PeerMaxTopics), and the
 // teams without one, which the directory never hears of.
 func directoryTopics(teams []string, keys map[string][]byte) (topics, keyless []string) {
+	topics = []string{} // sent as [], not null, when no team has a key
 	for _, team := range teams {
 		key, ok := keys[team]
 		switch {

@@ -2,7 +2,10 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -74,5 +77,41 @@ func TestGuessingTeamNamesFindsNothing(t *testing.T) {
 	}
 	if found != 0 {
 		t.Errorf("1,484 guessed team names found %d entries, want none", found)
+	}
+}
+
+// TestKeylessTeamsRegisterUnderNoTopic: a node whose teams have no key
+// still leaves its signed record in the directory (a commons' relay takes
+// a registered peer as one it serves), but under no topic at all, so no
+// listing, by any hash, names it.
+func TestKeylessTeamsRegisterUnderNoTopic(t *testing.T) {
+	var dataDir string
+	url := commonstest.StartWith(t, func(c *commons.ServerConfig) { dataDir = c.DataDir })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a := runDaemon(t, DaemonConfig{
+		Memory:       Config{Home: t.TempDir(), Create: true, Params: TestnetParams(), Store: store.Options{Small: true}},
+		Gossip:       gossip.Config{Teams: []string{"ops"}, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Params: gossip.TestnetParams()},
+		Commons:      []string{url},
+		CommonsToken: commonstest.Token,
+		SleepEvery:   time.Hour,
+	})
+	defer a.stop(t)
+	entry := filepath.Join(dataDir, "peers", a.d.Memory().Origin()+".json")
+	testutil.Eventually(t, 10*time.Second, "A's record stored", func() bool {
+		_, err := os.Stat(entry)
+		return err == nil
+	})
+	data, err := os.ReadFile(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e struct{ Topics []string }
+	if err := json.Unmarshal(data, &e); err != nil || len(e.Topics) != 0 {
+		t.Errorf("A's entry names topics %v (%v), want none", e.Topics, err)
+	}
+	cl := &commons.Client{BaseURL: url, Token: commonstest.Token}
+	if ais, err := cl.Peers(ctx, commons.TopicHash(gossip.TopicName("ops"))); err != nil || len(ais) != 0 {
+		t.Errorf("listing ops by its name's hash: %v %v", ais, err)
 	}
 }
