@@ -3,6 +3,7 @@ package gossip
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -160,4 +161,41 @@ func FuzzDialableAddr(f *testing.F) {
 			t.Errorf("%s passed: %s is neither public nor on this node's networks", a, ip)
 		}
 	})
+}
+
+// TestPlanDialsCaps: of a listing of 100 peers, each naming 6 addresses
+// (3 of them shared with every other peer), a round dials 64 peers, at
+// most DirectoryAddrsPerPeer addresses each, every shared address for one
+// peer only, and nothing of this node itself.
+func TestPlanDialsCaps(t *testing.T) {
+	n := newNode(t)
+	shared := []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/1"), ma.StringCast("/ip4/127.0.0.1/tcp/2"), ma.StringCast("/ip4/127.0.0.1/tcp/3")}
+	var ais []peer.AddrInfo
+	for i := range 100 {
+		ai := peer.AddrInfo{ID: peer.ID(fmt.Sprint("peer", i)), Addrs: slices.Clone(shared)}
+		for j := range 3 {
+			ai.Addrs = append(ai.Addrs, ma.StringCast(fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", 1000+10*i+j)))
+		}
+		ais = append(ais, ai)
+	}
+	ais = append(ais, peer.AddrInfo{ID: n.host.ID(), Addrs: shared})
+	plan := n.planDials(ais, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, time.Now())
+	if len(plan.Dials) != DirectoryPeersPerRound {
+		t.Fatalf("%d peers dialed, want %d", len(plan.Dials), DirectoryPeersPerRound)
+	}
+	seen := map[string]bool{}
+	for _, ai := range plan.Dials {
+		if ai.ID == n.host.ID() || len(ai.Addrs) > DirectoryAddrsPerPeer {
+			t.Errorf("dials %s with %d addresses", ai.ID, len(ai.Addrs))
+		}
+		for _, a := range ai.Addrs {
+			if seen[a.String()] {
+				t.Errorf("%s is dialed for two peers", a)
+			}
+			seen[a.String()] = true
+		}
+	}
+	if plan.Skipped["per round"] != 36*6 || plan.Skipped["taken"] == 0 {
+		t.Errorf("skipped %v", plan.Skipped)
+	}
 }
