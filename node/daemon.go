@@ -44,6 +44,15 @@ type DaemonConfig struct {
 	// NoDirectory turns the commons' peer directory off: the node neither
 	// registers there nor dials the peers it lists, nor takes its relays.
 	NoDirectory bool
+	// TeamKeys are the teams' directory keys (32 bytes each), shared by a
+	// team's members the way its members list is: the peer directory
+	// knows a team with a key by commons.TeamTopicHash, which nobody
+	// without the key can compute. A team without a key is never named in
+	// the directory (a SHA-256 of a name is no secret: anyone who guesses
+	// the name would find its members): the node registers under its keyed
+	// teams only, under no topic when none has one, and its keyless teams'
+	// members find each other by bootstrap, mDNS and peer exchange.
+	TeamKeys map[string][]byte
 
 	SleepEvery time.Duration // zero: 10m
 	API        string        // local HTTP API address; "" = none (`remem node`: DefaultAPI)
@@ -178,6 +187,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 			return nil
 		})
 		g.Go(func() error { d.relayNews(ctx); return nil })
+		d.sayKeyless()
 		if d.usesDirectory() {
 			g.Go(func() error { d.directoryLoop(ctx); return nil })
 		}
