@@ -17,11 +17,14 @@ func lessonsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "lessons",
 		Usage: "list the lessons held, with state, strength, origins and confirmers",
-		UsageText: `remem lessons [--json] [--state STATE | --all] [--layer NAME=FILE ...]
+		UsageText: `remem lessons [--json] [--state STATE | --all] [--limit N] [--layer NAME=FILE ...]
 
 STATE is candidate, common, fading, removed or revoked; without it the active
 view is shown (no removed or revoked lessons), with --all every lesson.
---state and --all are not given together. ` + layerHelp + `
+--state and --all are not given together. --limit shows the first N lessons
+(default 50; 0: every one; --all alone shows every one): vouched lessons (own,
+and those an admitted origin published or confirmed) first, then the
+strongest. ` + layerHelp + `
 
 Examples:
   remem lessons
@@ -30,6 +33,7 @@ Examples:
 		Flags: []cli.Flag{jsonFlag,
 			&cli.StringFlag{Name: "state", Usage: "only lessons in this state"},
 			&cli.BoolFlag{Name: "all", Usage: "every lesson, removed and revoked ones included"},
+			&cli.IntFlag{Name: "limit", Value: defaultLessonsLimit, Usage: "at most N lessons (0: every one)"},
 			layerFlag},
 		Action: func(c *cli.Context) error {
 			f, err := lessonFilter(c)
@@ -59,11 +63,19 @@ Examples:
 					fmt.Fprintln(c.App.Writer, what+"; `remem lessons --all` lists them")
 					return nil
 				}
+				if f.Limit > 0 && len(views) == f.Limit {
+					defer fmt.Fprintf(c.App.ErrWriter, "the first %d lessons; --limit 0 lists every one\n", f.Limit)
+				}
 				return printLessons(c, views)
 			})
 		},
 	}
 }
+
+// defaultLessonsLimit is how many lessons `remem lessons` shows without
+// --limit: keys are free, and a memory may hold any number of strangers'
+// candidates, which the list reads only to fill what is left.
+const defaultLessonsLimit = 50
 
 func printLessons(c *cli.Context, views []node.LessonView) error {
 	if len(views) == 0 {
@@ -80,7 +92,13 @@ func printLessons(c *cli.Context, views []node.LessonView) error {
 
 // lessonFilter reads the flags of `remem lessons`.
 func lessonFilter(c *cli.Context) (node.Filter, error) {
-	f := node.Filter{All: c.Bool("all")}
+	f := node.Filter{All: c.Bool("all"), Limit: c.Int("limit")}
+	if f.Limit < 0 {
+		return f, cli.Exit(fmt.Sprintf("--limit %d: give 0 (every lesson) or more", f.Limit), 2)
+	}
+	if f.All && !c.IsSet("limit") {
+		f.Limit = 0 // --all lists every lesson
+	}
 	if s := c.String("state"); s != "" {
 		ok := false
 		for _, st := range protocol.States {
