@@ -3,8 +3,11 @@ package node
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"slices"
 	"testing"
@@ -242,4 +245,146 @@ func hashesOf(views []LessonView) string {
 		s += fmt.Sprintf("  %.8s vouched=%v %s %.6f score=%.3f\n", v.Hash, v.Vouched, v.State, v.Strength, v.Score)
 	}
 	return s
+}
+
+// deliverStrangers delivers n lessons of n fresh keys in batches of 500,
+// as a flood of sybils over gossip would; revoke makes each revoke its
+// own at once. It returns the hashes.
+func deliverStrangers(tb testing.TB, h *viewHome, seed string, n int, revoke bool) {
+	tb.Helper()
+	r := rand.New(rand.NewPCG(uint64(len(seed)), uint64(n)))
+	for done := 0; done < n; {
+		var batch []*protocol.Record
+		for ; len(batch) < 500 && done < n; done++ {
+			id := idOfSeed(tb, fmt.Sprint(seed, done))
+			rec, err := protocol.SignLesson(id, protocol.LessonDraft{Kind: protocol.KindError, Text: fmt.Sprintf("%s (case %d)", randomText(r), done), Seen: 9, Strength: 1, Updated: h.now})
+			if err != nil {
+				continue
+			}
+			batch = append(batch, rec)
+			if revoke {
+				rv, err := protocol.SignRevocation(id, rec.Hash, h.now, "withdrawn")
+				if err != nil {
+					tb.Fatal(err)
+				}
+				batch = append(batch, rv)
+			}
+		}
+		h.deliver(tb, batch...)
+		h.now = h.now.Add(time.Minute)
+	}
+}
+
+// countingViews counts the lesson views fn computes.
+func countingViews(t *testing.T, fn func() error) int {
+	t.Helper()
+	n := 0
+	countView = func() { n++ }
+	defer func() { countView = nil }()
+	if err := fn(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestViewsReadTheIndexNotEveryCandidate: with 3,000 strangers' candidates
+// held beside 20 own lessons, a view with a limit computes the views of
+// the own lessons and of the strangers it shows, not of every candidate;
+// recall scores at most recallStrangers of them; and lessons that strangers
+// signed and revoked at once, ranked above the rest, cost a view at most
+// strangerWalkCap. (Before the index every one of these computed all
+// 3,020 views.)
+func TestViewsReadTheIndexNotEveryCandidate(t *testing.T) {
+	h := openViewHome(t, 90*24*time.Hour, nil)
+	r := rand.New(rand.NewPCG(8, 9))
+	own := 0
+	for own < 20 {
+		if _, err := h.m.Publish(protocol.KindError, "The deploy of the billing "+benchNouns[own]+" fails when "+randomText(r)); err == nil {
+			own++
+		}
+	}
+	h.now = h.now.Add(time.Hour)
+	deliverStrangers(t, h, "flood", 3000, false)
+	ctx := context.Background()
+	all := countingViews(t, func() error { _, err := h.m.Lessons(Filter{}); return err })
+	if all < 3000 {
+		t.Fatalf("the full view computed %d views: the hook counts nothing", all)
+	}
+	for _, c := range []struct {
+		what string
+		max  int
+		fn   func() error
+	}{
+		{"lessons, limit 5", own, func() error { _, err := h.m.Lessons(Filter{Limit: 5}); return err }},
+		{"lessons, limit 50", own + 2*30, func() error { _, err := h.m.Lessons(Filter{Limit: 50}); return err }},
+		{"candidates, limit 10", own + 2*10, func() error { _, err := h.m.Lessons(Filter{State: protocol.StateCandidate, Limit: 10}); return err }},
+		{"recall of own lessons", own, func() error { _, err := h.m.Recall(ctx, "deploy of the billing fails", 5); return err }},
+		{"recall of strangers' texts", own + recallStrangers, func() error { _, err := h.m.Recall(ctx, "cluster proxy certificate queue", 5); return err }},
+	} {
+		if n := countingViews(t, c.fn); n > c.max {
+			t.Errorf("%s computed %d views, more than %d (the full view: %d)", c.what, n, c.max, all)
+		}
+	}
+	// What they showed is what the full view shows.
+	got, err := h.m.Lessons(Filter{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := h.m.allLessons(Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, full[:50]) {
+		t.Errorf("the indexed view differs from the full one:\n%s\n%s", hashesOf(got), hashesOf(full[:50]))
+	}
+
+	// Strangers that revoke what they sign rank highest and show nothing.
+	h.now = h.now.Add(time.Hour)
+	deliverStrangers(t, h, "revokers", 2500, true)
+	if n := countingViews(t, func() error { _, err := h.m.Lessons(Filter{Limit: 50}); return err }); n > own+30+strangerWalkCap {
+		t.Errorf("revoked strangers made a view compute %d views, over %d", n, own+30+strangerWalkCap)
+	}
+}
+
+// TestGetLessonsDefaultLimit: GET /lessons gives DefaultLessonsLimit
+// lessons without a limit, read from the index; all=1 and limit=0 give
+// every one, as the web page and the client ask. (Before, GET /lessons
+// gave every lesson held and computed every view.)
+func TestGetLessonsDefaultLimit(t *testing.T) {
+	h := openViewHome(t, 90*24*time.Hour, nil)
+	deliverStrangers(t, h, "many", 400, false)
+	held, err := h.m.allLessons(Filter{All: true})
+	if err != nil || len(held) < 300 {
+		t.Fatalf("%d lessons held (%v)", len(held), err)
+	}
+	srv := httptest.NewServer(NewAPI(h.m, APIOptions{}))
+	defer srv.Close()
+	get := func(path string) int {
+		var views []LessonView
+		n := countingViews(t, func() error {
+			req, err := http.NewRequest("GET", srv.URL+path, nil)
+			if err != nil {
+				return err
+			}
+			req.Header.Set("Authorization", "Bearer "+h.m.APIToken())
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = res.Body.Close() }()
+			if res.StatusCode != http.StatusOK {
+				return fmt.Errorf("GET %s: %s", path, res.Status)
+			}
+			return json.NewDecoder(res.Body).Decode(&views)
+		})
+		if path == "/lessons" && n > 2*DefaultLessonsLimit {
+			t.Errorf("GET /lessons computed %d views for %d lessons", n, len(views))
+		}
+		return len(views)
+	}
+	for path, want := range map[string]int{"/lessons": DefaultLessonsLimit, "/lessons?limit=7": 7, "/lessons?all=1": len(held), "/lessons?limit=0": len(held)} {
+		if got := get(path); got != want {
+			t.Errorf("GET %s gave %d lessons, want %d", path, got, want)
+		}
+	}
 }
