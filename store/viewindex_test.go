@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,4 +181,20 @@ func FuzzRankKey(f *testing.F) {
 			t.Fatalf("rank %v does not sort before %v", a, b)
 		}
 	})
+}
+
+// TestWalkRankedRefusesCorruptKeys: a v/ key too short to hold a rank and
+// a hash is an error of the walk, never a panic or a lesson.
+func TestWalkRankedRefusesCorruptKeys(t *testing.T) {
+	s, _ := openTest(t)
+	if err := s.PutLesson(Lesson{Hash: "ab", Kind: "error", Text: lessonText(1), Strength: 0.5, Updated: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.update(func(w *writer) error { return w.set([]byte("v/\x01\x02"), nil) }); err != nil {
+		t.Fatal(err)
+	}
+	err := s.WalkRanked(func(Ranked) (bool, error) { return true, nil })
+	if err == nil || !strings.Contains(err.Error(), "corrupt") {
+		t.Fatalf("a corrupt index key gave %v", err)
+	}
 }

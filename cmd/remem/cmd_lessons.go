@@ -40,9 +40,17 @@ Examples:
 			if err != nil {
 				return err
 			}
-			held := 0 // lessons held in every state, counted when the view is empty
+			held, shown := 0, 0 // lessons held in every state, counted when the view is empty; lessons shown
+			// With as many lessons as the limit there may be more: stderr
+			// says so, also beside --json.
+			defer func() {
+				if f.Limit > 0 && shown == f.Limit {
+					fmt.Fprintf(c.App.ErrWriter, "the first %d lessons; --limit 0 lists every one\n", f.Limit)
+				}
+			}()
 			return withService(c, func(svc node.Service) ([]node.LessonView, error) {
 				views, err := svc.Lessons(c.Context, f)
+				shown = len(views)
 				if views == nil {
 					views = []node.LessonView{}
 				}
@@ -62,9 +70,6 @@ Examples:
 					}
 					fmt.Fprintln(c.App.Writer, what+"; `remem lessons --all` lists them")
 					return nil
-				}
-				if f.Limit > 0 && len(views) == f.Limit {
-					defer fmt.Fprintf(c.App.ErrWriter, "the first %d lessons; --limit 0 lists every one\n", f.Limit)
 				}
 				return printLessons(c, views)
 			})
