@@ -518,17 +518,22 @@ func (m *Memory) fullRecall(ctx context.Context, query string, limit int, layers
 	}
 	var out []LessonView
 	for _, v := range views {
-		score, err := m.sim.Similarity(ctx, query, v.Text+" "+joinEpisodes(groups[v.Hash].Episodes))
-		if err != nil {
+		if out, err = m.scoreInto(ctx, out, query, v, groups[v.Hash]); err != nil {
 			return nil, err
 		}
-		if score <= 0 {
-			continue
-		}
-		v.Score = score
-		out = append(out, v)
 	}
 	return rankRecall(out, limit), nil
+}
+
+// scoreInto appends v, of lesson l, to out with its relevance to query,
+// when it has some.
+func (m *Memory) scoreInto(ctx context.Context, out []LessonView, query string, v LessonView, l store.Lesson) ([]LessonView, error) {
+	score, err := m.sim.Similarity(ctx, query, v.Text+" "+joinEpisodes(l.Episodes))
+	if err != nil || score <= 0 {
+		return out, err
+	}
+	v.Score = score
+	return append(out, v), nil
 }
 
 // rankRecall orders scored lessons for recall and keeps the first limit

@@ -214,13 +214,10 @@ func (m *Memory) indexedRecall(ctx context.Context, query string, limit int, lay
 	var out []LessonView
 	relevant := 0
 	score := func(v LessonView, l store.Lesson) error {
-		s, err := m.sim.Similarity(ctx, query, v.Text+" "+joinEpisodes(l.Episodes))
-		if err == nil && s > 0 {
-			v.Score = s
-			out = append(out, v)
-			if v.Vouched {
-				relevant++
-			}
+		n := len(out)
+		var err error
+		if out, err = m.scoreInto(ctx, out, query, v, l); len(out) > n && v.Vouched {
+			relevant++
 		}
 		return err
 	}
