@@ -115,6 +115,28 @@ func unindexLesson(w *writer, hash string) error {
 	return w.del(rankOfKey(hash))
 }
 
+// unindexOrigins drops the g/ entry of each key's origin and hash of which
+// the origin holds no record any more, inside the update that deleted
+// keys (Forget).
+func unindexOrigins(w *writer, keys []protocol.RecordKey) error {
+	for _, k := range keys {
+		held := false
+		for _, t := range []protocol.Type{protocol.TypeLesson, protocol.TypeConfirmation, protocol.TypeRevocation} {
+			_, found, err := w.get(recordKey(protocol.RecordKey{Hash: k.Hash, Type: t, Origin: k.Origin}))
+			if err != nil {
+				return err
+			}
+			held = held || found
+		}
+		if !held {
+			if err := w.del(originKey(k.Origin, k.Hash)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Ranked is one entry of the view index: a lesson's hash and its rank.
 type Ranked struct {
 	Hash string

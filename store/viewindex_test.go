@@ -198,3 +198,38 @@ func TestWalkRankedRefusesCorruptKeys(t *testing.T) {
 		t.Fatalf("a corrupt index key gave %v", err)
 	}
 }
+
+// TestForgetDropsOriginIndex: evicting an origin's records (Forget) drops
+// its g/ entry for a hash once it holds no record of it, so the index of
+// strangers' records leaves with them and cannot outgrow the strangers'
+// budget.
+func TestForgetDropsOriginIndex(t *testing.T) {
+	s, _ := openTest(t)
+	a := ident(t, 1)
+	l := signLesson(t, a, lessonText(1), 1, t0)
+	rv := signRevoke(t, a, l.Hash, t0.Add(time.Minute), "wrong")
+	other := signLesson(t, a, lessonText(2), 1, t0)
+	if _, err := s.PutRecords([]*protocol.Record{l, rv, other}, "team:x", t0); err != nil {
+		t.Fatal(err)
+	}
+	hashes := func() []string {
+		t.Helper()
+		hs, err := s.HashesOf(a.Origin())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hs
+	}
+	if _, err := s.Forget([]protocol.RecordKey{l.SetKey()}); err != nil {
+		t.Fatal(err)
+	}
+	if got := hashes(); !slices.Contains(got, l.Hash) {
+		t.Fatalf("the revocation is still held, yet the origin's hash left the index: %v", got)
+	}
+	if _, err := s.Forget([]protocol.RecordKey{rv.SetKey(), other.SetKey()}); err != nil {
+		t.Fatal(err)
+	}
+	if got := hashes(); len(got) != 0 {
+		t.Fatalf("after every record of the origin was forgotten the index still names %v", got)
+	}
+}
