@@ -30,7 +30,10 @@ func viewBenchHome(b *testing.B, strangers int) *benchHome {
 	colleague := node.IDOfSeed(b, "bench colleague")
 	h := &benchHome{now: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}
 	m, err := node.Open(node.Config{Home: b.TempDir(), Create: true, Now: func() time.Time { return h.now },
-		Admission: node.Admission{Trust: []string{colleague.Origin()}}})
+		Admission: node.Admission{Trust: []string{colleague.Origin()}},
+		// Above the default budget (50,000 strangers' records), as a
+		// person may configure it: the views must not depend on it.
+		Strangers: node.StrangerBudget{Records: 1 << 30, Bytes: 1 << 40}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,10 +45,13 @@ func viewBenchHome(b *testing.B, strangers int) *benchHome {
 			own++
 		}
 	}
+	candidates := 0
 	deliver := func(recs []*protocol.Record) {
-		if _, err := m.Deliver(context.Background(), "team:bench", recs); err != nil {
+		rep, err := m.Deliver(context.Background(), "team:bench", recs)
+		if err != nil {
 			b.Fatal(err)
 		}
+		candidates += rep.Candidates
 		h.now = h.now.Add(time.Minute)
 	}
 	var theirs []*protocol.Record
@@ -66,6 +72,9 @@ func viewBenchHome(b *testing.B, strangers int) *benchHome {
 			}
 		}
 		deliver(batch)
+	}
+	if candidates < 150+strangers*9/10 {
+		b.Fatalf("the home holds %d candidates, not the %d delivered", candidates, 150+strangers)
 	}
 	return h
 }
