@@ -269,11 +269,11 @@ func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.T
 	out := make([]Outcome, len(recs))
 	// The keys and values the batch writes are cut from one buffer (the
 	// transaction keeps them until it commits); a new record needs its
-	// record key, value and scope key.
+	// record key, value, scope key and origin key.
 	size := 0
 	for _, r := range recs {
 		k := r.SetKey()
-		size += 2*recordKeySize(k) + 2*len(scope) + 8*binary.MaxVarintLen64 + len(r.Raw)
+		size += 3*recordKeySize(k) + 2*len(scope) + 8*binary.MaxVarintLen64 + len(r.Raw)
 	}
 	a := arena{size: size}
 	added := []string{scope} // the scopes of every new record (read only)
@@ -371,6 +371,11 @@ func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.T
 			// The hash is held now: ForHash asks the filter.
 			hk = append(append(hk[:0], "h/"...), key.Hash...)
 			w.held.addNew(hk)
+			// And the origin holds a record of it (the view index).
+			ok := append(append(append(append(a.start(), originPrefix...), key.Origin...), '/'), key.Hash...)
+			if err := w.set(a.cut(ok), nil); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil
