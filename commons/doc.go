@@ -11,7 +11,7 @@
 //	GET  /commons/<origin>.jsonl   the file exactly as stored (ETag, If-None-Match → 304)
 //	GET  /commons/index[?since=T]  [{"origin","updated","records","etag"}], sorted by origin
 //	PUT  /commons/peers/<origin>   this node's signed libp2p peer record and topics (bearer token)
-//	GET  /commons/peers?topic=H    [{"origin","envelope","updated"}], the freshest 50, newest first
+//	GET  /commons/peers?topic=H    [{"origin","envelope","updated","since"}], 50: the longest alive first
 //	GET  /.well-known/remem        protocol version, limits, whether GET needs a token
 //	GET  /metrics                  Prometheus metrics (remem_commons_*)
 //
@@ -112,8 +112,10 @@
 // A commons is also a rendezvous for libp2p nodes (SPEC §10 [ext],
 // peers.go): a node PUTs {"envelope","topics"}, the marshalled
 // record.Envelope of its peer.PeerRecord sealed with the memory key, and
-// the topics it joins as TopicHash (SHA-256 hex of the topic name, so a
-// commons never learns a team's name). The write gate and body cap are a
+// the topics it joins as 64 hex: a remem node sends TeamTopicHash, the
+// HMAC-SHA256 of the topic name under the team's key, so neither the
+// commons nor a name-guesser can tell or find a team (TopicHash, the
+// name's SHA-256 that SPEC §10 names, stays for other clients). The write gate and body cap are a
 // file PUT's (8 KiB here). The server takes only an envelope that opens in
 // the peer-record domain, names its own signer, and is signed by the
 // Ed25519 key whose fingerprint is the path's origin (403 otherwise), with
@@ -121,6 +123,11 @@
 // entry never goes back: a lower seq, or the same seq with other bytes or
 // topics, is 409 (reason rollback); the same PUT again is 200 and renews
 // nothing, so only the node, by sealing a higher seq, keeps itself listed.
+// A listing holds PeerListMax entries: those renewed within PeerAliveGap
+// first, longest alive first (First, kept across renewals of an origin),
+// ties freshest first, then the silent ones (listingOrder), so a flood of
+// new entries cannot push out members that stay. Listings are limited per
+// client address and per token (RateListPerClient, RateListPerToken).
 // Entries are listed for PeerTTL (24 h) after they were accepted, then
 // deleted: when a listing meets them, by an hourly sweep, and at start.
 // They are stored as peers/<origin>.json (written on the condition of the

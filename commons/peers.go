@@ -3,6 +3,7 @@ package commons
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -40,6 +41,14 @@ const (
 	PeerMaxTopics = 16
 	PeerMaxAddrs  = 32
 
+	// PeerAliveGap is how long an entry may go without a renewal and still
+	// count as alive (listingOrder): a node renews on every directory round,
+	// at least every pull (10 minutes by default) and after each sleep, so
+	// an hour is six missed rounds. A node set to pull less often than
+	// hourly ranks with the silent entries, and is still listed while
+	// fewer than PeerListMax entries are alive.
+	PeerAliveGap = time.Hour
+
 	peersDir       = "peers" // peers/<origin>.json in the store
 	peerSweepEvery = time.Hour
 )
@@ -50,6 +59,20 @@ const (
 func TopicHash(topic string) string {
 	sum := sha256.Sum256([]byte(topic))
 	return hex.EncodeToString(sum[:])
+}
+
+// TeamKeySize is the size of a team's directory key.
+const TeamKeySize = 32
+
+// TeamTopicHash is what the directory knows the topic of a team with a key
+// by: the lowercase hex HMAC-SHA256 of the topic's name under the key.
+// Unlike TopicHash, someone who guesses the team's name cannot compute it,
+// so cannot find the team's members in a listing, nor list decoys under
+// it.
+func TeamTopicHash(topic string, key []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(topic))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // validTopic reports whether s is 64 lowercase hex characters.
@@ -167,9 +190,37 @@ type peerEntry struct {
 	Envelope []byte    `json:"envelope"`
 	Topics   []string  `json:"topics"`  // sorted
 	Updated  time.Time `json:"updated"` // when the server accepted it
+	// First is when the entry's current run of renewals began (see
+	// renewedFrom); zero in entries stored before it was kept: Updated.
+	First time.Time `json:"first,omitzero"`
 }
 
 func (e *peerEntry) expired(now time.Time) bool { return !now.Before(e.Updated.Add(PeerTTL)) }
+
+// alive: renewed within PeerAliveGap of now.
+func (e *peerEntry) alive(now time.Time) bool { return now.Sub(e.Updated) < PeerAliveGap }
+
+// since is when the entry began to stay alive.
+func (e *peerEntry) since() time.Time {
+	if e.First.IsZero() || e.First.After(e.Updated) {
+		return e.Updated
+	}
+	return e.First
+}
+
+// aliveFor is how long the entry has stayed alive, as of its last renewal.
+func (e *peerEntry) aliveFor() time.Duration { return e.Updated.Sub(e.since()) }
+
+// renewedFrom is First for a renewal at now of the stored entry old: old's
+// when old was still alive (a renewal keeps the run going, across new
+// seals, addresses and topics), else now (a node back after a silence
+// starts again).
+func renewedFrom(old *peerEntry, now time.Time) time.Time {
+	if old != nil && old.alive(now) {
+		return old.since()
+	}
+	return now
+}
 
 // PeerAnswer is the JSON of an accepted peer PUT.
 type PeerAnswer struct {
@@ -185,6 +236,7 @@ type PeerListEntry struct {
 	Origin   string    `json:"origin"`
 	Envelope []byte    `json:"envelope"` // the marshalled record.Envelope, base64
 	Updated  time.Time `json:"updated"`
+	Since    time.Time `json:"since"` // when it began to stay alive (the listing's order)
 }
 
 // PeerDirectoryInfo is the peer directory as the info document reports it.
@@ -194,11 +246,16 @@ type PeerDirectoryInfo struct {
 	TopicsPerPeer       int `json:"topics_per_peer"`
 	AddrsPerRecord      int `json:"addrs_per_record"`
 	BodyBytes           int `json:"body_bytes"`
+	// The listing rates (ServerConfig.RateListPerClient, RateListPerToken);
+	// absent: no limit.
+	ListsPerClient *RateInfo `json:"lists_per_client,omitempty"`
+	ListsPerToken  *RateInfo `json:"lists_per_token,omitempty"`
 }
 
-func peerDirectoryInfo() *PeerDirectoryInfo {
+func (s *Server) peerDirectoryInfo() *PeerDirectoryInfo {
 	return &PeerDirectoryInfo{ExpiresAfterSeconds: int(PeerTTL / time.Second), ListedPerTopic: PeerListMax,
-		TopicsPerPeer: PeerMaxTopics, AddrsPerRecord: PeerMaxAddrs, BodyBytes: PeerBodyMax}
+		TopicsPerPeer: PeerMaxTopics, AddrsPerRecord: PeerMaxAddrs, BodyBytes: PeerBodyMax,
+		ListsPerClient: s.cfg.RateListPerClient.info(), ListsPerToken: s.cfg.RateListPerToken.info()}
 }
 
 func (s *Server) handlePeerPut(w http.ResponseWriter, r *http.Request) {
@@ -278,6 +335,9 @@ func (s *Server) handlePeers(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listPeers(w http.ResponseWriter, r *http.Request) int {
+	if code, ok := s.admitListing(w, r); !ok {
+		return code
+	}
 	if code, ok := s.admitRead(w, r); !ok {
 		return code
 	}
@@ -289,11 +349,29 @@ func (s *Server) listPeers(w http.ResponseWriter, r *http.Request) int {
 	entries := s.peers.list(r.Context(), topic)
 	out := make([]PeerListEntry, len(entries))
 	for i, e := range entries {
-		out[i] = PeerListEntry{Origin: e.Origin, Envelope: e.Envelope, Updated: e.Updated}
+		out[i] = PeerListEntry{Origin: e.Origin, Envelope: e.Envelope, Updated: e.Updated, Since: e.since()}
 	}
 	w.Header().Set("Cache-Control", "no-cache")
 	writeJSON(w, http.StatusOK, out)
 	return http.StatusOK
+}
+
+// admitListing takes a listing from the client address's bucket and, when
+// the request carries a valid token, from the token's: a name-guesser
+// with many addresses and one token is bounded by the token, and one
+// without a token by its address. The address is charged first, so
+// guessing tokens here costs listings too. When it refuses it has
+// answered 429.
+func (s *Server) admitListing(w http.ResponseWriter, r *http.Request) (int, bool) {
+	if ok, wait := s.lists.allow(clientKey(clientIP(r))); !ok {
+		return tooManyRequests(w, wait, "peer listings from this address"), false
+	}
+	if i, ok := s.tokenOf(r); ok {
+		if ok, wait := s.listsTok.allow(s.owners[i]); !ok {
+			return tooManyRequests(w, wait, "peer listings with this token"), false
+		}
+	}
+	return 0, true
 }
 
 // Client side.
@@ -368,7 +446,7 @@ func (e *peerStatusError) Error() string {
 
 // PeerList is a listing as the client verified it.
 type PeerList struct {
-	Peers    []peer.AddrInfo // verified, newest first, one per peer
+	Peers    []peer.AddrInfo // verified, in the listing's order (the longest alive first), one per peer
 	Skipped  int             // entries not taken: a bad envelope, a wrong origin, a peer listed twice, past PeerListMax
 	Problems []string        // why, for the first few skipped
 }

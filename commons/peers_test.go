@@ -110,6 +110,25 @@ func TestTopicHash(t *testing.T) {
 	}
 }
 
+// TestTeamTopicHash: HMAC-SHA256 of the topic name under the team key
+// (the vector computed with Python's hmac module), never the name's
+// SHA-256, and another key gives another hash.
+func TestTeamTopicHash(t *testing.T) {
+	key := make([]byte, TeamKeySize)
+	for i := range key {
+		key[i] = byte(i)
+	}
+	const topic = "remem/1/team/backend"
+	got := TeamTopicHash(topic, key)
+	if got != "6071a7f0321e487d99e3b56cc6394256405c5b8cc32ad4756f6fda543cfaf295" || !validTopic(got) {
+		t.Errorf("TeamTopicHash = %s", got)
+	}
+	key[0] ^= 1
+	if got == TopicHash(topic) || TeamTopicHash(topic, key) == got {
+		t.Error("the hash does not depend on the key")
+	}
+}
+
 func TestPeerPutAndList(t *testing.T) {
 	ts := newTestServer(t, nil)
 	ctx := context.Background()
@@ -145,8 +164,10 @@ func TestPeerPutAndList(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Alice renewed once, so she has stayed alive longer than Bob, who
+	// registered once: she is listed first (listingOrder).
 	l := ts.listPeers(t, teamA)
-	if len(l) != 2 || l[0].Origin != bo || l[1].Origin != ao {
+	if len(l) != 2 || l[0].Origin != ao || l[1].Origin != bo || !l[0].Since.Before(l[0].Updated) {
 		t.Fatalf("listing of A: %+v", l)
 	}
 	if l := ts.listPeers(t, teamB); len(l) != 0 {
@@ -162,7 +183,7 @@ func TestPeerPutAndList(t *testing.T) {
 	}
 	bid, _ := peer.IDFromPrivateKey(bpriv)
 	aid, _ := peer.IDFromPrivateKey(apriv)
-	if len(infos) != 2 || infos[0].ID != bid || infos[1].ID != aid || len(infos[1].Addrs) != 1 || infos[1].Addrs[0].String() != "/ip4/192.0.2.2/tcp/4001" {
+	if len(infos) != 2 || infos[1].ID != bid || infos[0].ID != aid || len(infos[0].Addrs) != 1 || infos[0].Addrs[0].String() != "/ip4/192.0.2.2/tcp/4001" {
 		t.Errorf("client listing: %v", infos)
 	}
 

@@ -2,6 +2,7 @@ package commons
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -255,7 +256,8 @@ func (ps *peerStore) put(ctx context.Context, origin string, seq uint64, env []b
 				return nil, false, false, &errPeerConflict{fmt.Sprintf("the directory holds another record (or other topics) of %s with the same seq %d; seal a new record to replace it", origin, seq)}
 			}
 		}
-		e = &peerEntry{Origin: origin, Seq: seq, Envelope: env, Topics: topics, Updated: ps.now().UTC()}
+		now := ps.now().UTC()
+		e = &peerEntry{Origin: origin, Seq: seq, Envelope: env, Topics: topics, Updated: now, First: renewedFrom(old, now)}
 		data, err := json.Marshal(e)
 		if err != nil {
 			return nil, false, false, err
@@ -275,9 +277,9 @@ func (ps *peerStore) put(ctx context.Context, origin string, seq uint64, env []b
 	return nil, false, false, fmt.Errorf("storing the peer entry of %s: %w", origin, errBusy)
 }
 
-// list returns the freshest PeerListMax unexpired entries of topic, newest
-// first, then deletes the expired ones it met, and once per peerSweepEvery
-// every expired entry (so entries of topics nobody asks for go too).
+// list returns PeerListMax unexpired entries of topic in listingOrder,
+// then deletes the expired ones it met, and once per peerSweepEvery every
+// expired entry (so entries of topics nobody asks for go too).
 func (ps *peerStore) list(ctx context.Context, topic string) []*peerEntry {
 	ps.refresh(ctx)
 	now := ps.now()
@@ -292,17 +294,39 @@ func (ps *peerStore) list(ctx context.Context, topic string) []*peerEntry {
 		}
 	}
 	ps.mu.Unlock()
-	slices.SortFunc(out, func(a, b *peerEntry) int {
-		if c := b.Updated.Compare(a.Updated); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Origin, b.Origin)
-	})
+	slices.SortFunc(out, listingOrder(now))
 	for _, o := range expired {
 		ps.expire(ctx, o, now)
 	}
 	ps.maybeSweep(ctx, now)
 	return out[:min(len(out), PeerListMax)]
+}
+
+// listingOrder is the order of a listing, which keeps its first
+// PeerListMax: the entries renewed within PeerAliveGap first, those that
+// have stayed alive longest first; then the silent ones. Ties (entries
+// registered once, say) go freshest first, then by origin. A flood of
+// entries registered once cannot push out a member that has renewed even
+// once since it registered; to outrank members, sybils must have stayed
+// alive longer than they have, renewing all along.
+func listingOrder(now time.Time) func(a, b *peerEntry) int {
+	return func(a, b *peerEntry) int {
+		if aa, ba := a.alive(now), b.alive(now); aa != ba {
+			if aa {
+				return -1
+			}
+			return 1
+		}
+		if a.alive(now) {
+			if c := cmp.Compare(b.aliveFor(), a.aliveFor()); c != 0 {
+				return c
+			}
+		}
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Origin, b.Origin)
+	}
 }
 
 // maybeSweep deletes every expired entry if the last sweep is

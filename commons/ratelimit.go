@@ -24,6 +24,20 @@ var (
 	DefaultClientRate = Rate{PerMinute: 60, Burst: 30}
 )
 
+// Default rates of the peer directory's listings. A node lists each of
+// its keyed teams once per directory round (at start, 15 s later, after
+// a sleep, when its addresses change, every pull), so one with the 16
+// teams an entry may name does its first two rounds within the burst,
+// and a dozen nodes behind one NAT stay far below 60 a minute. A token
+// may be shared by a whole team, so it gets more. A name-guesser gets 40
+// tries, then one a second: the 1,484 guesses take 24 minutes
+// from one address instead of 0.2 s, and find nothing anyway where teams
+// have a key (TeamTopicHash).
+var (
+	DefaultListClientRate = Rate{PerMinute: 60, Burst: 40}
+	DefaultListTokenRate  = Rate{PerMinute: 240, Burst: 120}
+)
+
 // Validate checks that r is either the zero Rate (no limit) or a positive
 // rate with a positive burst.
 func (r Rate) Validate() error {
@@ -33,6 +47,14 @@ func (r Rate) Validate() error {
 		l.AtLeast("Burst", r.Burst, 1)
 	}
 	return l.Err()
+}
+
+// info is r as the info document reports it; nil for no limit.
+func (r Rate) info() *RateInfo {
+	if r == (Rate{}) {
+		return nil
+	}
+	return &RateInfo{PerMinute: r.PerMinute, Burst: r.Burst}
 }
 
 func (r Rate) unlimited() bool { return r.PerMinute <= 0 || r.Burst <= 0 }

@@ -69,6 +69,13 @@ type ServerConfig struct {
 	// the CLI passes DefaultOriginRate and DefaultClientRate.
 	RatePerOrigin Rate
 	RatePerClient Rate
+	// RateListPerClient and RateListPerToken limit the peer directory's
+	// listings (GET /commons/peers) per client address and, when a valid
+	// token comes with one, per token as well, so that topic hashes cannot
+	// be tried by the thousand. The zero Rate means no limit; the CLI
+	// passes DefaultListClientRate and DefaultListTokenRate.
+	RateListPerClient Rate
+	RateListPerToken  Rate
 	// Registry receives the metrics (nil: a fresh registry). /metrics
 	// serves it when it is also a prometheus.Gatherer, else the default
 	// gatherer.
@@ -105,6 +112,7 @@ type ServerConfig struct {
 // have no default.
 func DefaultServerConfig() ServerConfig {
 	return ServerConfig{RatePerOrigin: DefaultOriginRate, RatePerClient: DefaultClientRate,
+		RateListPerClient: DefaultListClientRate, RateListPerToken: DefaultListTokenRate,
 		Registry: prometheus.NewRegistry(), MaxFileBytes: protocol.MaxOriginFile, MaxRecords: protocol.MaxOriginRecs,
 		MaxOrigins: DefaultMaxOrigins, MaxBytes: DefaultMaxBytes, MaxOriginsPerToken: DefaultMaxOriginsPerToken}
 }
@@ -173,6 +181,8 @@ func (c ServerConfig) Validate() error {
 	}
 	l.Nested("RatePerOrigin", c.RatePerOrigin.Validate())
 	l.Nested("RatePerClient", c.RatePerClient.Validate())
+	l.Nested("RateListPerClient", c.RateListPerClient.Validate())
+	l.Nested("RateListPerToken", c.RateListPerToken.Validate())
 	l.AtLeast("MaxFileBytes", c.MaxFileBytes, 1)
 	l.AtLeast("MaxRecords", c.MaxRecords, 1)
 	l.AtLeast("MaxOrigins", c.MaxOrigins, 1)
@@ -193,6 +203,8 @@ type Server struct {
 	peers    *peerStore
 	bySender *limiter // accepted PUTs per (client address, origin)
 	byClient *limiter // every PUT per client address
+	lists    *limiter // peer listings per client address
+	listsTok *limiter // peer listings per token
 	m        *metrics
 	mux      *http.ServeMux
 	maxBytes int
@@ -262,6 +274,8 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 	}
 	s.bySender = newLimiter(cfg.RatePerOrigin, s.now)
 	s.byClient = newLimiter(cfg.RatePerClient, s.now)
+	s.lists = newLimiter(cfg.RateListPerClient, s.now)
+	s.listsTok = newLimiter(cfg.RateListPerToken, s.now)
 
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("PUT /commons/{name}", s.handlePut)
@@ -482,12 +496,18 @@ func unauthorized(w http.ResponseWriter, msg string) int {
 }
 
 func tooMany(w http.ResponseWriter, wait time.Duration, what string) int {
+	return tooManyRequests(w, wait, "PUTs "+what)
+}
+
+// tooManyRequests answers 429 with Retry-After (whole seconds, at least
+// 1) and says what there were too many of.
+func tooManyRequests(w http.ResponseWriter, wait time.Duration, what string) int {
 	secs := int((wait + time.Second - 1) / time.Second)
 	if secs < 1 {
 		secs = 1
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: fmt.Sprintf("too many PUTs %s; retry after %d s", what, secs)})
+	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: fmt.Sprintf("too many %s; retry after %d s", what, secs)})
 	return http.StatusTooManyRequests
 }
 
@@ -843,12 +863,7 @@ func (s *Server) handleWellKnown(w http.ResponseWriter, r *http.Request) {
 
 // info is the info document of this server.
 func (s *Server) info() WellKnown {
-	rate := func(r Rate) *RateInfo {
-		if r == (Rate{}) {
-			return nil
-		}
-		return &RateInfo{PerMinute: r.PerMinute, Burst: r.Burst}
-	}
+	rate := Rate.info
 	wk := WellKnown{
 		Protocol: 1,
 		Name:     s.cfg.Name,
@@ -858,7 +873,7 @@ func (s *Server) info() WellKnown {
 		GetNeedsToken:      s.cfg.ReadNeedsToken,
 		PutNeedsToken:      true,
 		PublishersAdmitted: s.publishersAdmitted(),
-		PeerDirectory:      peerDirectoryInfo(),
+		PeerDirectory:      s.peerDirectoryInfo(),
 		P2P:                s.cfg.P2P,
 		Server:             "remem",
 		Version:            version.String(),

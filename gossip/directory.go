@@ -57,9 +57,11 @@ func nextSeq(now uint64) uint64 {
 	}
 }
 
-// Connect dials ai (found in a directory, say) unless it is this node or
-// already connected, within DirectoryDialTimeout. The connection gater
-// applies as to any dial.
+// Connect dials ai unless it is this node or already connected, within
+// DirectoryDialTimeout, with every address given: for peers the person
+// names (remem connect) and relayed addresses this node learned itself.
+// What a directory lists goes through DialListed, which bounds it. The
+// connection gater applies as to any dial.
 func (n *Node) Connect(ctx context.Context, ai peer.AddrInfo) error {
 	if ai.ID == "" || ai.ID == n.host.ID() {
 		return nil

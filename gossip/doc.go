@@ -35,7 +35,9 @@
 //     Holder.Deliver without verifying twice. Refusals are counted by reason.
 //   - Discovery (discovery.go, mdns.go): bootstrap multiaddrs kept connected
 //     with backoff, mDNS on the LAN, GossipSub peer exchange. Any one is
-//     enough.
+//     enough. What a directory lists is dialed by DialListed (dialpolicy.go):
+//     public or own-network IP addresses only, a few per peer and a cap per
+//     round, with a backoff per address.
 //   - Catch-up sync (protocol /remem/sync/1.0.0): on connect (by the dialing
 //     side), on SyncNow (every sleep) and every Params.SyncInterval, with a
 //     few random peers of each topic. It sends per-origin counts and

@@ -252,6 +252,7 @@ type Node struct {
 	punches      punchLog
 	reach        atomic.Value // network.Reachability
 	addrsChanged chan struct{}
+	dirBackoff   dialBackoff // addresses of directory listings whose dial failed
 	closeErr     error
 }
 

@@ -210,7 +210,7 @@ func anyText(name string) param { return param{name: name} }
 // query is "query", its name in the CLI's help and the MCP tools; "q" is
 // the name it had first, still taken.
 var lessonParams = []param{anyText("query"), anyText("q"),
-	{name: "limit", want: "a whole number, 0 or more (0: 20 for a query, every lesson otherwise)", ok: func(s string) bool {
+	{name: "limit", want: "a whole number, 0 or more (0: 20 for a query, every lesson otherwise; without it 20 for a query, every lesson with all, else " + strconv.Itoa(DefaultLessonsLimit) + ")", ok: func(s string) bool {
 		n, err := strconv.Atoi(s)
 		return err == nil && n >= 0
 	}},
@@ -454,13 +454,16 @@ func ingestSource(r *http.Request) string {
 func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query() // checked by route: limit is a number, all a bool
 	limit, _ := strconv.Atoi(q.Get("limit"))
+	if !q.Has("limit") {
+		limit = DefaultLessonsLimit
+	}
 	query := q.Get("query")
 	if query == "" {
 		query = q.Get("q")
 	}
 	if query != "" {
 		allowLong(w) // an embeddings backend is asked about every lesson
-		if limit <= 0 {
+		if limit <= 0 || !q.Has("limit") {
 			limit = 20
 		}
 		views, err := a.svc.Recall(r.Context(), query, limit)
@@ -473,18 +476,19 @@ func (a *api) lessons(w http.ResponseWriter, r *http.Request) {
 		a.reply(w, nil, badRequest{fmt.Errorf("give state or all, not both: state=%s alone lists every lesson in that state", f.State)})
 		return
 	}
-	a.listLessons(w, r, f, limit)
-}
-
-// listLessons answers the lesson view of f, at most limit lessons when
-// limit > 0.
-func (a *api) listLessons(w http.ResponseWriter, r *http.Request, f Filter, limit int) {
-	views, err := a.svc.Lessons(r.Context(), f)
-	if err == nil && limit > 0 && len(views) > limit {
-		views = views[:limit]
+	if f.All && !q.Has("limit") {
+		limit = 0 // every lesson, as the web page's table reads them
 	}
+	f.Limit = limit
+	views, err := a.svc.Lessons(r.Context(), f)
 	a.reply(w, nonNil(views), err)
 }
+
+// DefaultLessonsLimit is how many lessons GET /lessons gives without a
+// limit (all=1 gives every one): strangers can make a memory hold any
+// number of candidates, and the list a caller reads first is the vouched
+// and strongest lessons, read from the view index.
+const DefaultLessonsLimit = 100
 
 func nonNil(v []LessonView) []LessonView {
 	if v == nil {

@@ -208,9 +208,9 @@ func (c *Client) Lessons(ctx context.Context, f Filter) ([]LessonView, error) {
 		if err != nil {
 			return nil, err
 		}
-		return f.apply(views), nil
+		return f.cut(f.apply(views)), nil
 	}
-	q := url.Values{}
+	q := url.Values{"limit": {fmt.Sprint(f.Limit)}} // 0: every lesson
 	if f.State != "" {
 		q.Set("state", string(f.State))
 	}

@@ -1,8 +1,11 @@
 package node
 
 import (
+	"fmt"
 	"log/slog"
+	"maps"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/remem/remem/commons"
@@ -121,6 +124,7 @@ func (c DaemonConfig) Validate() error {
 			"want an http:// or https:// URL of a host, like https://commons.example.org or https://commons.example.org/commons/ "+
 				"(a commons is served at the root of its host; no other path, credentials or query)")
 	}
+	validateTeamKeys(&l, c.TeamKeys, c.Gossip.Teams)
 	l.NotNegative("PullEvery", c.PullEvery, "the default, 10m")
 	l.NotNegative("SleepEvery", c.SleepEvery, "the default, 10m")
 	if c.API != "" {
@@ -129,4 +133,18 @@ func (c DaemonConfig) Validate() error {
 	}
 	l.Nested("APILimits", c.APILimits.OrDefaults(DefaultAPILimits()).Validate())
 	return l.Err()
+}
+
+// validateTeamKeys: each key is of a team this node joins and holds
+// commons.TeamKeySize bytes.
+func validateTeamKeys(l *check.List, keys map[string][]byte, teams []string) {
+	names := slices.Sorted(maps.Keys(keys))
+	for _, t := range names {
+		switch {
+		case !slices.Contains(teams, t):
+			l.Add("TeamKeys", t, "is the key of a team this node is not in: join that team or drop its key")
+		case len(keys[t]) != commons.TeamKeySize:
+			l.Add("TeamKeys", t, fmt.Sprintf("the key holds %d bytes; want %d (64 hex characters, as `remem team-key` writes)", len(keys[t]), commons.TeamKeySize))
+		}
+	}
 }

@@ -107,6 +107,13 @@ func TestDaemonConfigValidate(t *testing.T) {
 		{"negative pull", "PullEvery", func(c *DaemonConfig) { c.PullEvery = -time.Minute }},
 		{"api without port", "API", func(c *DaemonConfig) { c.API = "127.0.0.1" }},
 		{"negative api limit", "APILimits.MaxConns", func(c *DaemonConfig) { c.APILimits.MaxConns = -1 }},
+		{"key of a team not joined", "TeamKeys", func(c *DaemonConfig) { c.TeamKeys = map[string][]byte{"ops": make([]byte, 32)} }},
+		{"short team key", "TeamKeys", func(c *DaemonConfig) {
+			c.Gossip.Teams, c.TeamKeys = []string{"ops"}, map[string][]byte{"ops": make([]byte, 16)}
+		}},
+		{"empty team key", "TeamKeys", func(c *DaemonConfig) {
+			c.Gossip.Teams, c.TeamKeys = []string{"ops"}, map[string][]byte{"ops": nil}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

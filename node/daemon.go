@@ -44,6 +44,15 @@ type DaemonConfig struct {
 	// NoDirectory turns the commons' peer directory off: the node neither
 	// registers there nor dials the peers it lists, nor takes its relays.
 	NoDirectory bool
+	// TeamKeys are the teams' directory keys (32 bytes each), shared by a
+	// team's members the way its members list is: the peer directory
+	// knows a team with a key by commons.TeamTopicHash, which nobody
+	// without the key can compute. A team without a key is never named in
+	// the directory (a SHA-256 of a name is no secret: anyone who guesses
+	// the name would find its members): the node registers under its keyed
+	// teams only, under no topic when none has one, and its keyless teams'
+	// members find each other by bootstrap, mDNS and peer exchange.
+	TeamKeys map[string][]byte
 
 	SleepEvery time.Duration // zero: 10m
 	API        string        // local HTTP API address; "" = none (`remem node`: DefaultAPI)
@@ -178,6 +187,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 			return nil
 		})
 		g.Go(func() error { d.relayNews(ctx); return nil })
+		d.sayKeyless()
 		if d.usesDirectory() {
 			g.Go(func() error { d.directoryLoop(ctx); return nil })
 		}
@@ -544,17 +554,7 @@ func (h holder) Held(scope string) ([][]byte, error) {
 // HeldLines reads by set key the lines a sync session sends: its
 // snapshot keeps ids and keys, not every line of the scope.
 func (h holder) HeldLines(_ string, keys []protocol.RecordKey) ([][]byte, error) {
-	out := make([][]byte, len(keys))
-	for i, k := range keys {
-		held, ok, err := h.d.m.store.Get(k)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out[i] = held.Record.Raw
-		}
-	}
-	return out, nil
+	return h.d.m.store.Lines(keys)
 }
 
 // Admits lets sync take admitted origins' records first and outside its

@@ -27,6 +27,7 @@ func startDirDaemon(t *testing.T, url string) *testDaemon {
 		Gossip:       gossip.Config{Teams: []string{"t"}, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Params: gossip.TestnetParams()},
 		Commons:      []string{url},
 		CommonsToken: commonstest.Token,
+		TeamKeys:     dirTeamKeys,
 		SleepEvery:   time.Hour,
 	})
 }
@@ -43,7 +44,7 @@ func TestDaemonsFindEachOtherInTheDirectory(t *testing.T) {
 	url := commonstest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	topic := commons.TopicHash(gossip.TopicName("t"))
+	topic := dirTopic
 	cl := &commons.Client{BaseURL: url, Token: commonstest.Token}
 
 	a := startDirDaemon(t, url)

@@ -29,9 +29,11 @@ const (
 // node, which will not let go: then it says so at once.
 func openStore(cfg Config) (*store.Store, error) {
 	var st *store.Store
+	opts := cfg.Store
+	opts.RankWindow = cfg.Params.State.W // the view index ranks as views decay
 	err := retryHeld(context.Background(), cfg.LockWait, func() (bool, error) {
 		var err error
-		st, err = store.Open(cfg.Home, cfg.Store)
+		st, err = store.Open(cfg.Home, opts)
 		var locked *store.LockedError
 		return errors.As(err, &locked) && !heldByNode(cfg.Home, locked.PID), err
 	})

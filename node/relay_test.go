@@ -72,7 +72,7 @@ func TestPrivateNodesMeetThroughTheCommonsRelay(t *testing.T) {
 	defer a.stop(t)
 	aID := a.d.Gossip().PeerID()
 	testutil.Eventually(t, 20*time.Second, "A holding a relayed address", func() bool { return relayed(a.d) })
-	topic := commons.TopicHash(gossip.TopicName("t"))
+	topic := dirTopic
 	cl := &commons.Client{BaseURL: url, Token: commonstest.Token}
 	testutil.Eventually(t, 20*time.Second, "A's relayed address in the directory", func() bool {
 		ais, err := cl.Peers(ctx, topic)
@@ -115,7 +115,7 @@ func TestARelayServiceNodeFromTheDirectory(t *testing.T) {
 		Memory: Config{Home: t.TempDir(), Create: true, Params: TestnetParams(), Store: store.Options{Small: true}},
 		Gossip: gossip.Config{Teams: []string{"t"}, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Params: gossip.TestnetParams(),
 			RelayService: true, Reachability: gossip.ReachabilityPublic},
-		Commons: []string{url}, CommonsToken: commonstest.Token, SleepEvery: time.Hour,
+		Commons: []string{url}, CommonsToken: commonstest.Token, TeamKeys: dirTeamKeys, SleepEvery: time.Hour,
 	})
 	defer r.stop(t)
 	rID := r.d.Gossip().PeerID()
@@ -146,6 +146,7 @@ func startPrivate(t *testing.T, url string, relay peer.ID) *testDaemon {
 			ConnGater: relayOnly{relay: relay}, Reachability: gossip.ReachabilityPrivate},
 		Commons:      []string{url},
 		CommonsToken: commonstest.Token,
+		TeamKeys:     dirTeamKeys,
 		SleepEvery:   time.Hour,
 		Logger:       slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})

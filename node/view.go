@@ -55,12 +55,25 @@ type Filter struct {
 	State  protocol.State // "" = the active view (no removed, no revoked)
 	All    bool           // every state, inactive ones included
 	Layers []Layer        // lessons.jsonl a reader adds (--layer), above the configured layers
+	// Limit keeps the first Limit lessons (0: every one). With a limit the
+	// active view and a state filter of an active state read the view
+	// index, not every candidate held (indexedLessons).
+	Limit int
 }
 
 // Lessons lists the lessons held with their computed state, those vouched
 // for (LessonView.Vouched) first, then strongest first, with the configured layers and f.Layers composed over them
 // (SPEC §9).
 func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
+	if m.indexable(f) {
+		return m.indexedLessons(f)
+	}
+	views, err := m.allLessons(f)
+	return f.cut(views), err
+}
+
+// allLessons is the lesson view of f computed from every lesson held.
+func (m *Memory) allLessons(f Filter) ([]LessonView, error) {
 	lessons, err := m.store.Lessons()
 	if err != nil {
 		return nil, err
@@ -103,35 +116,52 @@ func (m *Memory) Lessons(f Filter) ([]LessonView, error) {
 	return f.apply(views), nil
 }
 
-// apply keeps the views f selects, strongest first.
+// apply keeps the views f selects, in view order (before).
 func (f Filter) apply(views []LessonView) []LessonView {
 	res := make([]LessonView, 0, len(views))
 	for _, v := range views {
-		switch {
-		case f.All:
-		case f.State != "":
-			if v.State != f.State {
-				continue
-			}
-		case !v.State.Active():
-			continue
-		case protocol.CheckAgentText(v.Text) != nil:
-			// The active view is what agents read: a text held from before
-			// the checks grew stricter stays out of it (--all shows it).
-			continue
+		if f.keep(v) {
+			res = append(res, v)
 		}
-		res = append(res, v)
 	}
-	sort.SliceStable(res, func(i, j int) bool {
-		if res[i].Vouched != res[j].Vouched {
-			return res[i].Vouched // strangers' candidates after what is vouched for
-		}
-		if res[i].Strength != res[j].Strength {
-			return res[i].Strength > res[j].Strength
-		}
-		return res[i].Hash < res[j].Hash
-	})
+	sort.SliceStable(res, func(i, j int) bool { return before(res[i], res[j]) })
 	return res
+}
+
+// keep says whether f selects v.
+func (f Filter) keep(v LessonView) bool {
+	switch {
+	case f.All:
+	case f.State != "":
+		return v.State == f.State
+	case !v.State.Active():
+		return false
+	case protocol.CheckAgentText(v.Text) != nil:
+		// The active view is what agents read: a text held from before
+		// the checks grew stricter stays out of it (--all shows it).
+		return false
+	}
+	return true
+}
+
+// before is the order of the lesson view: what is vouched for first, then
+// strongest, then by hash.
+func before(a, b LessonView) bool {
+	if a.Vouched != b.Vouched {
+		return a.Vouched // strangers' candidates after what is vouched for
+	}
+	if a.Strength != b.Strength {
+		return a.Strength > b.Strength
+	}
+	return a.Hash < b.Hash
+}
+
+// cut keeps the first f.Limit views (all when Limit is 0).
+func (f Filter) cut(views []LessonView) []LessonView {
+	if f.Limit > 0 && len(views) > f.Limit {
+		return views[:f.Limit]
+	}
+	return views
 }
 
 // recordsView is the view of a hash held as records only, with no lesson
@@ -163,6 +193,9 @@ func lessonOfRecords(hash string, held []store.Held) store.Lesson {
 
 // view computes one lesson's state and provenance from the records held.
 func (m *Memory) view(l store.Lesson, now time.Time) (*LessonView, error) {
+	if countView != nil {
+		countView()
+	}
 	held, err := m.store.ForHash(l.Hash)
 	if err != nil {
 		return nil, err
@@ -463,6 +496,14 @@ func (m *Memory) Show(ref string) (Provenance, error) {
 // strongest first among equals, with the configured layers and layers
 // composed over the lessons held.
 func (m *Memory) Recall(ctx context.Context, query string, limit int, layers ...Layer) ([]LessonView, error) {
+	if m.indexable(Filter{Limit: limit}) {
+		return m.indexedRecall(ctx, query, limit, layers)
+	}
+	return m.fullRecall(ctx, query, limit, layers)
+}
+
+// fullRecall is Recall computed over every lesson held.
+func (m *Memory) fullRecall(ctx context.Context, query string, limit int, layers []Layer) ([]LessonView, error) {
 	views, err := m.Lessons(Filter{Layers: layers})
 	if err != nil {
 		return nil, err
@@ -477,17 +518,22 @@ func (m *Memory) Recall(ctx context.Context, query string, limit int, layers ...
 	}
 	var out []LessonView
 	for _, v := range views {
-		score, err := m.sim.Similarity(ctx, query, v.Text+" "+joinEpisodes(groups[v.Hash].Episodes))
-		if err != nil {
+		if out, err = m.scoreInto(ctx, out, query, v, groups[v.Hash]); err != nil {
 			return nil, err
 		}
-		if score <= 0 {
-			continue
-		}
-		v.Score = score
-		out = append(out, v)
 	}
 	return rankRecall(out, limit), nil
+}
+
+// scoreInto appends v, of lesson l, to out with its relevance to query,
+// when it has some.
+func (m *Memory) scoreInto(ctx context.Context, out []LessonView, query string, v LessonView, l store.Lesson) ([]LessonView, error) {
+	score, err := m.sim.Similarity(ctx, query, v.Text+" "+joinEpisodes(l.Episodes))
+	if err != nil || score <= 0 {
+		return out, err
+	}
+	v.Score = score
+	return append(out, v), nil
 }
 
 // rankRecall orders scored lessons for recall and keeps the first limit

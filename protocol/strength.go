@@ -64,3 +64,30 @@ func clamp01(s float64) float64 {
 	}
 	return s
 }
+
+// StrengthRank orders lessons by the strength a view shows them with while
+// no admitted verification has moved them (Status.Last zero, as for every
+// stranger's candidate): ShownStrength never exceeds RankBound of the rank,
+// and RankBound keeps the ranks' order at every now, so an index sorted by
+// rank yields lessons from the strongest shown down and a reader can stop
+// once the bound falls below what it already has. Decay from updated is
+// folded in as half-lives since the epoch (none when w <= 0).
+func StrengthRank(s float64, updated time.Time, w time.Duration) float64 {
+	r := math.Log2(clamp01(s)) // -Inf for 0
+	if w <= 0 {
+		return r
+	}
+	return r + float64(updated.UnixNano())/(float64(w)/2)
+}
+
+// RankBound is the most a lesson of rank can show at now (see
+// StrengthRank), with room for the rounding of both computations.
+func RankBound(rank float64, now time.Time, w time.Duration) float64 {
+	slack := 1e-9 + 1e-15*math.Abs(rank) // a few ulps of the rank
+	if w > 0 {
+		rank -= float64(now.UnixNano()) / (float64(w) / 2)
+	}
+	// Below 2^-990 the floats are denormal; no shown strength there is
+	// worth ordering.
+	return math.Min(1, math.Max(math.Exp2(rank+slack), 0x1p-990))
+}

@@ -26,6 +26,9 @@
 //	t/<received:8>/<seq:8>                events by time received
 //	l/<hash>                              lesson (JSON)
 //	w/<hash>                              the lesson is this memory's own (empty value)
+//	v/<rank:8><hash>                      view index: lessons, highest StrengthRank first (empty value)
+//	x/<hash>                              the 8 rank bytes of the lesson's v/ key
+//	g/<origin>/<hash>                     the origin holds a record of the hash (empty value)
 //	o/<seq:8>                             outbox: raw line of an own record
 //	c/<name>                              transport cursor (8 bytes)
 //	m/<key>                               meta (JSON)

@@ -138,6 +138,9 @@ func (s *Store) putLessons(w *writer, ls []Lesson, vals [][]byte) error {
 		if err := w.set(lessonKey(l.Hash), vals[i]); err != nil {
 			return err
 		}
+		if err := s.indexLesson(w, &ls[i]); err != nil {
+			return err
+		}
 		var err error
 		switch {
 		case l.Own:
@@ -348,6 +351,9 @@ func (s *Store) DeleteLesson(hash string) error {
 	defer s.ownMu.Unlock()
 	err := s.update(func(w *writer) error {
 		if err := w.del(ownKey(hash)); err != nil {
+			return err
+		}
+		if err := unindexLesson(w, hash); err != nil {
 			return err
 		}
 		return w.del(lessonKey(hash))

@@ -269,11 +269,11 @@ func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.T
 	out := make([]Outcome, len(recs))
 	// The keys and values the batch writes are cut from one buffer (the
 	// transaction keeps them until it commits); a new record needs its
-	// record key, value and scope key.
+	// record key, value, scope key and origin key.
 	size := 0
 	for _, r := range recs {
 		k := r.SetKey()
-		size += 2*recordKeySize(k) + 2*len(scope) + 8*binary.MaxVarintLen64 + len(r.Raw)
+		size += 3*recordKeySize(k) + 2*len(scope) + 8*binary.MaxVarintLen64 + len(r.Raw)
 	}
 	a := arena{size: size}
 	added := []string{scope} // the scopes of every new record (read only)
@@ -371,6 +371,11 @@ func putRecords(w *writer, recs []*protocol.Record, scope string, arrived time.T
 			// The hash is held now: ForHash asks the filter.
 			hk = append(append(hk[:0], "h/"...), key.Hash...)
 			w.held.addNew(hk)
+			// And the origin holds a record of it (the view index).
+			ok := append(append(append(append(a.start(), originPrefix...), key.Origin...), '/'), key.Hash...)
+			if err := w.set(a.cut(ok), nil); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil
@@ -665,4 +670,38 @@ func (s *Store) HashesWithPrefix(prefix string, limit int) ([]string, error) {
 		return nil, fmt.Errorf("listing hashes starting with %s: %w", prefix, err)
 	}
 	return slices.Sorted(maps.Keys(found)), nil
+}
+
+// Lines returns the raw lines held under keys, read in one transaction
+// (nil where none is held): what a sync session sends needs no decoding.
+func (s *Store) Lines(keys []protocol.RecordKey) ([][]byte, error) {
+	out := make([][]byte, len(keys))
+	var kb []byte
+	err := s.view(func(txn *badger.Txn) error {
+		for i, k := range keys {
+			kb = appendRecordKey(kb[:0], k)
+			item, err := txn.Get(kb)
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			err = item.Value(func(v []byte) error {
+				sv, err := parseStored(v, nil)
+				if err == nil {
+					out[i] = slices.Clone(sv.Raw)
+				}
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %d record lines: %w", len(keys), err)
+	}
+	return out, nil
 }

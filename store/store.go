@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -31,6 +32,9 @@ type Options struct {
 	Tiny bool
 	// Logger receives Badger's warnings and errors; nil keeps Badger silent.
 	Logger *slog.Logger
+	// RankWindow is the decay window W the view index ranks lessons with
+	// (protocol.StrengthRank); the memory passes its own.
+	RankWindow time.Duration
 }
 
 // ErrClosed is returned by every method of a closed store.
@@ -66,12 +70,14 @@ type Store struct {
 
 	held heldFilter // the record keys held (filter.go); guarded by wmu
 	use  usage      // what each origin's records take (usage.go)
+
+	rankWindow time.Duration // Options.RankWindow
 }
 
 // Open opens (creating if needed) the store under home. It never waits for
 // another holder: a home in use gives a *LockedError at once.
 func Open(home string, opts Options) (*Store, error) {
-	s := &Store{home: home}
+	s := &Store{home: home, rankWindow: opts.RankWindow}
 	var bopts badger.Options
 	if opts.InMemory {
 		bopts = badger.DefaultOptions("").WithInMemory(true)
@@ -108,10 +114,12 @@ func Open(home string, opts Options) (*Store, error) {
 		s.releaseLock()
 		return nil, err
 	}
-	if err := s.loadOwn(); err != nil {
-		_ = db.Close() // opening failed already; that error is the one to report
-		s.releaseLock()
-		return nil, err
+	for _, load := range []func() error{s.loadOwn, s.buildViewIndex} {
+		if err := load(); err != nil {
+			_ = db.Close() // opening failed already; that error is the one to report
+			s.releaseLock()
+			return nil, err
+		}
 	}
 	return s, nil
 }

@@ -187,7 +187,7 @@ func (s *Store) Forget(keys []protocol.RecordKey) (int, error) {
 			}
 			w.noteDelta(k.Origin, Use{-1, -int64(size)})
 		}
-		return nil
+		return unindexOrigins(w, keys)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("forgetting %d records: %w", len(keys), err)

@@ -34,8 +34,8 @@ The keys are those of ` + "`remem node --help`" + `:
 ` + settingKeys() + `
 list shows every key with its value, from config.toml or the default. set
 changes one line of config.toml and leaves its comments and the other lines
-as they are; a list key (teams, listen, bootstrap, members, folders,
-commons, layers) takes one or more values. A key config.toml does not know,
+as they are; a list key (teams, listen, bootstrap, members, team_keys,
+folders, commons, layers) takes one or more values. A key config.toml does not know,
 a value of the wrong type or a setting ` + "`remem node`" + ` would refuse is
 refused, and the file is not touched. unset removes the key's line, so the
 default holds again. A running node reads config.toml when it starts.
@@ -236,7 +236,7 @@ func settingLine(f reflect.StructField, args []string) (string, error) {
 		val = args
 	} else {
 		if len(args) != 1 {
-			return "", bad("one value (only teams, listen, bootstrap, members, folders, commons and layers take several)")
+			return "", bad("one value (only teams, listen, bootstrap, members, team_keys, folders, commons and layers take several)")
 		}
 		a := args[0]
 		var err error

@@ -218,7 +218,37 @@ func diagnose(ctx context.Context, h string) doctorReport {
 		rep.add("teams", checkWarn, "no team, folder or commons: nothing is shared; add --team NAME to remem node (or `remem config set teams NAME`)")
 	}
 	checkCommons(ctx, &rep, s)
+	checkDirectory(&rep, s)
 	return rep
+}
+
+// checkDirectory says which teams a commons' peer directory lists: only
+// those with a team key (a team without one is left out, since a hash of
+// its name is guessable), when the node has a commons and a team and the
+// directory is on.
+func checkDirectory(rep *doctorReport, s nodeSettings) {
+	if len(s.Commons) == 0 || len(s.Teams) == 0 || !s.Directory {
+		return
+	}
+	keys, err := readTeamKeys(s.TeamKeys)
+	if err != nil {
+		rep.add("directory", checkFail, "team_keys: %s", oneLine(err))
+		return
+	}
+	var keyed, keyless []string
+	for _, t := range s.Teams {
+		if keys[t] != nil {
+			keyed = append(keyed, t)
+		} else {
+			keyless = append(keyless, t)
+		}
+	}
+	if len(keyless) > 0 {
+		rep.add("directory", checkWarn, "no peer directory lists %s: a team without a team key is left out, since anyone who guesses its name could find its members; their members meet only by bootstrap, mDNS or peer exchange. Make a key with `remem team-key %s` and share it with the team",
+			strings.Join(keyless, ", "), keyless[0])
+		return
+	}
+	rep.add("directory", checkOK, "the commons' peer directories list %s under their team keys", strings.Join(keyed, ", "))
 }
 
 // checkAdmission warns when admit_all counts every origin while the node

@@ -17,11 +17,14 @@ func lessonsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "lessons",
 		Usage: "list the lessons held, with state, strength, origins and confirmers",
-		UsageText: `remem lessons [--json] [--state STATE | --all] [--layer NAME=FILE ...]
+		UsageText: `remem lessons [--json] [--state STATE | --all] [--limit N] [--layer NAME=FILE ...]
 
 STATE is candidate, common, fading, removed or revoked; without it the active
 view is shown (no removed or revoked lessons), with --all every lesson.
---state and --all are not given together. ` + layerHelp + `
+--state and --all are not given together. --limit shows the first N lessons
+(default 50; 0: every one; --all alone shows every one): vouched lessons (own,
+and those an admitted origin published or confirmed) first, then the
+strongest. ` + layerHelp + `
 
 Examples:
   remem lessons
@@ -30,15 +33,24 @@ Examples:
 		Flags: []cli.Flag{jsonFlag,
 			&cli.StringFlag{Name: "state", Usage: "only lessons in this state"},
 			&cli.BoolFlag{Name: "all", Usage: "every lesson, removed and revoked ones included"},
+			&cli.IntFlag{Name: "limit", Value: defaultLessonsLimit, Usage: "at most N lessons (0: every one)"},
 			layerFlag},
 		Action: func(c *cli.Context) error {
 			f, err := lessonFilter(c)
 			if err != nil {
 				return err
 			}
-			held := 0 // lessons held in every state, counted when the view is empty
+			held, shown := 0, 0 // lessons held in every state, counted when the view is empty; lessons shown
+			// With as many lessons as the limit there may be more: stderr
+			// says so, also beside --json.
+			defer func() {
+				if f.Limit > 0 && shown == f.Limit {
+					fmt.Fprintf(c.App.ErrWriter, "the first %d lessons; --limit 0 lists every one\n", f.Limit)
+				}
+			}()
 			return withService(c, func(svc node.Service) ([]node.LessonView, error) {
 				views, err := svc.Lessons(c.Context, f)
+				shown = len(views)
 				if views == nil {
 					views = []node.LessonView{}
 				}
@@ -65,6 +77,11 @@ Examples:
 	}
 }
 
+// defaultLessonsLimit is how many lessons `remem lessons` shows without
+// --limit: keys are free, and a memory may hold any number of strangers'
+// candidates, which the list reads only to fill what is left.
+const defaultLessonsLimit = 50
+
 func printLessons(c *cli.Context, views []node.LessonView) error {
 	if len(views) == 0 {
 		fmt.Fprintln(c.App.Writer, "no lessons yet: agents report events with `remem remember` or the inbox, and `remem sleep` turns them into lessons")
@@ -80,7 +97,13 @@ func printLessons(c *cli.Context, views []node.LessonView) error {
 
 // lessonFilter reads the flags of `remem lessons`.
 func lessonFilter(c *cli.Context) (node.Filter, error) {
-	f := node.Filter{All: c.Bool("all")}
+	f := node.Filter{All: c.Bool("all"), Limit: c.Int("limit")}
+	if f.Limit < 0 {
+		return f, cli.Exit(fmt.Sprintf("--limit %d: give 0 (every lesson) or more", f.Limit), 2)
+	}
+	if f.All && !c.IsSet("limit") {
+		f.Limit = 0 // --all lists every lesson
+	}
 	if s := c.String("state"); s != "" {
 		ok := false
 		for _, st := range protocol.States {

@@ -32,6 +32,7 @@ func nodeCommand() *cli.Command {
 		UsageText: `remem node [--team T ...] [--listen MULTIADDR ...] [--bootstrap MULTIADDR ...] [--mdns=false]
            [--members [TEAM=]FILE ...] [--psk FILE] [--folder DIR ...] [--commons URL ...] [--token-file FILE]
            [--relay MULTIADDR ...] [--relay-service] [--reachability public|private] [--directory=false]
+           [--team-key TEAM=FILE ...]
            [--sleep 10m] [--pull 10m] [--quorum 3] [--window 2160h] [--api 127.0.0.1:7878] [--layer NAME=FILE ...]
            [--writer CMD | --writer-url URL [--writer-model M] [--writer-token-file F]] [--embed-url URL] [--threshold T]
 
@@ -70,6 +71,7 @@ Examples:
 			&cli.BoolFlag{Name: "relay-service", Usage: "offer a circuit relay to nodes behind NAT (for a node with a public address): whole between members and team peers, within go-libp2p's default limits for anyone else"},
 			&cli.StringFlag{Name: "reachability", Usage: "public or private: say what AutoNAT would find out (default: AutoNAT decides)"},
 			&cli.BoolFlag{Name: "directory", Value: def.Directory, Usage: "register in each --commons' peer directory and dial the team peers it lists"},
+			&cli.StringSliceFlag{Name: "team-key", Usage: "TEAM=FILE: the team's directory key (64 hex, made by remem team-key); a team without one is not in any peer directory (repeatable)"},
 			&cli.StringSliceFlag{Name: "folder", Usage: "a shared folder to sync (repeatable)"},
 			&cli.StringSliceFlag{Name: "commons", Usage: "a commons URL to bootstrap from and publish to (repeatable)"},
 			&cli.StringFlag{Name: "token-file", Usage: "FILE with the commons bearer token (or REMEM_COMMONS_TOKEN)"},
@@ -166,6 +168,7 @@ type nodeSettings struct {
 	RelayService bool       `toml:"relay_service" flag:"relay-service" to:"Gossip.RelayService"`
 	Reachability string     `toml:"reachability" flag:"reachability" to:"Gossip.Reachability"`
 	Directory    bool       `toml:"directory" flag:"directory" via:"NoDirectory"`
+	TeamKeys     stringList `toml:"team_keys" flag:"team-key" via:"TeamKeys"`
 	Folders      []string   `toml:"folders" flag:"folder" to:"Folders"`
 	Commons      []string   `toml:"commons" flag:"commons" to:"Commons"`
 	CommonsToken string     `toml:"commons_token_file" flag:"token-file" via:"CommonsToken"`
@@ -356,6 +359,9 @@ func (s nodeSettings) daemonConfig(home string, src settingSources, logTo io.Wri
 		}
 	}
 	dc.NoDirectory = !s.Directory
+	if dc.TeamKeys, err = readTeamKeys(s.TeamKeys); err != nil {
+		return dc, fmt.Errorf("%s: %w", src.name("team_keys"), err)
+	}
 	if dc.CommonsToken, err = commonsToken(s.CommonsToken); err != nil {
 		return dc, fmt.Errorf("%s: %w", src.name("commons_token_file"), err)
 	}
@@ -567,18 +573,47 @@ func readMembers(path string) ([]string, error) {
 
 // readPSK reads a pre-shared key: 64 hex characters (or 32 raw bytes).
 func readPSK(path string) ([]byte, error) {
+	return readKey32(path, "psk", fmt.Sprintf("`openssl rand -hex 32 > %s`", path))
+}
+
+// readKey32 reads a 32-byte key file (what it is for, and how to make
+// one, for the errors): 64 hex characters, or 32 raw bytes.
+func readKey32(path, what, how string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading psk: %w", err)
+		return nil, fmt.Errorf("reading %s: %w", what, err)
 	}
 	if len(data) == 32 {
 		return data, nil
 	}
 	key, err := hex.DecodeString(strings.TrimSpace(string(data)))
 	if err != nil || len(key) != 32 {
-		return nil, fmt.Errorf("%s must hold 32 bytes as 64 hex characters; make one with `openssl rand -hex 32 > %s`", path, path)
+		return nil, fmt.Errorf("%s must hold 32 bytes as 64 hex characters; make one with %s", path, how)
 	}
 	return key, nil
+}
+
+// readTeamKeys reads the team keys: TEAM=FILE each, one key per team.
+func readTeamKeys(entries []string) (map[string][]byte, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	keys := map[string][]byte{}
+	for _, e := range entries {
+		team, file, ok := strings.Cut(e, "=")
+		switch {
+		case !ok || file == "" || !gossip.ValidTeamName(team):
+			return nil, fmt.Errorf("%q: want TEAM=FILE, a team name and the file of its key (`remem team-key TEAM` makes one)", e)
+		case keys[team] != nil:
+			return nil, fmt.Errorf("team %s has two keys; keep one (every member must use the same)", team)
+		}
+		key, err := readKey32(file, "the team key of "+team, "`remem team-key "+team+"`, or take the one a teammate made")
+		if err != nil {
+			return nil, err
+		}
+		keys[team] = key
+	}
+	return keys, nil
 }
 
 // commonsToken reads the token file, or REMEM_COMMONS_TOKEN.

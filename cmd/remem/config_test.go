@@ -156,6 +156,8 @@ func TestNodeConfigBadValues(t *testing.T) {
 	os.WriteFile(badPSK, []byte("short"), 0o600)
 	members := filepath.Join(dir, "members")
 	os.WriteFile(members, []byte("fb3a5590974ea181\n"), 0o600)
+	teamKey := filepath.Join(dir, "t.key")
+	os.WriteFile(teamKey, []byte(strings.Repeat("ab", 32)+"\n"), 0o600)
 	cases := []struct {
 		name, toml string
 		args       []string
@@ -178,6 +180,13 @@ func TestNodeConfigBadValues(t *testing.T) {
 		{"members of a team not joined", fmt.Sprintf("teams = [\"t\"]\nmembers = [%q]", "u="+members), nil, []string{"config.toml: members", "not in"}},
 		{"members flag of a team not joined", "", []string{"--team", "t", "--members", "u=" + members}, []string{"--members", "not in"}},
 		{"bad psk", fmt.Sprintf("psk = %q", badPSK), nil, []string{"config.toml: psk", "64 hex"}},
+		{"team key without a team", fmt.Sprintf("teams = [\"t\"]\nteam_keys = [%q]", teamKey), nil, []string{"config.toml: team_keys", "TEAM=FILE"}},
+		{"team key flag with a bad team", "", []string{"--team", "t", "--team-key", "a b=" + teamKey}, []string{"--team-key", "TEAM=FILE"}},
+		{"team key too short", fmt.Sprintf("teams = [\"t\"]\nteam_keys = [%q]", "t="+badPSK), nil, []string{"config.toml: team_keys", "64 hex", "remem team-key t"}},
+		{"team key file missing", `teams = ["t"]` + "\n" + `team_keys = ["t=/nonexistent/t.key"]`, nil, []string{"config.toml: team_keys", "/nonexistent/t.key"}},
+		{"team key of a team not joined", fmt.Sprintf("teams = [\"t\"]\nteam_keys = [%q]", "u="+teamKey), nil, []string{"config.toml: team_keys", "not in"}},
+		{"team key flag of a team not joined", "", []string{"--team", "t", "--team-key", "u=" + teamKey}, []string{"--team-key", "not in"}},
+		{"two keys of one team", "", []string{"--team", "t", "--team-key", "t=" + teamKey, "--team-key", "t=" + teamKey}, []string{"--team-key", "two keys"}},
 		{"members of the wrong type", `members = 3`, nil, []string{"config.toml", "members"}},
 		{"layer without a file", `layers = ["team"]`, nil, []string{"config.toml: layers", "NAME=FILE"}},
 		{"layer with a relative path", `layers = ["team=team.jsonl"]`, nil, []string{"config.toml: layers", "absolute"}},

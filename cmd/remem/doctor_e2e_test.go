@@ -35,6 +35,8 @@ func doctorHome(t *testing.T, url, token string) string {
 	if url != "" {
 		must(t, home, nil, "config", "set", "commons", url)
 		must(t, home, nil, "config", "set", "commons_token_file", tokenFile)
+		must(t, home, nil, "team-key", "t")
+		must(t, home, nil, "config", "set", "team_keys", "t="+filepath.Join(home, "team-t.key"))
 	}
 	return home
 }
@@ -65,7 +67,7 @@ func TestDoctorHealthyHome(t *testing.T) {
 		t.Fatalf("doctor on a healthy home: exit %d %q\n%+v", code, errOut, rep.Checks)
 	}
 	want := map[string]string{"home": checkOK, "key": checkOK, "config": checkOK, "admit": checkOK, "store": checkOK, "node": checkWarn,
-		"ports": checkOK, "reach": checkUnknown, "teams": checkOK, "commons": checkOK, "clock": checkOK}
+		"ports": checkOK, "reach": checkUnknown, "teams": checkOK, "commons": checkOK, "clock": checkOK, "directory": checkOK}
 	got := checks(rep)
 	for name, status := range want {
 		if got[name].Status != status {
@@ -208,5 +210,16 @@ func TestDoctorReadsTheRunningNode(t *testing.T) {
 	}
 	if c := got["teams"]; c.Status != checkOK || !strings.Contains(c.Detail, "t1") {
 		t.Errorf("teams of a node on --team t1: %+v", c)
+	}
+}
+
+// TestDoctorSaysKeylessTeamsAreNotListed: a team without a team key is not
+// in the peer directory, and doctor says so with how to make one.
+func TestDoctorSaysKeylessTeamsAreNotListed(t *testing.T) {
+	home := doctorHome(t, commonstest.Start(t), commonstest.Token)
+	must(t, home, nil, "config", "unset", "team_keys")
+	rep, _, _ := doctor(t, home)
+	if c := checks(rep)["directory"]; c.Status != checkWarn || !strings.Contains(c.Detail, "remem team-key t") || !strings.Contains(c.Detail, "guesses its name") {
+		t.Errorf("directory: %+v", c)
 	}
 }

@@ -126,7 +126,12 @@ func TestNetNSNodesBehindTwoNATsHolePunch(t *testing.T) {
 	// A again through the relay once it is ready (gossip's repunchLoop,
 	// 10-15 s later), and A punches then.
 	reach := os.Getenv("REMEM_NETNS_REACHABILITY")
-	nodeArgs := []string{"node", "--team", netnsTeam, "--commons", commonsURL, "--token-file", tokenFile,
+	// The directory lists only a team with a key (as teammates share it).
+	keyFile := filepath.Join(t.TempDir(), "team.key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("5a", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nodeArgs := []string{"node", "--team", netnsTeam, "--team-key", netnsTeam + "=" + keyFile, "--commons", commonsURL, "--token-file", tokenFile,
 		"--listen", "/ip4/0.0.0.0/tcp/4002", "--listen", "/ip4/0.0.0.0/udp/4002/quic-v1",
 		"--mdns=false", "--api", "127.0.0.1:0", "--sleep", "1h"}
 	if reach != "" {

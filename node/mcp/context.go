@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -67,31 +68,48 @@ func PickContext(ctx context.Context, svc node.Service, query string, limit int,
 	for _, v := range out {
 		have[v.Hash] = true
 	}
-	strongest, err := svc.Lessons(ctx, node.Filter{Layers: layers})
-	if err != nil {
-		return nil, err
+	rest, err := strongest(ctx, svc, layers, limit-len(out), have)
+	return append(out, rest...), err
+}
+
+// strongest is the n strongest lessons not in have, vouched first
+// (node.LessonView.Vouched), the more confirmed first among equals. It
+// asks for a few more lessons than it needs, and for more while lessons
+// of the strength of the last one taken may be left out of what came:
+// the view breaks ties by hash, not confirmations.
+func strongest(ctx context.Context, svc node.Service, layers []node.Layer, n int, have map[string]bool) ([]node.LessonView, error) {
+	for ask := 2*n + len(have); ; ask *= 4 {
+		views, err := svc.Lessons(ctx, node.Filter{Layers: layers, Limit: ask})
+		if err != nil {
+			return nil, err
+		}
+		listed := slices.Clone(views)
+		sort.SliceStable(views, func(i, j int) bool {
+			a, b := views[i], views[j]
+			if a.Vouched != b.Vouched {
+				return a.Vouched
+			}
+			if a.Strength != b.Strength {
+				return a.Strength > b.Strength
+			}
+			return Confirmations(a) > Confirmations(b)
+		})
+		var out []node.LessonView
+		for _, v := range views {
+			if len(out) >= n {
+				break
+			}
+			if !have[v.Hash] {
+				out = append(out, v)
+			}
+		}
+		if len(listed) < ask {
+			return out, nil // every lesson came
+		}
+		if last := listed[len(listed)-1]; len(out) == n && (out[n-1].Vouched != last.Vouched || out[n-1].Strength != last.Strength) {
+			return out, nil
+		}
 	}
-	// Vouched first (node.LessonView.Vouched), then strongest; among
-	// equals, the more confirmed.
-	sort.SliceStable(strongest, func(i, j int) bool {
-		a, b := strongest[i], strongest[j]
-		if a.Vouched != b.Vouched {
-			return a.Vouched
-		}
-		if a.Strength != b.Strength {
-			return a.Strength > b.Strength
-		}
-		return Confirmations(a) > Confirmations(b)
-	})
-	for _, v := range strongest {
-		if len(out) >= limit {
-			break
-		}
-		if !have[v.Hash] {
-			out = append(out, v)
-		}
-	}
-	return out, nil
 }
 
 // ContextHead is the Markdown above the lessons.

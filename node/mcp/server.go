@@ -269,6 +269,7 @@ func (t *tools) lessons(ctx context.Context, _ *sdk.CallToolRequest, in LessonsI
 			return nil, LessonsOutput{}, fmt.Errorf("give state or all, not both: state %q alone lists every lesson in that state", s)
 		}
 	}
+	f.Limit = clampLimit(in.Limit, 50, 500)
 	var views []node.LessonView
 	err := t.with(ctx, func(svc node.Service) (err error) {
 		views, err = svc.Lessons(ctx, f)
@@ -276,9 +277,6 @@ func (t *tools) lessons(ctx context.Context, _ *sdk.CallToolRequest, in LessonsI
 	})
 	if err != nil {
 		return nil, LessonsOutput{}, err
-	}
-	if limit := clampLimit(in.Limit, 50, 500); len(views) > limit {
-		views = views[:limit]
 	}
 	out := listOutput(views)
 	if len(views) == 0 {
