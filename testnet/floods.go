@@ -106,8 +106,10 @@ type FloodReport struct {
 	HonestLessons   int `json:"honest_lessons"`
 	HonestExpected  int `json:"honest_expected"`
 	HonestDelivered int `json:"honest_delivered"`
-	// Rejected: lines the honest validators refused or ignored by reason
-	// while the floods ran (the per-origin cap counts "too many records").
+	// Rejected: what the honest nodes refused or ignored by reason while
+	// the floods ran, as gossip.Stats.Rejected counts it (a line, or a
+	// message for the per-origin cap, "too many records", and the cap on
+	// new origins per peer).
 	Rejected map[string]int `json:"rejected_lines"`
 	// Nodes: each honest node, live through the floods.
 	Nodes []FloodNode `json:"nodes"`
