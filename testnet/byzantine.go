@@ -102,21 +102,8 @@ func (c *cluster) byzantine(ctx context.Context, pr *phaseRun, r *rand.Rand, pro
 		c.byz = append(c.byz, h)
 		h.keepConnected(addrInfos(c.pick(r, live, c.cfg.Degree)), 500*time.Millisecond)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		ready := 0
-		for _, h := range c.byz {
-			if h.topicPeers() > 0 {
-				ready++
-			}
-		}
-		if ready == len(c.byz) {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d of %d offenders found a peer in the topic within 15s", ready, len(c.byz))
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := awaitTopicPeers(ctx, c.byz, 15*time.Second); err != nil {
+		return fmt.Errorf("offenders: %w", err)
 	}
 	// A few heartbeats, so the offenders are in their peers' meshes.
 	time.Sleep(5 * c.p.Gossip.HeartbeatInterval)
@@ -216,7 +203,7 @@ func (c *cluster) byzantine(ctx context.Context, pr *phaseRun, r *rand.Rand, pro
 		offenders[h.id.Origin()] = true
 	}
 	for _, n := range live {
-		h, err := hold(n, time.Now(), c.p.Memory.State)
+		h, err := hold(n, time.Now(), c.p.Memory.State, nil)
 		if err != nil {
 			return err
 		}
@@ -234,6 +221,13 @@ func (c *cluster) byzantine(ctx context.Context, pr *phaseRun, r *rand.Rand, pro
 	}
 	if len(c.p.SybilWaves) > 0 {
 		if rep.Sybils, err = c.sybils(ctx, pr, r, progress); err != nil {
+			return err
+		}
+	}
+	// The floods come last: the sybils' records must reach every honest
+	// node, and a strangers' budget the floods filled would not take them.
+	if c.p.Floods.on() {
+		if rep.Floods, err = c.floods(ctx, pr, r, progress); err != nil {
 			return err
 		}
 	}

@@ -41,12 +41,13 @@ type convergence struct {
 	ref    holding // the majority's holding
 }
 
-// checkOnce compares the holdings of nodes at one instant of the clock.
-func checkOnce(nodes []*tnode, p protocol.StateParams) (convergence, error) {
+// checkOnce compares the holdings of nodes at one instant of the clock,
+// leaving out the records of skip's origins.
+func checkOnce(nodes []*tnode, p protocol.StateParams, skip func(origin string) bool) (convergence, error) {
 	now := time.Now()
 	hs := make([]holding, len(nodes))
 	for i, n := range nodes {
-		h, err := hold(n, now, p)
+		h, err := hold(n, now, p, skip)
 		if err != nil {
 			return convergence{}, err
 		}
@@ -156,7 +157,7 @@ func (nw *cluster) awaitConverged(ctx context.Context, timeout time.Duration) (c
 	start := time.Now()
 	deadline := start.Add(timeout)
 	for {
-		c, err := checkOnce(nw.live(), nw.p.Memory.State)
+		c, err := checkOnce(nw.live(), nw.p.Memory.State, nw.flood.diverging)
 		if err != nil {
 			return c, err
 		}

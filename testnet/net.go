@@ -62,6 +62,7 @@ type cluster struct {
 	probes  []*rawHost
 	byz     []*rawHost
 	lessons []*lesson // every lesson published in the run
+	flood   *floodOrigins
 
 	// spare are the homes and keys made before the start for the nodes a
 	// late-join phase adds, so that every honest node admits them from
@@ -80,7 +81,7 @@ func newCluster(cfg Config) (*cluster, error) {
 		return nil, err
 	}
 	nw := &cluster{cfg: cfg, p: cfg.Params, topo: topo, reg: prometheus.NewRegistry(),
-		trk: newTracker(cfg.Params.Memory.State), part: newPartition(), texts: newTextGen(cfg.Seed)}
+		trk: newTracker(cfg.Params.Memory.State), part: newPartition(), texts: newTextGen(cfg.Seed), flood: &floodOrigins{trusted: map[string]bool{}}}
 	if cfg.Network == NetworkSim {
 		nw.net = newSimNet(cfg.Links, cfg.Seed)
 	} else if nw.net, err = newTCPNet(cfg.Nodes); err != nil {
@@ -111,6 +112,7 @@ func newCluster(cfg Config) (*cluster, error) {
 	}
 	for _, n := range append(slices.Clone(nw.nodes), nw.spare...) {
 		nw.trust = append(nw.trust, n.id.Origin())
+		nw.flood.trusted[n.id.Origin()] = true
 	}
 	return nw, nil
 }
@@ -211,8 +213,12 @@ func (nw *cluster) tryStart(ctx context.Context, n *tnode, boot []int) error {
 		// The honest nodes admit each other (SPEC §8): a trust list of
 		// every honest origin on an open team, which sybils can reach.
 		Memory: node.Config{Home: n.home, Params: nw.p.Memory, Store: store.Options{Small: true, Tiny: nw.cfg.Network == NetworkSim},
-			Admission: node.Admission{Trust: nw.trust},
-			OnAccept:  func(_ string, rec *protocol.Record, _ time.Time) { nw.trk.accept(idx, rec, time.Now()) }},
+			Admission: node.Admission{Trust: nw.trust}, Strangers: nw.p.Strangers,
+			OnAccept: func(_ string, rec *protocol.Record, _ time.Time) {
+				if !nw.flood.accept(idx, rec) {
+					nw.trk.accept(idx, rec, time.Now())
+				}
+			}},
 		Gossip: gossip.Config{Teams: []string{nw.p.Team}, Listen: []string{n.listen},
 			Bootstrap: addrs, Params: nw.p.Gossip, ConnGater: n.gater, Transport: nw.net.transport(n.idx)},
 		SleepEvery: nw.cfg.Sleep,
@@ -357,8 +363,9 @@ type holding struct {
 	withdrawn int
 }
 
-// hold reads n's store: every record, and the state of every hash at now.
-func hold(n *tnode, now time.Time, p protocol.StateParams) (holding, error) {
+// hold reads n's store: every record but those of origins skip names
+// (nil: none), and the state of every hash at now.
+func hold(n *tnode, now time.Time, p protocol.StateParams, skip func(origin string) bool) (holding, error) {
 	h := holding{ids: map[recID]*protocol.Record{}, states: map[string]protocol.State{}}
 	admit := n.d.Memory().Admitted()
 	sum := newDigest()
@@ -390,6 +397,9 @@ func hold(n *tnode, now time.Time, p protocol.StateParams) (holding, error) {
 	}
 	err := n.d.Memory().Store().Each(func(held store.Held) error {
 		r := held.Record
+		if skip != nil && skip(r.Origin) {
+			return nil
+		}
 		if r.Hash != cur {
 			flush()
 			cur = r.Hash

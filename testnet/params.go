@@ -66,6 +66,13 @@ type Params struct {
 	ByzantineFraction float64
 	// Attacks run during the byzantine phase besides the offenders.
 	Attacks AttackParams
+	// Floods of strangers' records end the byzantine phase, beside honest
+	// publications (zero counts: none).
+	Floods FloodParams
+	// Strangers is every honest memory's budget for records of origins
+	// it does not admit (zero fields: node's defaults, 50,000 records and
+	// 64 MiB, which a testnet's floods would not reach).
+	Strangers node.StrangerBudget
 	// SybilWaves are the fresh keys of each sybil wave of the byzantine
 	// phase: keys that confirm an offender's lesson and confirm, then
 	// revoke, honest ones (nil: 3 then 30; empty: none).
@@ -110,6 +117,8 @@ func DefaultParams() Params {
 		ChurnFraction:     0.2,
 		ByzantineFraction: 0.1,
 		Attacks:           DefaultAttacks(),
+		Floods:            DefaultFloods(),
+		Strangers:         DefaultStrangers(),
 		SybilWaves:        []int{3, 30},
 		Probes:            -1,
 	}
@@ -234,6 +243,7 @@ func (p Params) Validate() error {
 	l.If(p.ChurnFraction < 0 || p.ChurnFraction >= 1, "ChurnFraction", p.ChurnFraction, "want 0 or more, below 1")
 	l.If(p.ByzantineFraction < 0 || p.ByzantineFraction >= 1, "ByzantineFraction", p.ByzantineFraction, "want 0 or more, below 1")
 	l.Nested("Attacks", p.Attacks.Validate())
+	l.Nested("Floods", p.Floods.Validate())
 	for i, w := range p.SybilWaves {
 		l.If(w < 1, "SybilWaves", i, fmt.Sprintf("%d keys: want at least 1", w))
 	}

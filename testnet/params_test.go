@@ -39,6 +39,9 @@ func TestConfigValidate(t *testing.T) {
 		{"negative phase timeout", "Params.PhaseTimeout", func(c *Config) { c.Params.PhaseTimeout = -time.Second }},
 		{"more slow than flood", "Params.Attacks.APISlowloris", func(c *Config) { c.Params.Attacks.APISlowloris = c.Params.Attacks.APIFlood + 1 }},
 		{"negative api limit", "Params.Attacks.APILimits.MaxConns", func(c *Config) { c.Params.Attacks.APILimits.MaxConns = -1 }},
+		{"flood line past a line", "Params.Floods.LineBytes", func(c *Config) { c.Params.Floods.LineBytes = 9 << 10 }},
+		{"flood message past the cap", "Params.Floods.RevocationsPerMsg", func(c *Config) { c.Params.Floods.RevocationsPerMsg = 1001 }},
+		{"floods without flooders", "Params.Floods.Flooders", func(c *Config) { c.Params.Floods.Flooders = 0 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

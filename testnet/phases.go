@@ -316,7 +316,7 @@ func (c *cluster) churn(ctx context.Context, pr *phaseRun, r *rand.Rand, progres
 	slices.SortFunc(victims, func(a, b *tnode) int { return a.idx - b.idx })
 	held := map[int]map[recID]bool{}
 	for _, v := range victims {
-		h, err := hold(v, time.Now(), c.p.Memory.State)
+		h, err := hold(v, time.Now(), c.p.Memory.State, c.flood.diverging)
 		if err != nil {
 			return err
 		}

@@ -199,6 +199,20 @@ func (r *rawHost) publish(ctx context.Context, data []byte) error {
 	return r.topic.Publish(ctx, data)
 }
 
+// publishAs sends data on the topic signed by id, not by the host: one
+// host can publish as any number of keys, as a flood of fresh keys does.
+func (r *rawHost) publishAs(ctx context.Context, id rproto.Identity, data []byte) error {
+	priv, err := crypto.UnmarshalEd25519PrivateKey(id.Private)
+	if err != nil {
+		return err
+	}
+	pid, err := peer.IDFromPrivateKey(priv)
+	if err != nil {
+		return err
+	}
+	return r.topic.Publish(ctx, data, pubsub.WithSecretKeyAndPeerId(priv, pid))
+}
+
 // close stops the host and waits for its goroutines.
 func (r *rawHost) close() {
 	r.cancel()

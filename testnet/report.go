@@ -232,6 +232,9 @@ type ByzantineReport struct {
 	PublishNote string `json:"publish_note"`
 	// Sybils: fresh keys with valid records, and what they changed.
 	Sybils *SybilReport `json:"sybils,omitempty"`
+	// Floods: strangers' records beside honest traffic, and what the
+	// honest nodes held and spent.
+	Floods *FloodReport `json:"floods,omitempty"`
 }
 
 // Percentile returns the p-th percentile (0 < p ≤ 100) of xs by the
@@ -366,6 +369,9 @@ func (r Report) WriteTable(w io.Writer) error {
 					s.Keys, ints(s.Waves), s.RecordsSent, s.Targets, s.Admission, s.OffenderCommon, s.Nodes, s.CommonIfAllAdmitted, s.Revoked, s.Changed, s.Checked)
 				fmt.Fprintf(w, "open team, nothing admitted: %d common, %d candidates of %d lessons held by %d nodes\n",
 					s.OpenCommon, s.OpenCandidates, s.OpenLessons, s.Nodes)
+			}
+			if f := b.Floods; f != nil {
+				f.write(w)
 			}
 		}
 		if pr := p.Partition; pr != nil {

@@ -60,7 +60,10 @@ func sampleReport() Report {
 		if ph == PhaseByzantine {
 			p.Error = `a <node> & "others" failed`
 			p.Converged = false
-			p.Byzantine = &ByzantineReport{Offenders: 2, Sent: map[string]int{"forged signature": 3}}
+			p.Byzantine = &ByzantineReport{Offenders: 2, Sent: map[string]int{"forged signature": 3},
+				Floods: &FloodReport{Flooders: 2, FreshKeys: 200, FreshRecords: 800, LineBytes: 6144, Revocations: 1200,
+					Budget: DefaultStrangers(), MaxStrangerRecords: 388, RSSPerHonestNodeBytes: 18 << 20, RSSNote: "the process's growth over 20",
+					Nodes: []FloodNode{{Node: 3, StrangerRecordsBefore: 232, StrangerRecordsAfter: 388, HomeGrowthBytes: 1 << 20}}}}
 		}
 		if ph == PhaseLateJoin {
 			p.Latencies = nil // a phase with nothing to plot
@@ -99,6 +102,17 @@ func TestReportJSONFields(t *testing.T) {
 		if _, ok := pm["Latencies"]; ok {
 			t.Error("latencies leak into the JSON")
 		}
+	}
+	byz := phases[len(phases)-1].(map[string]any)["byzantine"].(map[string]any)
+	floods, _ := byz["floods"].(map[string]any)
+	for _, k := range []string{"fresh_keys", "revocations", "budget", "max_stranger_records", "memory_max_stranger_records", "nodes",
+		"rss_growth_per_honest_node_bytes", "heap_live_after_per_node_bytes", "rss_note", "honest_expected", "honest_delivered"} {
+		if _, ok := floods[k]; !ok {
+			t.Errorf("the floods' report lacks %q", k)
+		}
+	}
+	if n := floods["nodes"].([]any)[0].(map[string]any); n["stranger_records_after"].(float64) != 388 || n["home_growth_bytes"].(float64) != 1<<20 {
+		t.Errorf("a flooded node in JSON: %v", n)
 	}
 	first := phases[0].(map[string]any)
 	if first["p50_ms"].(float64) != 94.5 || first["max_ms"].(float64) != 189.5 {
@@ -169,7 +183,9 @@ func TestReportTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"propagate", "byzantine", "190/190", "p99 ms", "RSS 200.0 MiB"} {
+	for _, want := range []string{"propagate", "byzantine", "190/190", "p99 ms", "RSS 200.0 MiB",
+		"200 messages each signed by a fresh key (800 lessons", "1200 revocations of hashes never held", "budget 400, 1024.0 KiB",
+		"node 3: 232 -> 388 records", "home +1.0 MiB", "RSS growth per honest node 18.00 MiB", "the process's growth over 20"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
