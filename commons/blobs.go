@@ -32,6 +32,10 @@ type Blobs interface {
 	// and sorts after after (all when after is ""), in byte order, with
 	// its version. An error of fn stops the listing and is returned.
 	List(ctx context.Context, prefix, after string, fn func(key, version string) error) error
+	// ListSizes is List with each object's size in bytes instead of its
+	// version: what a shared store's byte budget counts at start, without
+	// reading every object.
+	ListSizes(ctx context.Context, prefix string, fn func(key string, size int64) error) error
 	// Shared reports whether other processes may write the same store at
 	// once (replicas on one bucket): then what a process keeps in memory
 	// is a cache to refresh, never the truth.

@@ -190,6 +190,15 @@ func (d *dirBlobs) Delete(_ context.Context, key string) error {
 }
 
 func (d *dirBlobs) List(ctx context.Context, prefix, after string, fn func(key, version string) error) error {
+	return d.walk(ctx, prefix, after, func(key string, info fs.FileInfo) error { return fn(key, fileVersion(info)) })
+}
+
+func (d *dirBlobs) ListSizes(ctx context.Context, prefix string, fn func(key string, size int64) error) error {
+	return d.walk(ctx, prefix, "", func(key string, info fs.FileInfo) error { return fn(key, info.Size()) })
+}
+
+// walk calls fn with every file under prefix after after, in key order.
+func (d *dirBlobs) walk(ctx context.Context, prefix, after string, fn func(key string, info fs.FileInfo) error) error {
 	if err := checkPrefix(prefix); err != nil {
 		return err
 	}
@@ -218,7 +227,7 @@ func (d *dirBlobs) List(ctx context.Context, prefix, after string, fn func(key, 
 		if err != nil {
 			return err
 		}
-		if err := fn(prefix+n, fileVersion(info)); err != nil {
+		if err := fn(prefix+n, info); err != nil {
 			return err
 		}
 	}

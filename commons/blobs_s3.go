@@ -168,6 +168,15 @@ func (s *s3Blobs) Delete(ctx context.Context, key string) error {
 }
 
 func (s *s3Blobs) List(ctx context.Context, prefix, after string, fn func(key, version string) error) error {
+	return s.walk(ctx, prefix, after, func(obj minio.ObjectInfo, key string) error { return fn(key, obj.ETag) })
+}
+
+func (s *s3Blobs) ListSizes(ctx context.Context, prefix string, fn func(key string, size int64) error) error {
+	return s.walk(ctx, prefix, "", func(obj minio.ObjectInfo, key string) error { return fn(key, obj.Size) })
+}
+
+// walk calls fn with every object under prefix after after, in key order.
+func (s *s3Blobs) walk(ctx context.Context, prefix, after string, fn func(obj minio.ObjectInfo, key string) error) error {
 	if err := checkPrefix(prefix); err != nil {
 		return err
 	}
@@ -184,7 +193,7 @@ func (s *s3Blobs) List(ctx context.Context, prefix, after string, fn func(key, v
 		if checkKey(key) != nil || key <= after {
 			continue // an object this server did not write
 		}
-		if err := fn(key, obj.ETag); err != nil {
+		if err := fn(obj, key); err != nil {
 			return err
 		}
 	}

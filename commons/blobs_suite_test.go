@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -179,6 +180,19 @@ func blobsListOrder(t *testing.T, b Blobs) {
 	n := 0
 	if err := b.List(ctx, "index/", "", func(string, string) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
 		t.Fatalf("an error of fn: %v after %d keys, want it returned after 1", err, n)
+	}
+	// ListSizes: the same keys, each with its size.
+	mustPut(t, b, "commons/sized-a", []byte("12345"), Cond{})
+	mustPut(t, b, "commons/sized-b", nil, Cond{})
+	sizes := map[string]int64{}
+	if err := b.ListSizes(ctx, "commons/", func(key string, size int64) error { sizes[key] = size; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int64{"commons/not-listed": 0, "commons/sized-a": 5, "commons/sized-b": 0}; !maps.Equal(sizes, want) {
+		t.Fatalf("ListSizes = %v, want %v", sizes, want)
+	}
+	if err := b.ListSizes(ctx, "../", func(string, int64) error { return nil }); !errors.Is(err, errBadKey) {
+		t.Errorf("ListSizes of a hostile prefix: %v, want errBadKey", err)
 	}
 }
 

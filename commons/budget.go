@@ -86,6 +86,27 @@ func parseOwnerKey(key string) (origin, owner string, ok bool) {
 	return origin, owner, true
 }
 
+// loadSizes counts the bytes of a shared store's files from one listing
+// (a directory's are counted as reconcile reads them). Replicas count what
+// they store themselves after that, so until the next start each counts
+// the others' new files as they were at its own.
+func (st *storage) loadSizes(ctx context.Context) error {
+	err := st.b.ListSizes(ctx, fileDir, func(key string, size int64) error {
+		origin, ok := protocol.OriginOfFileName(strings.TrimPrefix(key, fileDir))
+		if !ok {
+			return nil
+		}
+		st.mu.Lock()
+		st.sizedLocked(origin, size)
+		st.mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("counting the bytes of the origins' files on %s: %w", st.b, err)
+	}
+	return nil
+}
+
 // loadOwners counts the origins each token stored. On a directory an
 // owner key without its file (a PUT that died, a file removed by the
 // operator) is removed; on a shared store it may be a PUT in progress at
@@ -137,7 +158,7 @@ func (st *storage) reserve(ctx context.Context, origin, owner string, n int64) (
 		st.mu.Unlock()
 		return nil, &budgetError{which: BudgetOrigins, held: int64(held), max: int64(b.origins)}
 	}
-	if b.bytes > 0 && !st.shared && st.bytes+st.resBytes+n > b.bytes {
+	if b.bytes > 0 && st.bytes+st.resBytes+n > b.bytes {
 		held := st.bytes + st.resBytes
 		st.mu.Unlock()
 		return nil, &budgetError{which: BudgetBytes, held: held, max: b.bytes, fileBytes: int(n)}
@@ -203,8 +224,7 @@ func (st *storage) release(ctx context.Context, r *reservation, ok bool) {
 	}
 }
 
-// sized records that origin's stored file is now n bytes (a directory's
-// byte count; a shared store's files are not counted).
+// sized records that origin's stored file is now n bytes.
 func (st *storage) sized(origin string, n int64) {
 	st.mu.Lock()
 	st.sizedLocked(origin, n)
@@ -212,9 +232,6 @@ func (st *storage) sized(origin string, n int64) {
 }
 
 func (st *storage) sizedLocked(origin string, n int64) {
-	if st.shared {
-		return
-	}
 	st.bytes += n - st.sizes[origin]
 	st.sizes[origin] = n
 }

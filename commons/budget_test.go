@@ -3,6 +3,7 @@ package commons
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"strings"
 	"sync"
 	"testing"
@@ -71,18 +72,33 @@ func TestBudgetsBoundNewOrigins(t *testing.T) {
 		refused(t, ts, testToken, c, c1, 507, "--max-origins")
 		ok(t, ts, testToken, b, b2, 200)
 	})
-	t.Run("bytes", func(t *testing.T) {
-		dir := t.TempDir()
+	// The byte budget on a directory, and on a bucket, where it is
+	// counted from a listing at start (a second replica started after the
+	// files were stored counts them too).
+	bytesBudget := func(t *testing.T, start func(t *testing.T, mod func(*ServerConfig)) *testServer) {
 		mod := func(c *ServerConfig) { c.MaxBytes = int64(len(a1) + len(b1) + len(c1) - 1) }
-		ts := newTestServerAt(t, dir, mod)
+		ts := start(t, mod)
 		ok(t, ts, testToken, a, a1, 201)
 		ok(t, ts, testToken, b, b1, 201)
 		refused(t, ts, testToken, c, c1, 507, "bytes", "--max-bytes")
 		ok(t, ts, testToken, a, a2, 200) // a replacement may grow past the budget
 		ts.stop()
-		ts = newTestServerAt(t, dir, mod)
+		ts = start(t, mod)
 		refused(t, ts, testToken, c, c1, 507, "--max-bytes")
 		ok(t, ts, testToken, b, b2, 200)
+	}
+	t.Run("bytes", func(t *testing.T) {
+		dir := t.TempDir()
+		bytesBudget(t, func(t *testing.T, mod func(*ServerConfig)) *testServer { return newTestServerAt(t, dir, mod) })
+	})
+	t.Run("bytes on S3", func(t *testing.T) {
+		m := needMinio(t)
+		bucket := m.newBucket(t)
+		bytesBudget(t, func(t *testing.T, mod func(*ServerConfig)) *testServer {
+			cfg := ServerConfig{Store: m.open(t, bucket, "b"), Tokens: []string{testToken}, Registry: prometheus.NewRegistry(), IndexSettle: testSettle}
+			mod(&cfg)
+			return newTestServerWith(t, cfg, "")
+		})
 	})
 	t.Run("token", func(t *testing.T) {
 		dir := t.TempDir()

@@ -89,8 +89,8 @@ type ServerConfig struct {
 	// PUT of a new origin beyond one is refused (507; 403 for the token's),
 	// while a stored origin's file is always replaced within the per-file
 	// limits. MaxOrigins bounds the origins held, MaxBytes the bytes of
-	// their files (on a directory; a shared store's files are not counted,
-	// MaxOrigins × MaxFileBytes bounds them there), MaxOriginsPerToken the
+	// their files (on a shared store counted from a listing at start, then
+	// by what this replica stores), MaxOriginsPerToken the
 	// new origins one token stores (a token, not an address, is the unit
 	// of cost). Zero means DefaultMaxOrigins, DefaultMaxBytes and
 	// DefaultMaxOriginsPerToken; a negative value is refused.

@@ -74,7 +74,7 @@ type storage struct {
 
 	// The budgets on new origins (budget.go) and what they count, under mu.
 	budget     budget
-	sizes      map[string]int64  // origin → its file's bytes (a directory only)
+	sizes      map[string]int64  // origin → its file's bytes
 	bytes      int64             // the sum of sizes
 	owners     map[string]string // origin → the owner id of the token that stored it
 	perToken   map[string]int    // owner id → the origins it stored
@@ -135,6 +135,8 @@ func openStorage(ctx context.Context, b Blobs, legacyDir string, settle time.Dur
 		if err := st.reconcile(ctx, legacyDir); err != nil {
 			return nil, fmt.Errorf("commons storage: %w", err)
 		}
+	} else if err := st.loadSizes(ctx); err != nil {
+		return nil, fmt.Errorf("commons storage: %w", err)
 	}
 	st.sweep(ctx, !st.shared)
 	if err := st.loadOwners(ctx); err != nil {

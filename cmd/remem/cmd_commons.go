@@ -72,7 +72,7 @@ Examples:
 					&cli.StringSliceFlag{Name: "p2p", Usage: "MULTIADDR: also run a libp2p host there offering a circuit relay and AutoNAT to nodes behind NAT (repeatable); it relays whole between peers registered in the directory, and within go-libp2p's default limits for anyone else"},
 					&cli.StringFlag{Name: "p2p-key", Usage: "FILE holding the libp2p host's key, made when missing (default: DIR/p2p.key under --data)"},
 					&cli.IntFlag{Name: "max-origins", Value: commons.DefaultMaxOrigins, Usage: "take no new origin once the commons holds N (stored ones are still replaced)"},
-					&cli.Int64Flag{Name: "max-bytes", Value: commons.DefaultMaxBytes, Usage: "take no new origin once the origins' files hold N bytes (on --data; stored ones are still replaced)"},
+					&cli.Int64Flag{Name: "max-bytes", Value: commons.DefaultMaxBytes, Usage: "take no new origin once the origins' files hold N bytes (stored ones are still replaced)"},
 					&cli.IntFlag{Name: "max-origins-per-token", Value: commons.DefaultMaxOriginsPerToken, Usage: "let one token store at most N new origins"},
 				},
 				Action: commonsServe,
