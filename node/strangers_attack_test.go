@@ -1,0 +1,181 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/remem/remem/protocol"
+)
+
+// friendLessons has the admitted friend publish n lessons in scope and
+// returns their hashes.
+func friendLessons(t *testing.T, m *Memory, friend protocol.Identity, scope string, n int, at time.Time) []string {
+	t.Helper()
+	var lines [][]byte
+	var hashes []string
+	for i := range n {
+		line := paddedLesson(friend, fmt.Sprintf("The team service %d times out when its pool is cold", i), 0, at)
+		r, err := protocol.Decode(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, line)
+		hashes = append(hashes, r.Hash)
+	}
+	receiveLines(t, m, scope, lines...)
+	return hashes
+}
+
+// confirmationsOf signs, with fresh keys, n confirmations spread over
+// hashes (each key confirms every hash once).
+func confirmationsOf(t *testing.T, hashes []string, n int, at time.Time) [][]byte {
+	t.Helper()
+	var lines [][]byte
+	var id protocol.Identity
+	for i := range n {
+		if i%len(hashes) == 0 {
+			id = freshKey(t)
+		}
+		c, err := protocol.SignConfirmation(id, hashes[i%len(hashes)], at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, c.Raw)
+	}
+	return lines
+}
+
+// TestAttackWithdrawalLostBehindConfirmations: the attacker fills the
+// strangers' budget with free keys' confirmations of lessons an admitted
+// origin published. Each "matters" (strangers.go), so none can be evicted.
+// An honest stranger (an open team's member nobody listed) then withdraws
+// its own lesson held here: the withdrawal matters too, eviction frees
+// nothing, and it is left out. Cost to the victim: a lesson its author
+// withdrew stays here (as a candidate, shown and synced on), for as long
+// as the attacker's records are held, i.e. forever; the attacker spent one
+// confirmation per record of the budget, no admitted key.
+func TestAttackWithdrawalLostBehindConfirmations(t *testing.T) {
+	friend := freshKey(t)
+	budget := StrangerBudget{Records: 100, Bytes: 1 << 20}
+	m := openBudgeted(t, t.TempDir(), budget, friend.Origin())
+	const scope = "team:x"
+	at := time.Now().Add(-time.Hour)
+	hashes := friendLessons(t, m, friend, scope, 10, at)
+	honest := freshKey(t)
+	lesson := paddedLesson(honest, "The sandbox resets its database every Sunday", 0, at)
+	receiveLines(t, m, scope, lesson)
+	receiveLines(t, m, scope, confirmationsOf(t, hashes, 99, at)...)
+	if n, _ := heldOf(t, m, m.Origin(), friend.Origin()); n != budget.Records {
+		t.Fatalf("%d strangers' records held, want the budget full (%d)", n, budget.Records)
+	}
+	lr, _ := protocol.Decode(lesson)
+	rev, err := protocol.SignRevocation(honest, lr.Hash, at.Add(time.Minute), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := receiveLines(t, m, scope, rev.Raw)
+	if rep.Accepted != 1 {
+		t.Errorf("an honest stranger's withdrawal of its own lesson, behind a budget full of free keys' confirmations: %+v; want it taken", rep)
+	}
+	if _, held, _ := m.store.Get(rev.SetKey()); !held {
+		t.Error("the withdrawal is not held: the withdrawn lesson stays alive here")
+	}
+}
+
+// TestAttackEvictionScansOnEveryLeftOutRecord: with the strangers' budget
+// full of records that matter (free keys' confirmations of an admitted
+// origin's lessons), every further record that matters (here one held
+// attacker key's revocation of an admitted hash, re-signed with a new time
+// each message so gossip's seen-cache never dedups it; a revocation of a
+// held hash passes the validator's cap check, and the key is held so no
+// new-origins limit applies) runs evictStrangers: a scan of the whole
+// store, a sort of every stranger's record and matters (a lesson read and
+// a ForHash) on each of them, under sleepMu, and then frees nothing; the
+// record is left out, so the next one costs the same. Cost: O(budget)
+// work (O(budget × records per hash) with ForHash) per 300-byte message,
+// with every delivery (admitted origins' too) waiting on sleepMu. The test
+// measures the allocations of one such delivery at two budget sizes: the
+// work of a record left out should not grow with what is held.
+func TestAttackEvictionScansOnEveryLeftOutRecord(t *testing.T) {
+	cost := func(records int) float64 {
+		friend := freshKey(t)
+		m := openBudgeted(t, t.TempDir(), StrangerBudget{Records: records, Bytes: 64 << 20}, friend.Origin())
+		const scope = "team:x"
+		at := time.Now().Add(-time.Hour)
+		hashes := friendLessons(t, m, friend, scope, 50, at)
+		held := freshKey(t) // an attacker key, held here by its one record
+		c, err := protocol.SignConfirmation(held, hashes[0], at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fill := append(confirmationsOf(t, hashes, records-1, at), c.Raw)
+		for len(fill) > 0 {
+			n := min(len(fill), 500)
+			receiveLines(t, m, scope, fill[:n]...)
+			fill = fill[n:]
+		}
+		if n, _ := heldOf(t, m, m.Origin(), friend.Origin()); n != records {
+			t.Fatalf("%d strangers' records held, want the budget full (%d)", n, records)
+		}
+		i := 0
+		return testing.AllocsPerRun(5, func() {
+			i++
+			rev, err := protocol.SignRevocation(held, hashes[1], at.Add(time.Duration(i)*time.Second), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := m.Deliver(context.Background(), scope, []*protocol.Record{rev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.OverBudget != 1 {
+				t.Fatalf("the revocation: %+v, want it left out", rep)
+			}
+		})
+	}
+	small, big := cost(200), cost(2000)
+	t.Logf("allocations of one left-out revocation: %.0f with 200 strangers' records held, %.0f with 2,000", small, big)
+	if big > 2*small {
+		t.Errorf("one left-out record costs %.0f allocations with 2,000 records held, %.0f with 200: eviction rescans the store for every record that matters", big, small)
+	}
+}
+
+// TestAttackReplacementsGrowPastTheBytesBudget: newer versions of records
+// held always pass the budget. The attacker's free keys each sign a small
+// copy of an admitted origin's lesson (same text, so same hash: it
+// matters, and cannot be evicted), then a newer version of the same
+// record padded with an unknown member to 7 KiB. Cost: the strangers'
+// records take their count × MaxLineBytes (50,000 × 8 KiB = 400 MiB at
+// the defaults, over six times the 64 MiB bytes budget), and since they
+// matter the budget stays spent for good: every later delivery finds it
+// held past the budget and scans the store to evict.
+func TestAttackReplacementsGrowPastTheBytesBudget(t *testing.T) {
+	friend := freshKey(t)
+	budget := StrangerBudget{Records: 100, Bytes: 64 << 10}
+	m := openBudgeted(t, t.TempDir(), budget, friend.Origin())
+	const scope = "team:x"
+	at := time.Now().Add(-time.Hour)
+	const text = "The team service times out when its pool is cold"
+	receiveLines(t, m, scope, paddedLesson(friend, text, 0, at))
+	var keys []protocol.Identity
+	var small, padded [][]byte
+	for range 40 {
+		id := freshKey(t)
+		keys = append(keys, id)
+		small = append(small, paddedLesson(id, text, 0, at))
+		padded = append(padded, paddedLesson(id, text, 7<<10, at.Add(time.Minute)))
+	}
+	receiveLines(t, m, scope, small...)
+	_, before := heldOf(t, m, m.Origin(), friend.Origin())
+	for i := 0; i < len(padded); i += 10 {
+		receiveLines(t, m, scope, padded[i:i+10]...)
+	}
+	receiveLines(t, m, scope, paddedLesson(friend, "The cache warms in about a minute", 0, at)) // a later delivery
+	n, after := heldOf(t, m, m.Origin(), friend.Origin())
+	t.Logf("40 strangers' copies of an admitted lesson: %d bytes, then %d bytes (%d records) after newer padded versions; the budget is %d bytes", before, after, n, budget.Bytes)
+	if after > budget.Bytes {
+		t.Errorf("strangers' records take %d bytes, past the budget of %d, through newer versions of held records", after, budget.Bytes)
+	}
+}
