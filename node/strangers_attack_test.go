@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -177,5 +178,67 @@ func TestAttackReplacementsGrowPastTheBytesBudget(t *testing.T) {
 	t.Logf("40 strangers' copies of an admitted lesson: %d bytes, then %d bytes (%d records) after newer padded versions; the budget is %d bytes", before, after, n, budget.Bytes)
 	if after > budget.Bytes {
 		t.Errorf("strangers' records take %d bytes, past the budget of %d, through newer versions of held records", after, budget.Bytes)
+	}
+}
+
+// TestAttackEvictionDropsACandidateThisMemoryMet: a stranger's lesson
+// (an honest open-team member's) became a candidate here, and later this
+// memory's own agent met the same surprise: sleep absorbed the event into
+// the candidate (its episode, Seen, a rise), without a confirmation since
+// the project is not shared. matters only asks MetBefore (met before the
+// lesson arrived), so the stranger's record still "matters to nothing":
+// the attacker fills the budget with junk and sends one confirmation of an
+// admitted lesson, and eviction takes the oldest record, the stranger's
+// lesson, and dropOrphanCandidates deletes the candidate with this
+// memory's own episode. Cost: local experience lost (the absorbed event
+// stays assigned to a lesson no longer held, so it is never consolidated
+// again), for the price of a budget of junk records.
+func TestAttackEvictionDropsACandidateThisMemoryMet(t *testing.T) {
+	clk := newClock()
+	friend := freshKey(t)
+	budget := StrangerBudget{Records: 100, Bytes: 1 << 20}
+	home := t.TempDir()
+	m, err := Open(Config{Home: home, Create: true, Now: clk.Now, Admission: Admission{Trust: []string{friend.Origin()}}, Strangers: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	const scope = "team:x"
+	at := clk.Now().Add(-time.Minute)
+	hashes := friendLessons(t, m, friend, scope, 1, at)
+	// The honest stranger's lesson comes first (the oldest).
+	honest := freshKey(t)
+	const text = "undefined: mocks.NewClient on a clean checkout until go generate has run"
+	line := paddedLesson(honest, text, 0, at)
+	receiveLines(t, m, scope, line)
+	lr, _ := protocol.Decode(line)
+	clk.Add(time.Minute)
+	if _, err := m.Remember([]protocol.Event{failure(filepath.Join(home, "elsewhere"), "s9", "undefined: mocks.NewClient on a clean checkout, go generate not run yet")}); err != nil {
+		t.Fatal(err)
+	}
+	sleep(t, m)
+	l, ok, err := m.store.GetLesson(lr.Hash)
+	if err != nil || !ok {
+		t.Fatalf("the candidate: %v %v", ok, err)
+	}
+	if l.Seen == 0 || len(l.Episodes) == 0 {
+		t.Fatalf("the memory's event did not join the stranger's candidate: %+v", l)
+	}
+	clk.Add(time.Minute)
+	var fill [][]byte
+	for i := range budget.Records - 1 {
+		fill = append(fill, paddedLesson(freshKey(t), fmt.Sprintf("The worker %d restarts after an out-of-memory kill", i), 0, at))
+	}
+	receiveLines(t, m, scope, fill...)
+	receiveLines(t, m, scope, confirmationsOf(t, hashes, 1, at)...)
+	l, ok, err = m.store.GetLesson(lr.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Fatal("eviction deleted a candidate this memory's own event met (its episode and rise with it)")
+	}
+	if _, held, _ := m.store.Get(lr.SetKey()); !held {
+		t.Error("eviction took the lesson record of a candidate this memory met")
 	}
 }
