@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/commons"
+	"github.com/remem/remem/commons/commonstest"
 	"github.com/remem/remem/protocol"
 )
 
@@ -240,5 +242,55 @@ func TestAttackEvictionDropsACandidateThisMemoryMet(t *testing.T) {
 	}
 	if _, held, _ := m.store.Get(lr.SetKey()); !held {
 		t.Error("eviction took the lesson record of a candidate this memory met")
+	}
+}
+
+// TestAttackFullBudgetLosesAnAdmittedCommonsFirstPull: a token-guarded
+// commons whose every token is bound to its publishers admits them (SPEC
+// §8), but a memory learns so only after its pull delivered their records
+// (noteCommonsPublishers runs after the pull). With the strangers' budget
+// full (any junk from free keys does it), the first pull's records of those
+// publishers count as strangers' and are left out; the pull state keeps
+// their files' ETags, so later pulls skip them as unchanged. Cost: every
+// lesson of the admitted commons' publishers is lost here until each
+// publisher changes its file; the attacker spent a budget of junk.
+func TestAttackFullBudgetLosesAnAdmittedCommonsFirstPull(t *testing.T) {
+	ctx := context.Background()
+	pub := freshKey(t)
+	const tok = "bound-token"
+	url := commonstest.StartWith(t, func(c *commons.ServerConfig) {
+		c.Tokens = []string{tok}
+		c.Publishers = map[string][]string{tok: {pub.Origin()}}
+	})
+	budget := StrangerBudget{Records: 50, Bytes: 1 << 20}
+	m := openBudgeted(t, t.TempDir(), budget)
+	at := time.Now().Add(-time.Hour)
+	var fill [][]byte
+	for i := range budget.Records {
+		fill = append(fill, paddedLesson(freshKey(t), fmt.Sprintf("The worker %d restarts after an out-of-memory kill", i), 0, at))
+	}
+	receiveLines(t, m, "team:x", fill...)
+	var lines [][]byte
+	for i := range 5 {
+		lines = append(lines, paddedLesson(pub, fmt.Sprintf("The release %d build needs the changelog entry first", i), 0, at))
+	}
+	if _, err := (&commons.Client{BaseURL: url, Token: tok}).Push(ctx, pub.Origin(), lines); err != nil {
+		t.Fatal(err)
+	}
+	cl := m.CommonsClient(url, "")
+	for range 2 {
+		if _, err := m.PullCommons(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok, why := m.Admits(pub.Origin()); !ok {
+		t.Fatalf("the commons' bound publisher is not admitted after its pull: %s", why)
+	}
+	u, err := m.store.UseOf(pub.Origin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Records != len(lines) {
+		t.Errorf("an admitted commons publisher's %d records, after two pulls over a full strangers' budget: %d held", len(lines), u.Records)
 	}
 }
