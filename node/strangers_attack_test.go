@@ -294,3 +294,51 @@ func TestAttackFullBudgetLosesAnAdmittedCommonsFirstPull(t *testing.T) {
 		t.Errorf("an admitted commons publisher's %d records, after two pulls over a full strangers' budget: %d held", len(lines), u.Records)
 	}
 }
+
+// TestAttackRevocationsThatChangeNothingEvictHonestStrangers: matters
+// counts any record of a hash an admitted origin published, so a free
+// key's revocation of a team lesson it never published nor confirmed
+// "matters", though it changes no state (SPEC §7: a revocation withdraws
+// its origin's own lesson or confirmation). One key revokes each of the
+// admitted origin's lessons (revocations of held hashes pass the per-origin
+// cap too); every one evicts an honest stranger's record (an open team's
+// member nobody listed), oldest first, with its candidate. Cost: the
+// honest strangers' lessons are replaced by the attacker's no-op records,
+// a key per admitted lesson (here one key, 50 lessons).
+func TestAttackRevocationsThatChangeNothingEvictHonestStrangers(t *testing.T) {
+	friend := freshKey(t)
+	budget := StrangerBudget{Records: 100, Bytes: 1 << 20}
+	m := openBudgeted(t, t.TempDir(), budget, friend.Origin())
+	const scope = "team:x"
+	at := time.Now().Add(-time.Hour)
+	hashes := friendLessons(t, m, friend, scope, 50, at)
+	var honest [][]byte
+	for i := range budget.Records {
+		honest = append(honest, paddedLesson(freshKey(t), fmt.Sprintf("The worker %d restarts after an out-of-memory kill", i), 0, at))
+	}
+	receiveLines(t, m, scope, honest...)
+	attacker := freshKey(t)
+	var revs [][]byte
+	for _, h := range hashes {
+		r, err := protocol.SignRevocation(attacker, h, at.Add(time.Minute), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		revs = append(revs, r.Raw)
+	}
+	for _, r := range revs {
+		receiveLines(t, m, scope, r)
+	}
+	u, _ := m.store.UseOf(attacker.Origin())
+	lost := 0
+	for _, l := range honest {
+		r, _ := protocol.Decode(l)
+		if _, held, _ := m.store.Get(r.SetKey()); !held {
+			lost++
+		}
+	}
+	t.Logf("one free key's %d revocations of an admitted origin's lessons: %d held, %d honest strangers' lessons evicted", len(revs), u.Records, lost)
+	if lost > 0 {
+		t.Errorf("revocations of lessons their origin never published nor confirmed (no state changes) evicted %d honest strangers' lessons", lost)
+	}
+}
