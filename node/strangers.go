@@ -277,7 +277,10 @@ func (m *Memory) matters(r *protocol.Record) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if ok && (l.Own || l.MetBefore) {
+	// A candidate this memory's own events met, before it arrived or
+	// after (sleep absorbed them: its episodes and rises are this memory's
+	// experience, not the stranger's).
+	if ok && (l.Own || l.MetBefore || l.Seen > 0 || len(l.Episodes) > 0) {
 		return true, nil
 	}
 	held, err := m.store.ForHash(r.Hash)
