@@ -267,11 +267,13 @@ func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*prot
 
 // matters reports whether a stranger's record of hash concerns what this
 // memory holds for its own reasons: a lesson it wrote, a hash an admitted
-// origin published or confirmed, a candidate one of its own events met,
-// or an origin's withdrawal of a lesson it published here (and that
-// lesson: a withdrawn lesson is dropped everywhere, SPEC §7, and the pair
-// keeps it from coming back as new). Nothing else a stranger sends
-// changes a state here.
+// origin published or confirmed (a stranger's lesson or confirmation of
+// it; a revocation only beside its origin's confirmation it withdraws), a
+// candidate one of its own events met, or an origin's withdrawal of a
+// lesson it published here (and that lesson: a withdrawn lesson is
+// dropped everywhere, SPEC §7, and the pair keeps it from coming back as
+// new). Nothing else a stranger sends changes a state here: a revocation
+// of a hash its origin holds nothing of withdraws nothing.
 func (m *Memory) matters(r *protocol.Record) (bool, error) {
 	l, ok, err := m.store.GetLesson(r.Hash)
 	if err != nil {
@@ -288,16 +290,27 @@ func (m *Memory) matters(r *protocol.Record) (bool, error) {
 		return false, err
 	}
 	a := m.admitted()
+	admittedHash, ownConfirmation := false, false
 	for _, h := range held {
 		hr := h.Record
 		if hr.Type != protocol.TypeRevocation && a.Admits(hr.Origin) {
-			return true, nil
+			admittedHash = true
 		}
 		if withdrawal(r, hr) || withdrawal(hr, r) {
 			return true, nil
 		}
+		if r.Type == protocol.TypeRevocation && hr.Type == protocol.TypeConfirmation && hr.Origin == r.Origin {
+			ownConfirmation = true
+		}
 	}
-	return false, nil
+	if r.Type == protocol.TypeRevocation {
+		// A revocation withdraws its origin's own lesson or confirmation
+		// (SPEC §7): of anything else it changes nothing, whoever
+		// published the hash, so it matters only beside the confirmation
+		// it withdraws, when that confirmation matters.
+		return ownConfirmation && admittedHash, nil
+	}
+	return admittedHash, nil
 }
 
 // withdrawal reports whether rev is its origin's revocation of the lesson
