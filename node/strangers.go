@@ -164,7 +164,9 @@ func recordCost(r *protocol.Record, scope string) int64 {
 
 // budgetStrangers applies the strangers' budget to recs (already past the
 // per-origin cap): records of admitted origins, and newer versions of
-// records held, always pass. New records of strangers pass while the
+// records held no longer than the held one, always pass; a longer newer
+// version takes what it adds of the bytes left, after the records that
+// matter. New records of strangers pass while the
 // budget has room. Past it, those that matter here (matters) evict held
 // strangers' records that matter to nothing, oldest first, and take the
 // room first; the rest take what is left, in order, and are left out once
@@ -199,14 +201,24 @@ func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*prot
 		return recs, 0, nil
 	}
 	var fresh []int // indexes of strangers' records new to the memory
+	// Newer versions of held records that are longer: what they add.
+	// Keys are free, and so are newer versions, so a version padded with
+	// unknown members takes room like a new record's bytes.
+	grow := map[int]int64{}
+	var grown []int
 	need := used
 	for i, r := range recs {
 		if a.Admits(r.Origin) {
 			continue
 		}
-		if _, held, err := m.store.Get(r.SetKey()); err != nil {
+		if h, held, err := m.store.Get(r.SetKey()); err != nil {
 			return nil, 0, err
 		} else if held {
+			if g := int64(len(r.Raw) - len(h.Record.Raw)); g > 0 && protocol.Supersedes(r, h.Record) {
+				grow[i] = g
+				grown = append(grown, i)
+				need.Bytes += g
+			}
 			continue
 		}
 		fresh = append(fresh, i)
@@ -247,7 +259,24 @@ func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*prot
 	for i := range keep {
 		keep[i] = true
 	}
-	for _, i := range append(first, rest...) {
+	for _, i := range first {
+		c := recordCost(recs[i], scope)
+		if used.Records+1 <= b.Records && used.Bytes+c <= b.Bytes {
+			used.Records++
+			used.Bytes += c
+			continue
+		}
+		keep[i] = false
+	}
+	for _, i := range grown {
+		// Past the bytes the held version stays.
+		if used.Bytes+grow[i] <= b.Bytes {
+			used.Bytes += grow[i]
+			continue
+		}
+		keep[i] = false
+	}
+	for _, i := range rest {
 		c := recordCost(recs[i], scope)
 		if used.Records+1 <= b.Records && used.Bytes+c <= b.Bytes {
 			used.Records++
