@@ -63,6 +63,14 @@ type strangerTally struct {
 	mu  sync.Mutex
 	set *admittedSet
 	use store.Use
+	// stuck is the admitted set under which an eviction found that every
+	// stranger's record held matters, with stuckRecords strangers' records
+	// held then: until one of the two changes no eviction can free
+	// anything (a record stops mattering only when the admitted set
+	// changes: admitted and own records, and candidates, are deleted by
+	// nothing but eviction), so none scans the store again.
+	stuck        *admittedSet
+	stuckRecords int
 }
 
 // strangerUse returns what strangers' records take now.
@@ -358,16 +366,29 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 	if err != nil {
 		return store.Use{}, err
 	}
+	adm := m.admission()
+	t := &m.strangers
+	t.mu.Lock()
+	stuck := t.stuck == adm && t.stuckRecords == used.Records
+	t.mu.Unlock()
+	if stuck {
+		return store.Use{}, nil
+	}
 	b := m.cfg.Strangers
 	limit := store.Use{Records: b.Records - b.Records/evictSlack, Bytes: b.Bytes - b.Bytes/evictSlack}
-	a := m.admitted()
+	a := adm.set
 	type victim struct {
 		held store.Held
 		size int64
 	}
 	var vs []victim
+	var spared []*protocol.Record // records of spare: not evicted now
 	err = m.store.Each(func(h store.Held) error {
-		if a.Admits(h.Record.Origin) || spare[h.Record.Hash] {
+		if a.Admits(h.Record.Origin) {
+			return nil
+		}
+		if spare[h.Record.Hash] {
+			spared = append(spared, h.Record)
 			return nil
 		}
 		vs = append(vs, victim{h, recordCost(h.Record, "")})
@@ -380,8 +401,10 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 	var keys []protocol.RecordKey
 	var freed store.Use
 	hashes := map[string]bool{}
+	enough := false
 	for _, v := range vs {
 		if used.Records-freed.Records+need.Records <= limit.Records && used.Bytes-freed.Bytes+need.Bytes <= limit.Bytes {
+			enough = true
 			break
 		}
 		ok, err := m.matters(v.held.Record)
@@ -395,6 +418,25 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 		freed.Records++
 		freed.Bytes += v.size
 		hashes[v.held.Record.Hash] = true
+	}
+	if !enough {
+		// Every record left matters, unless one spared now does not.
+		allMatter := true
+		for _, r := range spared {
+			ok, err := m.matters(r)
+			if err != nil {
+				return store.Use{}, err
+			}
+			if !ok {
+				allMatter = false
+				break
+			}
+		}
+		if allMatter {
+			t.mu.Lock()
+			t.stuck, t.stuckRecords = adm, used.Records-freed.Records
+			t.mu.Unlock()
+		}
 	}
 	if len(keys) == 0 {
 		return store.Use{}, nil
