@@ -432,11 +432,17 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 				break
 			}
 		}
+		t.mu.Lock()
+		t.stuck, t.stuckRecords = nil, 0
 		if allMatter {
-			t.mu.Lock()
 			t.stuck, t.stuckRecords = adm, used.Records-freed.Records
-			t.mu.Unlock()
 		}
+		t.mu.Unlock()
+	} else {
+		// Not stuck now: a count held later may be this one again.
+		t.mu.Lock()
+		t.stuck = nil
+		t.mu.Unlock()
 	}
 	if len(keys) == 0 {
 		return store.Use{}, nil
