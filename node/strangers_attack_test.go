@@ -90,10 +90,11 @@ func TestAttackWithdrawalLostBehindConfirmations(t *testing.T) {
 // TestAttackEvictionScansOnEveryLeftOutRecord: with the strangers' budget
 // full of records that matter (free keys' confirmations of an admitted
 // origin's lessons), every further record that matters (here one held
-// attacker key's withdrawal of its own confirmation, re-signed with a new time
-// each message so gossip's seen-cache never dedups it; a revocation of a
-// held hash passes the validator's cap check, and the key is held so no
-// new-origins limit applies) runs evictStrangers: a scan of the whole
+// attacker key's confirmation of another admitted lesson, re-signed with a
+// new time each time, so it is never a duplicate: it is left out, never
+// held; by sync, a folder or a commons, or on main by gossip as a
+// revocation of an admitted hash, which passes the validator's cap check)
+// runs evictStrangers: a scan of the whole
 // store, a sort of every stranger's record and matters (a lesson read and
 // a ForHash) on each of them, under sleepMu, and then frees nothing; the
 // record is left out, so the next one costs the same. Cost: O(budget)
@@ -127,21 +128,21 @@ func TestAttackEvictionScansOnEveryLeftOutRecord(t *testing.T) {
 		i := 0
 		return testing.AllocsPerRun(5, func() {
 			i++
-			rev, err := protocol.SignRevocation(held, hashes[0], at.Add(time.Duration(i)*time.Second), "")
+			conf, err := protocol.SignConfirmation(held, hashes[1], at.Add(time.Duration(i)*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := m.Deliver(context.Background(), scope, []*protocol.Record{rev})
+			rep, err := m.Deliver(context.Background(), scope, []*protocol.Record{conf})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if rep.OverBudget != 1 {
-				t.Fatalf("the revocation: %+v, want it left out", rep)
+				t.Fatalf("the confirmation: %+v, want it left out", rep)
 			}
 		})
 	}
 	small, big := cost(200), cost(2000)
-	t.Logf("allocations of one left-out revocation: %.0f with 200 strangers' records held, %.0f with 2,000", small, big)
+	t.Logf("allocations of one left-out confirmation: %.0f with 200 strangers' records held, %.0f with 2,000", small, big)
 	if big > 2*small {
 		t.Errorf("one left-out record costs %.0f allocations with 2,000 records held, %.0f with 200: eviction rescans the store for every record that matters", big, small)
 	}
