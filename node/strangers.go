@@ -267,6 +267,7 @@ func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*prot
 	for i := range keep {
 		keep[i] = true
 	}
+	var withdrawn []protocol.RecordKey // held records revocations take the room of
 	for _, i := range first {
 		c := recordCost(recs[i], scope)
 		if used.Records+1 <= b.Records && used.Bytes+c <= b.Bytes {
@@ -274,7 +275,31 @@ func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*prot
 			used.Bytes += c
 			continue
 		}
+		// No room, and nothing could be evicted: an origin's withdrawal of
+		// its own lesson or confirmation takes the room of what it
+		// withdraws. A revoked lesson is dropped everywhere and its
+		// revocation kept (SPEC §8), so it is not resurrected from an
+		// older record; kept instead, the withdrawal would be lost.
+		k, size, ok, err := m.withdrawnHeld(recs[i])
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok && used.Bytes-size+c <= b.Bytes {
+			withdrawn = append(withdrawn, k)
+			used.Bytes += c - size
+			continue
+		}
 		keep[i] = false
+	}
+	if len(withdrawn) > 0 {
+		hashes := map[string]bool{}
+		for _, k := range withdrawn {
+			hashes[k.Hash] = true
+		}
+		if err := m.forgetStrangers(withdrawn, hashes); err != nil {
+			return nil, 0, err
+		}
+		m.log.Info("strangers' budget: withdrawn records gave their room to their revocations", "records", len(withdrawn))
 	}
 	for _, i := range grown {
 		// Past the bytes the held version stays.
@@ -447,6 +472,18 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 	if len(keys) == 0 {
 		return store.Use{}, nil
 	}
+	if err := m.forgetStrangers(keys, hashes); err != nil {
+		return store.Use{}, err
+	}
+	m.metrics.evicted(len(keys))
+	m.log.Info("strangers' budget: evicted records that matter to nothing here", "records", len(keys), "bytes", freed.Bytes)
+	return freed, nil
+}
+
+// forgetStrangers deletes the strangers' records of keys, keeps the tally
+// and the per-origin counts, and drops the candidates of hashes left
+// without a lesson record.
+func (m *Memory) forgetStrangers(keys []protocol.RecordKey, hashes map[string]bool) error {
 	origins := map[string]bool{}
 	for _, k := range keys {
 		origins[k.Origin] = true
@@ -454,19 +491,34 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 	list := slices.Collect(maps.Keys(origins))
 	before, err := m.useOfOrigins(list)
 	if err != nil {
-		return store.Use{}, err
+		return err
 	}
 	if _, err := m.store.Forget(keys); err != nil {
-		return store.Use{}, err
+		return err
 	}
 	m.noteStrangerChange(list, before)
 	m.resetOriginCounts()
-	if err := m.dropOrphanCandidates(hashes); err != nil {
-		return store.Use{}, err
+	return m.dropOrphanCandidates(hashes)
+}
+
+// withdrawnHeld is the held stranger's lesson or confirmation that rev,
+// a revocation of the same origin and hash no older than it, withdraws,
+// and what it takes (ok false: none).
+func (m *Memory) withdrawnHeld(rev *protocol.Record) (k protocol.RecordKey, size int64, ok bool, err error) {
+	if rev.Type != protocol.TypeRevocation || m.admitted().Admits(rev.Origin) {
+		return k, 0, false, nil
 	}
-	m.metrics.evicted(len(keys))
-	m.log.Info("strangers' budget: evicted records that matter to nothing here", "records", len(keys), "bytes", freed.Bytes)
-	return freed, nil
+	for _, t := range []protocol.Type{protocol.TypeLesson, protocol.TypeConfirmation} {
+		k = protocol.RecordKey{Type: t, Origin: rev.Origin, Hash: rev.Hash}
+		h, held, err := m.store.Get(k)
+		if err != nil {
+			return k, 0, false, err
+		}
+		if held && !rev.Time.Before(h.Record.Time) {
+			return k, recordCost(h.Record, ""), true, nil
+		}
+	}
+	return k, 0, false, nil
 }
 
 // dropOrphanCandidates deletes the candidates of hashes that no lesson
