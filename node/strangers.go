@@ -267,7 +267,7 @@ func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*prot
 	for i := range keep {
 		keep[i] = true
 	}
-	var withdrawn []protocol.RecordKey // held records revocations take the room of
+	var withdrawn []store.Held // held records revocations take the room of
 	for _, i := range first {
 		c := recordCost(recs[i], scope)
 		if used.Records+1 <= b.Records && used.Bytes+c <= b.Bytes {
@@ -293,8 +293,8 @@ func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*prot
 	}
 	if len(withdrawn) > 0 {
 		hashes := map[string]bool{}
-		for _, k := range withdrawn {
-			hashes[k.Hash] = true
+		for _, h := range withdrawn {
+			hashes[h.Record.Hash] = true
 		}
 		if err := m.forgetStrangers(withdrawn, hashes); err != nil {
 			return nil, 0, err
@@ -424,6 +424,7 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 	}
 	slices.SortFunc(vs, func(x, y victim) int { return x.held.Arrived.Compare(y.held.Arrived) })
 	var keys []protocol.RecordKey
+	var gone []store.Held
 	var freed store.Use
 	hashes := map[string]bool{}
 	enough := false
@@ -440,6 +441,7 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 			continue
 		}
 		keys = append(keys, v.held.Record.SetKey())
+		gone = append(gone, v.held)
 		freed.Records++
 		freed.Bytes += v.size
 		hashes[v.held.Record.Hash] = true
@@ -472,7 +474,7 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 	if len(keys) == 0 {
 		return store.Use{}, nil
 	}
-	if err := m.forgetStrangers(keys, hashes); err != nil {
+	if err := m.forgetStrangers(gone, hashes); err != nil {
 		return store.Use{}, err
 	}
 	m.metrics.evicted(len(keys))
@@ -480,13 +482,15 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 	return freed, nil
 }
 
-// forgetStrangers deletes the strangers' records of keys, keeps the tally
+// forgetStrangers deletes the strangers' records held, keeps the tally
 // and the per-origin counts, and drops the candidates of hashes left
 // without a lesson record.
-func (m *Memory) forgetStrangers(keys []protocol.RecordKey, hashes map[string]bool) error {
+func (m *Memory) forgetStrangers(held []store.Held, hashes map[string]bool) error {
 	origins := map[string]bool{}
-	for _, k := range keys {
-		origins[k.Origin] = true
+	keys := make([]protocol.RecordKey, len(held))
+	for i, h := range held {
+		keys[i] = h.Record.SetKey()
+		origins[h.Record.Origin] = true
 	}
 	list := slices.Collect(maps.Keys(origins))
 	before, err := m.useOfOrigins(list)
@@ -494,31 +498,46 @@ func (m *Memory) forgetStrangers(keys []protocol.RecordKey, hashes map[string]bo
 		return err
 	}
 	if _, err := m.store.Forget(keys); err != nil {
+		m.resetOriginCounts() // what was deleted is not known
 		return err
 	}
 	m.noteStrangerChange(list, before)
-	m.resetOriginCounts()
+	m.countForgotten(held)
 	return m.dropOrphanCandidates(hashes)
+}
+
+// countForgotten takes records deleted off the per-scope origin counts
+// loaded (a reload reads a whole scope: one per record a stream of
+// withdrawals forgets would cost as much as the scope).
+func (m *Memory) countForgotten(held []store.Held) {
+	m.origins.mu.Lock()
+	defer m.origins.mu.Unlock()
+	for _, h := range held {
+		for _, sc := range h.Scopes {
+			if c, ok := m.origins.byScope[sc]; ok && c[h.Record.Origin] > 0 {
+				c[h.Record.Origin]--
+			}
+		}
+	}
 }
 
 // withdrawnHeld is the held stranger's lesson or confirmation that rev,
 // a revocation of the same origin and hash no older than it, withdraws,
 // and what it takes (ok false: none).
-func (m *Memory) withdrawnHeld(rev *protocol.Record) (k protocol.RecordKey, size int64, ok bool, err error) {
+func (m *Memory) withdrawnHeld(rev *protocol.Record) (h store.Held, size int64, ok bool, err error) {
 	if rev.Type != protocol.TypeRevocation || m.admitted().Admits(rev.Origin) {
-		return k, 0, false, nil
+		return h, 0, false, nil
 	}
 	for _, t := range []protocol.Type{protocol.TypeLesson, protocol.TypeConfirmation} {
-		k = protocol.RecordKey{Type: t, Origin: rev.Origin, Hash: rev.Hash}
-		h, held, err := m.store.Get(k)
+		h, held, err := m.store.Get(protocol.RecordKey{Type: t, Origin: rev.Origin, Hash: rev.Hash})
 		if err != nil {
-			return k, 0, false, err
+			return h, 0, false, err
 		}
 		if held && !rev.Time.Before(h.Record.Time) {
-			return k, recordCost(h.Record, ""), true, nil
+			return h, recordCost(h.Record, ""), true, nil
 		}
 	}
-	return k, 0, false, nil
+	return store.Held{}, 0, false, nil
 }
 
 // dropOrphanCandidates deletes the candidates of hashes that no lesson

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"testing"
 	"time"
@@ -343,5 +344,58 @@ func TestAttackRevocationsThatChangeNothingEvictHonestStrangers(t *testing.T) {
 	t.Logf("one free key's %d revocations of an admitted origin's lessons: %d held, %d honest strangers' lessons evicted", len(revs), u.Records, lost)
 	if lost > 0 {
 		t.Errorf("revocations of lessons their origin never published nor confirmed (no state changes) evicted %d honest strangers' lessons", lost)
+	}
+}
+
+// The per-scope origin counts stay those of the store through evictions
+// and withdrawals that take their records' room (countForgotten), without
+// reloading a scope per record forgotten.
+func TestForgettingKeepsTheOriginCounts(t *testing.T) {
+	friend := freshKey(t)
+	budget := StrangerBudget{Records: 100, Bytes: 1 << 20}
+	m := openBudgeted(t, t.TempDir(), budget, friend.Origin())
+	const scope = "team:x"
+	at := time.Now().Add(-time.Hour)
+	hashes := friendLessons(t, m, friend, scope, 10, at)
+	var junk [][]byte
+	for i := range 15 {
+		junk = append(junk, paddedLesson(freshKey(t), fmt.Sprintf("The worker %d restarts after an out-of-memory kill", i), 0, at))
+	}
+	receiveLines(t, m, scope, junk...) // the oldest: evicted first
+	honest := freshKey(t)
+	lesson := paddedLesson(honest, "The sandbox resets its database every Sunday", 0, at)
+	receiveLines(t, m, scope, lesson)
+	receiveLines(t, m, scope, confirmationsOf(t, hashes, 84, at)...)
+	m.Room(scope, honest.Origin())                                   // the counts are loaded
+	receiveLines(t, m, scope, confirmationsOf(t, hashes, 10, at)...) // evicts the junk
+	receiveLines(t, m, scope, confirmationsOf(t, hashes, 5, at)...)  // the slack
+	lr, _ := protocol.Decode(lesson)
+	rev, _ := protocol.SignRevocation(honest, lr.Hash, at.Add(time.Minute), "")
+	if rep := receiveLines(t, m, scope, rev.Raw); rep.Accepted != 1 {
+		t.Fatalf("the withdrawal: %+v", rep)
+	}
+	if _, held, _ := m.store.Get(lr.SetKey()); held {
+		t.Fatal("the withdrawal did not take its lesson's room: the test shows nothing of it")
+	}
+	m.origins.mu.Lock()
+	got := maps.Clone(m.origins.byScope[scope])
+	m.origins.mu.Unlock()
+	held, err := m.store.InScope(scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for _, h := range held {
+		want[h.Record.Origin]++
+	}
+	for o, n := range want {
+		if got[o] != n {
+			t.Errorf("origin %.8s: counted %d, %d held", o, got[o], n)
+		}
+	}
+	for o, n := range got {
+		if n != want[o] {
+			t.Errorf("origin %.8s: counted %d, %d held", o, n, want[o])
+		}
 	}
 }
