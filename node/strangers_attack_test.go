@@ -399,3 +399,54 @@ func TestForgettingKeepsTheOriginCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackRevocationsOfAHotHashCostItsFanIn: free keys confirm one
+// lesson an admitted origin published, as many as the strangers' budget
+// holds (50,000 at the defaults; each key once). Then every gossip message
+// of a revocation of that hash, by any key (re-signed with a new time each
+// message: it withdraws nothing, so it is never held, never a duplicate),
+// passes the validator's cap check only after HoldsHash read every record
+// of the hash (ForHash decodes them all), and Deliver's budget then reads
+// them all again in matters, under sleepMu, to leave it out. Cost: a
+// 300-byte message makes the victim decode the hash's whole fan-in twice
+// (100,000 records at the defaults), on the validators and under the lock
+// every delivery takes. The test measures one such message at two fan-ins:
+// it should not grow with them.
+func TestAttackRevocationsOfAHotHashCostItsFanIn(t *testing.T) {
+	cost := func(records int) float64 {
+		friend := freshKey(t)
+		m := openBudgeted(t, t.TempDir(), StrangerBudget{Records: records, Bytes: 64 << 20}, friend.Origin())
+		const scope = "team:x"
+		at := time.Now().Add(-time.Hour)
+		hot := friendLessons(t, m, friend, scope, 1, at)
+		fill := confirmationsOf(t, hot, records, at)
+		for len(fill) > 0 {
+			n := min(len(fill), 500)
+			receiveLines(t, m, scope, fill[:n]...)
+			fill = fill[n:]
+		}
+		if n, _ := heldOf(t, m, m.Origin(), friend.Origin()); n != records {
+			t.Fatalf("%d strangers' records held, want the budget full (%d)", n, records)
+		}
+		attacker := freshKey(t)
+		i := 0
+		return testing.AllocsPerRun(5, func() {
+			i++
+			rev, err := protocol.SignRevocation(attacker, hot[0], at.Add(time.Duration(i)*time.Second), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Room(scope, attacker.Origin()) >= 1 || !m.HoldsHash(rev.Hash) {
+				t.Fatal("the validator would not have passed the revocation on its cap check")
+			}
+			if _, err := m.Deliver(context.Background(), scope, []*protocol.Record{rev}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, big := cost(200), cost(2000)
+	t.Logf("allocations of one revocation of the hot hash: %.0f with 200 records of it held, %.0f with 2,000", small, big)
+	if big > 2*small {
+		t.Errorf("one revocation that withdraws nothing costs %.0f allocations with 2,000 records of its hash held, %.0f with 200", big, small)
+	}
+}
