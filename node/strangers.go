@@ -347,38 +347,45 @@ func (m *Memory) matters(r *protocol.Record) (bool, error) {
 	if ok && (l.Own || l.MetBefore || l.Seen > 0 || len(l.Episodes) > 0) {
 		return true, nil
 	}
-	held, err := m.store.ForHash(r.Hash)
-	if err != nil {
-		return false, err
+	has := func(t protocol.Type) (bool, error) {
+		_, held, err := m.store.Get(protocol.RecordKey{Type: t, Origin: r.Origin, Hash: r.Hash})
+		return held, err
 	}
-	a := m.admitted()
-	admittedHash, ownConfirmation := false, false
-	for _, h := range held {
-		hr := h.Record
-		if hr.Type != protocol.TypeRevocation && a.Admits(hr.Origin) {
-			admittedHash = true
-		}
-		if withdrawal(r, hr) || withdrawal(hr, r) {
-			return true, nil
-		}
-		if r.Type == protocol.TypeRevocation && hr.Type == protocol.TypeConfirmation && hr.Origin == r.Origin {
-			ownConfirmation = true
-		}
-	}
-	if r.Type == protocol.TypeRevocation {
+	switch r.Type {
+	case protocol.TypeRevocation:
 		// A revocation withdraws its origin's own lesson or confirmation
 		// (SPEC §7): of anything else it changes nothing, whoever
-		// published the hash, so it matters only beside the confirmation
-		// it withdraws, when that confirmation matters.
-		return ownConfirmation && admittedHash, nil
+		// published the hash, so it matters only beside the lesson it
+		// withdraws, or the confirmation when that confirmation matters.
+		if ok, err := has(protocol.TypeLesson); err != nil || ok {
+			return ok, err
+		}
+		if ok, err := has(protocol.TypeConfirmation); err != nil || !ok {
+			return false, err
+		}
+	case protocol.TypeLesson:
+		// The lesson of a withdrawal held.
+		if ok, err := has(protocol.TypeRevocation); err != nil || ok {
+			return ok, err
+		}
 	}
-	return admittedHash, nil
+	return m.admittedRecordOf(r.Hash)
 }
 
-// withdrawal reports whether rev is its origin's revocation of the lesson
-// l: the two are kept together, so the lesson is not taken again as new.
-func withdrawal(rev, l *protocol.Record) bool {
-	return rev.Type == protocol.TypeRevocation && l.Type == protocol.TypeLesson && rev.Origin == l.Origin && rev.Hash == l.Hash
+// admittedRecordOf reports whether an admitted origin's lesson or
+// confirmation of hash is held. It walks keys only, and stops at the
+// first such record or at the revocations.
+func (m *Memory) admittedRecordOf(hash string) (bool, error) {
+	a := m.admitted()
+	found := false
+	err := m.store.EachKeyOfHash(hash, func(k protocol.RecordKey) bool {
+		if k.Type == protocol.TypeRevocation {
+			return false
+		}
+		found = a.Admits(k.Origin)
+		return !found
+	})
+	return found, err
 }
 
 // evictStrangers deletes held strangers' records that matter to nothing,
