@@ -552,7 +552,9 @@ func (m *Memory) withdrawnHeld(rev *protocol.Record) (h store.Held, size int64, 
 func (m *Memory) dropOrphanCandidates(hashes map[string]bool) error {
 	for _, h := range slices.Sorted(maps.Keys(hashes)) {
 		l, ok, err := m.store.GetLesson(h)
-		if err != nil || !ok || l.Own {
+		if err != nil || !ok || l.Own || l.Confirmed || l.MetBefore || l.Seen > 0 || len(l.Episodes) > 0 {
+			// A lesson with this memory's own experience in it stays
+			// (withdrawn, it leaves the active view; SPEC §8).
 			if err != nil {
 				return err
 			}

@@ -450,3 +450,50 @@ func TestAttackRevocationsOfAHotHashCostItsFanIn(t *testing.T) {
 		t.Errorf("one revocation that withdraws nothing costs %.0f allocations with 2,000 records of its hash held, %.0f with 200", big, small)
 	}
 }
+
+// A withdrawal that takes its lesson's room (the budget full of records
+// that matter) leaves the candidate when this memory's own events are in
+// it: withdrawn, it leaves the active view, its episodes stay.
+func TestWithdrawalInItsLessonsRoomKeepsOwnExperience(t *testing.T) {
+	clk := newClock()
+	friend := freshKey(t)
+	budget := StrangerBudget{Records: 50, Bytes: 1 << 20}
+	home := t.TempDir()
+	m, err := Open(Config{Home: home, Create: true, Now: clk.Now, Admission: Admission{Trust: []string{friend.Origin()}}, Strangers: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	const scope = "team:x"
+	at := clk.Now().Add(-time.Minute)
+	hashes := friendLessons(t, m, friend, scope, 7, at)
+	honest := freshKey(t)
+	line := paddedLesson(honest, "undefined: mocks.NewClient on a clean checkout until go generate has run", 0, at)
+	receiveLines(t, m, scope, line)
+	lr, _ := protocol.Decode(line)
+	clk.Add(time.Minute)
+	if _, err := m.Remember([]protocol.Event{failure(filepath.Join(home, "elsewhere"), "s9", "undefined: mocks.NewClient on a clean checkout, go generate not run yet")}); err != nil {
+		t.Fatal(err)
+	}
+	sleep(t, m)
+	receiveLines(t, m, scope, confirmationsOf(t, hashes, budget.Records-1, at)...)
+	if n, _ := heldOf(t, m, m.Origin(), friend.Origin()); n != budget.Records {
+		t.Fatalf("%d strangers' records held, want the budget full (%d)", n, budget.Records)
+	}
+	clk.Add(time.Minute)
+	rev, _ := protocol.SignRevocation(honest, lr.Hash, clk.Now(), "")
+	if rep := receiveLines(t, m, scope, rev.Raw); rep.Accepted != 1 {
+		t.Fatalf("the withdrawal: %+v", rep)
+	}
+	l, ok, err := m.store.GetLesson(lr.Hash)
+	if err != nil || !ok || len(l.Episodes) == 0 {
+		t.Fatalf("the withdrawn candidate with this memory's episode: held %v (%v), %+v", ok, err, l)
+	}
+	views, err := m.Lessons(Filter{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := viewOf(t, views, lr.Hash); !ok || v.State != protocol.StateRevoked {
+		t.Errorf("the withdrawn lesson's state: %s (listed %v), want revoked", v.State, ok)
+	}
+}
