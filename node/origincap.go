@@ -158,17 +158,16 @@ func (m *Memory) takes(r *protocol.Record, counts, incoming, added map[string]in
 // hash, of any origin and scope, its own included: what a revocation of
 // hash changes. Most hashes a flood names were never held, and the store's
 // filter answers for those without reading Badger.
+//
+// Keys come lessons first, then confirmations, revocations last: the first
+// key answers, however many origins hold records of hash.
 func (m *Memory) holdsHash(hash string) (bool, error) {
-	held, err := m.store.ForHash(hash)
-	if err != nil {
-		return false, err
-	}
-	for _, h := range held {
-		if h.Record.Type != protocol.TypeRevocation {
-			return true, nil
-		}
-	}
-	return false, nil
+	holds := false
+	err := m.store.EachKeyOfHash(hash, func(k protocol.RecordKey) bool {
+		holds = k.Type != protocol.TypeRevocation
+		return false
+	})
+	return holds, err
 }
 
 // HoldsHash reports whether a revocation of hash would change what the

@@ -63,6 +63,14 @@ type strangerTally struct {
 	mu  sync.Mutex
 	set *admittedSet
 	use store.Use
+	// stuck is the admitted set under which an eviction found that every
+	// stranger's record held matters, with stuckRecords strangers' records
+	// held then: until one of the two changes no eviction can free
+	// anything (a record stops mattering only when the admitted set
+	// changes: admitted and own records, and candidates, are deleted by
+	// nothing but eviction), so none scans the store again.
+	stuck        *admittedSet
+	stuckRecords int
 }
 
 // strangerUse returns what strangers' records take now.
@@ -164,7 +172,9 @@ func recordCost(r *protocol.Record, scope string) int64 {
 
 // budgetStrangers applies the strangers' budget to recs (already past the
 // per-origin cap): records of admitted origins, and newer versions of
-// records held, always pass. New records of strangers pass while the
+// records held no longer than the held one, always pass; a longer newer
+// version takes what it adds of the bytes left, after the records that
+// matter. New records of strangers pass while the
 // budget has room. Past it, those that matter here (matters) evict held
 // strangers' records that matter to nothing, oldest first, and take the
 // room first; the rest take what is left, in order, and are left out once
@@ -199,14 +209,24 @@ func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*prot
 		return recs, 0, nil
 	}
 	var fresh []int // indexes of strangers' records new to the memory
+	// Newer versions of held records that are longer: what they add.
+	// Keys are free, and so are newer versions, so a version padded with
+	// unknown members takes room like a new record's bytes.
+	grow := map[int]int64{}
+	var grown []int
 	need := used
 	for i, r := range recs {
 		if a.Admits(r.Origin) {
 			continue
 		}
-		if _, held, err := m.store.Get(r.SetKey()); err != nil {
+		if h, held, err := m.store.Get(r.SetKey()); err != nil {
 			return nil, 0, err
 		} else if held {
+			if g := int64(len(r.Raw) - len(h.Record.Raw)); g > 0 && protocol.Supersedes(r, h.Record) {
+				grow[i] = g
+				grown = append(grown, i)
+				need.Bytes += g
+			}
 			continue
 		}
 		fresh = append(fresh, i)
@@ -247,7 +267,49 @@ func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*prot
 	for i := range keep {
 		keep[i] = true
 	}
-	for _, i := range append(first, rest...) {
+	var withdrawn []store.Held // held records revocations take the room of
+	for _, i := range first {
+		c := recordCost(recs[i], scope)
+		if used.Records+1 <= b.Records && used.Bytes+c <= b.Bytes {
+			used.Records++
+			used.Bytes += c
+			continue
+		}
+		// No room, and nothing could be evicted: an origin's withdrawal of
+		// its own lesson or confirmation takes the room of what it
+		// withdraws. A revoked lesson is dropped everywhere and its
+		// revocation kept (SPEC §8), so it is not resurrected from an
+		// older record; kept instead, the withdrawal would be lost.
+		k, size, ok, err := m.withdrawnHeld(recs[i])
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok && used.Bytes-size+c <= b.Bytes {
+			withdrawn = append(withdrawn, k)
+			used.Bytes += c - size
+			continue
+		}
+		keep[i] = false
+	}
+	if len(withdrawn) > 0 {
+		hashes := map[string]bool{}
+		for _, h := range withdrawn {
+			hashes[h.Record.Hash] = true
+		}
+		if err := m.forgetStrangers(withdrawn, hashes); err != nil {
+			return nil, 0, err
+		}
+		m.log.Info("strangers' budget: withdrawn records gave their room to their revocations", "records", len(withdrawn))
+	}
+	for _, i := range grown {
+		// Past the bytes the held version stays.
+		if used.Bytes+grow[i] <= b.Bytes {
+			used.Bytes += grow[i]
+			continue
+		}
+		keep[i] = false
+	}
+	for _, i := range rest {
 		c := recordCost(recs[i], scope)
 		if used.Records+1 <= b.Records && used.Bytes+c <= b.Bytes {
 			used.Records++
@@ -267,40 +329,63 @@ func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*prot
 
 // matters reports whether a stranger's record of hash concerns what this
 // memory holds for its own reasons: a lesson it wrote, a hash an admitted
-// origin published or confirmed, a candidate one of its own events met,
-// or an origin's withdrawal of a lesson it published here (and that
-// lesson: a withdrawn lesson is dropped everywhere, SPEC §7, and the pair
-// keeps it from coming back as new). Nothing else a stranger sends
-// changes a state here.
+// origin published or confirmed (a stranger's lesson or confirmation of
+// it; a revocation only beside its origin's confirmation it withdraws), a
+// candidate one of its own events met, or an origin's withdrawal of a
+// lesson it published here (and that lesson: a withdrawn lesson is
+// dropped everywhere, SPEC §7, and the pair keeps it from coming back as
+// new). Nothing else a stranger sends changes a state here: a revocation
+// of a hash its origin holds nothing of withdraws nothing.
 func (m *Memory) matters(r *protocol.Record) (bool, error) {
 	l, ok, err := m.store.GetLesson(r.Hash)
 	if err != nil {
 		return false, err
 	}
-	if ok && (l.Own || l.MetBefore) {
+	// A candidate this memory's own events met, before it arrived or
+	// after (sleep absorbed them: its episodes and rises are this memory's
+	// experience, not the stranger's).
+	if ok && (l.Own || l.MetBefore || l.Seen > 0 || len(l.Episodes) > 0) {
 		return true, nil
 	}
-	held, err := m.store.ForHash(r.Hash)
-	if err != nil {
-		return false, err
+	has := func(t protocol.Type) (bool, error) {
+		_, held, err := m.store.Get(protocol.RecordKey{Type: t, Origin: r.Origin, Hash: r.Hash})
+		return held, err
 	}
-	a := m.admitted()
-	for _, h := range held {
-		hr := h.Record
-		if hr.Type != protocol.TypeRevocation && a.Admits(hr.Origin) {
-			return true, nil
+	switch r.Type {
+	case protocol.TypeRevocation:
+		// A revocation withdraws its origin's own lesson or confirmation
+		// (SPEC §7): of anything else it changes nothing, whoever
+		// published the hash, so it matters only beside the lesson it
+		// withdraws, or the confirmation when that confirmation matters.
+		if ok, err := has(protocol.TypeLesson); err != nil || ok {
+			return ok, err
 		}
-		if withdrawal(r, hr) || withdrawal(hr, r) {
-			return true, nil
+		if ok, err := has(protocol.TypeConfirmation); err != nil || !ok {
+			return false, err
+		}
+	case protocol.TypeLesson:
+		// The lesson of a withdrawal held.
+		if ok, err := has(protocol.TypeRevocation); err != nil || ok {
+			return ok, err
 		}
 	}
-	return false, nil
+	return m.admittedRecordOf(r.Hash)
 }
 
-// withdrawal reports whether rev is its origin's revocation of the lesson
-// l: the two are kept together, so the lesson is not taken again as new.
-func withdrawal(rev, l *protocol.Record) bool {
-	return rev.Type == protocol.TypeRevocation && l.Type == protocol.TypeLesson && rev.Origin == l.Origin && rev.Hash == l.Hash
+// admittedRecordOf reports whether an admitted origin's lesson or
+// confirmation of hash is held. It walks keys only, and stops at the
+// first such record or at the revocations.
+func (m *Memory) admittedRecordOf(hash string) (bool, error) {
+	a := m.admitted()
+	found := false
+	err := m.store.EachKeyOfHash(hash, func(k protocol.RecordKey) bool {
+		if k.Type == protocol.TypeRevocation {
+			return false
+		}
+		found = a.Admits(k.Origin)
+		return !found
+	})
+	return found, err
 }
 
 // evictStrangers deletes held strangers' records that matter to nothing,
@@ -313,16 +398,29 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 	if err != nil {
 		return store.Use{}, err
 	}
+	adm := m.admission()
+	t := &m.strangers
+	t.mu.Lock()
+	stuck := t.stuck == adm && t.stuckRecords == used.Records
+	t.mu.Unlock()
+	if stuck {
+		return store.Use{}, nil
+	}
 	b := m.cfg.Strangers
 	limit := store.Use{Records: b.Records - b.Records/evictSlack, Bytes: b.Bytes - b.Bytes/evictSlack}
-	a := m.admitted()
+	a := adm.set
 	type victim struct {
 		held store.Held
 		size int64
 	}
 	var vs []victim
+	var spared []*protocol.Record // records of spare: not evicted now
 	err = m.store.Each(func(h store.Held) error {
-		if a.Admits(h.Record.Origin) || spare[h.Record.Hash] {
+		if a.Admits(h.Record.Origin) {
+			return nil
+		}
+		if spare[h.Record.Hash] {
+			spared = append(spared, h.Record)
 			return nil
 		}
 		vs = append(vs, victim{h, recordCost(h.Record, "")})
@@ -333,10 +431,13 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 	}
 	slices.SortFunc(vs, func(x, y victim) int { return x.held.Arrived.Compare(y.held.Arrived) })
 	var keys []protocol.RecordKey
+	var gone []store.Held
 	var freed store.Use
 	hashes := map[string]bool{}
+	enough := false
 	for _, v := range vs {
 		if used.Records-freed.Records+need.Records <= limit.Records && used.Bytes-freed.Bytes+need.Bytes <= limit.Bytes {
+			enough = true
 			break
 		}
 		ok, err := m.matters(v.held.Record)
@@ -347,28 +448,40 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 			continue
 		}
 		keys = append(keys, v.held.Record.SetKey())
+		gone = append(gone, v.held)
 		freed.Records++
 		freed.Bytes += v.size
 		hashes[v.held.Record.Hash] = true
 	}
+	if !enough {
+		// Every record left matters, unless one spared now does not.
+		allMatter := true
+		for _, r := range spared {
+			ok, err := m.matters(r)
+			if err != nil {
+				return store.Use{}, err
+			}
+			if !ok {
+				allMatter = false
+				break
+			}
+		}
+		t.mu.Lock()
+		t.stuck, t.stuckRecords = nil, 0
+		if allMatter {
+			t.stuck, t.stuckRecords = adm, used.Records-freed.Records
+		}
+		t.mu.Unlock()
+	} else {
+		// Not stuck now: a count held later may be this one again.
+		t.mu.Lock()
+		t.stuck = nil
+		t.mu.Unlock()
+	}
 	if len(keys) == 0 {
 		return store.Use{}, nil
 	}
-	origins := map[string]bool{}
-	for _, k := range keys {
-		origins[k.Origin] = true
-	}
-	list := slices.Collect(maps.Keys(origins))
-	before, err := m.useOfOrigins(list)
-	if err != nil {
-		return store.Use{}, err
-	}
-	if _, err := m.store.Forget(keys); err != nil {
-		return store.Use{}, err
-	}
-	m.noteStrangerChange(list, before)
-	m.resetOriginCounts()
-	if err := m.dropOrphanCandidates(hashes); err != nil {
+	if err := m.forgetStrangers(gone, hashes); err != nil {
 		return store.Use{}, err
 	}
 	m.metrics.evicted(len(keys))
@@ -376,12 +489,72 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 	return freed, nil
 }
 
+// forgetStrangers deletes the strangers' records held, keeps the tally
+// and the per-origin counts, and drops the candidates of hashes left
+// without a lesson record.
+func (m *Memory) forgetStrangers(held []store.Held, hashes map[string]bool) error {
+	origins := map[string]bool{}
+	keys := make([]protocol.RecordKey, len(held))
+	for i, h := range held {
+		keys[i] = h.Record.SetKey()
+		origins[h.Record.Origin] = true
+	}
+	list := slices.Collect(maps.Keys(origins))
+	before, err := m.useOfOrigins(list)
+	if err != nil {
+		return err
+	}
+	if _, err := m.store.Forget(keys); err != nil {
+		m.resetOriginCounts() // what was deleted is not known
+		return err
+	}
+	m.noteStrangerChange(list, before)
+	m.countForgotten(held)
+	return m.dropOrphanCandidates(hashes)
+}
+
+// countForgotten takes records deleted off the per-scope origin counts
+// loaded (a reload reads a whole scope: one per record a stream of
+// withdrawals forgets would cost as much as the scope).
+func (m *Memory) countForgotten(held []store.Held) {
+	m.origins.mu.Lock()
+	defer m.origins.mu.Unlock()
+	for _, h := range held {
+		for _, sc := range h.Scopes {
+			if c, ok := m.origins.byScope[sc]; ok && c[h.Record.Origin] > 0 {
+				c[h.Record.Origin]--
+			}
+		}
+	}
+}
+
+// withdrawnHeld is the held stranger's lesson or confirmation that rev,
+// a revocation of the same origin and hash no older than it, withdraws,
+// and what it takes (ok false: none).
+func (m *Memory) withdrawnHeld(rev *protocol.Record) (h store.Held, size int64, ok bool, err error) {
+	if rev.Type != protocol.TypeRevocation || m.admitted().Admits(rev.Origin) {
+		return h, 0, false, nil
+	}
+	for _, t := range []protocol.Type{protocol.TypeLesson, protocol.TypeConfirmation} {
+		h, held, err := m.store.Get(protocol.RecordKey{Type: t, Origin: rev.Origin, Hash: rev.Hash})
+		if err != nil {
+			return h, 0, false, err
+		}
+		if held && !rev.Time.Before(h.Record.Time) {
+			return h, recordCost(h.Record, ""), true, nil
+		}
+	}
+	return store.Held{}, 0, false, nil
+}
+
 // dropOrphanCandidates deletes the candidates of hashes that no lesson
 // record is held of any more.
 func (m *Memory) dropOrphanCandidates(hashes map[string]bool) error {
 	for _, h := range slices.Sorted(maps.Keys(hashes)) {
 		l, ok, err := m.store.GetLesson(h)
-		if err != nil || !ok || l.Own {
+		if err != nil || !ok || l.Own || l.Confirmed || l.MetBefore || l.Seen > 0 || len(l.Episodes) > 0 {
+			// A lesson with this memory's own experience in it stays
+			// (withdrawn, it leaves the active view; SPEC §8).
 			if err != nil {
 				return err
 			}

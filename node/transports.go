@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/remem/remem/commons"
 	"github.com/remem/remem/folder"
@@ -95,20 +96,76 @@ func (m *Memory) nothingFor(scope string) error {
 
 // PullCommons takes the files that changed on the commons since the last
 // pull, verifying every line here.
+//
+// A commons' admitted publishers are known only once their records came:
+// delivered as strangers' they may have been left out past the strangers'
+// budget, so their files are forgotten (ETags, and the index time) and
+// pulled once more, now admitted; else the pull state would skip them as
+// unchanged until each publisher changed its file.
 func (m *Memory) PullCommons(ctx context.Context, c *commons.Client) (commons.PullReport, error) {
 	origins := map[string]bool{}
-	deliver := m.deliverFunc(ctx)
-	rep, err := c.Pull(ctx, m.Origin(), m.Now(), func(scope string, recs []*protocol.Record) error {
-		for _, r := range recs {
-			origins[r.Origin] = true
-		}
-		return deliver(scope, recs)
-	})
+	leftOut := map[string]bool{} // origins some of whose records were left out past the budget
+	pull := func() (commons.PullReport, error) {
+		return c.Pull(ctx, m.Origin(), m.Now(), func(scope string, recs []*protocol.Record) error {
+			for _, r := range recs {
+				origins[r.Origin] = true
+			}
+			d, err := m.Deliver(ctx, scope, recs)
+			if d.OverBudget > 0 {
+				for _, r := range recs {
+					leftOut[r.Origin] = true
+				}
+			}
+			return err
+		})
+	}
+	rep, err := pull()
 	m.CountRefused(rep.Refused)
 	if nerr := m.noteCommonsPublishers(ctx, c, origins); nerr != nil {
 		m.log.Warn("the commons' publishers are not admitted", "commons", c.Scope(), "err", nerr)
 	}
+	var again []string
+	for o := range leftOut {
+		if m.admitted().Admits(o) {
+			again = append(again, o)
+		}
+	}
+	if len(again) == 0 || c.State == nil || err != nil {
+		return rep, err
+	}
+	if ferr := forgetCommonsFiles(c, again); ferr != nil {
+		return rep, ferr
+	}
+	rep2, err := pull()
+	m.CountRefused(rep2.Refused)
+	rep.Fetched += rep2.Fetched
+	rep.Accepted += rep2.Accepted
+	rep.Bytes += rep2.Bytes
+	rep.Failed += rep2.Failed
 	return rep, err
+}
+
+// forgetCommonsFiles makes c's next pull fetch the files of origins again:
+// their ETags go, and the index is asked for whole.
+func forgetCommonsFiles(c *commons.Client, origins []string) error {
+	st, err := c.State.Load()
+	if err != nil {
+		return err
+	}
+	base, err := commons.CanonicalURL(c.BaseURL)
+	if err != nil {
+		return err
+	}
+	ss, ok := st.Servers[base]
+	if !ok {
+		return nil
+	}
+	for _, o := range origins {
+		delete(ss.ETags, o)
+	}
+	ss.Since = time.Time{}
+	st.Servers[base] = ss
+	return c.State.Save(st)
 }
 
 // CommonsClient builds a client for url whose pull state lives in the home,

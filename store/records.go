@@ -705,3 +705,41 @@ func (s *Store) Lines(keys []protocol.RecordKey) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// errStopKeys ends EachKeyOfHash's scan early.
+var errStopKeys = errors.New("stop")
+
+// EachKeyOfHash calls fn with the key of every record held about hash,
+// ordered by type (lessons, confirmations, revocations) then origin,
+// until fn returns false. It reads keys only: a hash that many origins
+// hold records of (free keys cost nothing) is walked without decoding a
+// single record, and most callers stop at the first that answers them.
+func (s *Store) EachKeyOfHash(hash string, fn func(protocol.RecordKey) bool) error {
+	if !strings.Contains(hash, "/") && s.open() {
+		if maybe, known := s.held.mayHoldHash(hash); known && !maybe {
+			return nil
+		}
+	}
+	prefix := []byte("r/" + hash + "/")
+	err := s.view(func(txn *badger.Txn) error {
+		o := badger.DefaultIteratorOptions
+		o.Prefix, o.PrefetchValues = prefix, false
+		it := txn.NewIterator(o)
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			rest := it.Item().Key()[len(prefix):] // <type>/<origin>
+			if len(rest) < 3 || rest[1] != '/' || rest[0] < '0'+byte(protocol.TypeLesson) || rest[0] > '0'+byte(protocol.TypeRevocation) {
+				continue
+			}
+			k := protocol.RecordKey{Type: protocol.Type(rest[0] - '0'), Origin: string(rest[2:]), Hash: hash}
+			if !fn(k) {
+				return errStopKeys
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopKeys) {
+		return fmt.Errorf("reading the records of %s: %w", hash, err)
+	}
+	return nil
+}

@@ -616,3 +616,35 @@ func TestOldHomeWithHashMarks(t *testing.T) {
 		}
 	}
 }
+
+// EachKeyOfHash walks the keys of a hash's records, lessons first and
+// revocations last, and stops when asked.
+func TestEachKeyOfHash(t *testing.T) {
+	s, _ := openTest(t)
+	a, b, c := ident(t, 1), ident(t, 2), ident(t, 3)
+	l := signLesson(t, a, lessonText(1), 1, t0)
+	rev, err := protocol.SignRevocation(c, l.Hash, t0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, []*protocol.Record{rev, signConfirm(t, b, l.Hash, t0), l}, "team/a", t0.Add(time.Minute))
+	var got []protocol.RecordKey
+	if err := s.EachKeyOfHash(l.Hash, func(k protocol.RecordKey) bool { got = append(got, k); return true }); err != nil {
+		t.Fatal(err)
+	}
+	want := []protocol.RecordKey{
+		{Type: protocol.TypeLesson, Origin: a.Origin(), Hash: l.Hash},
+		{Type: protocol.TypeConfirmation, Origin: b.Origin(), Hash: l.Hash},
+		{Type: protocol.TypeRevocation, Origin: c.Origin(), Hash: l.Hash},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("keys %v, want %v", got, want)
+	}
+	n := 0
+	if err := s.EachKeyOfHash(l.Hash, func(protocol.RecordKey) bool { n++; return false }); err != nil || n != 1 {
+		t.Fatalf("a walk stopped at the first key: %d keys, %v", n, err)
+	}
+	if err := s.EachKeyOfHash(lessonText(2), func(protocol.RecordKey) bool { t.Fatal("a key of a hash not held"); return false }); err != nil {
+		t.Fatal(err)
+	}
+}
