@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/remem/remem/internal/testutil"
 )
 
 // fromAddr is an HTTP client whose connections come from the loopback
@@ -38,7 +40,7 @@ func (ts *testServer) listFrom(t *testing.T, c *http.Client, topic, token string
 // given, and answered 429 with Retry-After beyond the burst; the clock
 // stands still, so nothing refills.
 func TestPeerListRateLimited(t *testing.T) {
-	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testutil.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	perClient := Rate{PerMinute: 6, Burst: 4}
 	perToken := Rate{PerMinute: 6, Burst: 6}
 	ts := newTestServer(t, func(c *ServerConfig) {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/remem/remem/internal/testutil"
 )
 
 // TestPeerListFavoursTheLongLived reruns the flood: 50 fresh
@@ -15,7 +17,7 @@ import (
 // throughout, first; the new member is listed from its first renewal
 // on, above every one-shot entry.
 func TestPeerListFavoursTheLongLived(t *testing.T) {
-	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testutil.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	ts := newTestServer(t, func(c *ServerConfig) { c.Now = clock.Now })
 	seq := uint64(0)
 	register := func(name string) string {

@@ -78,22 +78,7 @@ func (ts *testServer) listPeers(t testing.TB, topic string, hdr ...string) []Pee
 }
 
 // testClock is a settable clock for ServerConfig.Now.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+type testClock = testutil.Clock
 
 var (
 	teamA = TopicHash("remem/1/team/alpha")
@@ -369,7 +354,7 @@ func TestPeerReadNeedsToken(t *testing.T) {
 }
 
 func TestPeerExpiry(t *testing.T) {
-	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testutil.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	ts := newTestServer(t, func(c *ServerConfig) { c.Now = clock.Now })
 	ao, apriv := peerKey(t, "alice")
 	bo, bpriv := peerKey(t, "bob")
@@ -414,7 +399,7 @@ func TestPeerExpiry(t *testing.T) {
 }
 
 func TestPeerListFreshest50(t *testing.T) {
-	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testutil.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	ts := newTestServer(t, func(c *ServerConfig) { c.Now = clock.Now })
 	var origins []string // in the order registered
 	for i := range 60 {
@@ -441,7 +426,7 @@ func TestPeerListFreshest50(t *testing.T) {
 }
 
 func TestPeerRestartKeepsEntries(t *testing.T) {
-	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testutil.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	dir := t.TempDir()
 	ts := newTestServerAt(t, dir, func(c *ServerConfig) { c.Now = clock.Now })
 	ao, apriv := peerKey(t, "alice")

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/testutil"
+
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
@@ -14,7 +16,7 @@ import (
 // key that cannot be a memory's. Registrations answers nothing until
 // Set.
 func TestPeerRegistered(t *testing.T) {
-	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testutil.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	ts := newTestServer(t, func(c *ServerConfig) { c.Now = clock.Now })
 	ao, apriv := peerKey(t, "alice")
 	bo, bpriv := peerKey(t, "bob")

@@ -14,26 +14,9 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
-
-// fakeClock is a node's clock that moves only when the test says.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // Small take budgets, a clock the test moves, and no round but those the
 // test runs.
@@ -43,7 +26,7 @@ const (
 	testPeerRest        = time.Minute
 )
 
-func takeBudgets(clk *fakeClock) nodeOpt {
+func takeBudgets(clk *testutil.Clock) nodeOpt {
 	return func(c *Config) {
 		c.Now = clk.Now
 		c.Params.SyncInterval, c.Params.SyncOnConnect = 0, false
@@ -163,7 +146,7 @@ func (p *pool) respondAlwaysMore(s network.Stream) {
 
 // victimAndHostile starts a victim that admits one origin, and a raw host
 // connected to it that serves sync with handler.
-func victimAndHostile(t *testing.T, clk *fakeClock, admitted protocol.Identity, handler network.StreamHandler, opts ...nodeOpt) (*tnode, host.Host) {
+func victimAndHostile(t *testing.T, clk *testutil.Clock, admitted protocol.Identity, handler network.StreamHandler, opts ...nodeOpt) (*tnode, host.Host) {
 	t.Helper()
 	victim := startNode(t, append([]nodeOpt{takeBudgets(clk)}, opts...)...)
 	victim.holder.admit(admitted.Origin())
@@ -196,7 +179,7 @@ func strangersHeld(v *tnode, p *pool) int {
 // after its rest. The admitted origin's records are taken when the hour's
 // budget is spent. An hour later it takes strangers' records again.
 func TestSyncTakesAtMostTheBudgetFromAResponder(t *testing.T) {
-	clk := &fakeClock{t: time.Now()}
+	clk := testutil.NewClock(time.Now())
 	admitted := mustIdentity(t)
 	p := newPool(t, admitted)
 	victim, h := victimAndHostile(t, clk, admitted, p.respondAlwaysMore)
@@ -320,7 +303,7 @@ func (p *pool) offerAlwaysMore(ctx context.Context, h host.Host, victim peer.ID)
 // records, offered first, are taken when that is spent, and a summary that
 // lies about them to have strangers' records accepted gets none taken.
 func TestSyncTakesAtMostTheBudgetFromAnInitiator(t *testing.T) {
-	clk := &fakeClock{t: time.Now()}
+	clk := testutil.NewClock(time.Now())
 	admitted := mustIdentity(t)
 	p := newPool(t, admitted)
 	victim, h := victimAndHostile(t, clk, admitted, nil)
@@ -363,7 +346,7 @@ func TestSyncTakesAtMostTheBudgetFromAnInitiator(t *testing.T) {
 // accepted is read and dropped, and the session still ends well on both
 // sides.
 func TestSyncDropsPastTheTakeBytes(t *testing.T) {
-	clk := &fakeClock{t: time.Now()}
+	clk := testutil.NewClock(time.Now())
 	p := newPool(t, mustIdentity(t))
 	// Any five of the lines sent fit; no six do (their lengths differ
 	// by a few bytes).
@@ -520,7 +503,7 @@ func TestAdmittedOriginsFirst(t *testing.T) {
 // rest ends, long before the next interval.
 func TestRoundAfterTheRest(t *testing.T) {
 	p := newPool(t, mustIdentity(t))
-	victim, h := victimAndHostile(t, &fakeClock{}, mustIdentity(t), p.respondAlwaysMore, func(c *Config) {
+	victim, h := victimAndHostile(t, testutil.NewClock(time.Time{}), mustIdentity(t), p.respondAlwaysMore, func(c *Config) {
 		c.Now = time.Now
 		c.Params.SyncInterval, c.Params.SyncPeerRest = time.Hour, 200*time.Millisecond
 	})

@@ -533,42 +533,54 @@ func (s *Store) Hashes() ([]string, error) {
 // fn runs outside any transaction and may use the store; an error from fn
 // stops the walk and is returned as is.
 func (s *Store) Each(fn func(Held) error) error {
-	const page = 512
+	return eachPage(s, "r/", 512, func(v []byte) (Held, error) { return heldOf(v) }, func(batch []Held) error {
+		for _, h := range batch {
+			if err := fn(h); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, "reading records")
+}
+
+// eachPage decodes the values under prefix in key order, a page of them per
+// read transaction, and hands each page to fn outside the transaction (so
+// fn may write). An error of decode is wrapped with what; fn's is returned
+// as is.
+func eachPage[T any](s *Store, prefix string, page int, decode func(v []byte) (T, error), fn func([]T) error, what string) error {
 	var after []byte
 	for {
-		var batch []Held
+		var batch []T
 		err := s.view(func(txn *badger.Txn) error {
-			prefix := []byte("r/")
+			p := []byte(prefix)
 			o := badger.DefaultIteratorOptions
-			o.Prefix, o.PrefetchSize = prefix, 64
+			o.Prefix, o.PrefetchSize = p, 64
 			it := txn.NewIterator(o)
 			defer it.Close()
-			start := prefix
+			start := p
 			if after != nil {
 				start = append(slices.Clone(after), 0)
 			}
-			for it.Seek(start); it.ValidForPrefix(prefix) && len(batch) < page; it.Next() {
+			for it.Seek(start); it.ValidForPrefix(p) && len(batch) < page; it.Next() {
 				item := it.Item()
-				v, err := item.ValueCopy(nil)
+				v, err := item.ValueCopy(nil) // what decode keeps may alias it
 				if err != nil {
 					return err
 				}
-				h, err := heldOf(v)
+				x, err := decode(v)
 				if err != nil {
 					return err
 				}
-				batch = append(batch, h)
+				batch = append(batch, x)
 				after = item.KeyCopy(after[:0])
 			}
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("reading records: %w", err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
-		for _, h := range batch {
-			if err := fn(h); err != nil {
-				return err
-			}
+		if err := fn(batch); err != nil {
+			return err
 		}
 		if len(batch) < page {
 			return nil

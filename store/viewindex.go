@@ -250,48 +250,25 @@ func (s *Store) buildViewIndex() error {
 // indexAllLessons writes the v/ and x/ entries of every lesson held, a
 // page of lessons per change.
 func (s *Store) indexAllLessons() error {
-	const page = 1024
-	var after []byte
-	for {
-		var ls []Lesson
-		err := s.view(func(txn *badger.Txn) error {
-			prefix := []byte("l/")
-			o := badger.DefaultIteratorOptions
-			o.Prefix, o.PrefetchSize = prefix, 64
-			it := txn.NewIterator(o)
-			defer it.Close()
-			start := prefix
-			if after != nil {
-				start = append(slices.Clone(after), 0)
-			}
-			for it.Seek(start); it.ValidForPrefix(prefix) && len(ls) < page; it.Next() {
-				var l Lesson
-				err := it.Item().Value(func(v []byte) error { return unmarshalLesson(v, &l) })
-				if err != nil {
+	decode := func(v []byte) (Lesson, error) {
+		var l Lesson
+		err := unmarshalLesson(v, &l)
+		return l, err
+	}
+	return eachPage(s, "l/", 1024, decode, func(ls []Lesson) error {
+		err := s.update(func(w *writer) error {
+			for i := range ls {
+				if err := s.indexLesson(w, &ls[i]); err != nil {
 					return err
 				}
-				ls = append(ls, l)
-				after = it.Item().KeyCopy(after[:0])
 			}
 			return nil
 		})
-		if err == nil {
-			err = s.update(func(w *writer) error {
-				for i := range ls {
-					if err := s.indexLesson(w, &ls[i]); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		}
 		if err != nil {
 			return fmt.Errorf("building the view index of lessons: %w", err)
 		}
-		if len(ls) < page {
-			return nil
-		}
-	}
+		return nil
+	}, "building the view index of lessons")
 }
 
 // indexAllOrigins writes the g/ entry of every record held.
