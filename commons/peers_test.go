@@ -77,9 +77,6 @@ func (ts *testServer) listPeers(t testing.TB, topic string, hdr ...string) []Pee
 	return out
 }
 
-// testClock is a settable clock for ServerConfig.Now.
-type testClock = testutil.Clock
-
 var (
 	teamA = TopicHash("remem/1/team/alpha")
 	teamB = TopicHash("remem/1/team/beta")

@@ -166,11 +166,9 @@ func TestAttackReplacementsGrowPastTheBytesBudget(t *testing.T) {
 	at := time.Now().Add(-time.Hour)
 	const text = "The team service times out when its pool is cold"
 	receiveLines(t, m, scope, paddedLesson(friend, text, 0, at))
-	var keys []protocol.Identity
 	var small, padded [][]byte
 	for range 40 {
 		id := freshKey(t)
-		keys = append(keys, id)
 		small = append(small, paddedLesson(id, text, 0, at))
 		padded = append(padded, paddedLesson(id, text, 7<<10, at.Add(time.Minute)))
 	}
