@@ -79,24 +79,9 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	now := m.Now()
 	m.sleepMu.Lock() // lessons change here and in sleep
 	defer m.sleepMu.Unlock()
-	recs, over, err := m.capOrigins(scope, recs)
-	if err != nil {
+	recs, err := m.withinBounds(scope, recs, &rep)
+	if err != nil || len(recs) == 0 {
 		return rep, err
-	}
-	if over > 0 {
-		rep.OverCap = over
-		m.countRefused(protocol.Tally{protocol.ReasonTooManyRecords: over}, 0)
-	}
-	recs, over, err = m.budgetStrangers(scope, recs)
-	if err != nil {
-		return rep, err
-	}
-	if over > 0 {
-		rep.OverBudget = over
-		m.countRefused(protocol.Tally{protocol.ReasonTooManyRecords: over}, 0)
-	}
-	if len(recs) == 0 {
-		return rep, nil
 	}
 	strangers := m.strangerOrigins(recs)
 	before, err := m.useOfOrigins(strangers)
@@ -165,6 +150,27 @@ func (m *Memory) Deliver(ctx context.Context, scope string, recs []*protocol.Rec
 	m.mu.Unlock()
 	m.metrics.received(rep.Accepted, rep.Duplicate, 0)
 	return rep, nil
+}
+
+// withinBounds leaves out of recs what would take an origin past the
+// per-origin cap (origincap.go), then what the strangers' budget has no
+// room for (strangers.go), and counts both in rep.
+func (m *Memory) withinBounds(scope string, recs []*protocol.Record, rep *ReceiveReport) ([]*protocol.Record, error) {
+	recs, over, err := m.capOrigins(scope, recs)
+	if err != nil {
+		return nil, err
+	}
+	if rep.OverCap = over; over > 0 {
+		m.countRefused(protocol.Tally{protocol.ReasonTooManyRecords: over}, 0)
+	}
+	recs, over, err = m.budgetStrangers(scope, recs)
+	if err != nil {
+		return nil, err
+	}
+	if rep.OverBudget = over; over > 0 {
+		m.countRefused(protocol.Tally{protocol.ReasonTooManyRecords: over}, 0)
+	}
+	return recs, nil
 }
 
 // noteLesson applies SPEC §7 to a lesson record of another origin: a hash

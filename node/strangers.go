@@ -174,149 +174,40 @@ func recordCost(r *protocol.Record, scope string) int64 {
 // per-origin cap): records of admitted origins, and newer versions of
 // records held no longer than the held one, always pass; a longer newer
 // version takes what it adds of the bytes left, after the records that
-// matter. New records of strangers pass while the
-// budget has room. Past it, those that matter here (matters) evict held
-// strangers' records that matter to nothing, oldest first, and take the
-// room first; the rest take what is left, in order, and are left out once
-// it is spent. It returns the records to merge and how many it left out.
+// matter. New records of strangers pass while the budget has room. Past
+// it, those that matter here (matters) evict held strangers' records that
+// matter to nothing, oldest first, and take the room first; the rest take
+// what is left, in order, and are left out once it is spent. It returns
+// the records to merge and how many it left out.
 func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*protocol.Record, int, error) {
-	used, err := m.strangerUse()
-	if err != nil {
+	if err := m.meetStrangerBudget(); err != nil {
 		return nil, 0, err
 	}
-	b := m.cfg.Strangers
-	if used.Records > b.Records || used.Bytes > b.Bytes {
-		// Held past the budget (it was lowered, or origins stopped being
-		// admitted): what matters to nothing goes first.
-		if _, err := m.evictStrangers(store.Use{}, nil); err != nil {
-			return nil, 0, err
-		}
-		if used, err = m.strangerUse(); err != nil {
-			return nil, 0, err
-		}
+	sb := &strangerBatch{m: m, scope: scope, recs: recs, budget: m.cfg.Strangers, admit: m.admitted(), grow: map[int]int64{}}
+	var err error
+	if sb.used, err = m.strangerUse(); err != nil {
+		return nil, 0, err
 	}
-	a := m.admitted()
 	// Far from the budget nothing needs looking up: count every record
 	// of a stranger as new.
-	upper := used
-	for _, r := range recs {
-		if !a.Admits(r.Origin) {
-			upper.Records++
-			upper.Bytes += recordCost(r, scope)
-		}
-	}
-	if upper.Records <= b.Records && upper.Bytes <= b.Bytes {
+	if sb.fits(sb.upper()) {
 		return recs, 0, nil
 	}
-	var fresh []int // indexes of strangers' records new to the memory
-	// Newer versions of held records that are longer: what they add.
-	// Keys are free, and so are newer versions, so a version padded with
-	// unknown members takes room like a new record's bytes.
-	grow := map[int]int64{}
-	var grown []int
-	need := used
-	for i, r := range recs {
-		if a.Admits(r.Origin) {
-			continue
-		}
-		if h, held, err := m.store.Get(r.SetKey()); err != nil {
-			return nil, 0, err
-		} else if held {
-			if g := int64(len(r.Raw) - len(h.Record.Raw)); g > 0 && protocol.Supersedes(r, h.Record) {
-				grow[i] = g
-				grown = append(grown, i)
-				need.Bytes += g
-			}
-			continue
-		}
-		fresh = append(fresh, i)
-		need.Records++
-		need.Bytes += recordCost(r, scope)
+	if err := sb.sort(); err != nil {
+		return nil, 0, err
 	}
-	if need.Records <= b.Records && need.Bytes <= b.Bytes {
+	if sb.fits(sb.need) {
 		return recs, 0, nil
 	}
-	var first, rest []int // fresh records that matter, and the others
-	var want store.Use    // what those that matter take
-	for _, i := range fresh {
-		ok, err := m.matters(recs[i])
-		if err != nil {
-			return nil, 0, err
-		}
-		if ok {
-			first = append(first, i)
-			want.Records++
-			want.Bytes += recordCost(recs[i], scope)
-		} else {
-			rest = append(rest, i)
-		}
+	if err := sb.split(); err != nil {
+		return nil, 0, err
 	}
-	if over := (store.Use{Records: used.Records + want.Records - b.Records, Bytes: used.Bytes + want.Bytes - b.Bytes}); len(first) > 0 && (over.Records > 0 || over.Bytes > 0) {
-		spare := map[string]bool{}
-		for _, i := range first {
-			spare[recs[i].Hash] = true
-		}
-		if _, err := m.evictStrangers(want, spare); err != nil {
-			return nil, 0, err
-		}
-		if used, err = m.strangerUse(); err != nil {
-			return nil, 0, err
-		}
+	if err := sb.makeRoom(); err != nil {
+		return nil, 0, err
 	}
-	keep := make([]bool, len(recs))
-	for i := range keep {
-		keep[i] = true
-	}
-	var withdrawn []store.Held // held records revocations take the room of
-	for _, i := range first {
-		c := recordCost(recs[i], scope)
-		if used.Records+1 <= b.Records && used.Bytes+c <= b.Bytes {
-			used.Records++
-			used.Bytes += c
-			continue
-		}
-		// No room, and nothing could be evicted: an origin's withdrawal of
-		// its own lesson or confirmation takes the room of what it
-		// withdraws. A revoked lesson is dropped everywhere and its
-		// revocation kept (SPEC §8), so it is not resurrected from an
-		// older record; kept instead, the withdrawal would be lost.
-		k, size, ok, err := m.withdrawnHeld(recs[i])
-		if err != nil {
-			return nil, 0, err
-		}
-		if ok && used.Bytes-size+c <= b.Bytes {
-			withdrawn = append(withdrawn, k)
-			used.Bytes += c - size
-			continue
-		}
-		keep[i] = false
-	}
-	if len(withdrawn) > 0 {
-		hashes := map[string]bool{}
-		for _, h := range withdrawn {
-			hashes[h.Record.Hash] = true
-		}
-		if err := m.forgetStrangers(withdrawn, hashes); err != nil {
-			return nil, 0, err
-		}
-		m.log.Info("strangers' budget: withdrawn records gave their room to their revocations", "records", len(withdrawn))
-	}
-	for _, i := range grown {
-		// Past the bytes the held version stays.
-		if used.Bytes+grow[i] <= b.Bytes {
-			used.Bytes += grow[i]
-			continue
-		}
-		keep[i] = false
-	}
-	for _, i := range rest {
-		c := recordCost(recs[i], scope)
-		if used.Records+1 <= b.Records && used.Bytes+c <= b.Bytes {
-			used.Records++
-			used.Bytes += c
-			continue
-		}
-		keep[i] = false
+	keep, err := sb.take()
+	if err != nil {
+		return nil, 0, err
 	}
 	kept := make([]*protocol.Record, 0, len(recs))
 	for i, r := range recs {
@@ -325,6 +216,193 @@ func (m *Memory) budgetStrangers(scope string, recs []*protocol.Record) ([]*prot
 		}
 	}
 	return kept, len(recs) - len(kept), nil
+}
+
+// meetStrangerBudget evicts what matters to nothing while more is held
+// than the budget (it was lowered, or origins stopped being admitted).
+func (m *Memory) meetStrangerBudget() error {
+	used, err := m.strangerUse()
+	if err != nil {
+		return err
+	}
+	if b := m.cfg.Strangers; used.Records > b.Records || used.Bytes > b.Bytes {
+		_, err = m.evictStrangers(store.Use{}, nil)
+	}
+	return err
+}
+
+// strangerBatch is one delivery's records on their way through the
+// strangers' budget.
+type strangerBatch struct {
+	m      *Memory
+	scope  string
+	recs   []*protocol.Record
+	budget StrangerBudget
+	admit  protocol.Admitted
+	used   store.Use // what strangers' records take, as the batch is taken
+
+	fresh []int         // strangers' records new to the memory
+	grown []int         // newer versions of held records that are longer
+	grow  map[int]int64 // what each of grown adds
+	need  store.Use     // used, with every fresh and grown record taken
+	first []int         // fresh records that matter
+	rest  []int         // the other fresh records
+	want  store.Use     // what first takes
+}
+
+func (sb *strangerBatch) fits(u store.Use) bool {
+	return u.Records <= sb.budget.Records && u.Bytes <= sb.budget.Bytes
+}
+
+// upper is used with every stranger's record of the batch taken as new.
+func (sb *strangerBatch) upper() store.Use {
+	u := sb.used
+	for _, r := range sb.recs {
+		if !sb.admit.Admits(r.Origin) {
+			u.Records++
+			u.Bytes += recordCost(r, sb.scope)
+		}
+	}
+	return u
+}
+
+// sort finds the fresh and the grown records. Keys are free, and so are
+// newer versions, so a version padded with unknown members takes room
+// like a new record's bytes.
+func (sb *strangerBatch) sort() error {
+	sb.need = sb.used
+	for i, r := range sb.recs {
+		if sb.admit.Admits(r.Origin) {
+			continue
+		}
+		h, held, err := sb.m.store.Get(r.SetKey())
+		if err != nil {
+			return err
+		}
+		if !held {
+			sb.fresh = append(sb.fresh, i)
+			sb.need.Records++
+			sb.need.Bytes += recordCost(r, sb.scope)
+			continue
+		}
+		if g := int64(len(r.Raw) - len(h.Record.Raw)); g > 0 && protocol.Supersedes(r, h.Record) {
+			sb.grow[i] = g
+			sb.grown = append(sb.grown, i)
+			sb.need.Bytes += g
+		}
+	}
+	return nil
+}
+
+// split sorts the fresh records into those that matter and the rest.
+func (sb *strangerBatch) split() error {
+	for _, i := range sb.fresh {
+		ok, err := sb.m.matters(sb.recs[i])
+		if err != nil {
+			return err
+		}
+		if !ok {
+			sb.rest = append(sb.rest, i)
+			continue
+		}
+		sb.first = append(sb.first, i)
+		sb.want.Records++
+		sb.want.Bytes += recordCost(sb.recs[i], sb.scope)
+	}
+	return nil
+}
+
+// makeRoom evicts for the records that matter, when they do not fit.
+func (sb *strangerBatch) makeRoom() error {
+	if len(sb.first) == 0 || sb.fits(store.Use{Records: sb.used.Records + sb.want.Records, Bytes: sb.used.Bytes + sb.want.Bytes}) {
+		return nil
+	}
+	spare := map[string]bool{}
+	for _, i := range sb.first {
+		spare[sb.recs[i].Hash] = true
+	}
+	if _, err := sb.m.evictStrangers(sb.want, spare); err != nil {
+		return err
+	}
+	var err error
+	sb.used, err = sb.m.strangerUse()
+	return err
+}
+
+// room takes one record and c bytes more of the budget, if they fit.
+func (sb *strangerBatch) room(c int64) bool {
+	if !sb.fits(store.Use{Records: sb.used.Records + 1, Bytes: sb.used.Bytes + c}) {
+		return false
+	}
+	sb.used.Records++
+	sb.used.Bytes += c
+	return true
+}
+
+// roomBytes takes c bytes more of the budget (no record), if they fit.
+func (sb *strangerBatch) roomBytes(c int64) bool {
+	if sb.used.Bytes+c > sb.budget.Bytes {
+		return false
+	}
+	sb.used.Bytes += c
+	return true
+}
+
+// take gives the room left to the records that matter, then to longer
+// newer versions, then to the rest, and says which records are kept.
+func (sb *strangerBatch) take() ([]bool, error) {
+	keep := make([]bool, len(sb.recs))
+	for i := range keep {
+		keep[i] = true
+	}
+	var withdrawn []store.Held // held records revocations take the room of
+	for _, i := range sb.first {
+		c := recordCost(sb.recs[i], sb.scope)
+		if sb.room(c) {
+			continue
+		}
+		// No room, and nothing could be evicted: an origin's withdrawal of
+		// its own lesson or confirmation takes the room of what it
+		// withdraws. A revoked lesson is dropped everywhere and its
+		// revocation kept (SPEC §8), so it is not resurrected from an
+		// older record; kept instead, the withdrawal would be lost.
+		k, size, ok, err := sb.m.withdrawnHeld(sb.recs[i])
+		if err != nil {
+			return nil, err
+		}
+		if ok && sb.roomBytes(c-size) {
+			withdrawn = append(withdrawn, k)
+			continue
+		}
+		keep[i] = false
+	}
+	if err := sb.m.giveRoomToWithdrawals(withdrawn); err != nil {
+		return nil, err
+	}
+	for _, i := range sb.grown {
+		keep[i] = sb.roomBytes(sb.grow[i]) // past the bytes the held version stays
+	}
+	for _, i := range sb.rest {
+		keep[i] = sb.room(recordCost(sb.recs[i], sb.scope))
+	}
+	return keep, nil
+}
+
+// giveRoomToWithdrawals forgets the held records withdrawn whose
+// revocations take their room.
+func (m *Memory) giveRoomToWithdrawals(withdrawn []store.Held) error {
+	if len(withdrawn) == 0 {
+		return nil
+	}
+	hashes := map[string]bool{}
+	for _, h := range withdrawn {
+		hashes[h.Record.Hash] = true
+	}
+	if err := m.forgetStrangers(withdrawn, hashes); err != nil {
+		return err
+	}
+	m.log.Info("strangers' budget: withdrawn records gave their room to their revocations", "records", len(withdrawn))
+	return nil
 }
 
 // matters reports whether a stranger's record of hash concerns what this
@@ -399,38 +477,15 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 		return store.Use{}, err
 	}
 	adm := m.admission()
-	t := &m.strangers
-	t.mu.Lock()
-	stuck := t.stuck == adm && t.stuckRecords == used.Records
-	t.mu.Unlock()
-	if stuck {
+	if m.strangersStuck(adm, used.Records) {
 		return store.Use{}, nil
 	}
-	b := m.cfg.Strangers
-	limit := store.Use{Records: b.Records - b.Records/evictSlack, Bytes: b.Bytes - b.Bytes/evictSlack}
-	a := adm.set
-	type victim struct {
-		held store.Held
-		size int64
-	}
-	var vs []victim
-	var spared []*protocol.Record // records of spare: not evicted now
-	err = m.store.Each(func(h store.Held) error {
-		if a.Admits(h.Record.Origin) {
-			return nil
-		}
-		if spare[h.Record.Hash] {
-			spared = append(spared, h.Record)
-			return nil
-		}
-		vs = append(vs, victim{h, recordCost(h.Record, "")})
-		return nil
-	})
+	vs, spared, err := m.evictionCandidates(adm.set, spare)
 	if err != nil {
 		return store.Use{}, err
 	}
-	slices.SortFunc(vs, func(x, y victim) int { return x.held.Arrived.Compare(y.held.Arrived) })
-	var keys []protocol.RecordKey
+	b := m.cfg.Strangers
+	limit := store.Use{Records: b.Records - b.Records/evictSlack, Bytes: b.Bytes - b.Bytes/evictSlack}
 	var gone []store.Held
 	var freed store.Use
 	hashes := map[string]bool{}
@@ -440,53 +495,83 @@ func (m *Memory) evictStrangers(need store.Use, spare map[string]bool) (store.Us
 			enough = true
 			break
 		}
-		ok, err := m.matters(v.held.Record)
+		ok, err := m.matters(v.Record)
 		if err != nil {
 			return store.Use{}, err
 		}
 		if ok {
 			continue
 		}
-		keys = append(keys, v.held.Record.SetKey())
-		gone = append(gone, v.held)
+		gone = append(gone, v)
 		freed.Records++
-		freed.Bytes += v.size
-		hashes[v.held.Record.Hash] = true
+		freed.Bytes += recordCost(v.Record, "")
+		hashes[v.Record.Hash] = true
 	}
-	if !enough {
-		// Every record left matters, unless one spared now does not.
-		allMatter := true
-		for _, r := range spared {
-			ok, err := m.matters(r)
-			if err != nil {
-				return store.Use{}, err
-			}
-			if !ok {
-				allMatter = false
-				break
-			}
-		}
-		t.mu.Lock()
-		t.stuck, t.stuckRecords = nil, 0
-		if allMatter {
-			t.stuck, t.stuckRecords = adm, used.Records-freed.Records
-		}
-		t.mu.Unlock()
-	} else {
-		// Not stuck now: a count held later may be this one again.
-		t.mu.Lock()
-		t.stuck = nil
-		t.mu.Unlock()
+	if err := m.noteStuck(adm, !enough, spared, used.Records-freed.Records); err != nil {
+		return store.Use{}, err
 	}
-	if len(keys) == 0 {
+	if len(gone) == 0 {
 		return store.Use{}, nil
 	}
 	if err := m.forgetStrangers(gone, hashes); err != nil {
 		return store.Use{}, err
 	}
-	m.metrics.evicted(len(keys))
-	m.log.Info("strangers' budget: evicted records that matter to nothing here", "records", len(keys), "bytes", freed.Bytes)
+	m.metrics.evicted(len(gone))
+	m.log.Info("strangers' budget: evicted records that matter to nothing here", "records", len(gone), "bytes", freed.Bytes)
 	return freed, nil
+}
+
+// evictionCandidates are the strangers' records held, oldest arrival
+// first, but those of the hashes in spare, which it returns apart.
+func (m *Memory) evictionCandidates(a protocol.Admitted, spare map[string]bool) (vs []store.Held, spared []*protocol.Record, err error) {
+	err = m.store.Each(func(h store.Held) error {
+		switch {
+		case a.Admits(h.Record.Origin):
+		case spare[h.Record.Hash]:
+			spared = append(spared, h.Record)
+		default:
+			vs = append(vs, h)
+		}
+		return nil
+	})
+	slices.SortFunc(vs, func(x, y store.Held) int { return x.Arrived.Compare(y.Arrived) })
+	return vs, spared, err
+}
+
+// strangersStuck reports whether an eviction under adm found, at the same
+// count held, that every stranger's record matters: scanning again would
+// free nothing.
+func (m *Memory) strangersStuck(adm *admittedSet, held int) bool {
+	t := &m.strangers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stuck == adm && t.stuckRecords == held
+}
+
+// noteStuck remembers after an eviction whether the store is stuck: it
+// could not free enough (short) and every record spared matters too. An
+// eviction that freed enough forgets it, since a count held later may be
+// this one again.
+func (m *Memory) noteStuck(adm *admittedSet, short bool, spared []*protocol.Record, held int) error {
+	allMatter := short
+	for _, r := range spared {
+		if !allMatter {
+			break
+		}
+		ok, err := m.matters(r)
+		if err != nil {
+			return err
+		}
+		allMatter = ok
+	}
+	t := &m.strangers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stuck, t.stuckRecords = nil, 0
+	if allMatter {
+		t.stuck, t.stuckRecords = adm, held
+	}
+	return nil
 }
 
 // forgetStrangers deletes the strangers' records held, keeps the tally
