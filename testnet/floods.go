@@ -360,19 +360,14 @@ func (c *cluster) floods(ctx context.Context, pr *phaseRun, r *rand.Rand, progre
 	live := c.live()
 	rep := &FloodReport{Flooders: f.Flooders, LineBytes: f.LineBytes, Budget: c.p.Strangers,
 		RSSNote: fmt.Sprintf("one process holds the %d honest nodes, the flooders and the testnet: RSS per honest node is the process's RSS peak during the floods minus its RSS before them, over %d; the Go heap is live after a collection, per honest node", len(live), len(live))}
-	hosts := make([]*rawHost, 0, f.Flooders)
+	hosts, err := c.startFlooders(r, live)
 	defer func() {
 		for _, h := range hosts {
 			h.close()
 		}
 	}()
-	for range f.Flooders {
-		h, err := c.newRawHost(false)
-		if err != nil {
-			return rep, fmt.Errorf("starting a flooder: %w", err)
-		}
-		hosts = append(hosts, h)
-		h.keepConnected(addrInfos(c.pick(r, live, c.cfg.Degree)), 500*time.Millisecond)
+	if err != nil {
+		return rep, err
 	}
 	// Every key is made and registered before a message goes out: the
 	// tracker must never see a flood's record.
@@ -394,48 +389,119 @@ func (c *cluster) floods(ctx context.Context, pr *phaseRun, r *rand.Rand, progre
 	}
 	time.Sleep(5 * c.p.Gossip.HeartbeatInterval) // into the meshes, as the offenders
 
-	before := make([]FloodNode, len(live))
-	for i, n := range live {
-		s, err := strangersHeld(n, revoker)
-		if err != nil {
-			return rep, err
-		}
-		before[i] = FloodNode{Node: n.idx, HomeBytesBefore: diskUse(n.home), StrangerRecordsBefore: s.records, StrangerBytesBefore: s.bytes}
-	}
-	rejected0 := map[int]map[string]int{}
-	for _, n := range live {
-		rejected0[n.idx] = n.d.Gossip().Stats().Rejected
+	before, rejected0, err := floodNodesBefore(live, revoker)
+	if err != nil {
+		return rep, err
 	}
 	rep.HeapLiveBeforePerNode = heapLive() / int64(len(live))
 	rep.RSSBeforeBytes = rss()
-	var peak atomic.Int64
-	peak.Store(rep.RSSBeforeBytes)
-	sampleCtx, stopSampling := context.WithCancel(ctx)
-	var sampler sync.WaitGroup
-	sampler.Go(func() {
-		for {
-			if v := rss(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-sampleCtx.Done():
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	})
-	defer func() {
-		stopSampling()
-		sampler.Wait()
-	}()
+	peak := startRSSPeak(ctx, rep.RSSBeforeBytes)
+	defer peak.stop()
 
-	// The floods, bounded by their counts and by Hold.
+	// The floods, bounded by their counts and by Hold, and honest traffic
+	// beside them.
 	hold := f.Hold
 	if hold == 0 {
 		hold = c.p.PhaseTimeout
 	}
 	floodCtx, stopFloods := context.WithTimeout(ctx, hold)
 	defer stopFloods()
+	sent := sendFloods(floodCtx, pr, f, hosts, jobs, rep)
+	ls := c.publish(ctx, pr, c.cfg.share(0.2, 2), c.chooser(r, nil))
+	rep.HonestLessons = len(ls)
+	exps := arrivals(c, ls, live, time.Time{})
+	pr.recordDeliveries += len(exps)
+	lat, met, err := c.await(ctx, pr.rep.Name, exps, c.p.PhaseTimeout, progress, awaitOpts{})
+	pr.add(lat, met, len(exps), err)
+	rep.HonestExpected, rep.HonestDelivered = len(exps), met
+	first, last := sent()
+	stopFloods()
+	rep.TookMs = ms(last.Sub(first))
+
+	c.awaitFloodSettled(ctx)
+	rep.RSSPeakBytes = peak.stop()
+	rep.RSSPerHonestNodeBytes = max(0, rep.RSSPeakBytes-rep.RSSBeforeBytes) / int64(len(live))
+	rep.HeapLiveAfterPerNode = heapLive() / int64(len(live))
+	if err := c.floodNodesAfter(rep, live, before, rejected0, revoker); err != nil {
+		return rep, err
+	}
+	if rep.FreshKeys+rep.Revocations == 0 {
+		pr.fail("the flooders sent nothing")
+	}
+	return rep, nil
+}
+
+// startFlooders starts the flooders' raw hosts, each kept connected to a
+// few live nodes; it returns those started even when one fails.
+func (c *cluster) startFlooders(r *rand.Rand, live []*tnode) ([]*rawHost, error) {
+	hosts := make([]*rawHost, 0, c.p.Floods.Flooders)
+	for range c.p.Floods.Flooders {
+		h, err := c.newRawHost(false)
+		if err != nil {
+			return hosts, fmt.Errorf("starting a flooder: %w", err)
+		}
+		hosts = append(hosts, h)
+		h.keepConnected(addrInfos(c.pick(r, live, c.cfg.Degree)), 500*time.Millisecond)
+	}
+	return hosts, nil
+}
+
+// floodNodesBefore is, per live node, what it holds before the floods
+// and the gossip refusals so far.
+func floodNodesBefore(live []*tnode, revoker string) ([]FloodNode, []map[string]int, error) {
+	before := make([]FloodNode, len(live))
+	rejected := make([]map[string]int, len(live))
+	for i, n := range live {
+		s, err := strangersHeld(n, revoker)
+		if err != nil {
+			return nil, nil, err
+		}
+		before[i] = FloodNode{Node: n.idx, HomeBytesBefore: diskUse(n.home), StrangerRecordsBefore: s.records, StrangerBytesBefore: s.bytes}
+		rejected[i] = n.d.Gossip().Stats().Rejected
+	}
+	return before, rejected, nil
+}
+
+// rssPeak samples the process's RSS every 100 ms for its peak.
+type rssPeak struct {
+	peak   atomic.Int64
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+func startRSSPeak(ctx context.Context, start int64) *rssPeak {
+	p := &rssPeak{}
+	p.peak.Store(start)
+	ctx, p.cancel = context.WithCancel(ctx)
+	p.wg.Go(func() {
+		for {
+			if v := rss(); v > p.peak.Load() {
+				p.peak.Store(v)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	})
+	return p
+}
+
+// stop ends the sampling (once) and returns the peak.
+func (p *rssPeak) stop() int64 {
+	p.once.Do(func() {
+		p.cancel()
+		p.wg.Wait()
+	})
+	return p.peak.Load()
+}
+
+// sendFloods sends each flooder's jobs, every f.Every, until they are
+// sent or ctx ends, counting what went out in rep. The returned func
+// waits for the flooders and gives when the first and last message went.
+func sendFloods(ctx context.Context, pr *phaseRun, f FloodParams, hosts []*rawHost, jobs [][]floodJob, rep *FloodReport) func() (first, last time.Time) {
 	var mu sync.Mutex
 	var first, last time.Time
 	var wg sync.WaitGroup
@@ -444,11 +510,11 @@ func (c *cluster) floods(ctx context.Context, pr *phaseRun, r *rand.Rand, progre
 			for k, j := range jobs[i] {
 				if k > 0 && f.Every > 0 {
 					select {
-					case <-floodCtx.Done():
+					case <-ctx.Done():
 					case <-time.After(f.Every):
 					}
 				}
-				if floodCtx.Err() != nil {
+				if ctx.Err() != nil {
 					return
 				}
 				data, err := j.data()
@@ -457,9 +523,9 @@ func (c *cluster) floods(ctx context.Context, pr *phaseRun, r *rand.Rand, progre
 					return
 				}
 				if j.as != nil {
-					err = h.publishAs(floodCtx, *j.as, data)
+					err = h.publishAs(ctx, *j.as, data)
 				} else {
-					err = h.publish(floodCtx, data)
+					err = h.publish(ctx, data)
 				}
 				if err != nil {
 					continue
@@ -470,39 +536,39 @@ func (c *cluster) floods(ctx context.Context, pr *phaseRun, r *rand.Rand, progre
 					first = now
 				}
 				last = now
-				if j.kind == "fresh" {
-					rep.FreshKeys++
-					rep.FreshRecords += j.recs
-					rep.FreshBytes += int64(len(data))
-				} else {
-					rep.Revocations += j.recs
-					rep.RevocationBytes += int64(len(data))
-				}
+				rep.count(j, len(data))
 				mu.Unlock()
 			}
 		})
 	}
-	// Honest traffic beside them.
-	ls := c.publish(ctx, pr, c.cfg.share(0.2, 2), c.chooser(r, nil))
-	rep.HonestLessons = len(ls)
-	exps := arrivals(c, ls, live, time.Time{})
-	pr.recordDeliveries += len(exps)
-	lat, met, err := c.await(ctx, pr.rep.Name, exps, c.p.PhaseTimeout, progress, awaitOpts{})
-	pr.add(lat, met, len(exps), err)
-	rep.HonestExpected, rep.HonestDelivered = len(exps), met
-	wg.Wait()
-	stopFloods()
+	return func() (time.Time, time.Time) {
+		wg.Wait()
+		return first, last
+	}
+}
 
-	rep.TookMs = ms(last.Sub(first))
-	// What was sent is taken: wait until no node accepts a flood record
-	// for half a second, so "after" is after. At most floodSettle: past
-	// it, sync may go on moving strangers' records between honest nodes
-	// that each keep their own share.
+// count adds one sent message of j, of n bytes.
+func (rep *FloodReport) count(j floodJob, n int) {
+	if j.kind == "fresh" {
+		rep.FreshKeys++
+		rep.FreshRecords += j.recs
+		rep.FreshBytes += int64(n)
+		return
+	}
+	rep.Revocations += j.recs
+	rep.RevocationBytes += int64(n)
+}
+
+// awaitFloodSettled waits until no node accepts a flood record for half a
+// second, so "after" is after. At most floodSettle: past it, sync may go
+// on moving strangers' records between honest nodes that each keep their
+// own share.
+func (c *cluster) awaitFloodSettled(ctx context.Context) {
 	settle := time.Now().Add(floodSettle)
 	for prev := -1; ; {
 		cur := c.flood.total()
 		if cur == prev || time.Now().After(settle) || ctx.Err() != nil {
-			break
+			return
 		}
 		prev = cur
 		select {
@@ -510,38 +576,35 @@ func (c *cluster) floods(ctx context.Context, pr *phaseRun, r *rand.Rand, progre
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	stopSampling()
-	sampler.Wait()
-	rep.RSSPeakBytes = peak.Load()
-	rep.RSSPerHonestNodeBytes = max(0, rep.RSSPeakBytes-rep.RSSBeforeBytes) / int64(len(live))
-	rep.HeapLiveAfterPerNode = heapLive() / int64(len(live))
+}
+
+// floodNodesAfter completes each node's FloodNode with what it holds after
+// the floods, and the report's maxima and refusals.
+func (c *cluster) floodNodesAfter(rep *FloodReport, live []*tnode, before []FloodNode, rejected0 []map[string]int, revoker string) error {
 	rep.Rejected = map[string]int{}
 	for i, n := range live {
 		fn := before[i]
 		s, err := strangersHeld(n, revoker)
 		if err != nil {
-			return rep, err
+			return err
 		}
 		fn.StrangerRecordsAfter, fn.StrangerBytesAfter, fn.RevocationsHeld = s.records, s.bytes, s.revoker
 		fn.FloodAccepted = c.flood.acceptedAt(n.idx)
 		fn.HomeGrowthBytes = diskUse(n.home) - fn.HomeBytesBefore
-		rep.Nodes = append(rep.Nodes, fn)
 		rep.MaxStrangerRecords = max(rep.MaxStrangerRecords, fn.StrangerRecordsAfter)
 		rep.MaxStrangerBytes = max(rep.MaxStrangerBytes, fn.StrangerBytesAfter)
 		used, _, err := n.d.Memory().StrangerUse()
 		if err != nil {
-			return rep, err
+			return err
 		}
 		rep.MemoryMaxStrangerRecords = max(rep.MemoryMaxStrangerRecords, used.Records)
 		rep.MemoryMaxStrangerBytes = max(rep.MemoryMaxStrangerBytes, used.Bytes)
-		for reason, v := range subMap(n.d.Gossip().Stats().Rejected, rejected0[n.idx]) {
+		for reason, v := range subMap(n.d.Gossip().Stats().Rejected, rejected0[i]) {
 			rep.Rejected[reason] += v
 		}
+		rep.Nodes = append(rep.Nodes, fn)
 	}
-	if rep.FreshKeys+rep.Revocations == 0 {
-		pr.fail("the flooders sent nothing")
-	}
-	return rep, nil
+	return nil
 }
 
 // awaitTopicPeers waits until every host has a peer in the topic.
