@@ -16,6 +16,9 @@ func TestSmallTestnet(t *testing.T) {
 		cfg.Nodes, cfg.Lessons = 20, 30
 	}
 	cfg.Seed = 7
+	if raceDetector {
+		cfg.Params.Floods.Hold = time.Minute // the flooders are slow there (checkFloods)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
