@@ -156,7 +156,7 @@ func withoutRevoked(recs []*protocol.Record, keep func(*protocol.Record) (bool, 
 type Revocation struct {
 	Revoked bool
 	// Evidence: revoked by a quorum of its confirmers while a publisher
-	// still stands (or no lesson record is held). A confirmer's revocation
+	// still stands (withdrawn). A confirmer's revocation
 	// counts only beside its confirmation, so the confirmations keep
 	// travelling with the revocations: a memory that holds the lesson from
 	// before, or the author back from a long absence, then counts the
@@ -173,9 +173,30 @@ func RevocationOf(hash string, held []*protocol.Record, now time.Time, p protoco
 	if st.State != protocol.StateRevoked {
 		return Revocation{}
 	}
-	lesson := slices.ContainsFunc(held, func(r *protocol.Record) bool { return r.Hash == hash && r.Type == protocol.TypeLesson })
-	withdrawn := lesson && len(st.Publishers) == 0
-	return Revocation{Revoked: true, Evidence: p.N > 0 && st.Quorum >= p.N && !withdrawn}
+	return Revocation{Revoked: true, Evidence: p.N > 0 && st.Quorum >= p.N && !withdrawn(hash, held, st, admit)}
+}
+
+// withdrawn reports whether every publisher of hash has withdrawn it. A
+// holder of its lesson records knows its publishers. A memory that holds
+// none (it came after the lesson was revoked: a revoked lesson's record
+// is never sent) knows an author's withdrawal as the revocation of an
+// admitted origin that holds no confirmation of it, since a confirmer's
+// revocation stands beside its confirmation; without that rule it kept
+// sending the quorum's confirmations that every holder of the record had
+// stopped sending, and the two never agreed.
+func withdrawn(hash string, held []*protocol.Record, st protocol.Status, admit protocol.Admitted) bool {
+	if slices.ContainsFunc(held, func(r *protocol.Record) bool { return r.Hash == hash && r.Type == protocol.TypeLesson }) {
+		return len(st.Publishers) == 0
+	}
+	confirmed := map[string]bool{}
+	for _, r := range held {
+		if r.Hash == hash && r.Type == protocol.TypeConfirmation {
+			confirmed[r.Origin] = true
+		}
+	}
+	return slices.ContainsFunc(held, func(r *protocol.Record) bool {
+		return r.Hash == hash && r.Type == protocol.TypeRevocation && !confirmed[r.Origin] && admit.Admits(r.Origin)
+	})
 }
 
 // Drops reports whether r, a record of a hash revoked as rv, is no longer

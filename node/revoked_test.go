@@ -410,3 +410,36 @@ func TestRevokedOwnLessonIsNotSignedAgain(t *testing.T) {
 		t.Fatal("the revoked lesson is still waiting to be signed")
 	}
 }
+
+// A memory that never held a lesson record (it joined after the lesson was
+// revoked, and a revoked lesson's record is never sent) offers what a
+// holder of the record offers once the author has withdrawn it: only the
+// revocations. Before, it kept offering the quorum's confirmations as
+// evidence, since "every publisher withdrew" was asked of lesson records
+// it did not have, and the two never agreed (the testnet's late joiner,
+// TestSimTestnet at 10 nodes).
+func TestWithdrawnLessonsEvidenceStopsWithoutItsRecord(t *testing.T) {
+	clk := newClock()
+	at := clk.Now().Add(-time.Hour)
+	hash, author, lines := quorumRecords(t, at)
+	h, _ := openTest(t, clk)
+	receive(t, h, "team:x", lines)
+	before := held(t, h, "team:x") // the quorum's evidence, no lesson record
+	late, _ := openTest(t, clk)
+	receive(t, late, "team:x", before)
+	if got, want := sentOf(t, hash, held(t, late, "team:x")), sentOf(t, hash, before); len(got) != len(want) {
+		t.Fatalf("before the withdrawal the late memory offers %v, the holder %v", got, want)
+	}
+	w, err := protocol.SignRevocation(testutil.Identity(t, "author"), hash, at.Add(3*time.Minute), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	receive(t, h, "team:x", [][]byte{w.Raw})
+	receive(t, late, "team:x", [][]byte{w.Raw})
+	want := []string{"revocation/" + author}
+	for _, c := range []string{"c1", "c2", "c3"} {
+		want = append(want, "revocation/"+testutil.Identity(t, c).Origin())
+	}
+	sentOf(t, hash, held(t, h, "team:x")).only(t, "the holder of the lesson record", want...)
+	sentOf(t, hash, held(t, late, "team:x")).only(t, "the memory that never held it", want...)
+}
