@@ -259,8 +259,16 @@ func TestRelayServesItsOwnWhole(t *testing.T) {
 					t.Errorf("the members' relayed connection is limited: GossipSub would open no stream over it")
 				}
 			}
+			// A stranger's circuit is limited, not refused. Its first
+			// stream came back empty once in a CI run (0 bytes, the
+			// circuit opened after the relay's 3 s wait for a new
+			// peer): a stream that carries nothing is tried again, one
+			// that carries more than the limit fails at once.
 			stranger := outsider(t)
-			read, _ = pipe(t, ri, stranger, b, pipeSize)
+			read = 0
+			for try := 0; try < 3 && read == 0; try++ {
+				read, _ = pipe(t, ri, stranger, b, pipeSize)
+			}
 			if read == 0 || read > limit {
 				t.Errorf("from a stranger to a member the relay carried %d bytes, want some and at most %d", read, limit)
 			}
