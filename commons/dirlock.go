@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/remem/remem/internal/pidlock"
 )
@@ -17,10 +16,7 @@ type DirLockedError struct {
 }
 
 func (e *DirLockedError) Error() string {
-	who := "another process"
-	if e.PID > 0 {
-		who = "process " + strconv.Itoa(e.PID)
-	}
+	who := pidlock.Holding(e.PID)
 	return fmt.Sprintf("the commons data directory %s is in use by %s (a running \"remem commons serve\"?); "+
 		"one server owns a directory: stop that one, or give this one another --data (replicas share an S3 bucket, --storage)", e.Dir, who)
 }

@@ -127,8 +127,10 @@ func (m *Memory) strangerRoom() int {
 func (m *Memory) strangerOrigins(recs []*protocol.Record) []string {
 	a := m.admitted()
 	var out []string
+	seen := map[string]bool{}
 	for _, r := range recs {
-		if !a.Admits(r.Origin) && !slices.Contains(out, r.Origin) {
+		if !a.Admits(r.Origin) && !seen[r.Origin] {
+			seen[r.Origin] = true
 			out = append(out, r.Origin)
 		}
 	}

@@ -202,11 +202,7 @@ func TestAttackEvictionDropsACandidateThisMemoryMet(t *testing.T) {
 	friend := freshKey(t)
 	budget := StrangerBudget{Records: 100, Bytes: 1 << 20}
 	home := t.TempDir()
-	m, err := Open(Config{Home: home, Create: true, Now: clk.Now, Admission: Admission{Trust: []string{friend.Origin()}}, Strangers: budget})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := openBudgetedAt(t, home, clk, budget, friend.Origin())
 	const scope = "team:x"
 	at := clk.Now().Add(-time.Minute)
 	hashes := friendLessons(t, m, friend, scope, 1, at)
@@ -457,11 +453,7 @@ func TestWithdrawalInItsLessonsRoomKeepsOwnExperience(t *testing.T) {
 	friend := freshKey(t)
 	budget := StrangerBudget{Records: 50, Bytes: 1 << 20}
 	home := t.TempDir()
-	m, err := Open(Config{Home: home, Create: true, Now: clk.Now, Admission: Admission{Trust: []string{friend.Origin()}}, Strangers: budget})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := openBudgetedAt(t, home, clk, budget, friend.Origin())
 	const scope = "team:x"
 	at := clk.Now().Add(-time.Minute)
 	hashes := friendLessons(t, m, friend, scope, 7, at)

@@ -16,7 +16,17 @@ import (
 // openBudgeted opens a memory that admits trusted only, under budget.
 func openBudgeted(t *testing.T, home string, budget StrangerBudget, trusted ...string) *Memory {
 	t.Helper()
-	m, err := Open(Config{Home: home, Create: true, Store: store.Options{Small: true}, Admission: Admission{Trust: trusted}, Strangers: budget})
+	return openBudgetedAt(t, home, nil, budget, trusted...)
+}
+
+// openBudgetedAt is openBudgeted on clk's time (nil: the machine's).
+func openBudgetedAt(t *testing.T, home string, clk *clock, budget StrangerBudget, trusted ...string) *Memory {
+	t.Helper()
+	cfg := Config{Home: home, Create: true, Store: store.Options{Small: true}, Admission: Admission{Trust: trusted}, Strangers: budget}
+	if clk != nil {
+		cfg.Now = clk.Now
+	}
+	m, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,10 +47,7 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
-	who := "another process"
-	if e.PID > 0 {
-		who = "process " + strconv.Itoa(e.PID)
-	}
+	who := pidlock.Holding(e.PID)
 	return fmt.Sprintf("the memory at %s is in use by %s (a running \"remem node\"?); "+
 		"stop that process, talk to it through its API, or set REMEM_HOME to another home", e.Home, who)
 }

@@ -30,6 +30,15 @@ func (e *HeldError) Error() string {
 	return fmt.Sprintf("%s is locked by process %d", e.Dir, e.PID)
 }
 
+// Holding names the holder of a lock for a message: "process PID", or
+// "another process" when its pid could not be read (0).
+func Holding(pid int) string {
+	if pid > 0 {
+		return "process " + strconv.Itoa(pid)
+	}
+	return "another process"
+}
+
 // Lock takes dir's lock without waiting and writes this process's pid into
 // it; a held lock is a *HeldError. Release lets it go.
 func Lock(dir string) (*os.File, error) {
