@@ -29,6 +29,7 @@ func (p Params) Validate() error {
 	l.AtLeast("State.N", p.State.N, 1)
 	l.Positive("State.W", p.State.W)
 	l.If(!(p.Threshold > 0 && p.Threshold <= 1), "Threshold", p.Threshold, "want a similarity above 0, at most 1")
+	l.If(!(p.ConfirmThreshold >= 0 && p.ConfirmThreshold <= 1), "ConfirmThreshold", p.ConfirmThreshold, "want a similarity in [0, 1] (0: the default)")
 	return l.Err()
 }
 

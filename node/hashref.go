@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/remem/remem/protocol"
 )
 
 // ErrBadHash says a lesson reference is malformed or names several lessons:
 // the caller's mistake, not a lesson missing here.
 var ErrBadHash = errors.New("not a lesson hash")
 
-// MinHashPrefix is the shortest prefix a lesson may be named by: the 8 hex
-// of its "l-…" id.
-const MinHashPrefix = 8
+// MinHashPrefix is the shortest prefix a lesson may be named by.
+const MinHashPrefix = protocol.MinHashPrefix
 
 // maxCandidates bounds the lessons an ambiguous prefix lists.
 const maxCandidates = 5
@@ -24,11 +25,10 @@ const maxCandidates = 5
 // record held (or in a configured layer), or the "l-…" id that `show
 // --json` prints. Case and surrounding space do not matter.
 func (m *Memory) ResolveHash(ref string) (string, error) {
-	h := strings.ToLower(strings.TrimSpace(ref))
-	h = strings.TrimPrefix(h, "l-")
-	if !isHex(h) || len(h) < MinHashPrefix || len(h) > 32 {
+	if !protocol.IsHashRef(ref) {
 		return "", fmt.Errorf("%w: %q; give the 32 hex characters, a unique prefix of at least %d, or the l-… id", ErrBadHash, ref, MinHashPrefix)
 	}
+	h := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(ref)), "l-")
 	if len(h) == 32 {
 		return h, nil
 	}
@@ -54,13 +54,4 @@ func (m *Memory) ResolveHash(ref string) (string, error) {
 		return "", fmt.Errorf("%w: %s names several lessons (%s); give more of the hash", ErrBadHash, h, list)
 	}
 	return found[0], nil
-}
-
-func isHex(s string) bool {
-	for _, c := range []byte(s) {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +30,11 @@ type IngestReport struct {
 	// all, so a caller is told at once that the bound lost something.
 	RejectsDropped int64        `json:"rejects_dropped,omitempty"`
 	Rejects        *RejectsInfo `json:"rejects,omitempty"`
+	// Notes tell the reporting agent, for events taken, which of its
+	// "lesson" and "matches" (SPEC §2) the memory will not use as given,
+	// and why, so it can word the next one better. The event is taken
+	// either way.
+	Notes []EventError `json:"notes,omitempty"`
 }
 
 // EventError is one event line that was not taken.
@@ -54,10 +60,46 @@ func (m *Memory) Remember(evs []protocol.Event) (IngestReport, error) {
 		}
 		good = append(good, ev.InUTC())
 	}
+	rep.Notes = m.proposalNotes("event", good, nil)
 	added, dups, err := m.store.AddEvents(good, m.Now())
 	rep.Taken, rep.Duplicates = added, dups
 	m.metrics.ingested(rep)
 	return rep, err
+}
+
+// proposalNotes reads each event's "lesson" as sleep will and resolves its
+// "matches", and says what will not be used as given. lines are the
+// events' line numbers (nil: their positions, from 1).
+func (m *Memory) proposalNotes(source string, evs []protocol.Event, lines []int) []EventError {
+	var notes []EventError
+	for i, ev := range evs {
+		line := i + 1
+		if lines != nil {
+			line = lines[i]
+		}
+		note := func(format string, args ...any) {
+			notes = append(notes, EventError{Source: source, Line: line, Reason: fmt.Sprintf(format, args...)})
+		}
+		if ev.Lesson != "" {
+			text, err := consolidate.Proposed(ev.Lesson).Write(context.Background(), consolidate.Cluster{})
+			draft := ""
+			if err == nil {
+				_, draft, err = vetSentence(text, false, consolidate.Cluster{})
+			}
+			switch {
+			case err != nil:
+				note("the proposed lesson is not taken (%v); the memory writes its own", err)
+			case draft != "":
+				note("the proposed lesson would be a draft (%s): kept here, never shared until it is written again", draft)
+			}
+		}
+		if ev.Matches != "" {
+			if _, err := m.ResolveHash(ev.Matches); err != nil {
+				note("matches: %v; the event is compared by meaning instead", err)
+			}
+		}
+	}
+	return notes
 }
 
 // Ingest reads JSONL events from r. Bad lines are reported with their number
@@ -67,6 +109,7 @@ func (m *Memory) Ingest(source string, r io.Reader) (IngestReport, error) {
 	var (
 		rep     IngestReport
 		evs     []protocol.Event
+		lines   []int
 		rejects [][]byte
 	)
 	br := bufio.NewReader(r)
@@ -87,6 +130,7 @@ func (m *Memory) Ingest(source string, r io.Reader) (IngestReport, error) {
 					rejects = append(rejects, rejectLine(source, n, derr, trimmed))
 				} else {
 					evs = append(evs, ev)
+					lines = append(lines, n)
 				}
 			}
 		}
@@ -105,6 +149,7 @@ func (m *Memory) Ingest(source string, r io.Reader) (IngestReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	rep.Notes = m.proposalNotes(source, evs, lines)
 	added, dups, err := m.store.AddEvents(evs, m.Now())
 	rep.Taken, rep.Duplicates = added, dups
 	m.metrics.ingested(rep)
@@ -224,5 +269,5 @@ func sameFile(a fs.FileInfo, path string) bool {
 
 func episodeOf(e protocol.Event) consolidate.Episode {
 	return consolidate.Episode{Kind: e.Kind, Title: e.Title, Expected: e.Expected, Happened: e.Happened,
-		Said: e.Said, AgentDid: e.AgentDid, Text: e.Text}
+		Said: e.Said, AgentDid: e.AgentDid, Text: e.Text, Lesson: e.Lesson}
 }

@@ -19,9 +19,23 @@ import (
 // Params are the memory's tunables.
 type Params struct {
 	State protocol.StateParams
-	// Threshold is the similarity at which an event joins a lesson or
-	// confirms a candidate.
+	// Threshold is the similarity at which an event joins a lesson.
 	Threshold float64
+	// ConfirmThreshold is the similarity at which an event confirms a
+	// candidate (SPEC §7) by similarity alone: a confirmation makes a
+	// lesson count toward common, so it is calibrated for precision, not
+	// for grouping. A pair a judge said is the same scores 1, and an
+	// event's "matches" confirms what it names. Zero means the larger of
+	// Threshold and consolidate.DefaultConfirmThreshold.
+	ConfirmThreshold float64
+}
+
+// confirmThreshold is ConfirmThreshold with its default.
+func (p Params) confirmThreshold() float64 {
+	if p.ConfirmThreshold > 0 {
+		return p.ConfirmThreshold
+	}
+	return max(p.Threshold, consolidate.DefaultConfirmThreshold)
 }
 
 // DefaultParams are the protocol defaults (N = 3, W = 90 days).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -73,6 +74,9 @@ type pending struct {
 	ev      store.StoredEvent
 	content string
 	at      time.Time
+	// named is the hash of the lesson held that the event's "matches"
+	// names (SPEC §2), "" when it names none.
+	named string
 }
 
 // Sleep drains the inbox, runs the verify pass over received candidates,
@@ -142,6 +146,7 @@ func (m *Memory) sleepLocked(ctx context.Context, now time.Time, rep *SleepRepor
 		if err != nil {
 			return err
 		}
+		m.resolveNamed(events, lessons)
 		// Verify pass (SPEC §7): confirm candidates that came true here.
 		events, confirms, err := m.verifyPass(ctx, lessons, events, now, rep)
 		if err != nil {
@@ -284,15 +289,24 @@ func (m *Memory) verifyPass(ctx context.Context, lessons []store.Lesson, events 
 }
 
 // candidateMatches finds, for each candidate the verify pass may confirm,
-// the events of its kind that say the same by average linkage, as indices
-// into events in increasing order. consolidate.Matches does it with one
-// index lookup per event, where comparing every candidate with every event
-// made a sleep over tens of thousands of events in a busy team's memory
-// take minutes. A similarity that fails (an embedding endpoint down) is
-// logged and matches nothing, as a failed comparison always has.
+// the events of its kind that say the same, as indices into events in
+// increasing order: the events whose "matches" names it (the reporting
+// agent's judgement, SPEC §2), and those whose average linkage to it
+// reaches the confirmation threshold (Params.confirmThreshold: a
+// confirmation makes a lesson count toward common, so a lexical match
+// needs more than joining a cluster does; a judged pair scores 1). An
+// event that names another lesson matches no candidate by similarity.
+// consolidate.Matches does it with one index lookup per event, where
+// comparing every candidate with every event made a sleep over tens of
+// thousands of events in a busy team's memory take minutes. A similarity
+// that fails (an embedding endpoint down) is logged and matches nothing, as
+// a failed comparison always has.
 func (m *Memory) candidateMatches(ctx context.Context, lessons []store.Lesson, events []pending) (map[string][]int, error) {
 	byKind := map[string][]int{}
 	for i, ev := range events {
+		if ev.named != "" {
+			continue
+		}
 		k := protocol.LessonKindOf(ev.ev.Event.Kind)
 		byKind[k] = append(byKind[k], i)
 	}
@@ -311,7 +325,7 @@ func (m *Memory) candidateMatches(ctx context.Context, lessons []store.Lesson, e
 		for j, i := range idx {
 			texts[j] = events[i].content
 		}
-		found, err := consolidate.Matches(ctx, m.sim, m.cfg.Params.Threshold, groups, texts)
+		found, err := consolidate.Matches(ctx, m.similarity(ctx), m.cfg.Params.confirmThreshold(), groups, texts)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -325,7 +339,42 @@ func (m *Memory) candidateMatches(ctx context.Context, lessons []store.Lesson, e
 			}
 		}
 	}
+	for i, ev := range events {
+		if ev.named != "" {
+			out[ev.named] = append(out[ev.named], i)
+		}
+	}
+	for h := range out {
+		slices.Sort(out[h])
+	}
 	return out, nil
+}
+
+// resolveNamed sets each event's named lesson from its "matches": the hash
+// it names (a unique prefix, or the l-… id) when a lesson of the event's
+// kind is held under it, own or received. A name that fits no lesson, or
+// several, or one of another kind, is left out (logged): the event is then
+// matched by similarity like any other.
+func (m *Memory) resolveNamed(events []pending, lessons []store.Lesson) {
+	kinds := make(map[string]string, len(lessons))
+	for _, l := range lessons {
+		kinds[l.Hash] = l.Kind
+	}
+	for i := range events {
+		ref := events[i].ev.Event.Matches
+		if ref == "" {
+			continue
+		}
+		h, err := m.ResolveHash(ref)
+		if err == nil && kinds[h] != protocol.LessonKindOf(events[i].ev.Event.Kind) {
+			err = fmt.Errorf("no %s lesson is held under %s", protocol.LessonKindOf(events[i].ev.Event.Kind), ref)
+		}
+		if err != nil {
+			m.log.Info("an event's matches names no lesson here", "matches", ref, "err", err)
+			continue
+		}
+		events[i].named = h
+	}
 }
 
 // revokedHere reports whether hash is revoked by the records held, or
@@ -379,15 +428,6 @@ func confirmable(self, hash string, held []store.Held, now time.Time, p protocol
 // consolidate clusters the pending events of one lesson kind: events that
 // join an own lesson raise it; the rest become new lessons.
 func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, now time.Time, rep *SleepReport) error {
-	var events []pending
-	for _, ev := range all {
-		if protocol.LessonKindOf(ev.ev.Event.Kind) == kind {
-			events = append(events, ev)
-		}
-	}
-	if len(events) == 0 {
-		return nil
-	}
 	lessons, err := m.store.Lessons()
 	if err != nil {
 		return err
@@ -399,6 +439,32 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 			groups = append(groups, groupOf(l))
 			byHash[l.Hash] = l
 		}
+	}
+	// An event whose "matches" names an own lesson joins it, as the agent
+	// judged; the rest are clustered.
+	var events []pending
+	named := map[string][]pending{}
+	for _, ev := range all {
+		if protocol.LessonKindOf(ev.ev.Event.Kind) != kind {
+			continue
+		}
+		if _, own := byHash[ev.named]; own {
+			named[ev.named] = append(named[ev.named], ev)
+			continue
+		}
+		events = append(events, ev)
+	}
+	for _, hash := range slices.Sorted(maps.Keys(named)) {
+		evs := named[hash]
+		l, err := m.absorb(byHash[hash], evs, indices(len(evs)), now)
+		if err != nil {
+			return err
+		}
+		byHash[hash] = l // the clustering below may join it again
+		rep.Raised++
+	}
+	if len(events) == 0 {
+		return nil
 	}
 	episodes := make([]consolidate.Episode, len(events))
 	for i, ev := range events {
@@ -418,7 +484,7 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 	}
 	for hash, idx := range joined {
 		slices.Sort(idx)
-		if err := m.absorb(byHash[hash], events, idx, now); err != nil {
+		if _, err := m.absorb(byHash[hash], events, idx, now); err != nil {
 			return err
 		}
 		rep.Raised++
@@ -462,12 +528,21 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 			existing.Own = true // this memory met it too: now it is its own as well
 			rep.Raised++
 		}
-		if err := m.absorb(existing, events, cluster, now); err != nil {
+		if _, err := m.absorb(existing, events, cluster, now); err != nil {
 			return err
 		}
 	}
 	progress.Report(ctx, "writing "+kind, len(asg.NewClusters), len(asg.NewClusters))
 	return nil
+}
+
+// indices are 0, 1, …, n-1.
+func indices(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 // projectsOf are the cwds of events[idx], "" for an event without one.
@@ -482,8 +557,9 @@ func projectsOf(events []pending, idx []int) []string {
 }
 
 // absorb folds events into a lesson: seen and strength rise, the episodes and
-// projects are remembered, and the lesson is marked for signing.
-func (m *Memory) absorb(l store.Lesson, events []pending, idx []int, now time.Time) error {
+// projects are remembered, and the lesson is marked for signing. It returns
+// the lesson as stored.
+func (m *Memory) absorb(l store.Lesson, events []pending, idx []int, now time.Time) (store.Lesson, error) {
 	seqs := make([]uint64, 0, len(idx))
 	for _, i := range idx {
 		ev := events[i]
@@ -504,7 +580,7 @@ func (m *Memory) absorb(l store.Lesson, events []pending, idx []int, now time.Ti
 	l.Dirty = true
 	// The lesson and the events it took land together; signing it is left
 	// to signDirty, which a later sleep repeats if this one is cut short.
-	return m.store.Commit(store.Step{Lesson: l, Absorbed: seqs})
+	return l, m.store.Commit(store.Step{Lesson: l, Absorbed: seqs})
 }
 
 const maxEpisodes = 50
@@ -515,6 +591,9 @@ func appendEpisode(eps []string, text string) []string {
 	}
 	return append(eps, text)
 }
+
+// maxProposals bounds the agents' sentences tried for one cluster.
+const maxProposals = 3
 
 // writeLesson asks the writer for one sentence and holds it to the rules of
 // SPEC §6; when a configured writer's sentence fails them the default writer
@@ -529,7 +608,11 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 	if w := writerFrom(ctx); w != nil {
 		first = w
 	}
-	writers := []consolidate.Writer{first}
+	var writers []consolidate.Writer
+	for _, p := range c.Proposals(maxProposals) {
+		writers = append(writers, p)
+	}
+	writers = append(writers, first)
 	if _, isDefault := first.(*consolidate.DefaultWriter); !isDefault {
 		writers = append(writers, &consolidate.DefaultWriter{Redact: protocol.RedactRawData})
 	}
@@ -550,37 +633,19 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 			errs = append(errs, err)
 			continue
 		}
-		d, isDefault := w.(*consolidate.DefaultWriter)
-		if found := protocol.FindRawData(text); !isDefault && len(found) > 0 {
-			// A writer that wrote raw data into its sentence is refused
-			// like one that wrote an order: redacted, it would be a
-			// sentence nobody wrote. The default writer takes the lesson.
-			counts.count(&counts.Refused, name)
-			m.log.Warn("a writer's sentence was refused", "writer", name, "err", "it holds raw data: "+found[0].Kind)
-			errs = append(errs, fmt.Errorf("a %s writer's sentence holds raw data (%s)", name, found[0].Kind))
-			continue
-		}
-		red := protocol.RedactRawDataReport(text)
-		text = red.Text
-		if isDefault && d.Redact != nil && !red.Draft {
-			// The default writer redacted the events before it wrote, so a
-			// placeholder it glued in is in its sentence by now: the events'
-			// own redaction says whether one was.
-			if why := episodesDraft(c); why != "" {
-				red.Draft, red.Reason = true, why
-			}
-		}
-		if err := protocol.CheckLessonText(text); err != nil {
+		_, isDefault := w.(*consolidate.DefaultWriter)
+		text, draft, err = vetSentence(text, isDefault, c)
+		if err != nil {
 			counts.count(&counts.Refused, name)
 			if name != "default" {
 				m.log.Warn("a writer's sentence was refused", "writer", name, "err", err)
 			}
-			errs = append(errs, fmt.Errorf("%q: %w", text, err))
+			errs = append(errs, fmt.Errorf("a %s writer's sentence %q: %w", name, text, err))
 			continue
 		}
-		if red.Draft {
+		if draft != "" {
 			if firstDraft.text == "" {
-				firstDraft.text, firstDraft.by, firstDraft.why = text, name, red.Reason
+				firstDraft.text, firstDraft.by, firstDraft.why = text, name, draft
 			}
 			continue
 		}
@@ -590,6 +655,33 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 		return firstDraft.text, firstDraft.by, firstDraft.why, nil
 	}
 	return "", "", "", fmt.Errorf("no lesson written for a %s cluster of %d events: %w", c.Kind, len(c.Episodes), errors.Join(errs...))
+}
+
+// vetSentence holds a writer's sentence to SPEC §6 and §3: it returns the
+// sentence as it may be kept (redacted), why it is a draft ("" when it may
+// be shared), or why it is refused. A writer that wrote raw data into its
+// sentence is refused like one that wrote an order: redacted, it would be a
+// sentence nobody wrote. The default writer (byDefault), which redacts the
+// events before it writes, is redacted instead, and a placeholder it
+// glued in makes a draft, as the events' own redaction says.
+func vetSentence(text string, byDefault bool, c consolidate.Cluster) (string, string, error) {
+	if found := protocol.FindRawData(text); !byDefault && len(found) > 0 {
+		return text, "", fmt.Errorf("it holds raw data (%s)", found[0].Kind)
+	}
+	red := protocol.RedactRawDataReport(text)
+	text = red.Text
+	if byDefault && !red.Draft {
+		if why := episodesDraft(c); why != "" {
+			red.Draft, red.Reason = true, why
+		}
+	}
+	if err := protocol.CheckLessonText(text); err != nil {
+		return text, "", err
+	}
+	if red.Draft {
+		return text, red.Reason, nil
+	}
+	return text, "", nil
 }
 
 // episodesDraft returns why redacting the cluster's events would make a

@@ -35,7 +35,19 @@ type Event struct {
 	Session  string `json:"session,omitempty"`
 	Cwd      string `json:"cwd,omitempty"`
 	At       string `json:"at,omitempty"`
+	// Lesson is the one-sentence observation the reporting agent proposes
+	// for this surprise [ext]: sleep takes it when it passes every check
+	// of SPEC §6, else writes its own.
+	Lesson string `json:"lesson,omitempty"`
+	// Matches names a lesson held that the agent judges describes this same
+	// surprise [ext]: its hash, a prefix of at least MinHashPrefix hex, or
+	// its "l-…" id. It counts as a match by meaning (SPEC §7).
+	Matches string `json:"matches,omitempty"`
 }
+
+// MinHashPrefix is the shortest hash prefix that names a lesson: the 8 hex
+// of its "l-…" id.
+const MinHashPrefix = 8
 
 // LessonKind maps an event kind to the kind of lesson it feeds.
 func (e Event) LessonKind() string { return LessonKindOf(e.Kind) }
@@ -90,6 +102,12 @@ func (e Event) Validate() error {
 		}
 	default:
 		return fmt.Errorf("unknown kind %q (want correction, error, environment, surprise or note)", e.Kind)
+	}
+	if n := utf8.RuneCountInString(e.Lesson); n > MaxTextChars {
+		return fmt.Errorf(`"lesson" has %d characters, the limit is %d: propose one sentence`, n, MaxTextChars)
+	}
+	if e.Matches != "" && !IsHashRef(e.Matches) {
+		return fmt.Errorf(`"matches" must name a lesson by its hash: the 32 hex characters, a prefix of at least %d, or the l-… id (got %q)`, MinHashPrefix, e.Matches)
 	}
 	if e.At != "" {
 		if _, err := ParseTime(e.At); err != nil {
@@ -160,4 +178,21 @@ func asTypeError(err error, target **json.UnmarshalTypeError) bool {
 		*target = t
 	}
 	return ok
+}
+
+// IsHashRef reports whether ref has the form of a lesson reference: the 32
+// hex of a hash, a prefix of at least MinHashPrefix of them, or the
+// "l-…" id, in any case and with surrounding space. Whether it names a
+// lesson held is for the memory to say.
+func IsHashRef(ref string) bool {
+	h := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(ref)), "l-")
+	if len(h) < MinHashPrefix || len(h) > 32 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -63,12 +64,40 @@ func FuzzDecodeEvent(f *testing.F) {
 	f.Add([]byte(`{"kind":"error","title":"go test","happened":"undefined: x"}`))
 	f.Add([]byte(`{"kind":"correction","said":"no"}`))
 	f.Add([]byte(`{"kind":1}`))
+	f.Add([]byte(`{"kind":"error","title":"npm ci","lesson":"npm ci fails with EINTEGRITY.","matches":"l-0123abcd"}`))
+	f.Add([]byte(`{"kind":"note","text":"x","matches":["a"]}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		e, err := DecodeEvent(line)
 		if err == nil && e.Validate() != nil {
 			t.Fatal("accepted an invalid event")
 		}
 	})
+}
+
+// "lesson" and "matches" (SPEC §2): a lesson is bounded like a record's
+// text; matches has the form of a hash reference, whether or not the memory
+// holds the lesson.
+func TestEventLessonAndMatches(t *testing.T) {
+	for _, c := range []struct {
+		lesson, matches, err string
+	}{
+		{"npm ci fails with EINTEGRITY.", "0123abcd", ""},
+		{"", "0123ABCD0123abcd0123abcd0123abcd", ""},
+		{"", " l-0123abcd ", ""},
+		{"", "0123abc", `"matches"`},
+		{"", "0123abcd0123abcd0123abcd0123abcd0", `"matches"`},
+		{"", "zzzzzzzz", `"matches"`},
+		{"", "l-", `"matches"`},
+		{strings.Repeat("a", MaxTextChars+1), "", `"lesson" has 1001 characters`},
+	} {
+		_, err := DecodeEvent([]byte(fmt.Sprintf(`{"kind":"note","text":"x","lesson":%q,"matches":%q}`, c.lesson, c.matches)))
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("lesson %.20q matches %q: %v, want %q", c.lesson, c.matches, err, c.err)
+		}
+	}
+	if _, err := DecodeEvent([]byte(`{"kind":"note","text":"x","matches":12345678}`)); err == nil || !strings.Contains(err.Error(), `"matches" must be a string`) {
+		t.Errorf("a number for matches: %v", err)
+	}
 }
 
 func TestEventValidateAt(t *testing.T) {

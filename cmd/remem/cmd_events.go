@@ -72,6 +72,9 @@ func printIngest(c *cli.Context, rep node.IngestReport) error {
 		fmt.Fprintln(c.App.ErrWriter, display.Text(r.String()))
 	}
 	fmt.Fprintf(c.App.Writer, "taken %d, duplicates %d, rejected %d\n", rep.Taken, rep.Duplicates, len(rep.Rejected))
+	for _, n := range rep.Notes {
+		fmt.Fprintln(c.App.Writer, display.Text("note: "+n.String()))
+	}
 	if rep.Rejects != nil {
 		if rep.RejectsDropped > 0 {
 			fmt.Fprintf(c.App.Writer, "%d older rejected lines dropped now past the bound of the rejects files\n", rep.RejectsDropped)
@@ -87,17 +90,24 @@ func rememberCommand() *cli.Command {
 		Usage: "report one event (a surprise) from the command line",
 		UsageText: `remem remember --kind KIND [--title T] [--expected E] [--happened H] [--said S]
                [--agent-did A] [--text T] [--agent NAME] [--session ID] [--cwd DIR]
-               [--at TIME] [--json]
+               [--at TIME] [--lesson SENTENCE] [--matches HASH] [--json]
 
 KIND is correction (needs --said), error (needs --title or --happened),
 environment or surprise (need --happened or --text) or note (needs --text).
 --at is when it happened (RFC 3339 with Z or an offset, at most 10 minutes
 ahead of the clock); without it, the time the memory takes the event.
+--lesson proposes the lesson's sentence (one observation of what happened
+and why; taken when it passes every check, else the memory writes its own);
+--matches names a lesson held (remem lessons shows the hashes) that tells
+this same surprise: the event joins or confirms it.
 
 Examples:
   remem remember --kind error --title "go test ./..." --happened "undefined: foo.Bar" --cwd .
   remem remember --kind correction --said "we use tabs here" --agent-did "Shall I indent with spaces?"
-  remem remember --kind note --text "the staging database is wiped nightly" --at 2026-05-01T09:30:00+02:00`,
+  remem remember --kind note --text "the staging database is wiped nightly" --at 2026-05-01T09:30:00+02:00
+  remem remember --kind error --title "npm ci" --happened "EINTEGRITY sha512 mismatch" \
+    --lesson "npm ci fails with EINTEGRITY when package-lock.json was written by another npm major version."
+  remem remember --kind error --title "go test ./..." --happened "undefined: mocks.Store" --matches 3f9a1c0d`,
 		Flags: []cli.Flag{jsonFlag,
 			&cli.StringFlag{Name: "kind", Required: true, Usage: "correction, error, environment, surprise or note"},
 			&cli.StringFlag{Name: "title", Usage: "an error: the call that failed"},
@@ -110,11 +120,14 @@ Examples:
 			&cli.StringFlag{Name: "session", Usage: "which conversation"},
 			&cli.StringFlag{Name: "cwd", Usage: "which project (a directory)"},
 			&cli.StringFlag{Name: "at", Usage: "when it happened: RFC 3339, e.g. 2026-05-01T09:30:00Z (default: now)"},
+			&cli.StringFlag{Name: "lesson", Usage: "the lesson in your words: one sentence observing what happened and why"},
+			&cli.StringFlag{Name: "matches", Usage: "HASH (or a prefix of 8 or more) of a lesson held that tells this same surprise"},
 		},
 		Action: func(c *cli.Context) error {
 			ev := protocol.Event{Kind: c.String("kind"), Title: c.String("title"), Expected: c.String("expected"),
 				Happened: c.String("happened"), Said: c.String("said"), AgentDid: c.String("agent-did"), Text: c.String("text"),
-				Agent: c.String("agent"), Session: c.String("session"), Cwd: absDir(c.String("cwd")), At: c.String("at")}
+				Agent: c.String("agent"), Session: c.String("session"), Cwd: absDir(c.String("cwd")), At: c.String("at"),
+				Lesson: c.String("lesson"), Matches: c.String("matches")}
 			if err := checkAt(ev.At); err != nil {
 				return cli.Exit(err.Error(), 2)
 			}

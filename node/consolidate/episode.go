@@ -1,6 +1,10 @@
 package consolidate
 
-import "strings"
+import (
+	"context"
+	"slices"
+	"strings"
+)
 
 // Episode is the part of an event that clustering and writing read. The
 // JSON names are those of the events (SPEC §2), so a command writer sees the
@@ -13,15 +17,18 @@ type Episode struct {
 	Said     string `json:"said,omitempty"`
 	AgentDid string `json:"agent_did,omitempty"`
 	Text     string `json:"text,omitempty"`
+	// Lesson is the sentence the reporting agent proposed (SPEC §2).
+	Lesson string `json:"lesson,omitempty"`
 }
 
 // Content returns the meaningful words of the event, for similarity: the
-// non-empty fields among Title, Happened, Expected, Said, AgentDid and Text,
-// in that order, joined by a space. Kind is left out: it is not part of what
+// non-empty fields among Title, Happened, Expected, Said, AgentDid, Text and
+// Lesson, in that order, joined by a space (the agent's own sentence says
+// the surprise in a lesson's words, which is what it is compared with). Kind is left out: it is not part of what
 // happened, and Assign keeps lesson kinds apart by itself.
 func (e Episode) Content() string {
 	var b strings.Builder
-	for _, f := range [...]string{e.Title, e.Happened, e.Expected, e.Said, e.AgentDid, e.Text} {
+	for _, f := range [...]string{e.Title, e.Happened, e.Expected, e.Said, e.AgentDid, e.Text, e.Lesson} {
 		f = strings.TrimSpace(f)
 		if f == "" {
 			continue
@@ -45,4 +52,30 @@ func lessonKind(kind string) string {
 		return "surprise"
 	}
 	return k
+}
+
+// Proposed is a Writer that writes the sentence the reporting agent
+// proposed for its event (SPEC §2 "lesson"); the node holds it to every
+// check like any writer's and falls back to its own writers when it fails.
+// Its name is "agent".
+type Proposed string
+
+// Write implements Writer: one line of one sentence, as a model's answer
+// must be.
+func (p Proposed) Write(context.Context, Cluster) (string, error) { return oneLine("agent", string(p)) }
+
+// Name names the writer in the counts.
+func (Proposed) Name() string { return "agent" }
+
+// Proposals are the distinct sentences the cluster's agents proposed, in
+// the order of the episodes, at most max.
+func (c Cluster) Proposals(max int) []Proposed {
+	var out []Proposed
+	for _, e := range c.Episodes {
+		p := Proposed(strings.TrimSpace(e.Lesson))
+		if p != "" && !slices.Contains(out, p) && len(out) < max {
+			out = append(out, p)
+		}
+	}
+	return out
 }

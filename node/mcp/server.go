@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/remem/remem/internal/display"
 	rversion "github.com/remem/remem/internal/version"
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/protocol"
@@ -98,7 +99,10 @@ func (t *tools) add(s *sdk.Server) {
 		Description: `Report one event: something that surprised you while working, so the memory can turn it into a lesson during sleep. ` +
 			`Kinds and the field each needs: correction (the person corrected you) needs said; error (a command or call failed unexpectedly) needs title or happened; ` +
 			`environment (the machine or a tool behaved unexpectedly) and surprise need happened or text; note needs text. ` +
-			`Give cwd (the project directory) so the lesson is tied to its project. Events stay on this machine; only the lesson sentence distilled from them is shared.`,
+			`Give cwd (the project directory) so the lesson is tied to its project. Events stay on this machine; only the lesson sentence distilled from them is shared. ` +
+			`Word the lesson yourself in lesson: one English sentence that observes what happened and why ("go test fails with 'undefined: mocks.Store' after a rebase because the generated mocks are stale"), ` +
+			`never an instruction or advice, no names, handles, hosts, home paths, ids or secrets, no pasted output. ` +
+			`Call recall first: if a lesson it lists already describes this surprise, pass its hash as matches.`,
 		Annotations: &sdk.ToolAnnotations{Title: "Report a surprise", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, t.remember)
 	sdk.AddTool(s, &sdk.Tool{
@@ -159,6 +163,8 @@ type RememberInput struct {
 	Session  string `json:"session,omitempty" jsonschema:"which conversation (default: one id per MCP server process)"`
 	Cwd      string `json:"cwd,omitempty" jsonschema:"the project directory you work in, as an absolute path"`
 	At       string `json:"at,omitempty" jsonschema:"when it happened, RFC 3339 with Z or an offset, at most 10 minutes ahead of the memory's clock (default: when it arrives)"`
+	Lesson   string `json:"lesson,omitempty" jsonschema:"the lesson in your words: one sentence observing what happened and why; no instruction, no names, hosts, paths, ids or secrets, no pasted output"`
+	Matches  string `json:"matches,omitempty" jsonschema:"the hash of a lesson recall showed that describes this same surprise"`
 }
 
 // RememberOutput says what the memory did with the event.
@@ -166,12 +172,16 @@ type RememberOutput struct {
 	Taken      int    `json:"taken" jsonschema:"1 when the event was stored"`
 	Duplicates int    `json:"duplicates" jsonschema:"1 when the same event (agent, session, kind, title) was already reported"`
 	Message    string `json:"message"`
+	// Notes say which of lesson and matches the memory will not use as
+	// given, and why.
+	Notes []string `json:"notes,omitempty" jsonschema:"what of lesson and matches the memory will not use as given, and why"`
 }
 
 func (t *tools) remember(ctx context.Context, req *sdk.CallToolRequest, in RememberInput) (*sdk.CallToolResult, RememberOutput, error) {
 	var out RememberOutput
 	ev := protocol.Event{Kind: strings.TrimSpace(in.Kind), Said: in.Said, AgentDid: in.AgentDid, Title: in.Title, Expected: in.Expected,
-		Happened: in.Happened, Text: in.Text, Agent: in.Agent, Session: in.Session, Cwd: strings.TrimSpace(in.Cwd), At: strings.TrimSpace(in.At)}
+		Happened: in.Happened, Text: in.Text, Agent: in.Agent, Session: in.Session, Cwd: strings.TrimSpace(in.Cwd), At: strings.TrimSpace(in.At),
+		Lesson: strings.TrimSpace(in.Lesson), Matches: strings.TrimSpace(in.Matches)}
 	if err := ev.Validate(); err != nil {
 		return nil, out, fmt.Errorf("the event was not stored: %v", err)
 	}
@@ -200,6 +210,12 @@ func (t *tools) remember(ctx context.Context, req *sdk.CallToolRequest, in Remem
 		out.Message = "already reported in this session (same agent, session, kind and title): counted once"
 	default:
 		out.Message = "not stored"
+	}
+	for _, n := range rep.Notes {
+		out.Notes = append(out.Notes, display.Text(n.Reason))
+	}
+	if len(out.Notes) > 0 {
+		out.Message += "; " + strings.Join(out.Notes, "; ")
 	}
 	return text(out.Message), out, nil
 }

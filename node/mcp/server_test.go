@@ -108,13 +108,18 @@ func TestToolsListed(t *testing.T) {
 		}
 	}
 	schema, _ := json.Marshal(tools["remember"].InputSchema)
-	for _, field := range []string{`"kind"`, `"said"`, `"agent_did"`, `"title"`, `"expected"`, `"happened"`, `"text"`, `"agent"`, `"session"`, `"cwd"`, `"at"`, "the person's words, verbatim"} {
+	for _, field := range []string{`"kind"`, `"said"`, `"agent_did"`, `"title"`, `"expected"`, `"happened"`, `"text"`, `"agent"`, `"session"`, `"cwd"`, `"at"`, `"lesson"`, `"matches"`, "the person's words, verbatim"} {
 		if !strings.Contains(string(schema), field) {
 			t.Errorf("remember's input schema lacks %s: %s", field, schema)
 		}
 	}
 	if !strings.Contains(string(schema), `"required":["kind"]`) {
 		t.Errorf("remember's input schema should require kind only: %s", schema)
+	}
+	for _, rule := range []string{"one English sentence", "never an instruction", "no names, handles, hosts, home paths, ids or secrets", "Call recall first", "pass its hash as matches"} {
+		if !strings.Contains(tools["remember"].Description, rule) {
+			t.Errorf("remember's description does not teach %q: %s", rule, tools["remember"].Description)
+		}
 	}
 	if init := cs.InitializeResult(); init == nil || !strings.Contains(init.Instructions, "never instructions") {
 		t.Errorf("the server's instructions should frame lessons as observations: %+v", init)
@@ -146,6 +151,42 @@ func TestRememberValidates(t *testing.T) {
 				t.Errorf("error %q does not say %q", textOf(res), tc.want)
 			}
 		})
+	}
+}
+
+// The agent's lesson and match go through remember to the memory: a good
+// sentence becomes the lesson, a refused one and an unknown match are
+// noted in the answer, and the event is stored either way.
+func TestRememberTakesTheAgentsLessonAndMatch(t *testing.T) {
+	m := openMemory(t)
+	cs := connect(t, remcp.NewServer(node.Local{M: m}, "test"))
+	const good = "go test -race fails with 'cgo: C compiler not found' because the race detector needs cgo and the image has no gcc."
+	res := call(t, cs, "remember", map[string]any{"kind": "error", "title": "go test -race ./...", "happened": "go: -race requires cgo; enable cgo by setting CGO_ENABLED=1",
+		"cwd": "/work/project", "lesson": good})
+	mustOK(t, "remember", res)
+	var rem remcp.RememberOutput
+	structured(t, res, &rem)
+	if rem.Taken != 1 || len(rem.Notes) != 0 {
+		t.Fatalf("remember: %+v", rem)
+	}
+	res = call(t, cs, "remember", map[string]any{"kind": "error", "title": "npm ci", "happened": "EINTEGRITY",
+		"lesson": "Always delete package-lock.json before npm ci.", "matches": "0123abcd0123abcd"})
+	mustOK(t, "remember", res)
+	structured(t, res, &rem)
+	if rem.Taken != 1 || len(rem.Notes) != 2 || !strings.Contains(rem.Message, "not taken") || !strings.Contains(rem.Message, "matches") {
+		t.Fatalf("remember with a refused lesson and an unknown match: %+v", rem)
+	}
+	mustOK(t, "sleep", call(t, cs, "sleep", map[string]any{}))
+	views, err := m.Lessons(node.Filter{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := ""
+	for _, v := range views {
+		texts += v.Text + "\n"
+	}
+	if !strings.Contains(texts, good) || strings.Contains(texts, "Always delete") {
+		t.Fatalf("lessons:\n%s", texts)
 	}
 }
 
