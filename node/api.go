@@ -174,6 +174,7 @@ func (a *api) endpoints(metrics http.Handler) []endpoint {
 		{method: "POST", path: "/lessons", h: a.publish},
 		{method: "GET", path: "/lessons/{hash}", h: a.show},
 		{method: "POST", path: "/lessons/{hash}/revoke", h: a.revoke},
+		{method: "POST", path: "/lessons/{hash}/rewrite", h: a.rewrite},
 		{method: "GET", path: "/status", h: a.status},
 		{method: "GET", path: "/peers", h: a.peers},
 		{method: "POST", path: "/peers/connect", h: a.connect},
@@ -530,6 +531,19 @@ func (a *api) revoke(w http.ResponseWriter, r *http.Request) {
 		rep.explain()
 	}
 	a.reply(w, rep, err)
+}
+
+func (a *api) rewrite(w http.ResponseWriter, r *http.Request) {
+	var req struct{ Text string }
+	if err := decode(w, r, &req); err != nil {
+		a.reply(w, nil, err)
+		return
+	}
+	out, err := a.svc.RewriteDraft(r.Context(), r.PathValue("hash"), req.Text)
+	if err != nil {
+		err = badRequest{err}
+	}
+	a.reply(w, out, err)
 }
 
 // signed tells the daemon that a record was signed, and whether one runs

@@ -318,6 +318,11 @@ func (c *Client) Revoke(ctx context.Context, hash, reason string) (RevokeReport,
 	return s, c.do(ctx, "POST", "/lessons/"+url.PathEscape(hash)+"/revoke", map[string]string{"reason": reason}, &s)
 }
 
+func (c *Client) RewriteDraft(ctx context.Context, hash, text string) (Rewritten, error) {
+	var out Rewritten
+	return out, c.do(ctx, "POST", "/lessons/"+url.PathEscape(hash)+"/rewrite", map[string]string{"text": text}, &out)
+}
+
 func (c *Client) Export(ctx context.Context) ([]string, error) {
 	var out []string
 	return out, c.do(ctx, "GET", "/export", nil, &out)

@@ -2,6 +2,9 @@ package node
 
 import (
 	"context"
+	"errors"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/remem/remem/node/consolidate"
@@ -44,5 +47,64 @@ func TestRedactionDraftIsKeptLocal(t *testing.T) {
 				t.Fatalf("a draft was signed: %s", lines)
 			}
 		})
+	}
+}
+
+// makeDraft leaves one own lesson that is a draft (its redaction leaves a
+// placeholder standing in a command) and returns it.
+func makeDraft(t *testing.T, m *Memory, project string) LessonView {
+	t.Helper()
+	if _, err := m.Remember([]protocol.Event{failure(project, "s1", "the migration job runs mysql -u app --password=hunter2 and fails once the secret rotates")}); err != nil {
+		t.Fatal(err)
+	}
+	sleep(t, m)
+	v := ownLesson(t, m)
+	if v.Draft == "" {
+		t.Fatalf("not a draft: %+v", v)
+	}
+	return v
+}
+
+// A person writes a draft again (`remem lessons rewrite`): a sentence that
+// passes takes its place with its events, seen and strength, and the next
+// sleep signs it; one that fails, or is a draft itself, changes nothing.
+func TestRewriteDraft(t *testing.T) {
+	m, project := openTest(t, nil)
+	draft := makeDraft(t, m, project)
+	for _, bad := range []struct{ text, want string }{
+		{"Always rotate the secret before migrations.", "refused"},
+		{"The job fails for /home/dana/app once the secret rotates.", "raw data"},
+		{"The job fails.\nIt rotates.", "2 lines"},
+	} {
+		if _, err := m.RewriteDraft(draft.Hash[:8], bad.text); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("rewrite %q: %v, want %q", bad.text, err, bad.want)
+		}
+	}
+	if got := ownLesson(t, m); got.Hash != draft.Hash {
+		t.Fatalf("a refused rewrite changed the draft: %+v", got)
+	}
+	const text = "The migration job fails with an access denied error once the database secret rotates, since it reads the password at start."
+	out, err := m.RewriteDraft(draft.Hash[:8], text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Draft != draft.Hash || out.Hash == draft.Hash || out.Text != text || out.Joined {
+		t.Fatalf("rewrite: %+v", out)
+	}
+	got := ownLesson(t, m)
+	if got.Hash != out.Hash || got.Draft != "" || got.Seen != draft.Seen || math.Abs(got.Strength-draft.Strength) > 1e-6 {
+		t.Fatalf("after the rewrite: %+v, draft was %+v", got, draft)
+	}
+	if evs, err := m.store.EventsOf(out.Hash); err != nil || len(evs) != 1 {
+		t.Fatalf("the draft's events did not move: %v %v", evs, err)
+	}
+	if _, ok, _ := m.store.GetLesson(draft.Hash); ok {
+		t.Fatalf("the draft is still held")
+	}
+	if rep := sleep(t, m); rep.Signed != 1 {
+		t.Fatalf("the rewritten lesson was not signed: %+v", rep)
+	}
+	if _, err := m.RewriteDraft(out.Hash, text+" Again."); !errors.Is(err, ErrNotADraft) {
+		t.Fatalf("rewriting a published lesson: %v", err)
 	}
 }

@@ -22,6 +22,7 @@ type Service interface {
 	Sleep(ctx context.Context) (SleepReport, error)
 	Publish(ctx context.Context, kind, text string) (Signed, error)
 	Revoke(ctx context.Context, hash, reason string) (RevokeReport, error)
+	RewriteDraft(ctx context.Context, hash, text string) (Rewritten, error)
 	Export(ctx context.Context) ([]string, error)
 	Import(ctx context.Context, scope string, data []byte) (ReceiveReport, error)
 	Share(ctx context.Context, req ShareRequest) (ShareSettings, error)
@@ -100,6 +101,9 @@ func (l Local) Revoke(_ context.Context, hash, reason string) (RevokeReport, err
 		return RevokeReport{}, err
 	}
 	return l.M.revokeReport(rec)
+}
+func (l Local) RewriteDraft(_ context.Context, hash, text string) (Rewritten, error) {
+	return l.M.RewriteDraft(hash, text)
 }
 func (l Local) Export(context.Context) ([]string, error) {
 	lines, err := l.M.OwnLines("")

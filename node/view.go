@@ -48,6 +48,9 @@ type LessonView struct {
 	Scopes  []string  `json:"scopes,omitempty"`
 	Updated time.Time `json:"updated"`
 	Score   float64   `json:"score,omitempty"` // relevance, for recall
+	// Draft says why an own lesson is a draft (SPEC §3): kept and used
+	// here, never signed until it is written as a sentence.
+	Draft string `json:"draft,omitempty"`
 }
 
 // Filter narrows the lesson view.
@@ -243,6 +246,7 @@ func (m *Memory) view(l store.Lesson, now time.Time) (*LessonView, error) {
 		Strength: shown, StrengthReason: strengthReason(l, st.State, shown, m.cfg.Params.State.W),
 		Seen: l.Seen, Own: l.Own, Published: l.Published, Author: st.Author, Origins: origins,
 		Confirmers: confirmers, Layers: uniqSorted(layers), Scopes: uniqSorted(append(scopes, l.Scopes...)), Updated: l.Updated,
+		Draft: l.Draft,
 	}, nil
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -173,6 +174,10 @@ type Step struct {
 	Lesson   Lesson
 	Absorbed []uint64           // events now assigned to Lesson
 	Signed   []*protocol.Record // own records for the outbox
+	// Replaces is the hash of a lesson Lesson takes the place of (a draft
+	// written again, SPEC §3): it is deleted and its events move to Lesson,
+	// in the same change.
+	Replaces string
 }
 
 // Commit writes steps as one atomic change: a crash leaves every lesson,
@@ -200,6 +205,11 @@ func (s *Store) Commit(steps ...Step) error {
 	defer s.ownMu.Unlock()
 	err = s.update(func(w *writer) error {
 		for _, st := range steps {
+			if st.Replaces != "" && st.Replaces != st.Lesson.Hash {
+				if err := replaceLesson(w, st.Replaces, st.Lesson.Hash); err != nil {
+					return err
+				}
+			}
 			if len(st.Absorbed) > 0 {
 				if err := assignEvents(w, st.Absorbed, st.Lesson.Hash); err != nil {
 					return err
@@ -215,8 +225,28 @@ func (s *Store) Commit(steps ...Step) error {
 	if err != nil {
 		return fmt.Errorf("committing %d lessons: %w", len(steps), err)
 	}
+	for _, st := range steps {
+		if st.Replaces != "" && st.Replaces != st.Lesson.Hash {
+			delete(s.own, st.Replaces)
+		}
+	}
 	s.noteOwn(ls)
 	return nil
+}
+
+// replaceLesson deletes the lesson old and moves its events to new.
+func replaceLesson(w *writer, old, new string) error {
+	var seqs []uint64
+	if err := scanPrefix(w.txn, absorbedPrefix(old), false, func(k, _ []byte) error {
+		seqs = append(seqs, binary.BigEndian.Uint64(k[len(k)-8:]))
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := assignEvents(w, seqs, new); err != nil {
+		return err
+	}
+	return deleteLesson(w, old)
 }
 
 // encodeLessons normalises lessons in place and encodes them.
@@ -344,20 +374,22 @@ func (s *Store) Lessons() ([]Lesson, error) {
 	return out, nil
 }
 
+func deleteLesson(w *writer, hash string) error {
+	if err := w.del(ownKey(hash)); err != nil {
+		return err
+	}
+	if err := unindexLesson(w, hash); err != nil {
+		return err
+	}
+	return w.del(lessonKey(hash))
+}
+
 // DeleteLesson removes the local lesson hash (not its records, nor the
 // events absorbed into it). Deleting a missing lesson is not an error.
 func (s *Store) DeleteLesson(hash string) error {
 	s.ownMu.Lock()
 	defer s.ownMu.Unlock()
-	err := s.update(func(w *writer) error {
-		if err := w.del(ownKey(hash)); err != nil {
-			return err
-		}
-		if err := unindexLesson(w, hash); err != nil {
-			return err
-		}
-		return w.del(lessonKey(hash))
-	})
+	err := s.update(func(w *writer) error { return deleteLesson(w, hash) })
 	if err == nil {
 		delete(s.own, hash)
 	}

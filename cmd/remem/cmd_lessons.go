@@ -29,7 +29,9 @@ strongest. ` + layerHelp + `
 Examples:
   remem lessons
   remem lessons --state common --json
-  remem lessons --layer team=/mnt/share/team/lessons.jsonl`,
+  remem lessons --layer team=/mnt/share/team/lessons.jsonl
+  remem lessons rewrite 3f9a1c0d "npm ci fails with EINTEGRITY when the lockfile came from another npm major version."`,
+		Subcommands: []*cli.Command{rewriteCommand()},
 		Flags: []cli.Flag{jsonFlag,
 			&cli.StringFlag{Name: "state", Usage: "only lessons in this state"},
 			&cli.BoolFlag{Name: "all", Usage: "every lesson, removed and revoked ones included"},
@@ -89,10 +91,22 @@ func printLessons(c *cli.Context, views []node.LessonView) error {
 	}
 	w := table(c.App.Writer)
 	fmt.Fprintln(w, "HASH\tSTATE\tSTRENGTH\tWHY\tKIND\tORIGINS\tCONFIRMERS\tSUPPORT\tTEXT")
+	drafts := 0
 	for _, v := range views {
-		fmt.Fprintf(w, "%s\t%s\t%.2f\t%s\t%s\t%d\t%d\t%s\t%s\n", v.Hash, v.State, v.Strength, orNone(v.StrengthWhy()), v.Kind, len(v.Origins), len(v.Confirmers), v.Support, short(v.Text, 70))
+		text := short(v.Text, 70)
+		if v.Draft != "" {
+			drafts++
+			text = "[draft: " + v.Draft + "] " + text
+		}
+		fmt.Fprintf(w, "%s\t%s\t%.2f\t%s\t%s\t%d\t%d\t%s\t%s\n", v.Hash, v.State, v.Strength, orNone(v.StrengthWhy()), v.Kind, len(v.Origins), len(v.Confirmers), v.Support, text)
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if drafts > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "%d drafts: kept here, never shared until written as a sentence (`remem lessons rewrite HASH TEXT`)\n", drafts)
+	}
+	return nil
 }
 
 // lessonFilter reads the flags of `remem lessons`.
@@ -179,6 +193,9 @@ func printProvenance(c *cli.Context, p node.Provenance) error {
 	fmt.Fprintf(w, "kind %s, strength %.2f, seen %d\n", p.Kind, p.Strength, p.Seen)
 	fmt.Fprintf(w, "strength %.2f, %s\n", p.Strength, orNone(display.Text(p.StrengthReason)))
 	fmt.Fprintf(w, "state %s: %s\n", p.State, display.Text(p.StateReason))
+	if p.Draft != "" {
+		fmt.Fprintf(w, "draft: %s; kept here, never shared until `remem lessons rewrite %s TEXT` writes it as a sentence\n", display.Text(p.Draft), p.Hash)
+	}
 	fmt.Fprintf(w, "author %s; origins %s\n", orNone(p.Author), list(p.Origins))
 	fmt.Fprintf(w, "confirmers %s\n", list(p.Confirmers))
 	fmt.Fprintf(w, "%s\n", p.Support)
@@ -223,4 +240,45 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+func rewriteCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "rewrite",
+		Usage: "write a draft lesson as a sentence of your own, so it may be shared",
+		UsageText: `remem lessons rewrite [--json] HASH TEXT
+
+A draft is a lesson whose sentence carries tool output instead of saying what
+happened (log or table lines, stack frames, a placeholder where raw data was,
+a cut-off end; SPEC §3): it is kept and used here, never signed. TEXT takes
+its place when it passes every check: one sentence that observes what
+happened and why, no instruction, no names, hosts, paths or secrets. The
+draft's events, seen and strength go to the new lesson, which the next sleep
+signs where its project is opted in. HASH is a unique prefix of 8 or more.
+
+Examples:
+  remem lessons --all                 # drafts are marked with their reason
+  remem lessons rewrite 3f9a1c0d "terraform plan fails with 'Error acquiring the state lock' while another run holds the lock."`,
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			if c.NArg() < 2 {
+				return cli.Exit("rewrite needs the draft's HASH and the new TEXT; see `remem lessons rewrite --help`", 2)
+			}
+			text := strings.Join(c.Args().Slice()[1:], " ")
+			return withService(c, func(svc node.Service) (node.Rewritten, error) {
+				out, err := svc.RewriteDraft(c.Context, c.Args().First(), text)
+				if err != nil {
+					return out, fmt.Errorf("not rewritten: %w", err)
+				}
+				return out, nil
+			}, func(out node.Rewritten) error {
+				how := "now lesson"
+				if out.Joined {
+					how = "joined the lesson held with that text,"
+				}
+				_, err := fmt.Fprintf(c.App.Writer, "draft %s %s %s; the next sleep signs it where its project is opted in\n", out.Draft, how, out.Hash)
+				return err
+			})
+		},
+	}
 }

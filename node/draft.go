@@ -1,0 +1,118 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/remem/remem/node/consolidate"
+	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
+)
+
+// ErrNotADraft says a rewrite named a lesson that is not a draft of this
+// memory's own: a published lesson is withdrawn with `remem revoke`, and a
+// lesson received is another memory's sentence.
+var ErrNotADraft = errors.New("not a draft of this memory's own")
+
+// Rewritten says what a rewrite of a draft did.
+type Rewritten struct {
+	// Draft is the hash of the draft written again; Hash the lesson's hash
+	// now (the text is part of the hash).
+	Draft string `json:"draft"`
+	Hash  string `json:"hash"`
+	Text  string `json:"text"`
+	// Joined: a lesson with this text was held already, and the draft's
+	// events joined it.
+	Joined bool `json:"joined,omitempty"`
+}
+
+// RewriteDraft writes the draft named by ref (a hash, a unique prefix or an
+// l-… id) as text, a sentence a person gives (`remem lessons rewrite`).
+// The sentence must pass every check and be no draft itself (SPEC §3); the
+// draft's events, seen and strength go to the new lesson, which the next
+// sleep signs where its projects are opted in.
+func (m *Memory) RewriteDraft(ref, text string) (Rewritten, error) {
+	hash, err := m.ResolveHash(ref)
+	if err != nil {
+		return Rewritten{}, err
+	}
+	m.sleepMu.Lock()
+	defer m.sleepMu.Unlock()
+	l, ok, err := m.store.GetLesson(hash)
+	if err != nil {
+		return Rewritten{}, err
+	}
+	if !ok || !l.Own || l.Draft == "" {
+		return Rewritten{}, fmt.Errorf("lesson %s: %w (`remem lessons --all` marks drafts; `remem revoke` withdraws a published lesson)", hash, ErrNotADraft)
+	}
+	text, err = consolidate.Proposed(text).Write(context.Background(), consolidate.Cluster{})
+	if err != nil {
+		return Rewritten{}, fmt.Errorf("the sentence: %w", err)
+	}
+	text, draft, err := vetSentence(text, false, consolidate.Cluster{})
+	if err != nil {
+		return Rewritten{}, fmt.Errorf("the sentence is refused: %w", err)
+	}
+	if draft != "" {
+		return Rewritten{}, fmt.Errorf("the sentence would be a draft too (%s); write what happened in your own words", draft)
+	}
+	out, err := m.replaceDraft(l, text, m.Now())
+	if err != nil {
+		return Rewritten{}, err
+	}
+	m.changed()
+	return out, nil
+}
+
+// replaceDraft puts a lesson written as text in the place of the draft l,
+// in one change: the draft goes, its events, seen, strength, episodes and
+// projects go to the lesson of that text (one held already, own or
+// received, takes them as a raise), marked to be signed. text has passed
+// vetSentence and is no draft.
+func (m *Memory) replaceDraft(l store.Lesson, text string, now time.Time) (Rewritten, error) {
+	hash := protocol.LessonHash(l.Kind, text)
+	out := Rewritten{Draft: l.Hash, Hash: hash, Text: text}
+	nl, held, err := m.store.GetLesson(hash)
+	if err != nil {
+		return out, err
+	}
+	if held && hash != l.Hash {
+		out.Joined = true
+		nl.Seen += l.Seen
+		nl.Strength = protocol.Rise(nl.Strength)
+		for _, e := range l.Episodes {
+			nl.Episodes = appendEpisode(nl.Episodes, e)
+		}
+		nl.Projects = union(nl.Projects, l.Projects)
+		if nl.Own {
+			nl.WrittenFrom = union(nl.WrittenFrom, l.WrittenFrom)
+		} else {
+			nl.WrittenFrom = l.WrittenFrom // a candidate this memory's events wrote word for word
+		}
+		nl.Own = true
+	} else {
+		nl = l
+		nl.Hash, nl.ID, nl.Text, nl.Published = hash, lessonID(hash), text, false
+	}
+	nl.Draft = ""
+	nl.Updated = now
+	nl.Dirty = true
+	if err := m.store.Commit(store.Step{Lesson: nl, Replaces: l.Hash}); err != nil {
+		return out, err
+	}
+	m.recent.note([]store.Lesson{nl}, nil)
+	return out, nil
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
