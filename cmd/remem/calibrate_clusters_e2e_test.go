@@ -105,7 +105,7 @@ func TestCalibrateClustersBadRows(t *testing.T) {
 	for _, args := range [][]string{
 		{"calibrate"},
 		{"calibrate", "--pairs", file, "--clusters", file},
-		{"calibrate", "--pairs", file, "--writer", "cat"},
+		{"calibrate", "--pairs", file, "--threshold", "0.5"},
 	} {
 		if _, errOut, code := run(t, home, nil, args...); code != usageExit || !strings.Contains(errOut, "calibrate: ") {
 			t.Errorf("remem %v: exit %d, %s", args, code, errOut)

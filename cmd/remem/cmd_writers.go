@@ -127,10 +127,10 @@ Examples:
 			case clusters:
 				return runCalibrateClusters(c)
 			}
-			for _, f := range []string{"writer", "writer-url", "writer-model", "writer-token-file", "threshold"} {
-				if c.IsSet(f) {
-					return cli.Exit(fmt.Sprintf("calibrate: --%s is for --clusters; --pairs scores the similarity alone and picks the threshold", f), usageExit)
-				}
+			// The writer's flags (and their REMEM_WRITER* variables) mean
+			// nothing to --pairs, which scores the similarity alone.
+			if c.IsSet("threshold") {
+				return cli.Exit("calibrate: --threshold is for --clusters; --pairs picks the threshold", usageExit)
 			}
 			return runCalibrate(c)
 		},

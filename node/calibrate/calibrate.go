@@ -60,7 +60,11 @@ type RowReport struct {
 	Grouping [][]int `json:"grouping"`
 	// Unabsorbed are the events no lesson took (a cluster the writer
 	// could not write is dropped and its events stay pending).
-	Unabsorbed []int         `json:"unabsorbed,omitempty"`
+	Unabsorbed []int `json:"unabsorbed,omitempty"`
+	// Duplicates counts the events the store took as repeats of an earlier
+	// one (same agent, session, kind and title, SPEC §2); each goes where
+	// that one went.
+	Duplicates int           `json:"duplicates,omitempty"`
 	FactsKept  int           `json:"facts_kept"`
 	Facts      int           `json:"facts"`
 	Groups     []GroupReport `json:"groups"`
@@ -218,7 +222,9 @@ func scoreRow(ctx context.Context, cfg node.Config, row Row) (rr RowReport, bad 
 	if err != nil {
 		return rr, "", err
 	}
-	return score(row, lessons, held, sleep.Dropped), "", nil
+	rr = score(row, lessons, held, sleep.Dropped)
+	rr.Duplicates = ing.Duplicates
+	return rr, "", nil
 }
 
 // score compares what one sleep wrote with the row's labels. Events map
@@ -227,7 +233,7 @@ func scoreRow(ctx context.Context, cfg node.Config, row Row) (rr RowReport, bad 
 // earlier one goes where that one went.
 func score(row Row, lessons []store.Lesson, held []store.StoredEvent, dropped []string) RowReport {
 	rr := RowReport{ID: row.ID, Domain: row.Domain, Line: row.Line, Events: len(row.events),
-		LessonsExpected: len(row.Groups), Dropped: dropped}
+		LessonsExpected: len(row.Groups), Dropped: dropped, Grouping: [][]int{}, Lessons: []LessonReport{}}
 	absorbedBy := map[string]string{} // dedupe key -> lesson hash
 	for _, e := range held {
 		absorbedBy[e.Event.DedupeKey()] = e.Lesson

@@ -115,7 +115,7 @@ func TestClustersDuplicatesAndRejects(t *testing.T) {
 	if len(rep.Rows) != 3 || len(rep.Bad) != 1 || rep.Bad[0].ID != "future" || rep.Bad[0].Line != 3 || !strings.Contains(rep.Bad[0].Reason, `event 0 was not taken: "at"`) {
 		t.Fatalf("rows %+v, bad %+v", rep.Rows, rep.Bad)
 	}
-	if r := rep.Rows[0]; !r.ExactGrouping || r.LessonsWritten != 1 || r.FactsKept != 1 {
+	if r := rep.Rows[0]; !r.ExactGrouping || r.LessonsWritten != 1 || r.FactsKept != 1 || r.Duplicates != 1 {
 		t.Errorf("dup: %+v", r)
 	}
 	if r := rep.Rows[1]; r.ExactGrouping || r.LessonsWritten != 1 || r.LessonsExpected != 2 {
