@@ -188,7 +188,7 @@ func scoreRow(ctx context.Context, cfg node.Config, row Row) (rr RowReport, bad 
 	defer func() { _ = os.RemoveAll(dir) }() // a scratch memory: nothing in it is kept
 	c := cfg
 	c.Home, c.Create, c.LockWait = dir, true, 0
-	c.Store = store.Options{InMemory: true, Logger: cfg.Store.Logger}
+	c.Store = store.Options{InMemory: true, Small: true, Logger: cfg.Store.Logger} // one row's events: small tables will do
 	c.Layers, c.Admission, c.Registry, c.OnAccept = nil, node.Admission{}, nil, nil
 	m, err := node.Open(c)
 	if err != nil {
