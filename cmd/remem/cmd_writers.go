@@ -76,10 +76,12 @@ Examples:
 func calibrateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "calibrate",
-		Usage: "pick the similarity threshold that best tells same from different on labelled pairs",
+		Usage: "measure similarity and writer on labelled data: the threshold for pairs, the lessons for clusters",
 		UsageText: `remem calibrate --pairs FILE [--embed-url URL] [--json]
+remem calibrate --clusters FILE [--json] [--writer CMD | --writer-url URL [--writer-model M] [--writer-token-file F]]
+                [--embed-url URL] [--threshold T]
 
-FILE holds labelled pairs of event texts, one JSON object a line:
+--pairs FILE holds labelled pairs of event texts, one JSON object a line:
   {"a": "npm install fails with EACCES", "b": "EACCES from npm install -g", "same": true}
 Each pair is scored with the lexical similarity, or with the embeddings
 endpoint of --embed-url (model from REMEM_EMBED_MODEL, key from
@@ -88,15 +90,50 @@ threshold that maximises F1 is chosen, with its precision and recall and a
 table around it, and the config.toml lines to use it are printed. Use
 pairs from the events your agents report: a few dozen of each label.
 
+--clusters FILE holds labelled rows of events, one JSON object a line:
+  {"id": "r01", "domain": "go",
+   "events": [{"kind": "error", "title": "go test ./...", "happened": "..."}, ...],
+   "groups": [{"events": [0, 2], "facts": [["ENOSPC", "no space left"], ["docker"]]},
+              {"events": [1], "facts": [["undefined"]]}],
+   "private": ["dana", "ci-runner-07.corp.acme.io"]}
+groups are the lessons the events should make (each event index in exactly
+one group), facts the key facts of each lesson (any alternative, found
+case-insensitively), private the strings no lesson that may be published
+should hold. Each row gets a fresh scratch memory: its events are ingested
+in order, one sleep runs with the writer, similarity and threshold that
+remem sleep uses (config.toml, overridden by the flags), and the lessons
+written are scored: lessons written against expected, whether the events
+went to lessons exactly as the groups say, the facts kept, the lessons
+that would be signed holding private data (and whether the raw-data check
+flags them), the drafts. --json adds every lesson's text. A bad line is
+named with its number and reason, the other rows are still scored, and the
+command exits 1.
+
 Examples:
   remem calibrate --pairs node/consolidate/testdata/pairs.jsonl
   REMEM_EMBED_MODEL=nomic-embed-text remem calibrate --pairs pairs.jsonl --embed-url http://127.0.0.1:11434/v1
-  remem calibrate --pairs pairs.jsonl --json`,
+  remem calibrate --pairs pairs.jsonl --json
+  remem calibrate --clusters node/calibrate/testdata/clusters.jsonl
+  remem calibrate --clusters mine.jsonl --writer "remem writer-prompt | ollama run llama3.2" --json`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pairs", Required: true, Usage: "FILE of labelled pairs (JSONL: a, b, same)"},
-			embedFlag, jsonFlag,
+			&cli.StringFlag{Name: "pairs", Usage: "FILE of labelled pairs (JSONL: a, b, same)"},
+			&cli.StringFlag{Name: "clusters", Usage: "FILE of labelled rows of events (JSONL: id, events, groups, private)"},
+			embedFlag, jsonFlag, writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, thresholdFlag,
 		},
-		Action: runCalibrate,
+		Action: func(c *cli.Context) error {
+			switch pairs, clusters := c.IsSet("pairs"), c.IsSet("clusters"); {
+			case pairs == clusters:
+				return cli.Exit("calibrate: give one of --pairs FILE (the similarity threshold) or --clusters FILE (the lessons written); see remem calibrate --help", usageExit)
+			case clusters:
+				return runCalibrateClusters(c)
+			}
+			// The writer's flags (and their REMEM_WRITER* variables) mean
+			// nothing to --pairs, which scores the similarity alone.
+			if c.IsSet("threshold") {
+				return cli.Exit("calibrate: --threshold is for --clusters; --pairs picks the threshold", usageExit)
+			}
+			return runCalibrate(c)
+		},
 	}
 }
 
