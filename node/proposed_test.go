@@ -92,8 +92,9 @@ func TestMatchesJoinsAnOwnLesson(t *testing.T) {
 	}
 }
 
-// A name that fits no lesson held, or a lesson of another kind, is noted at
-// once and the event is compared by meaning; a malformed one is refused.
+// A name that fits no lesson held is noted at once and the event is
+// compared by meaning; a malformed one is refused; one that names a lesson
+// of another kind joins it (the agent judged it the same surprise).
 func TestMatchesThatNamesNothing(t *testing.T) {
 	m, proj := openTest(t, nil)
 	m.Remember([]protocol.Event{failure(proj, "s1", "undefined: mocks.NewClient on a clean checkout until go generate has run")})
@@ -116,8 +117,8 @@ func TestMatchesThatNamesNothing(t *testing.T) {
 	note := protocol.Event{Kind: "note", Text: "the docs build takes four minutes", Agent: "a", Session: "s9", Cwd: proj,
 		Matches: ownLesson(t, m).Hash}
 	m.Remember([]protocol.Event{note})
-	if rep := sleep(t, m); rep.Raised != 0 {
-		t.Fatalf("a note joined an error lesson by its name: %+v", rep)
+	if rep := sleep(t, m); rep.Raised != 1 || rep.NewLessons != 0 {
+		t.Fatalf("a note that names an error lesson (the same surprise, as the agent judged) did not join it: %+v", rep)
 	}
 }
 

@@ -154,8 +154,12 @@ func (m *Memory) sleepLocked(ctx context.Context, now time.Time, rep *SleepRepor
 		}
 		out = append(out, confirms...)
 		// Consolidate the rest into own lessons, one lesson kind at a time.
-		for _, kind := range []string{protocol.KindError, protocol.KindCorrection, protocol.KindSurprise} {
-			if err := m.consolidate(ctx, kind, events, now, rep); err != nil {
+		events, err = m.joinNamed(events, now, rep)
+		if err != nil {
+			return err
+		}
+		for _, family := range consolidate.Families {
+			if err := m.consolidate(ctx, family, events, now, rep); err != nil {
 				return err
 			}
 		}
@@ -302,19 +306,20 @@ func (m *Memory) verifyPass(ctx context.Context, lessons []store.Lesson, events 
 // that fails (an embedding endpoint down) is logged and matches nothing, as
 // a failed comparison always has.
 func (m *Memory) candidateMatches(ctx context.Context, lessons []store.Lesson, events []pending) (map[string][]int, error) {
-	byKind := map[string][]int{}
+	byFamily := map[string][]int{}
 	for i, ev := range events {
 		if ev.named != "" {
 			continue
 		}
-		k := protocol.LessonKindOf(ev.ev.Event.Kind)
-		byKind[k] = append(byKind[k], i)
+		f := consolidate.FamilyOf(protocol.LessonKindOf(ev.ev.Event.Kind))[0]
+		byFamily[f] = append(byFamily[f], i)
 	}
 	out := map[string][]int{}
-	for kind, idx := range byKind {
+	for first, idx := range byFamily {
+		family := consolidate.FamilyOf(first)
 		var groups []consolidate.Group
 		for _, l := range lessons {
-			if !l.Own && !l.Confirmed && l.Kind == kind {
+			if !l.Own && !l.Confirmed && slices.Contains(family, l.Kind) {
 				groups = append(groups, groupOf(l))
 			}
 		}
@@ -351,14 +356,14 @@ func (m *Memory) candidateMatches(ctx context.Context, lessons []store.Lesson, e
 }
 
 // resolveNamed sets each event's named lesson from its "matches": the hash
-// it names (a unique prefix, or the l-… id) when a lesson of the event's
-// kind is held under it, own or received. A name that fits no lesson, or
-// several, or one of another kind, is left out (logged): the event is then
-// matched by similarity like any other.
+// it names (a unique prefix, or the l-… id) when a lesson is held under it,
+// own or received, of whatever kind (the agent judged it the same
+// surprise). A name that fits no lesson, or several, is left out (logged):
+// the event is then matched by similarity like any other.
 func (m *Memory) resolveNamed(events []pending, lessons []store.Lesson) {
-	kinds := make(map[string]string, len(lessons))
+	held := make(map[string]bool, len(lessons))
 	for _, l := range lessons {
-		kinds[l.Hash] = l.Kind
+		held[l.Hash] = true
 	}
 	for i := range events {
 		ref := events[i].ev.Event.Matches
@@ -366,8 +371,8 @@ func (m *Memory) resolveNamed(events []pending, lessons []store.Lesson) {
 			continue
 		}
 		h, err := m.ResolveHash(ref)
-		if err == nil && kinds[h] != protocol.LessonKindOf(events[i].ev.Event.Kind) {
-			err = fmt.Errorf("no %s lesson is held under %s", protocol.LessonKindOf(events[i].ev.Event.Kind), ref)
+		if err == nil && !held[h] {
+			err = fmt.Errorf("no lesson of this memory is held under %s", ref)
 		}
 		if err != nil {
 			m.log.Info("an event's matches names no lesson here", "matches", ref, "err", err)
@@ -425,9 +430,63 @@ func confirmable(self, hash string, held []store.Held, now time.Time, p protocol
 	return protocol.ComputeState(hash, recs, now, p, admit).State != protocol.StateRevoked
 }
 
-// consolidate clusters the pending events of one lesson kind: events that
-// join an own lesson raise it; the rest become new lessons.
-func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, now time.Time, rep *SleepReport) error {
+// kindOf is the kind of the lesson written from the events idx of family:
+// its first kind one of them maps to (consolidate.Families).
+func kindOf(family []string, events []pending, idx []int) string {
+	for _, k := range family {
+		for _, i := range idx {
+			if protocol.LessonKindOf(events[i].ev.Event.Kind) == k {
+				return k
+			}
+		}
+	}
+	return family[0]
+}
+
+// joinNamed lets each event whose "matches" names an own lesson join it,
+// of whatever kind, as the agent judged (SPEC §2); it returns the others.
+func (m *Memory) joinNamed(events []pending, now time.Time, rep *SleepReport) ([]pending, error) {
+	named := map[string][]pending{}
+	rest := events[:0:0]
+	for _, ev := range events {
+		if ev.named != "" {
+			named[ev.named] = append(named[ev.named], ev)
+		} else {
+			rest = append(rest, ev)
+		}
+	}
+	for _, hash := range slices.Sorted(maps.Keys(named)) {
+		l, ok, err := m.store.GetLesson(hash)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || !l.Own {
+			// A candidate the verify pass did not take (met before, or
+			// revoked): compared by meaning like any event.
+			rest = append(rest, named[hash]...)
+			continue
+		}
+		evs := named[hash]
+		if _, err := m.absorb(l, evs, indices(len(evs)), now); err != nil {
+			return nil, err
+		}
+		rep.Raised++
+	}
+	return rest, nil
+}
+
+// consolidate clusters the pending events of one family of lesson kinds:
+// events that join an own lesson raise it; the rest become new lessons.
+func (m *Memory) consolidate(ctx context.Context, family []string, all []pending, now time.Time, rep *SleepReport) error {
+	var events []pending
+	for _, ev := range all {
+		if slices.Contains(family, protocol.LessonKindOf(ev.ev.Event.Kind)) {
+			events = append(events, ev)
+		}
+	}
+	if len(events) == 0 {
+		return nil
+	}
 	lessons, err := m.store.Lessons()
 	if err != nil {
 		return err
@@ -435,42 +494,17 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 	var groups []consolidate.Group
 	byHash := map[string]store.Lesson{}
 	for _, l := range lessons {
-		if l.Own && l.Kind == kind {
+		if l.Own && slices.Contains(family, l.Kind) {
 			groups = append(groups, groupOf(l))
 			byHash[l.Hash] = l
 		}
-	}
-	// An event whose "matches" names an own lesson joins it, as the agent
-	// judged; the rest are clustered.
-	var events []pending
-	named := map[string][]pending{}
-	for _, ev := range all {
-		if protocol.LessonKindOf(ev.ev.Event.Kind) != kind {
-			continue
-		}
-		if _, own := byHash[ev.named]; own {
-			named[ev.named] = append(named[ev.named], ev)
-			continue
-		}
-		events = append(events, ev)
-	}
-	for _, hash := range slices.Sorted(maps.Keys(named)) {
-		evs := named[hash]
-		l, err := m.absorb(byHash[hash], evs, indices(len(evs)), now)
-		if err != nil {
-			return err
-		}
-		byHash[hash] = l // the clustering below may join it again
-		rep.Raised++
-	}
-	if len(events) == 0 {
-		return nil
 	}
 	episodes := make([]consolidate.Episode, len(events))
 	for i, ev := range events {
 		episodes[i] = episodeOf(ev.ev.Event)
 	}
-	asg, err := consolidate.Assign(progress.Named(ctx, kind), m.similarity(ctx), m.cfg.Params.Threshold, groups, episodes)
+	stage := family[0]
+	asg, err := consolidate.Assign(progress.Named(ctx, stage), m.similarity(ctx), m.cfg.Params.Threshold, groups, episodes)
 	if err != nil {
 		return fmt.Errorf("clustering events: %w", err)
 	}
@@ -490,12 +524,13 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 		rep.Raised++
 	}
 	for k, cluster := range asg.NewClusters {
-		progress.Report(ctx, "writing "+kind, k, len(asg.NewClusters))
+		progress.Report(ctx, "writing "+stage, k, len(asg.NewClusters))
 		// Ctrl-C stops between lessons: each lesson and the events it took
 		// land in one commit, and the rest stay pending for the next sleep.
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		kind := kindOf(family, events, cluster)
 		c := consolidate.Cluster{Kind: kind}
 		for _, i := range cluster {
 			c.Episodes = append(c.Episodes, episodes[i])
@@ -532,7 +567,7 @@ func (m *Memory) consolidate(ctx context.Context, kind string, all []pending, no
 			return err
 		}
 	}
-	progress.Report(ctx, "writing "+kind, len(asg.NewClusters), len(asg.NewClusters))
+	progress.Report(ctx, "writing "+stage, len(asg.NewClusters), len(asg.NewClusters))
 	return nil
 }
 

@@ -161,8 +161,9 @@ func (m *Memory) WriterCounts() (WriterCounts, error) {
 func isBudget(err error) bool { return errors.Is(err, consolidate.ErrBudget) }
 
 // PlanClusters tells, without changing anything, the new clusters the next
-// sleep would write lessons for: the pending events that join no own lesson,
-// clustered among themselves, one lesson kind at a time. The verify pass may
+// sleep would write lessons for: the pending events that name no lesson and
+// join no own lesson, clustered among themselves, one family of lesson
+// kinds at a time (consolidate.Families). The verify pass may
 // yet take some of their events (it confirms received candidates), so a
 // planned cluster may not be written. The MCP server asks a client's model
 // for their sentences before it sleeps (multi round-trip sampling).
@@ -176,16 +177,18 @@ func (m *Memory) PlanClusters(ctx context.Context) ([]consolidate.Cluster, error
 		return nil, err
 	}
 	var out []consolidate.Cluster
-	for _, kind := range []string{protocol.KindError, protocol.KindCorrection, protocol.KindSurprise} {
+	for _, family := range consolidate.Families {
 		var groups []consolidate.Group
 		for _, l := range lessons {
-			if l.Own && l.Kind == kind {
+			if l.Own && slices.Contains(family, l.Kind) {
 				groups = append(groups, groupOf(l))
 			}
 		}
+		var events []pending
 		var episodes []consolidate.Episode
 		for _, ev := range stored {
-			if protocol.LessonKindOf(ev.Event.Kind) == kind {
+			if ev.Event.Matches == "" && slices.Contains(family, protocol.LessonKindOf(ev.Event.Kind)) {
+				events = append(events, pending{ev: ev})
 				episodes = append(episodes, episodeOf(ev.Event))
 			}
 		}
@@ -197,7 +200,7 @@ func (m *Memory) PlanClusters(ctx context.Context) ([]consolidate.Cluster, error
 			return nil, fmt.Errorf("clustering events: %w", err)
 		}
 		for _, idx := range asg.NewClusters {
-			c := consolidate.Cluster{Kind: kind}
+			c := consolidate.Cluster{Kind: kindOf(family, events, idx)}
 			for _, i := range idx {
 				c.Episodes = append(c.Episodes, episodes[i])
 			}

@@ -89,12 +89,12 @@ type Preparer interface {
 // at least threshold (ties go to the smallest group ID, so the order of
 // groups does not matter). Linkages are computed against the groups as given:
 // episodes joining in the same call do not change them. The episodes that
-// join no group are clustered among themselves, one lesson kind at a time,
-// by average-linkage agglomerative clustering: the two clusters with the
-// highest mean pairwise similarity are merged while that mean is at least
-// threshold. Episodes whose event kinds map to different lesson kinds (SPEC
-// §3) are never put in one cluster, and an episode never joins a group whose
-// Kind differs from its own lesson kind.
+// join no group are clustered among themselves, one family of lesson kinds
+// at a time (Families), by average-linkage agglomerative clustering: the two
+// clusters with the highest mean pairwise similarity are merged while that
+// mean is at least threshold. Episodes whose event kinds map to lesson
+// kinds of different families (SPEC §3) are never put in one cluster, and an
+// episode never joins a group of another family.
 //
 // The clustering is sparse (see sparse): equal texts are folded,
 // pairs under a floor count as 0 and large batches are taken in chunks, so
@@ -137,7 +137,7 @@ func assign(ctx context.Context, sim Similarity, threshold float64, groups []Gro
 	epKind := make([]string, len(episodes))
 	for i, e := range episodes {
 		epText[i] = sc.add(e.Content())
-		epKind[i] = lessonKind(e.Kind)
+		epKind[i] = familyKey(e.Kind)
 	}
 	type preparedGroup struct {
 		id, kind string
@@ -145,7 +145,7 @@ func assign(ctx context.Context, sim Similarity, threshold float64, groups []Gro
 	}
 	pgs := make([]preparedGroup, len(groups))
 	for i, g := range groups {
-		pg := preparedGroup{id: g.ID, kind: lessonKind(g.Kind)}
+		pg := preparedGroup{id: g.ID, kind: familyKey(g.Kind)}
 		for _, m := range g.members() {
 			pg.members = append(pg.members, sc.add(m))
 		}
@@ -233,7 +233,7 @@ func assign(ctx context.Context, sim Similarity, threshold float64, groups []Gro
 		}
 	}
 
-	// The rest, one lesson kind at a time (kinds never share a cluster).
+	// The rest, one family at a time (families never share a cluster).
 	var kinds []string
 	byKind := make(map[string][]int)
 	for _, i := range rest {

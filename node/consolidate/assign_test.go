@@ -90,7 +90,7 @@ func TestAssign(t *testing.T) {
 		{ID: "B", Text: "lessonB", Episodes: []string{"eb"}},
 		{ID: "A", Text: "lessonA", Episodes: []string{"ea"}},
 	}
-	eps := []Episode{ep("error", "n1"), ep("error", "a1"), ep("error", "n2"), ep("note", "n3"), ep("correction", "c1"), ep("error", "n3")}
+	eps := []Episode{ep("error", "n1"), ep("error", "a1"), ep("error", "n2"), ep("correction", "n3"), ep("correction", "c1"), ep("error", "n3")}
 	got, err := Assign(ctx, sim, 0.45, groups, eps)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestAssign(t *testing.T) {
 	}
 
 	// With a lower threshold, n3 (error) joins n1+n2 by average linkage 0.4;
-	// the note n3 stays apart (a surprise, not an error).
+	// the correction n3 stays apart (another family).
 	got, err = Assign(ctx, sim, 0.4, groups, eps)
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +135,23 @@ func TestAssignKinds(t *testing.T) {
 		if got.Joined[0] != "corr" {
 			t.Fatalf("%s event did not join a surprise lesson: %+v", k, got)
 		}
+	}
+	// errors and surprises are one family: an error joins a surprise
+	// lesson, a note an error lesson, and they cluster together; a
+	// correction does neither
+	if got, _ := Assign(ctx, sim, 0.5, groups, []Episode{ep("error", "e")}); got.Joined[0] != "corr" {
+		t.Fatalf("an error did not join a surprise lesson: %+v", got)
+	}
+	groups[0].Kind = "error"
+	if got, _ := Assign(ctx, sim, 0.5, groups, []Episode{ep("note", "e")}); got.Joined[0] != "corr" {
+		t.Fatalf("a note did not join an error lesson: %+v", got)
+	}
+	got, err = Assign(ctx, sims("x", "y", 0.9, "x", "z", 0.9, "y", "z", 0.9), 0.5, nil, []Episode{ep("error", "x"), ep("environment", "y"), ep("correction", "z")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]int{{0, 1}, {2}}; !reflect.DeepEqual(got.NewClusters, want) {
+		t.Fatalf("NewClusters %v, want %v", got.NewClusters, want)
 	}
 }
 

@@ -54,6 +54,28 @@ func lessonKind(kind string) string {
 	return k
 }
 
+// Families are the lesson kinds clustered together. An error and a note or
+// an environment report that tell the same surprise become one lesson
+// (agents report a failure as an error and tell it again in a note);
+// corrections, which quote the person and are shared only by their own
+// opt-in, stay among themselves. The first kind of a family that one of a
+// cluster's episodes maps to is the kind of its lesson.
+var Families = [][]string{{"error", "surprise"}, {"correction"}}
+
+// FamilyOf is the family of a lesson kind (a kind of no family is one of
+// its own).
+func FamilyOf(kind string) []string {
+	for _, f := range Families {
+		if slices.Contains(f, kind) {
+			return f
+		}
+	}
+	return []string{kind}
+}
+
+// familyKey names the family an event or lesson kind clusters in.
+func familyKey(kind string) string { return FamilyOf(lessonKind(kind))[0] }
+
 // Proposed is a Writer that writes the sentence the reporting agent
 // proposed for its event (SPEC §2 "lesson"); the node holds it to every
 // check like any writer's and falls back to its own writers when it fails.
