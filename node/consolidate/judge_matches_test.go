@@ -32,5 +32,3 @@ func TestMatchesAsksTheJudge(t *testing.T) {
 		}
 	}
 }
-
-
