@@ -80,7 +80,7 @@ type pending struct {
 // into the outbox and writes lessons.jsonl.
 func (m *Memory) Sleep(ctx context.Context) (SleepReport, error) {
 	start := time.Now()
-	ctx = m.withSleepSimilarity(ctx)
+	ctx = m.withSleepSimilarity(m.withModel(ctx))
 	var rep SleepReport
 	in, err := m.DrainInbox()
 	rep.InboxTaken, rep.InboxRejected, rep.InboxRejectsDropped = in.Taken, len(in.Rejected), in.RejectsDropped
@@ -160,8 +160,12 @@ func (m *Memory) sleepLocked(ctx context.Context, now time.Time, rep *SleepRepor
 		m.changed()
 	}
 
-	// Sign what changed and may be shared (corroboration may have raised
-	// own lessons since the last sleep even without events).
+	// The model writes drafts again (rewrite.go), then sign what changed
+	// and may be shared (corroboration may have raised own lessons since
+	// the last sleep even without events).
+	if err := m.rewriteDrafts(ctx, writerFrom(ctx), now, rep); err != nil {
+		return err
+	}
 	signed, err := m.signDirty(now, rep)
 	if err != nil {
 		return err
@@ -311,7 +315,7 @@ func (m *Memory) candidateMatches(ctx context.Context, lessons []store.Lesson, e
 		for j, i := range idx {
 			texts[j] = events[i].content
 		}
-		found, err := consolidate.Matches(ctx, m.sim, m.cfg.Params.Threshold, groups, texts)
+		found, err := consolidate.Matches(ctx, m.similarity(ctx), m.cfg.Params.Threshold, groups, texts)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
