@@ -251,3 +251,84 @@ func TestChatWriterAsk(t *testing.T) {
 		}
 	}
 }
+
+// toolPrinting is the body of a fake tool that prints text as the tool
+// would print an answer (claude and gemini wrap it in their JSON).
+func toolPrinting(tool, text string) string {
+	q := strings.ReplaceAll(text, "'", `'\''`)
+	switch tool {
+	case "claude":
+		return `printf '{"type":"result","subtype":"success","is_error":false,"result":"%s"}\n' '` + strings.ReplaceAll(q, "\n", `\n`) + `'`
+	case "gemini":
+		return `printf '{"response":"%s","stats":{}}\n' '` + strings.ReplaceAll(q, "\n", `\n`) + `'`
+	case "codex":
+		return `while [ $# -gt 0 ]; do [ "$1" = --output-last-message ] && printf '%s\n' '` + q + `' > "$2"; shift; done`
+	}
+	return `printf '%s\n' '` + q + `'`
+}
+
+// Through a SamplingWriter, every tool's answer of two lines is refused
+// and its one sentence taken.
+func TestCLIModelThroughSamplingWriter(t *testing.T) {
+	c := Cluster{Kind: "error", Episodes: []Episode{{Kind: "error", Title: "go test", Happened: "the tests time out"}}}
+	for _, tool := range CLITools {
+		m := CLIModel{Tool: tool, Model: "m"}
+		t.Run(tool, func(t *testing.T) {
+			dir := fakePath(t)
+			fakeTool(t, dir, tool, toolPrinting(tool, "Here is the lesson:\n"+recordedSentence))
+			if _, err := (&SamplingWriter{Ask: m.Ask}).Write(context.Background(), c); err == nil || !strings.Contains(err.Error(), "2 lines") {
+				t.Fatalf("two lines: %v", err)
+			}
+			fakeTool(t, dir, tool, toolPrinting(tool, recordedSentence))
+			got, err := (&SamplingWriter{Ask: m.Ask, Name: m.Name()}).Write(context.Background(), c)
+			if err != nil || got != recordedSentence {
+				t.Fatalf("one sentence: %q %v", got, err)
+			}
+			if stdin := read(t, filepath.Join(dir, tool+".stdin")); !strings.Contains(stdin, `"happened": "the tests time out"`) || !strings.Contains(stdin, "<<<EVENTS ") {
+				t.Fatalf("the events are not on stdin as quoted data: %s", stdin)
+			}
+		})
+	}
+}
+
+// Every tool that hangs is killed at the time limit.
+func TestCLIModelTimeoutEveryTool(t *testing.T) {
+	for _, tool := range CLITools {
+		t.Run(tool, func(t *testing.T) {
+			dir := fakePath(t)
+			fakeTool(t, dir, tool, "sleep 30")
+			start := time.Now()
+			_, err := CLIModel{Tool: tool, Model: "m", Timeout: 200 * time.Millisecond}.Ask(context.Background(), "s", "p", 10)
+			if err == nil || !strings.Contains(err.Error(), tool+": no answer within 200ms, killed") {
+				t.Fatalf("error %v", err)
+			}
+			if took := time.Since(start); took > 3*time.Second {
+				t.Fatalf("took %s", took)
+			}
+		})
+	}
+}
+
+// The argv of each tool, as its documentation gives it: the prompt is in
+// none of them.
+func TestCLIModelInvocations(t *testing.T) {
+	for _, c := range []struct {
+		m    CLIModel
+		want string
+	}{
+		{CLIModel{Tool: "claude"}, `-p --output-format json --system-prompt=SYS --max-turns 1 --tools `},
+		{CLIModel{Tool: "claude", Model: "sonnet"}, `-p --output-format json --system-prompt=SYS --max-turns 1 --tools  --model=sonnet`},
+		{CLIModel{Tool: "codex"}, `exec --skip-git-repo-check --sandbox read-only --ephemeral --color never --output-last-message DIR/last-message.txt -`},
+		{CLIModel{Tool: "gemini", Model: "gemini-2.5-flash"}, `--output-format json --prompt=Answer the request given on standard input, as it asks. --model=gemini-2.5-flash`},
+		{CLIModel{Tool: "ollama", Model: "llama3.2"}, `run --hidethinking llama3.2`},
+		{CLIModel{Tool: "llm", Model: "gpt-4o-mini"}, `-m gpt-4o-mini --no-log --system=SYS`},
+	} {
+		args, stdin, _ := c.m.invocation("DIR", "SYS", "PROMPT")
+		if got := strings.Join(args, " "); got != c.want {
+			t.Errorf("%s: %q, want %q", c.m.Name(), got, c.want)
+		}
+		if !strings.Contains(stdin, "PROMPT") {
+			t.Errorf("%s: stdin %q", c.m.Name(), stdin)
+		}
+	}
+}
