@@ -91,19 +91,17 @@ func modelAdvice(found []foundModel) string {
 	if len(found) == 0 {
 		return "no model CLI on PATH (" + strings.Join(consolidate.CLITools, ", ") + "): the default writer writes the lessons, without a model"
 	}
-	names := make([]string, len(found))
+	lines := make([]string, len(found))
 	for i, f := range found {
-		names[i] = f.Tool
+		lines[i] = "`" + f.Config + "`"
+		switch f.Tool {
+		case "ollama":
+			lines[i] += " (pick MODEL from `ollama list`, e.g. ollama:llama3.2)"
+		case "llm":
+			lines[i] += " (pick MODEL from `llm models`, e.g. llm:gpt-4o-mini)"
+		}
 	}
-	first := found[0]
-	s := fmt.Sprintf("found %s on PATH; to have the node's sleeps write and judge lessons with it: `%s`", strings.Join(names, ", "), first.Config)
-	switch first.Tool {
-	case "ollama":
-		s += " (MODEL: one that `ollama list` shows, e.g. ollama:llama3.2)"
-	case "llm":
-		s += " (MODEL: one that `llm models` lists, e.g. llm:gpt-4o-mini)"
-	}
-	return s
+	return fmt.Sprintf("found %s on PATH; to have the node's sleeps write and judge lessons with it: %s", joinTools(found), strings.Join(lines, ", or "))
 }
 
 // modelTryTimeout bounds doctor's --try-model request.

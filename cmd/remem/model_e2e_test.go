@@ -116,3 +116,13 @@ func TestSleepWithModelFlag(t *testing.T) {
 		t.Fatalf("status: %s", out)
 	}
 }
+
+// With ollama on PATH, init says to pick a model.
+func TestInitSaysToPickAnOllamaModel(t *testing.T) {
+	fakeModelOnPath(t, "ollama", "echo yes")
+	home := t.TempDir()
+	out := must(t, home, nil, "init")
+	if !strings.Contains(out, "remem config set model ollama:MODEL") || !strings.Contains(out, "ollama list") {
+		t.Fatalf("init:\n%s", out)
+	}
+}

@@ -58,8 +58,10 @@ import (
 //
 // Codex, Gemini CLI and Ollama take no system prompt on the command line,
 // so the system prompt is sent before the request on stdin.
-// testdata/models holds what each tool prints, recorded from these pages'
-// examples; the tests run fakes that print them.
+// testdata/models holds what each tool prints, written after the shapes
+// these pages document (no real CLI was run to record them); the tests
+// run fakes that print them. A tool whose flags change needs this table
+// changed: its error then says what to check by hand.
 type CLIModel struct {
 	// Tool is one of CLITools.
 	Tool string
