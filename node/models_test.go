@@ -272,3 +272,50 @@ func TestSleepKeepsADraftTheModelCannotRewrite(t *testing.T) {
 		t.Fatalf("lessons %+v %v", lessons, err)
 	}
 }
+
+// A sleep asks the configured model for ModelWrites sentences at most;
+// the other clusters are the default writer's, counted over budget.
+func TestSleepBudgetsTheConfiguredModel(t *testing.T) {
+	// A new sentence at every request: the fake counts them.
+	words := "one two three four five six seven eight nine ten eleven twelve thirteen"
+	fakeClaude(t, `n=$(cat "$0.n" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$0.n"; w=$(echo '`+words+`' | cut -d' ' -f$n); `+
+		`printf '{"type":"result","subtype":"success","is_error":false,"result":"The build failed on attempt %s of the night."}\n' "$w"`, "echo no")
+	m, project := openModelTest(t, 10*time.Second)
+	tools := []string{"npm ci", "pip install", "cargo build", "go vet", "docker build", "terraform plan", "helm upgrade", "kubectl apply", "make release", "gradle test", "mvn package", "bundle exec rspec"}
+	fails := []string{"EUSAGE on a stale lock", "no matching distribution", "linker cc not found", "unreachable code reported", "layer digest mismatch", "provider checksum rejected", "release name in use", "immutable field changed", "missing version tag", "daemon ran out of heap", "surefire fork crashed", "pending migrations abort"}
+	var evs []protocol.Event
+	for i := range tools {
+		evs = append(evs, protocol.Event{Kind: "error", Title: tools[i], Happened: fails[i], Session: "s" + tools[i], Cwd: project})
+	}
+	if _, err := m.Remember(evs); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := m.Sleep(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := rep.Writers
+	if rep.NewLessons <= ModelWrites || w.Written["claude"] != ModelWrites || w.Skipped["claude"] != rep.NewLessons-ModelWrites || w.Written["default"] != w.Skipped["claude"] {
+		t.Fatalf("%d new lessons: %s, want %d by claude and the rest by default, over budget", rep.NewLessons, w, ModelWrites)
+	}
+}
+
+// sleepBudget gives each request the time left and refuses once it is
+// spent.
+func TestSleepBudgetRunsOut(t *testing.T) {
+	slow := func(ctx context.Context, _, _ string, _ int) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
+	ask := sleepBudget(slow, 100*time.Millisecond)
+	start := time.Now()
+	if _, err := ask(context.Background(), "s", "p", 1); err == nil {
+		t.Fatal("no error")
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("the first request took %s", took)
+	}
+	if _, err := ask(context.Background(), "s", "p", 1); !isBudget(err) {
+		t.Fatalf("after the budget: %v", err)
+	}
+}
