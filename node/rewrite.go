@@ -49,8 +49,12 @@ func (m *Memory) rewriteDrafts(ctx context.Context, w consolidate.Writer, now ti
 		}
 		c := consolidate.Cluster{Kind: l.Kind}
 		seqs := make([]uint64, 0, len(evs))
-		for _, ev := range evs {
-			c.Episodes = append(c.Episodes, episodeOf(ev.Event))
+		for i, ev := range evs {
+			// The newest maxEpisodes events are what the model reads (a
+			// lesson may have absorbed thousands); all of them move.
+			if i >= len(evs)-maxEpisodes {
+				c.Episodes = append(c.Episodes, episodeOf(ev.Event))
+			}
 			seqs = append(seqs, ev.Seq)
 		}
 		if len(c.Episodes) == 0 {
