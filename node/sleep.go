@@ -160,12 +160,11 @@ func (m *Memory) sleepLocked(ctx context.Context, now time.Time, rep *SleepRepor
 		m.changed()
 	}
 
-	// The model writes drafts again (rewrite.go), then sign what changed
-	// and may be shared (corroboration may have raised own lessons since
-	// the last sleep even without events).
-	if err := m.rewriteDrafts(ctx, writerFrom(ctx), now, rep); err != nil {
+	if err := m.rewriteDrafts(ctx, writerFrom(ctx), now, rep); err != nil { // rewrite.go
 		return err
 	}
+	// Sign what changed and may be shared (corroboration may have raised
+	// own lessons since the last sleep even without events).
 	signed, err := m.signDirty(now, rep)
 	if err != nil {
 		return err
