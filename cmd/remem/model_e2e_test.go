@@ -3,6 +3,8 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,5 +126,20 @@ func TestInitSaysToPickAnOllamaModel(t *testing.T) {
 	out := must(t, home, nil, "init")
 	if !strings.Contains(out, "remem config set model ollama:MODEL") || !strings.Contains(out, "ollama list") {
 		t.Fatalf("init:\n%s", out)
+	}
+}
+
+// model = endpoint asks writer_url's chat endpoint as the model.
+func TestSleepWithEndpointModel(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"choices":[{"message":{"role":"assistant","content":"The integration tests time out when the local database container starts after them."}}]}`))
+	}))
+	defer srv.Close()
+	home := newHome(t)
+	must(t, home, nil, "config", "set", "writer_url", srv.URL+"/v1")
+	must(t, home, nil, "config", "set", "model", "endpoint")
+	must(t, home, []byte(`{"kind":"error","title":"go test","happened":"the integration tests time out because the database container starts late","cwd":"/tmp"}`), "ingest", "-")
+	if out := must(t, home, nil, "sleep"); !strings.Contains(out, "written by endpoint 1") {
+		t.Fatalf("sleep: %s", out)
 	}
 }
