@@ -95,7 +95,7 @@ func (m *Memory) replaceDraft(l store.Lesson, text string, now time.Time) (Rewri
 		nl.Own = true
 	} else {
 		nl = l
-		nl.Hash, nl.ID, nl.Text, nl.Published = hash, lessonID(hash), text, false
+		nl.Hash, nl.ID, nl.Text, nl.Published, nl.Confirmed = hash, lessonID(hash), text, false, false
 	}
 	nl.Draft = ""
 	nl.Updated = now

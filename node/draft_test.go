@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
@@ -106,5 +107,25 @@ func TestRewriteDraft(t *testing.T) {
 	}
 	if _, err := m.RewriteDraft(out.Hash, text+" Again."); !errors.Is(err, ErrNotADraft) {
 		t.Fatalf("rewriting a published lesson: %v", err)
+	}
+}
+
+// An agent's sentence rewrites a draft its event joins (by name here), with
+// no model configured; a draft no new event reached is not read again.
+func TestAgentsSentenceRewritesADraft(t *testing.T) {
+	clk := newClock()
+	m, project := openTest(t, clk)
+	draft := makeDraft(t, m, project)
+	clk.Add(time.Minute)
+	const text = "The migration job fails with an access denied error once the database secret rotates, since it reads the password at start."
+	ev := failure(project, "s2", "the migration job fails again after the secret rotated")
+	ev.Matches, ev.Lesson = draft.Hash, text
+	if _, err := m.Remember([]protocol.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	rep := sleep(t, m)
+	got := ownLesson(t, m)
+	if got.Text != text || got.Draft != "" || got.Seen != 2 || rep.Writers.Rewritten["agent"] != 1 || rep.Signed != 1 {
+		t.Fatalf("sleep %+v; lesson %+v", rep, got)
 	}
 }

@@ -59,9 +59,19 @@ type Config struct {
 	Params     Params                 // zero: DefaultParams()
 	Similarity consolidate.Similarity // nil: lexical
 	Writer     consolidate.Writer     // nil: the default writer
-	Now        func() time.Time       // nil: time.Now
-	Logger     *slog.Logger           // nil: discard
-	Store      store.Options
+	// Model, when set, is the model the node's own sleeps ask (a CLI such
+	// as claude -p, or a chat endpoint): it writes new lessons and
+	// rewrites drafts through a consolidate.SamplingWriter and judges the
+	// pairs in doubt (consolidate.JudgedSimilarity), within the budgets of
+	// model.go; the default writer and the plain similarity stand when it
+	// fails. A writer or judge carried by a sleep's context (the MCP
+	// client's model) takes its place. ModelName names it in the writer
+	// counts ("claude", "ollama:llama3.2").
+	Model     consolidate.Sampler
+	ModelName string
+	Now       func() time.Time // nil: time.Now
+	Logger    *slog.Logger     // nil: discard
+	Store     store.Options
 	// Create makes the home and its key when missing.
 	Create bool
 	// LockWait is how long Open waits for a home that another process

@@ -84,7 +84,7 @@ type pending struct {
 // into the outbox and writes lessons.jsonl.
 func (m *Memory) Sleep(ctx context.Context) (SleepReport, error) {
 	start := time.Now()
-	ctx = m.withSleepSimilarity(ctx)
+	ctx = m.withSleepSimilarity(m.withModel(ctx))
 	var rep SleepReport
 	in, err := m.DrainInbox()
 	rep.InboxTaken, rep.InboxRejected, rep.InboxRejectsDropped = in.Taken, len(in.Rejected), in.RejectsDropped
@@ -169,6 +169,9 @@ func (m *Memory) sleepLocked(ctx context.Context, now time.Time, rep *SleepRepor
 		m.changed()
 	}
 
+	if err := m.rewriteDrafts(ctx, writerFrom(ctx), now, rep); err != nil { // rewrite.go
+		return err
+	}
 	// Sign what changed and may be shared (corroboration may have raised
 	// own lessons since the last sleep even without events).
 	signed, err := m.signDirty(now, rep)

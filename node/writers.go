@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
@@ -15,7 +16,8 @@ import (
 
 // WriterCounts tell which writer wrote how many lessons and how many of
 // their answers were not kept, by writer name (consolidate.WriterName:
-// default, command, sampling).
+// default, command, sampling, or the configured model's name, e.g.
+// claude).
 type WriterCounts struct {
 	// Written counts the new lessons each writer wrote.
 	Written map[string]int `json:"written,omitempty"`
@@ -28,11 +30,14 @@ type WriterCounts struct {
 	// Skipped counts the clusters a writer was not asked about because its
 	// budget for the sleep was spent.
 	Skipped map[string]int `json:"skipped,omitempty"`
+	// Rewritten counts the drafts a writer wrote again as a sentence that
+	// passes (rewriteDrafts).
+	Rewritten map[string]int `json:"rewritten,omitempty"`
 }
 
 // Empty reports whether nothing was counted.
 func (c WriterCounts) Empty() bool {
-	return len(c.Written)+len(c.Refused)+len(c.Failed)+len(c.Skipped) == 0
+	return len(c.Written)+len(c.Refused)+len(c.Failed)+len(c.Skipped)+len(c.Rewritten) == 0
 }
 
 // Add adds o's counts to c.
@@ -49,6 +54,7 @@ func (c *WriterCounts) Add(o WriterCounts) {
 	add(&c.Refused, o.Refused)
 	add(&c.Failed, o.Failed)
 	add(&c.Skipped, o.Skipped)
+	add(&c.Rewritten, o.Rewritten)
 }
 
 func (c *WriterCounts) count(m *map[string]int, name string) {
@@ -61,7 +67,7 @@ func (c *WriterCounts) count(m *map[string]int, name string) {
 // String reads "sampling 3 (1 refused), default 2".
 func (c WriterCounts) String() string {
 	names := map[string]bool{}
-	for _, m := range []map[string]int{c.Written, c.Refused, c.Failed, c.Skipped} {
+	for _, m := range []map[string]int{c.Written, c.Refused, c.Failed, c.Skipped, c.Rewritten} {
 		for k := range m {
 			names[k] = true
 		}
@@ -73,7 +79,7 @@ func (c WriterCounts) String() string {
 		for _, x := range []struct {
 			label string
 			v     int
-		}{{"refused", c.Refused[n]}, {"failed", c.Failed[n]}, {"over budget", c.Skipped[n]}} {
+		}{{"drafts rewritten", c.Rewritten[n]}, {"refused", c.Refused[n]}, {"failed", c.Failed[n]}, {"over budget", c.Skipped[n]}} {
 			if x.v > 0 {
 				notes = append(notes, strconv.Itoa(x.v)+" "+x.label)
 			}
@@ -118,15 +124,26 @@ func WithJudge(ctx context.Context, ask consolidate.Sampler) context.Context {
 	return context.WithValue(ctx, judgeKey{}, ask)
 }
 
+// judgeSpec is a judge with its budget (the configured model's, withModel);
+// a zero max or timeout is JudgedSimilarity's default.
+type judgeSpec struct {
+	ask     consolidate.Sampler
+	max     int
+	timeout time.Duration
+}
+
 // withSleepSimilarity gives one sleep its similarity: the judged one when
 // ctx carries a judge, so the judge's budget is the sleep's.
 func (m *Memory) withSleepSimilarity(ctx context.Context) context.Context {
-	ask, _ := ctx.Value(judgeKey{}).(consolidate.Sampler)
-	if ask == nil {
+	spec, _ := ctx.Value(judgeKey{}).(judgeSpec)
+	if ask, ok := ctx.Value(judgeKey{}).(consolidate.Sampler); ok {
+		spec = judgeSpec{ask: ask}
+	}
+	if spec.ask == nil {
 		return ctx
 	}
 	return context.WithValue(ctx, simKey{}, consolidate.Similarity(&consolidate.JudgedSimilarity{
-		Base: m.sim, Ask: ask, Threshold: m.cfg.Params.Threshold}))
+		Base: m.sim, Ask: spec.ask, Threshold: m.cfg.Params.Threshold, Max: spec.max, Timeout: spec.timeout}))
 }
 
 // similarity is the similarity a sleep run with ctx clusters with.

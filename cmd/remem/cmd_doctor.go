@@ -29,7 +29,7 @@ func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "check the home, key, store, ports, node, teams, commons and clock, and say what to fix",
-		UsageText: `remem doctor [--json]
+		UsageText: `remem doctor [--json] [--try-model]
 
 One line per check, each OK, WARN, FAIL or ? (cannot tell), saying what is
 wrong and what to do:
@@ -50,12 +50,19 @@ wrong and what to do:
              whether a PUT would take it, and nothing is sent or stored)
   clock      the skew against the first commons' clock (records more than
              10 minutes ahead are refused)
+  model      the model configured (model in config.toml) and whether its
+             CLI is on PATH, or which model CLIs are there (claude, codex,
+             gemini, ollama, llm) and the config line to use one; with
+             --try-model, one tiny request to it and the time it took
+             (at most a minute)
 Exit 1 when a check fails; warnings do not fail.
 
 Examples:
   remem doctor
-  remem doctor --json | jq '.checks[] | select(.status != "ok")'`,
-		Flags:  []cli.Flag{jsonFlag},
+  remem doctor --json | jq '.checks[] | select(.status != "ok")'
+  remem doctor --try-model`,
+		Flags: []cli.Flag{jsonFlag,
+			&cli.BoolFlag{Name: "try-model", Usage: "send the configured model one tiny request and report the time its answer took"}},
 		Action: runDoctor,
 	}
 }
@@ -89,7 +96,7 @@ func (r *doctorReport) add(name, status, format string, args ...any) {
 }
 
 func runDoctor(c *cli.Context) error {
-	rep := diagnose(c.Context, home(c))
+	rep := diagnose(c.Context, home(c), c.Bool("try-model"))
 	if c.Bool("json") {
 		if err := printJSON(c.App.Writer, rep); err != nil {
 			return err
@@ -115,7 +122,7 @@ const doctorTimeout = 5 * time.Second
 
 // diagnose runs every check on home; a check that needs what an earlier
 // one found missing says so instead of failing again.
-func diagnose(ctx context.Context, h string) doctorReport {
+func diagnose(ctx context.Context, h string, tryModel bool) doctorReport {
 	rep := doctorReport{OK: true, Home: h}
 	if fi, err := os.Stat(h); err != nil || !fi.IsDir() {
 		rep.add("home", checkFail, "no memory at %s: run `remem init`, or set --home or REMEM_HOME to an existing memory", h)
@@ -219,6 +226,7 @@ func diagnose(ctx context.Context, h string) doctorReport {
 	}
 	checkCommons(ctx, &rep, s)
 	checkDirectory(&rep, s)
+	checkModel(ctx, &rep, s, tryModel)
 	return rep
 }
 

@@ -172,18 +172,24 @@ func sleepCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "sleep",
 		Usage: "turn events into lessons now: drain the inbox, verify, consolidate, sign",
-		UsageText: `remem sleep [--json] [--writer CMD | --writer-url URL [--writer-model M] [--writer-token-file F]]
+		UsageText: `remem sleep [--json] [--model M | --writer CMD | --writer-url URL [--writer-model M] [--writer-token-file F]]
             [--embed-url URL] [--threshold T]
 
-The writer, embeddings and threshold of config.toml (writer, writer_url,
-writer_model, writer_token_file, embed_url, threshold) hold here as for
-the node; a flag overrides its key.
+The model, writer, embeddings and threshold of config.toml (model, writer,
+writer_url, writer_model, writer_token_file, embed_url, threshold) hold
+here as for the node; a flag overrides its key. With a model (claude,
+codex, gemini, ollama:MODEL, llm:MODEL, or endpoint for writer_url's chat
+endpoint) the sleep asks it for new lessons' sentences and drafts' new
+ones (at most 10) and about pairs in doubt (at most 20), each request
+within 90s and all within 5 minutes; the default writer and the plain
+similarity stand for whatever it does not answer well.
 
 Examples:
   remem sleep
+  remem sleep --model claude
   remem sleep --writer "remem writer-prompt | ollama run llama3.2" --json
   REMEM_WRITER_TOKEN=sk-... remem sleep --writer-url https://api.openai.com/v1 --writer-model gpt-4o-mini`,
-		Flags: []cli.Flag{jsonFlag, writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, embedFlag, thresholdFlag},
+		Flags: []cli.Flag{jsonFlag, modelFlag, writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, embedFlag, thresholdFlag},
 		Action: func(c *cli.Context) error {
 			// A bar on a terminal only: piped, stderr stays quiet.
 			bar := newProgressBar(c.App.ErrWriter, "")

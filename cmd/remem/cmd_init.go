@@ -16,6 +16,10 @@ func initCommand() *cli.Command {
 		Usage: "create the memory's home and its key",
 		UsageText: `remem init [--json]
 
+It also looks for the model CLIs people already run (claude, codex,
+gemini, ollama, llm) on PATH and prints the line that makes one the
+memory's model, e.g. ` + "`remem config set model claude`" + `.
+
 Examples:
   remem init
   REMEM_HOME=/tmp/alice remem init --json`,
@@ -27,6 +31,7 @@ Examples:
 			}
 			out := newIDOutput(id, home(c))
 			out.Created = created
+			out.Models = findModels()
 			if c.Bool("json") {
 				return printJSON(c.App.Writer, out)
 			}
@@ -34,6 +39,11 @@ Examples:
 				fmt.Fprintf(c.App.Writer, "created memory %s in %s\n", out.Origin, out.Home)
 			} else {
 				fmt.Fprintf(c.App.Writer, "memory %s already exists in %s\n", out.Origin, out.Home)
+			}
+			if s, _, err := loadNodeSettings(home(c)); err == nil && s.Model != "" {
+				fmt.Fprintf(c.App.Writer, "model: %s is configured (`remem doctor --try-model` asks it once)\n", s.Model)
+			} else {
+				fmt.Fprintln(c.App.Writer, "model: "+modelAdvice(out.Models))
 			}
 			return nil
 		},
@@ -46,6 +56,9 @@ type idOutput struct {
 	PeerID  string `json:"peer_id"`
 	Home    string `json:"home"`
 	Created bool   `json:"created,omitempty"`
+	// Models are the model CLIs init found on PATH, each with the config
+	// line that makes it the memory's model.
+	Models []foundModel `json:"models_found,omitempty"`
 	// With a node running on the home (remem id): its dialable addresses
 	// (relayed ones too) and what AutoNAT says of its reachability.
 	Running      bool     `json:"running,omitempty"`

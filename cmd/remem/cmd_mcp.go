@@ -57,7 +57,7 @@ Examples:
 
 An MCP client's configuration:
   { "mcpServers": { "remem": { "command": "remem", "args": ["mcp"] } } }`,
-		Flags: []cli.Flag{writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, embedFlag, thresholdFlag,
+		Flags: []cli.Flag{modelFlag, writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, embedFlag, thresholdFlag,
 			&cli.BoolFlag{Name: "no-sampling", Usage: "never ask the client's model to write lessons", EnvVars: []string{"REMEM_NO_SAMPLING"}},
 			&cli.DurationFlag{Name: "sampling-timeout", Value: consolidate.DefaultSamplingTimeout, Usage: "how long one sampling request may take", EnvVars: []string{"REMEM_SAMPLING_TIMEOUT"}},
 			&cli.IntFlag{Name: "sampling-max", Value: consolidate.DefaultSamplingMax, Usage: "sampling requests one sleep sends at most (the rest use the default writer)", EnvVars: []string{"REMEM_SAMPLING_MAX"}},

@@ -34,6 +34,7 @@ func nodeCommand() *cli.Command {
            [--relay MULTIADDR ...] [--relay-service] [--reachability public|private] [--directory=false]
            [--team-key TEAM=FILE ...]
            [--sleep 10m] [--pull 10m] [--quorum 3] [--window 2160h] [--api 127.0.0.1:7878] [--layer NAME=FILE ...]
+           [--model claude|codex|gemini|ollama:MODEL|llm:MODEL|endpoint]
            [--writer CMD | --writer-url URL [--writer-model M] [--writer-token-file F]] [--embed-url URL] [--threshold T]
 
 With no flags the node starts at once: it sleeps every 10 minutes, serves the
@@ -59,7 +60,8 @@ Examples:
   remem node --folder /mnt/dropbox/remem --commons https://commons.example.org --sleep 2m
   remem node --team backend --commons https://commons.example.org --reachability private
   remem node --team backend --relay-service --listen /ip4/0.0.0.0/tcp/4002
-  remem node --writer-url http://127.0.0.1:11434/v1 --writer-model llama3.2`,
+  remem node --writer-url http://127.0.0.1:11434/v1 --writer-model llama3.2
+  remem node --model claude`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "team", Usage: "join the team topic remem/1/team/NAME (repeatable)"},
 			&cli.StringSliceFlag{Name: "listen", Usage: "libp2p listen multiaddr (repeatable; default TCP and QUIC on port 4002)"},
@@ -86,7 +88,7 @@ Examples:
 			&cli.StringFlag{Name: "api", Value: def.API, Usage: "address of the local HTTP API and web page"},
 			&cli.StringFlag{Name: "log-level", Value: def.LogLevel, Usage: "debug, info, warn or error"},
 			&cli.StringSliceFlag{Name: "layer", Usage: "NAME=FILE: a lessons.jsonl (absolute path) composed as a layer for every reader (repeatable)"},
-			writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, embedFlag, thresholdFlag,
+			modelFlag, writerFlag, writerURLFlag, writerModelFlag, writerTokenFlag, embedFlag, thresholdFlag,
 		},
 		Action: runNode,
 	}
@@ -181,6 +183,7 @@ type nodeSettings struct {
 	StrangerRecs int        `toml:"stranger_records" flag:"stranger-records" to:"Memory.Strangers.Records"`
 	StrangerSize int        `toml:"stranger_bytes" flag:"stranger-bytes" to:"Memory.Strangers.Bytes"`
 	API          string     `toml:"api" flag:"api" to:"API"`
+	Model        string     `toml:"model" flag:"model" via:"Memory.Model Memory.ModelName"`
 	Writer       string     `toml:"writer" flag:"writer" via:"Memory.Writer"`
 	WriterURL    string     `toml:"writer_url" flag:"writer-url" via:"Memory.Writer"`
 	WriterModel  string     `toml:"writer_model" flag:"writer-model" via:"Memory.Writer"`
@@ -368,11 +371,16 @@ func (s nodeSettings) daemonConfig(home string, src settingSources, logTo io.Wri
 	return dc, nil
 }
 
-// memory sets up cfg's writer (a command, or a chat endpoint), similarity
+// memory sets up cfg's model (cmd_model.go) or writer (a command, or a
+// chat endpoint), similarity
 // (lexical, or embeddings) and threshold from the settings. Validate
 // checks the threshold afterwards.
 func (s nodeSettings) memory(cfg *node.Config, src settingSources) error {
 	switch {
+	case s.Model != "":
+		if err := s.useModel(cfg, src); err != nil {
+			return err
+		}
 	case s.Writer != "" && s.WriterURL != "":
 		return cli.Exit(fmt.Sprintf("%s and %s are both set: a memory has one writer; keep one of them", src.name("writer"), src.name("writer_url")), 2)
 	case s.WriterURL == "" && (s.WriterModel != "" || s.WriterToken != ""):

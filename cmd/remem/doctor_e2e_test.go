@@ -67,7 +67,7 @@ func TestDoctorHealthyHome(t *testing.T) {
 		t.Fatalf("doctor on a healthy home: exit %d %q\n%+v", code, errOut, rep.Checks)
 	}
 	want := map[string]string{"home": checkOK, "key": checkOK, "config": checkOK, "admit": checkOK, "store": checkOK, "node": checkWarn,
-		"ports": checkOK, "reach": checkUnknown, "teams": checkOK, "commons": checkOK, "clock": checkOK, "directory": checkOK}
+		"ports": checkOK, "reach": checkUnknown, "teams": checkOK, "commons": checkOK, "clock": checkOK, "directory": checkOK, "model": checkOK}
 	got := checks(rep)
 	for name, status := range want {
 		if got[name].Status != status {

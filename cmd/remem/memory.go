@@ -29,7 +29,7 @@ var (
 
 // memoryFlags are the flags of `remem node` that set up the memory itself;
 // the commands that open the memory take them too, over config.toml.
-var memoryFlags = []string{"writer", "writer-url", "writer-model", "writer-token-file", "embed-url", "threshold"}
+var memoryFlags = []string{"model", "writer", "writer-url", "writer-model", "writer-token-file", "embed-url", "threshold"}
 
 // openService opens the memory of --home for a command that reads or
 // changes it. When a running node holds the home, the command talks to that

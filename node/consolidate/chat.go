@@ -66,6 +66,28 @@ func Prompt(c Cluster) (system, user string, err error) {
 
 // Write implements Writer.
 func (w ChatWriter) Write(ctx context.Context, c Cluster) (string, error) {
+	system, user, err := Prompt(c)
+	if err != nil {
+		return "", fmt.Errorf("chat writer: %w", err)
+	}
+	answer, err := w.complete(ctx, system, user, chatMaxTokens)
+	if err != nil {
+		return "", err
+	}
+	return oneLine("chat writer", answer)
+}
+
+// Ask is the endpoint as a Sampler: one chat request with system and
+// prompt as the two messages, bounded like Write (Timeout, chatMaxBody).
+// It returns the model's answer as it is; the SamplingWriter or the judge
+// that asked reads it.
+func (w ChatWriter) Ask(ctx context.Context, system, prompt string, maxTokens int) (string, error) {
+	return w.complete(ctx, system, prompt, maxTokens)
+}
+
+// complete sends one chat request, the one both Write and Ask make, and
+// returns the content of the first choice.
+func (w ChatWriter) complete(ctx context.Context, system, user string, maxTokens int) (string, error) {
 	if strings.TrimSpace(w.URL) == "" {
 		return "", errors.New("chat writer: no URL configured")
 	}
@@ -73,9 +95,8 @@ func (w ChatWriter) Write(ctx context.Context, c Cluster) (string, error) {
 	if !strings.HasSuffix(endpoint, "/chat/completions") {
 		endpoint += "/chat/completions"
 	}
-	system, user, err := Prompt(c)
-	if err != nil {
-		return "", fmt.Errorf("chat writer: %w", err)
+	if maxTokens <= 0 {
+		maxTokens = chatMaxTokens
 	}
 	type message struct {
 		Role    string `json:"role"`
@@ -87,7 +108,7 @@ func (w ChatWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		Temperature float64   `json:"temperature"`
 		MaxTokens   int       `json:"max_tokens"`
 		Stream      bool      `json:"stream"`
-	}{w.Model, []message{{"system", system}, {"user", user}}, 0, chatMaxTokens, false})
+	}{w.Model, []message{{"system", system}, {"user", user}}, 0, maxTokens, false})
 	if err != nil {
 		return "", fmt.Errorf("chat writer: encoding request: %w", err)
 	}
@@ -144,7 +165,7 @@ func (w ChatWriter) Write(ctx context.Context, c Cluster) (string, error) {
 	if len(parsed.Choices) == 0 {
 		return "", fmt.Errorf("chat writer: POST %s: no choices in the answer", endpoint)
 	}
-	return oneLine("chat writer", parsed.Choices[0].Message.Content)
+	return parsed.Choices[0].Message.Content, nil
 }
 
 // oneLine takes the sentence out of a model's answer (who names the

@@ -15,11 +15,20 @@
 //   - Writer, with DefaultWriter (deterministic, from the event fields, an
 //     offer to act in agent_did read by Offer), CommandWriter (an external
 //     command reading the cluster as JSON), ChatWriter (an
-//     OpenAI-compatible chat endpoint) and SamplingWriter (the MCP client's
-//     model, through a Sampler); the last two send the events as quoted
-//     data with the rules of SPEC §6;
+//     OpenAI-compatible chat endpoint) and SamplingWriter (a model through
+//     a Sampler: the MCP client's, or the node's configured one); the last
+//     two send the events as quoted data with the rules of SPEC §6;
+//   - Sampler implementations for the models people already run:
+//     CLIModel (claude -p, codex exec, gemini, ollama run, llm -m: one
+//     process per request, the prompt on stdin, no shell, an empty
+//     temporary directory, a bounded environment, a time limit that kills
+//     the process group, 64 KiB of output; ParseCLIModel reads the
+//     setting) and ChatWriter.Ask (the chat endpoint's request, the one
+//     ChatWriter.Write makes); testdata/models holds what each CLI prints;
 //   - JudgedSimilarity, which asks a model about the pairs a Similarity
-//     leaves in doubt, budgeted.
+//     leaves in doubt, budgeted, in Assign and in Matches (the base's
+//     index finds the pairs that share anything, and only those are
+//     judged).
 //
 // It does not own the observation and raw-data checks, the strength
 // function, storage or the lesson hash: the node applies protocol's checks to
@@ -27,9 +36,10 @@
 // DefaultWriter.Redact. DefaultWriter reads each clause of an event with the
 // observation check itself (package protocol/textcheck, pure), so that it
 // leaves instructions out instead of quoting them. It must not import other
-// remem packages (net/http for Embedding and ChatWriter and os/exec for
-// CommandWriter are its only I/O; a Sampler is the caller's), and it keeps
-// no package state.
+// remem packages (net/http for Embedding and ChatWriter, os/exec for
+// CommandWriter and CLIModel, and CLIModel's temporary directory are its
+// only I/O; the MCP client's Sampler is the caller's), and it keeps no
+// package state.
 //
 // # Quality of Lexical
 //

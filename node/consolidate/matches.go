@@ -22,6 +22,9 @@ func Matches(ctx context.Context, sim Similarity, threshold float64, groups []Gr
 	if math.IsNaN(threshold) {
 		return nil, errors.New("consolidate: matches: threshold is NaN")
 	}
+	if j, ok := sim.(*JudgedSimilarity); ok && j != nil {
+		return j.matches(ctx, threshold, groups, texts)
+	}
 	out := make([][]int, len(groups))
 	sc := newScorer(sim)
 	if sc.tab == nil || threshold <= 0 {

@@ -41,6 +41,10 @@ type SamplingWriter struct {
 	// Redact, when set, is applied to every field of the episodes before
 	// they are sent (the node passes its raw-data redactor).
 	Redact func(string) string
+	// Name, when set, names the writer in the counts (WriterName): the
+	// model configured, e.g. "claude"; "" is "sampling", the MCP client's
+	// model.
+	Name string
 
 	mu   sync.Mutex
 	sent int
@@ -141,8 +145,8 @@ func SamplingPrompt(c Cluster, redact func(string) string) (string, error) {
 }
 
 // WriterName names a writer for the counts `remem status` shows: default,
-// command, sampling, or the Name of a writer that has one ("custom"
-// otherwise).
+// command, sampling (a SamplingWriter's Name when it has one, e.g.
+// "claude"), or the Name of a writer that has one ("custom" otherwise).
 func WriterName(w Writer) string {
 	switch w := w.(type) {
 	case nil, DefaultWriter, *DefaultWriter:
@@ -150,6 +154,9 @@ func WriterName(w Writer) string {
 	case CommandWriter, *CommandWriter:
 		return "command"
 	case *SamplingWriter:
+		if w != nil && w.Name != "" {
+			return w.Name
+		}
 		return "sampling"
 	case interface{ Name() string }:
 		return w.Name()
