@@ -79,7 +79,7 @@ func printClusters(c *cli.Context, rep calib.Report) error {
 	t := rep.Totals
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "facts kept: %d of %d (%.2f)\n", t.FactsKept, t.Facts, t.FactsRatio)
-	fmt.Fprintf(w, "exact grouping: %d of %d rows\n", t.ExactGrouping, t.Rows)
+	fmt.Fprintf(w, "exact grouping: %d of %d rows (%d with each group split by family of kinds: a correction never shares a lesson with an error)\n", t.ExactGrouping, t.Rows, t.ExactByFamily)
 	fmt.Fprintf(w, "lessons: %d written, %d expected; %d would be signed, %d drafts\n", t.LessonsWritten, t.LessonsExpected, t.Published, t.Drafts)
 	fmt.Fprintf(w, "raw data: %d lessons that would be signed hold a private string (%d of them flagged by the raw-data check)\n", t.RawData, t.RawFlagged)
 	for _, r := range rep.Rows {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/remem/remem/internal/progress"
 	"github.com/remem/remem/node"
+	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
 )
@@ -30,6 +31,11 @@ type Report struct {
 type Totals struct {
 	Rows            int `json:"rows"`
 	ExactGrouping   int `json:"exact_grouping"` // rows whose events went to lessons exactly as their groups say
+	// ExactByFamily counts the rows whose events went to lessons exactly
+	// as their groups split by family of lesson kinds say
+	// (consolidate.Families: a correction never shares a lesson with an
+	// error), the most the node's clustering can reach.
+	ExactByFamily int `json:"exact_grouping_by_family"`
 	LessonsWritten  int `json:"lessons_written"`
 	LessonsExpected int `json:"lessons_expected"`
 	FactsKept       int `json:"facts_kept"`
@@ -55,6 +61,7 @@ type RowReport struct {
 	LessonsWritten  int    `json:"lessons_written"`
 	LessonsExpected int    `json:"lessons_expected"`
 	ExactGrouping   bool   `json:"exact_grouping"`
+	ExactByFamily   bool   `json:"exact_grouping_by_family"`
 	// Grouping is the partition the memory made: the events (indices into
 	// the row's events) of each lesson written, in the order of Lessons.
 	Grouping [][]int `json:"grouping"`
@@ -138,6 +145,9 @@ func Clusters(ctx context.Context, cfg node.Config, rows []Row) (Report, error) 
 func (r *Report) sum() {
 	t := Totals{Rows: len(r.Rows), BadRows: len(r.Bad)}
 	for _, row := range r.Rows {
+		if row.ExactByFamily {
+			t.ExactByFamily++
+		}
 		if row.ExactGrouping {
 			t.ExactGrouping++
 		}
@@ -292,6 +302,7 @@ func score(row Row, lessons []store.Lesson, held []store.StoredEvent, dropped []
 		}
 	}
 	rr.ExactGrouping = len(rr.Unabsorbed) == 0 && samePartition(rr.Grouping, row.Groups)
+	rr.ExactByFamily = len(rr.Unabsorbed) == 0 && samePartition(rr.Grouping, byFamily(row))
 	for _, g := range row.Groups {
 		gr := GroupReport{Events: g.Events, Reference: g.Lesson, Facts: len(g.Facts)}
 		var texts []string
@@ -345,6 +356,27 @@ func lessonReport(l store.Lesson, private []string) LessonReport {
 		}
 	}
 	return lr
+}
+
+// byFamily splits each of the row's groups by the family of lesson kinds
+// its events map to.
+func byFamily(row Row) []Group {
+	var out []Group
+	for _, g := range row.Groups {
+		split := map[string][]int{}
+		var order []string
+		for _, i := range g.Events {
+			f := consolidate.FamilyOf(protocol.LessonKindOf(row.events[i].Kind))[0]
+			if _, ok := split[f]; !ok {
+				order = append(order, f)
+			}
+			split[f] = append(split[f], i)
+		}
+		for _, f := range order {
+			out = append(out, Group{Events: split[f]})
+		}
+	}
+	return out
 }
 
 // samePartition: found (lists of event indices) and the groups are the
