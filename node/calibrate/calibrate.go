@@ -29,13 +29,13 @@ type Report struct {
 
 // Totals sum the rows scored.
 type Totals struct {
-	Rows            int `json:"rows"`
-	ExactGrouping   int `json:"exact_grouping"` // rows whose events went to lessons exactly as their groups say
+	Rows          int `json:"rows"`
+	ExactGrouping int `json:"exact_grouping"` // rows whose events went to lessons exactly as their groups say
 	// ExactByFamily counts the rows whose events went to lessons exactly
 	// as their groups split by family of lesson kinds say
 	// (consolidate.Families: a correction never shares a lesson with an
 	// error), the most the node's clustering can reach.
-	ExactByFamily int `json:"exact_grouping_by_family"`
+	ExactByFamily   int `json:"exact_grouping_by_family"`
 	LessonsWritten  int `json:"lessons_written"`
 	LessonsExpected int `json:"lessons_expected"`
 	FactsKept       int `json:"facts_kept"`
