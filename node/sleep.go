@@ -522,8 +522,9 @@ func appendEpisode(eps []string, text string) []string {
 // (WithWriter) takes the configured one's place. by names the writer that
 // wrote it; counts get the refusals and failures. draft is why the
 // sentence is a draft (its redaction left a placeholder that does not read
-// as words, textcheck.Redaction), "" when it may be shared; a later writer
-// is tried for a sentence that is no draft before a draft is taken.
+// as words, textcheck.Redaction, or it reads like pasted tool output,
+// protocol.Pasted), "" when it may be shared; a later writer is tried for
+// a sentence that is no draft before a draft is taken.
 func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts *WriterCounts) (text, by, draft string, err error) {
 	first := m.write
 	if w := writerFrom(ctx); w != nil {
@@ -577,6 +578,11 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 			}
 			errs = append(errs, fmt.Errorf("%q: %w", text, err))
 			continue
+		}
+		if why := protocol.Pasted(text); why != "" && !red.Draft {
+			// Tool output in place of a sentence (SPEC §3, written, not
+			// pasted), from whichever writer: a draft.
+			red.Draft, red.Reason = true, "reads like pasted output: "+why
 		}
 		if red.Draft {
 			if firstDraft.text == "" {
