@@ -89,7 +89,18 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		return "", err
 	}
 	e := c.Episodes[representative(c.Episodes)]
+	if strings.TrimSpace(e.Happened) != "" && Essential(e.Happened) == "" {
+		// Its output says nothing of the failure (a table, progress):
+		// an episode whose output does is told instead.
+		for _, o := range c.Episodes {
+			if Essential(o.Happened) != "" && strings.EqualFold(o.Kind, e.Kind) {
+				e = o
+				break
+			}
+		}
+	}
 	f := func(s string) string {
+		s = Essential(s)
 		if w.Redact != nil {
 			s = w.Redact(s)
 		}
@@ -461,8 +472,10 @@ func clauses(s string) []clause {
 		switch c := s[i]; {
 		case (c == '.' || c == '!' || c == '?') && (i+1 == len(s) || s[i+1] == ' '):
 			sep = "; "
-		case c == ';' || c == ':' && i+1 < len(s) && s[i+1] == ' ':
+		case c == ';':
 			sep = "; "
+		case c == ':' && i+1 < len(s) && s[i+1] == ' ':
+			sep = ": "
 		case c == ',' && i+1 < len(s) && s[i+1] == ' ':
 			sep = ", "
 		case c == ' ' && i+2 < len(s) && s[i+1] == '-' && s[i+2] == ' ':
@@ -506,15 +519,17 @@ func factsWith(s string, pronouns func(string) string) string {
 		return strings.TrimRight(pronouns(s), ".!? ")
 	}
 	var b strings.Builder
+	sep := ""
 	for _, cl := range clauses(s) {
 		t := pronouns(cl.text)
 		if textcheck.CheckGrammar(t) != nil {
 			continue
 		}
 		if b.Len() > 0 {
-			b.WriteString(cl.sep)
+			b.WriteString(sep)
 		}
 		b.WriteString(t)
+		sep = cl.sep
 	}
 	return trimJoined(b.String())
 }
@@ -722,6 +737,19 @@ func finish(s string) string {
 		s = strings.TrimRightFunc(string(rs[:cut]), unicode.IsSpace)
 	}
 	s = strings.TrimRight(s, ",;:!? -")
+	// A clause cut off after a word that leaves it open ("... connecting
+	// to") loses that word (textcheck.Pasted's rule of a cut-off end).
+	for range 4 {
+		why := textcheck.Pasted(s + ".")
+		if !strings.HasPrefix(why, "cut off after '") {
+			break
+		}
+		k := strings.LastIndexByte(s, ' ')
+		if k < 0 {
+			break
+		}
+		s = strings.TrimRight(s[:k], ",;:!? -")
+	}
 	if strings.Count(s, `"`)%2 == 1 {
 		s = strings.TrimRight(s, `. `) + `"`
 	}
@@ -742,6 +770,9 @@ func finish(s string) string {
 // failureVerb reports whether a description opens with the failure itself
 // ("fails with", "failed:", "crashes", "hangs"...).
 func failureVerb(s string) bool {
+	if r, _ := utf8.DecodeRuneInString(s); unicode.IsUpper(r) {
+		return false // a tool's message, "Failed to pull image"
+	}
 	first, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s)), " ")
 	first = strings.TrimRight(first, ":,.")
 	switch first {
@@ -775,6 +806,7 @@ func failure(title, happened, expected, other string, running bool) string {
 		return fitFailure("", keepClauses(h, "It says that "), "")
 	}
 	what, cause := splitCause(h)
+	what = ownWords(what)
 	what = keepClauses(what, "It fails with ")
 	cause = keepClauses(cause, "It fails ")
 	if what == "" {
@@ -786,8 +818,9 @@ func failure(title, happened, expected, other string, running bool) string {
 
 	first, _, _ := strings.Cut(strings.ToLower(what), " ")
 	first = strings.Trim(first, ":,")
+	lowerStart := !unicode.IsUpper([]rune(what)[0])
 	switch {
-	case failureVerb(what) || predicates[first]:
+	case failureVerb(what) || predicates[first] && lowerStart:
 		// "times out after 30 s", "ignores setup.cfg": the call is the subject.
 		return fitFailure(t+" ", what, cause)
 	case passives[first]:
@@ -801,6 +834,19 @@ func failure(title, happened, expected, other string, running bool) string {
 		return fitFailure(t+" "+agree(t, "fails")+": ", what, cause)
 	}
 	return fitFailure(t+" "+agree(t, "fails")+" with ", what, cause)
+}
+
+// ownWords tells a tool's message that opens with what the call did as
+// the call's own verb: "Failed to open a browser" is "fails to open a
+// browser", "Cannot find module X" is "cannot find module X".
+func ownWords(what string) string {
+	for _, p := range [][2]string{{"Failed to ", "fails to "}, {"Cannot ", "cannot "}, {"Could not ", "could not "},
+		{"Unable to ", "is unable to "}, {"Couldn't ", "couldn't "}} {
+		if rest, ok := strings.CutPrefix(what, p[0]); ok && rest != "" {
+			return p[1] + rest
+		}
+	}
+	return what
 }
 
 // failurePrefix: words that open a failure message and repeat what the
@@ -990,6 +1036,7 @@ func keepClauses(s, lead string) string {
 		return strings.TrimRight(secondPerson(s), ".!? ")
 	}
 	var b strings.Builder
+	sep := ""
 	for _, cl := range clauses(s) {
 		t := secondPerson(cl.text)
 		if textcheck.CheckGrammar(t) != nil {
@@ -1003,9 +1050,10 @@ func keepClauses(s, lead string) string {
 			}
 		}
 		if b.Len() > 0 {
-			b.WriteString(cl.sep)
+			b.WriteString(sep)
 		}
 		b.WriteString(t)
+		sep = cl.sep
 	}
 	return trimJoined(b.String())
 }
@@ -1031,14 +1079,33 @@ func callName(title string) string {
 		return ""
 	}
 	out := []string{strings.TrimPrefix(w[0], "./")}
+	// From the first flag that takes a value on, the words say how and
+	// where, not what ("kubectl get pods -n shop" is "kubectl get pods"); a
+	// flag with nothing after it but paths is kept ("go test -race ./...").
+	for i, x := range w[1:] {
+		if len(x) > 1 && x[0] == '-' && !strings.Contains(x, "=") {
+			rest := w[i+2:]
+			if slices.ContainsFunc(rest, func(y string) bool { return !pathArg(y) }) {
+				w = w[:i+1]
+				break
+			}
+		}
+	}
 	for _, x := range w[1:] {
 		if strings.Contains(x, "...") || strings.Contains(x, "://") || strings.HasPrefix(x, "./") || strings.HasPrefix(x, "../") ||
-			strings.HasPrefix(x, "//") || strings.HasPrefix(x, "~/") || strings.HasPrefix(x, "/") && strings.Count(x, "/") > 1 && !httpVerbs[w[0]] {
+			strings.HasPrefix(x, "//") || strings.HasPrefix(x, "~/") || strings.HasPrefix(x, "/") && strings.Count(x, "/") > 1 && !httpVerbs[w[0]] ||
+			x == "." || len(x) > 1 && strings.HasSuffix(x, "/") && !httpVerbs[w[0]] {
 			continue
 		}
 		out = append(out, x)
 	}
 	return strings.Join(out, " ")
+}
+
+// pathArg: an argument that says where ("./...", "dist/", ".", a URL).
+func pathArg(x string) bool {
+	return x == "." || x == ".." || strings.Contains(x, "...") || strings.Contains(x, "://") || strings.HasPrefix(x, "./") ||
+		strings.HasPrefix(x, "../") || strings.HasPrefix(x, "/") || strings.HasSuffix(x, "/") || strings.HasPrefix(x, "~/")
 }
 
 var httpVerbs = set("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")

@@ -21,7 +21,8 @@ import (
 //   - "box-drawing characters": any character of the Box Drawing or Block
 //     Elements blocks (U+2500–U+259F: ╷ │ ╵ ┌ ─ └ ╭ ━ █ …);
 //   - "a stack frame": `File "…", line N`; "Traceback (most recent call";
-//     "goroutine N ["; a word starting "+0x"; a receiver such as ".(*T)";
+//     "goroutine N ["; a word starting "+0x"; a memory address (0x and
+//     six hex digits or more); a receiver such as ".(*T)";
 //     "-->" before a file location; the word "at" followed, within two
 //     words, by a location in parentheses ("(Foo.java:88)", "(x.js:14:23)");
 //     or two or more file locations ("main.rs:12:5", "a/b.go:88");
@@ -153,7 +154,7 @@ func stackFrame(text string, words []string) bool {
 		switch {
 		case w == "goroutine" && i+2 < len(words) && allDigits(words[i+1]) && strings.HasPrefix(words[i+2], "["):
 			return true
-		case strings.HasPrefix(w, "+0x"):
+		case strings.HasPrefix(w, "+0x") || hexAddress(w):
 			return true
 		case w == "-->" && i+1 < len(words) && location(words[i+1]):
 			return true
@@ -169,6 +170,22 @@ func stackFrame(text string, words []string) bool {
 		}
 	}
 	return locations >= 2
+}
+
+// hexAddress: a memory address, "0x00c0001b4010", "[4121:0x5a1c3f0]".
+func hexAddress(w string) bool {
+	k := strings.Index(w, "0x")
+	if k < 0 {
+		return false
+	}
+	n := 0
+	for _, c := range []byte(w[k+2:]) {
+		if !isDigitByte(c) && !('a' <= c && c <= 'f') && !('A' <= c && c <= 'F') {
+			break
+		}
+		n++
+	}
+	return n >= 6
 }
 
 func allDigits(s string) bool {
@@ -441,7 +458,7 @@ func placeholderPrefixOfWord(p string) bool {
 func identifier(w string) bool {
 	w = strings.Trim(w, "\"'`()[]{}“”‘’")
 	w = strings.TrimSuffix(w, ".")
-	if len(w) < 2 {
+	if w == "" {
 		return false
 	}
 	if w[0] == '-' && len(w) > 1 && w[1] != ' ' {

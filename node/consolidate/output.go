@@ -1,0 +1,595 @@
+package consolidate
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/remem/remem/protocol/textcheck"
+)
+
+// Essential is what the default writer takes from an event field: for tool
+// output (a field of several lines, or one line with a log's marks) the
+// message of the line that says what failed, with the agent's own words
+// that explain it after a comma; any other field as it is. It is how the
+// writer says what failed in its own words instead of pasting the output
+// (SPEC §3, written, not pasted).
+//
+// Each line is cleaned first: terminal escapes, box-drawing and other
+// symbol characters, a log's prefixes (timestamps, levels in brackets,
+// BuildKit's "#8 41.02", npm's "npm ERR!", pytest's "E   ", a
+// "file:line:col:" location) go. Lines that say nothing of the failure go
+// too: progress and status lines ("Downloading", "Compiling", "[2/4]"),
+// table rows and headers, stack frames, rules ("====="), advice ("hint:",
+// "note:", "Please", "Run with"), prompts. Of the rest, the line with the
+// strongest marks of an error is the essential one: an error code
+// (error[E0425], TS2322, NU1101, ERROR 1045, ERESOLVE, PERMISSION_DENIED),
+// an exception or error class with its message (IntegrityError: ...), a
+// "panic:", a failure phrase ("no space left on device", "Access denied",
+// "timed out"), an HTTP status; a line that only says that something
+// failed ("BUILD FAILURE", "exit code 1") counts least. Its message is cut
+// to its first sentence and a length a reader takes in at once, never
+// after a word that leaves the clause open. A line that reads as the
+// agent's words (a sentence with a verb, "the mocks are not committed")
+// is kept as the explanation.
+func Essential(s string) string {
+	if !looksLikeOutput(s) {
+		if len(nonBlankLines(s)) == 1 {
+			if l := cleanLine(s); l != strings.TrimSpace(s) && l != "" {
+				return l // "curl: (22) The requested URL ..." → "The requested URL ..."
+			}
+		}
+		return s
+	}
+	lines := nonBlankLines(stripEscapes(s))
+	type cand struct {
+		line  string
+		score int
+	}
+	var cands []cand
+	var prose []string
+	for _, raw := range lines {
+		l := cleanLine(raw)
+		if l == "" || noiseLine(l) {
+			continue
+		}
+		if isProse(l) {
+			prose = append(prose, strings.TrimRight(l, ". "))
+			continue
+		}
+		cands = append(cands, cand{l, errorScore(l)})
+	}
+	// The first line within one point of the strongest: output states the
+	// failure first and its details after.
+	best, bestScore := "", -1<<30
+	for _, c := range cands {
+		bestScore = max(bestScore, c.score)
+	}
+	for _, c := range cands {
+		if c.score >= bestScore-1 {
+			best = message(c.line)
+			break
+		}
+	}
+	if best == "" && len(prose) == 0 {
+		return ""
+	}
+	if bestScore < 1 && len(prose) > 0 {
+		best = ""
+	}
+	parts := []string{}
+	if best != "" {
+		parts = append(parts, best)
+	}
+	for _, p := range prose {
+		if len(parts) >= 2 {
+			break
+		}
+		if !strings.Contains(strings.ToLower(strings.Join(parts, " ")), strings.ToLower(p)) {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// looksLikeOutput: several lines, or one with the marks of a log.
+func looksLikeOutput(s string) bool {
+	if len(nonBlankLines(s)) > 1 {
+		return true
+	}
+	if strings.ContainsAny(s, "\x1b") || strings.Contains(s, "npm ERR!") || strings.Contains(s, "(error)") {
+		return true
+	}
+	for _, r := range s {
+		if r >= 0x2500 && r <= 0x259F {
+			return true
+		}
+	}
+	switch textcheck.Pasted(s) {
+	case "a log line", "a stack frame", "terminal escapes":
+		return true
+	}
+	return false
+}
+
+// stripEscapes removes terminal escape sequences (ESC [ ... letter) and
+// colour codes whose ESC was lost ("[31m").
+func stripEscapes(s string) string {
+	if !strings.ContainsAny(s, "\x1b[") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == 0x1b || c == '[' && i+1 < len(s) && isDigit(s[i+1]) {
+			j := i + 1
+			if c == 0x1b && j < len(s) && s[j] == '[' {
+				j++
+			}
+			k := j
+			for k < len(s) && (isDigit(s[k]) || s[k] == ';') {
+				k++
+			}
+			if k < len(s) && (s[k] == 'm' || c == 0x1b && unicode.IsLetter(rune(s[k]))) {
+				i = k
+				continue
+			}
+			if c == 0x1b {
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// cleanLine drops what frames and prefixes a line of output.
+func cleanLine(l string) string {
+	l = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 0x2500 && r <= 0x259F, unicode.Is(unicode.So, r), r == '×', r == '›', r == '❯':
+			return ' '
+		case unicode.IsControl(r):
+			return ' '
+		}
+		return r
+	}, l)
+	l = strings.Join(strings.Fields(l), " ")
+	if strings.HasPrefix(l, "# ") {
+		return "" // go's "# package" header
+	}
+	step := false
+	for {
+		before := l
+		l = strings.TrimLeft(l, "|>*!-: ")
+		w := firstField(l)
+		switch {
+		case w == "npm" && strings.HasPrefix(l, "npm ERR!"):
+			l = strings.TrimSpace(strings.TrimPrefix(l, "npm ERR!"))
+			// npm's topic word before the code: "nospc ENOSPC: ...".
+			if f := strings.Fields(l); len(f) > 1 && strings.ToLower(f[0]) == f[0] && codeWord(strings.TrimRight(f[1], ":")) &&
+				strings.EqualFold(f[0], strings.TrimPrefix(strings.TrimRight(f[1], ":"), "E")) {
+				l = strings.TrimPrefix(l, f[0])
+			}
+		case w == "npm" && strings.HasPrefix(l, "npm WARN"), w == "WARNING:" && !strings.HasPrefix(l, "WARNING: DATA RACE"), w == "warning:":
+			return "" // a warning is not the failure
+		case len(w) > 1 && w[0] == '#' && allDigitsStr(w[1:]):
+			l, step = strings.TrimPrefix(l, w), true // BuildKit's step number and seconds
+		case w != "" && (timestampWord(w) || numberWord(w) && step):
+			l = strings.TrimPrefix(l, w)
+		case bracketLevel(w) != "":
+			switch bracketLevel(w) {
+			case "warn", "warning", "info", "debug", "trace", "notice":
+				return ""
+			}
+			l = strings.TrimPrefix(l, w)
+		case (w == "Warning" || w == "Normal") && strings.Count(l, " ") >= 4:
+			// A row of kubectl's events: type, reason, age, source, message.
+			f := strings.Fields(l)
+			for k, x := range f {
+				if x == "kubelet" || strings.HasSuffix(x, "-scheduler") || strings.HasSuffix(x, "-controller") || strings.HasSuffix(x, "controller") {
+					l = strings.Join(f[k+1:], " ")
+					break
+				}
+			}
+			if w == "Normal" {
+				return ""
+			}
+			if l == before {
+				return l
+			}
+		case w == "Error" && strings.HasPrefix(l, "Error message: "):
+			l = strings.TrimPrefix(l, "Error message: ")
+		case w == "E" || w == "(error)" || w == "error" && !strings.HasPrefix(l, "error:") && !strings.HasPrefix(l, "error["):
+			l = strings.TrimPrefix(l, w)
+		case strings.HasSuffix(w, ":") && location(strings.TrimSuffix(w, ":")):
+			l = strings.TrimPrefix(l, w) // "main.go:14:9: undefined: X"
+		case locationParen(w):
+			l = strings.TrimPrefix(l, w) // "src/x.ts(41,7): error TS2322"
+		case strings.Contains(w, "/") && strings.HasPrefix(strings.TrimPrefix(l, w), " : "):
+			l = strings.TrimPrefix(strings.TrimPrefix(l, w), " : ") // "/src/Api.csproj : error NU1101"
+		case w == "psql:" || w == "curl:" || w == "ssh:":
+			l = strings.TrimPrefix(l, w)
+		case strings.HasPrefix(w, "(") && strings.HasSuffix(w, ")") && allDigitsStr(strings.Trim(w, "()")):
+			l = strings.TrimPrefix(l, w) // curl's "(22)"
+		case nginxPrefix(w):
+			l = strings.TrimPrefix(l, w)
+		}
+		l = strings.TrimSpace(l)
+		if l == before {
+			return l
+		}
+	}
+}
+
+func firstField(s string) string {
+	if k := strings.IndexByte(s, ' '); k >= 0 {
+		return s[:k]
+	}
+	return s
+}
+
+func allDigitsStr(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// numberWord: "41.02", "12.31" (BuildKit's seconds).
+func numberWord(w string) bool {
+	return strings.Trim(w, "0123456789.") == "" && strings.IndexFunc(w, unicode.IsDigit) >= 0
+}
+
+// timestampWord: "2024-05-01T12:03:44Z", "2024/03/04", "10:12:01", "[2024-05-01".
+func timestampWord(w string) bool {
+	w = strings.Trim(w, "[],")
+	if len(w) < 8 {
+		return false
+	}
+	digits, seps := 0, 0
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case isDigit(c):
+			digits++
+		case c == '-' || c == '/' || c == ':' || c == '.' || c == 'T' || c == 'Z' || c == '+' || c == ',':
+			seps++
+		default:
+			return false
+		}
+	}
+	return digits >= 6 && seps >= 2
+}
+
+// bracketLevel is the level of a log's level word, "[INFO]", "[error]",
+// "WARN[0000]", "INFO"; "" when w is none.
+func bracketLevel(w string) string {
+	level := ""
+	switch {
+	case strings.HasPrefix(w, "[") && strings.HasSuffix(w, "]"):
+		level = strings.ToLower(w[1 : len(w)-1])
+	case strings.IndexByte(w, '[') > 0 && strings.HasSuffix(w, "]") && allDigitsStr(w[strings.IndexByte(w, '[')+1:len(w)-1]):
+		level = strings.ToLower(w[:strings.IndexByte(w, '[')])
+	case w == "INFO" || w == "DEBUG" || w == "TRACE":
+		level = strings.ToLower(w)
+	}
+	switch level {
+	case "info", "error", "warn", "warning", "debug", "fatal", "trace", "notice", "err", "crit":
+		return level
+	case "erro":
+		return "error"
+	case "debu":
+		return "debug"
+	case "fata":
+		return "fatal"
+	}
+	return ""
+}
+
+// nginxPrefix: "29#29:" and "*1" of an nginx error log line.
+func nginxPrefix(w string) bool {
+	if k := strings.IndexByte(w, '#'); k > 0 && strings.HasSuffix(w, ":") && allDigitsStr(w[:k]) && allDigitsStr(w[k+1:len(w)-1]) {
+		return true
+	}
+	return len(w) > 1 && w[0] == '*' && allDigitsStr(w[1:])
+}
+
+// location: "main.go:14:9", "src/main.rs:12", "tests/test_orders.py:88".
+func location(w string) bool {
+	k := strings.IndexByte(w, ':')
+	if k <= 0 {
+		return false
+	}
+	file, rest := w[:k], w[k+1:]
+	line, col, _ := strings.Cut(rest, ":")
+	if !allDigitsStr(line) || col != "" && !allDigitsStr(col) {
+		return false
+	}
+	return strings.ContainsAny(file, "./")
+}
+
+// locationParen: "src/routes/orders.ts(41,7):".
+func locationParen(w string) bool {
+	k := strings.IndexByte(w, '(')
+	return k > 0 && strings.HasSuffix(w, "):") && strings.ContainsAny(w[:k], "./") &&
+		strings.Trim(w[k+1:len(w)-2], "0123456789,") == ""
+}
+
+// noiseStarts open lines of output that say nothing of the failure.
+var noiseStarts = []string{
+	"at ", "File \"", "Traceback", "goroutine ", "note:", "hint:", "help:", "info ", "Visit ", "For more information",
+	"Run with", "run with", "Please", "Try", "Downloading", "Collecting", "Compiling", "Installing", "Resolving",
+	"Fetching", "Building", "Checking", "Determining", "Running ", "Syncing", "added ", "up to date", "Task ",
+	"What went wrong", "platform ", "collected ", "Test Suites:", "Tests:", "Snapshots:", "Time:", "Ran all",
+	"test result:", "running ", "failures:", "To ", "Release ", "Lock Info", "ID:", "Path:", "Operation:", "Who:",
+	"Version:", "Created:", "Info:", "with ", "on ", "status code:", "LINE ", "DETAIL:", "Verifying", "Determining",
+	"Successfully", "Starting", "Started", "Pulling", "Waiting", "Digest:", "Status:", "Inspect:", "Vercel CLI",
+	"PLAY ", "TASK ", "PLAY RECAP", "ok=", "server:", "date:", "content-type:", "content-length:", "Events:",
+	"Normal ", "Oops!", "ESLint:", "Run actions/", "Run npm", "Run yarn", "Run go", "$ ", "in <module>",
+	"main()", "Problem ", "Node.js 16 actions", "WARNING: file does not exist", "Failed to extract cache",
+	"Found ", "<---", "The config ", "Lock ", "FAIL\t", "A web browser has been opened", "FAIL ", "ok ", "--- FAIL",
+	"Error: Process completed with exit code",
+}
+
+func noiseLine(l string) bool {
+	for _, p := range noiseStarts {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	if strings.IndexFunc(l, unicode.IsLetter) < 0 || l == "FAIL" || l == "FAILED" {
+		return true // rules, numbers, punctuation, a bare verdict
+	}
+	switch textcheck.Pasted(l) {
+	case "table columns", "a stack frame", "a run of identifiers", "an underline or progress bar", "a log line":
+		return true
+	}
+	// "12 |     let port = config.port;": a source line shown with its number.
+	if w := firstField(l); allDigitsStr(w) && strings.Contains(l, " | ") {
+		return true
+	}
+	// A frame of a stack: "main.loadConfig(...)", "node::Abort() [node]".
+	if w := firstField(l); (strings.HasSuffix(w, ")") || strings.HasSuffix(w, "()")) && strings.Contains(w, "(") && !strings.Contains(l, " ") {
+		return true
+	}
+	return false
+}
+
+// isProse: a line in the agent's words, not the tool's: it opens with a
+// lower-case word or a capitalised function word, has five words or more,
+// mostly plain words, and a verb or a word that gives a reason.
+func isProse(l string) bool {
+	if strings.ContainsAny(l, "{}[]<>|") {
+		return false
+	}
+	w := strings.Fields(l)
+	if len(w) < 5 {
+		return false
+	}
+	first := w[0]
+	if !proseOpeners[first] && strings.IndexFunc(first, func(r rune) bool { return !unicode.IsLower(r) }) >= 0 {
+		return false
+	}
+	for _, x := range w {
+		if strings.Contains(strings.Trim(x, ".,;:'\"()"), ".") || strings.ContainsAny(x, "_@") || strings.Contains(x, "::") {
+			return false // a name from code: "sqlalchemy.exc.IntegrityError"
+		}
+	}
+	plain, verb := 0, false
+	for _, x := range w {
+		x = strings.Trim(x, ".,;'\"()")
+		lx := strings.ToLower(x)
+		if x != "" && strings.IndexFunc(x, func(r rune) bool { return !unicode.IsLower(r) && r != '\'' && r != '-' }) < 0 {
+			plain++
+		}
+		if proseVerbs[lx] {
+			verb = true
+		}
+	}
+	return verb && plain*10 >= len(w)*7 && !strings.HasSuffix(l, ":")
+}
+
+var proseOpeners = set("The", "This", "It", "A", "An", "Its", "There", "They", "We", "Our")
+
+var proseVerbs = set("is", "are", "was", "were", "has", "have", "had", "does", "doesn't", "did", "didn't", "lacks",
+	"needs", "uses", "changes", "fails", "crashes", "includes", "wants", "cannot", "can't", "never", "not", "because",
+	"when", "until", "since", "after", "removed", "runs", "rotated", "held", "missing", "expects", "reuses", "moves",
+	"reads", "writes", "points", "holds", "misses", "blocks", "requires", "returns", "stays", "waits")
+
+// errorScore: how strongly a cleaned line says what failed.
+func errorScore(l string) int {
+	low := strings.ToLower(l)
+	sc := 0
+	w := strings.Fields(l)
+	for i, x := range w {
+		t := strings.Trim(x, ".,;:()'\"`")
+		switch {
+		case strings.HasPrefix(x, "error[") || strings.HasPrefix(x, "error TS") || i > 0 && w[i-1] == "error" && codeWord(t):
+			sc += 4
+		case strings.HasSuffix(t, "Error") || strings.HasSuffix(t, "Exception") || strings.HasSuffix(t, "Violation"):
+			if len(t) > 5 && unicode.IsUpper([]rune(t)[0]) || strings.Contains(t, ".") {
+				sc += 3
+			}
+		case codeWord(t):
+			sc += 3
+		}
+	}
+	for _, p := range []string{"panic:", "fatal error", "fatal:", "error:", "denied", "refused", "not found", "cannot", "can't",
+		"could not", "couldn't", "unable", "timed out", "no space", "not allowed", "does not exist", "is not defined",
+		"undefined:", "no module named", "missing", "unauthorized", "forbidden", "not assignable", "conflict",
+		"out of memory", "heap", "unreachable", "already", "invalid", "failed to", "not available", "verification failed",
+		"does not satisfy", "obsolete", "rejected", "incompatible", "mismatch", "doesn't match", "not supported",
+		"assignment to entry", "data race", "unwrap()", "no such", "not a function", "is null", "not set"} {
+		if strings.Contains(low, p) {
+			sc += 2
+		}
+	}
+	for _, p := range []string{"build failure", "build failed", "exit code", "exit status", "process completed",
+		"previous error", "failed with an exception", "installation failed", "tests run:", "did not complete",
+		"failed to solve", "failed to restore", "failed building", "subprocess-exited", "failed to push"} {
+		if strings.Contains(low, p) {
+			sc -= 3
+		}
+	}
+	if strings.HasPrefix(l, "FAILED ") || strings.HasPrefix(l, "FAIL ") {
+		sc -= 4
+	}
+	if len(w) <= 2 && sc <= 2 {
+		sc -= 2
+	}
+	return sc
+}
+
+// codeWord: an error code: ERESOLVE, ENOSPC, PERMISSION_DENIED, NU1101,
+// TS2322, E0425, 1045 after ERROR, HTTP/2 502.
+func codeWord(t string) bool {
+	if len(t) < 4 || len(t) > 40 {
+		return false
+	}
+	upper, digit, other := 0, 0, 0
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case 'A' <= c && c <= 'Z':
+			upper++
+		case isDigit(c):
+			digit++
+		case c == '_':
+		default:
+			other++
+		}
+	}
+	if other > 0 {
+		return false
+	}
+	switch {
+	case t[0] == 'E' && upper >= 4 && digit == 0: // ERESOLVE, ENOSPC, ECONNREFUSED
+		return true
+	case strings.Contains(t, "_") && upper >= 6 && digit == 0: // PERMISSION_DENIED
+		return true
+	case upper >= 1 && upper <= 3 && digit >= 3 && upper+digit == len(t): // NU1101, TS2322, E0425
+		return true
+	}
+	return false
+}
+
+// message is the part of a line a sentence tells: the exception class
+// without its package, parentheses of details left out, up to its first
+// sentence, at most about 110 characters, never ending on a word that
+// leaves the clause open.
+func message(l string) string {
+	w := strings.Fields(l)
+	for i, x := range w {
+		// sqlalchemy.exc.IntegrityError: → IntegrityError:
+		core := strings.TrimRight(x, ":")
+		if k := strings.LastIndexByte(core, '.'); k > 0 && k < len(core)-1 && strings.Count(core, ".") >= 1 &&
+			(strings.HasSuffix(core, "Error") || strings.HasSuffix(core, "Exception")) && unicode.IsUpper(rune(core[k+1])) {
+			w[i] = x[k+1:]
+		}
+	}
+	kept := w[:0]
+	for _, x := range w {
+		if strings.Contains(x, "'@'") {
+			continue // MySQL's 'user'@'host'
+		}
+		kept = append(kept, x)
+	}
+	l = strings.Join(kept, " ")
+	// Ansible's "fatal: [web1]: UNREACHABLE! => {..., "msg": "..."}".
+	if head, js, ok := strings.Cut(l, " => {"); ok {
+		l = head
+		if _, m, ok := strings.Cut(js, `"msg": "`); ok {
+			if m, _, ok = strings.Cut(m, `"`); ok {
+				l = head + " " + m
+			}
+		}
+	}
+	l = detailParens(l)
+	if k := strings.Index(l, ". "); k > 0 {
+		l = l[:k]
+	}
+	// The fields after a message: ", client: 172.18.0.1, server: x".
+	for k := 0; k < len(l); {
+		c := strings.Index(l[k:], ", ")
+		if c < 0 {
+			break
+		}
+		at := k + c
+		if f := firstField(l[at+2:]); len(f) > 1 && strings.HasSuffix(f, ":") && lowerWord(strings.TrimSuffix(f, ":")) {
+			l = l[:at]
+			break
+		}
+		k = at + 2
+	}
+	l = strings.TrimRight(l, ".:; ")
+	const room = 110
+	if utf8.RuneCountInString(l) > room {
+		cut := []rune(l)[:room]
+		s := string(cut)
+		if k := strings.LastIndexAny(s, ",;"); k > 40 {
+			s = s[:k]
+		} else if k := strings.LastIndexByte(s, ' '); k > 0 {
+			s = s[:k]
+		}
+		l = dropDangling(s)
+	}
+	return l
+}
+
+func lowerWord(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLower(r) && r != '-' && r != '_' }) < 0
+}
+
+// detailParens drops parentheses that hold details of a message rather
+// than words: "(psycopg2.errors.UniqueViolation)", "(using password:
+// YES)", "(28000)".
+func detailParens(l string) string {
+	var b strings.Builder
+	for {
+		open := strings.IndexByte(l, '(')
+		if open < 0 {
+			break
+		}
+		end := strings.IndexByte(l[open:], ')')
+		if end < 0 {
+			break
+		}
+		in := l[open+1 : open+end]
+		if in == "" || allDigitsStr(in) || strings.Contains(in, "=") || strings.HasPrefix(in, "using ") ||
+			!strings.Contains(in, " ") && strings.Contains(in, ".") {
+			b.WriteString(strings.TrimRight(l[:open], " "))
+			l = l[open+end+1:]
+			continue
+		}
+		b.WriteString(l[:open+end+1])
+		l = l[open+end+1:]
+	}
+	b.WriteString(l)
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// dropDangling drops the words at the end of a cut s that leave its
+// clause open by textcheck.Pasted's rule ("... connecting to" is "...
+// connecting", and "in"/"on" go too, since the cut took their object), and
+// a separator left after.
+func dropDangling(s string) string {
+	for range 8 {
+		s = strings.TrimRight(s, ",;:- ")
+		k := strings.LastIndexByte(s, ' ')
+		if k < 0 {
+			return s
+		}
+		last := strings.ToLower(s[k+1:])
+		if !strings.HasPrefix(textcheck.Pasted(s+"."), "cut off after '") && last != "in" && last != "on" {
+			return s
+		}
+		s = s[:k]
+	}
+	return s
+}

@@ -1,0 +1,139 @@
+package consolidate
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/remem/remem/protocol"
+)
+
+// pastedCase is a cluster of testdata/pasted_clusters.jsonl: events whose
+// fields carry real tool output (multi-line, as agents paste it) from Go,
+// npm, Node, pytest, pip, cargo, Maven, Gradle, Docker, kubectl, Helm,
+// Terraform, GitHub Actions, GitLab CI, psql, MySQL, Redis, the AWS, gcloud
+// and az CLIs, git, Vercel, Jest, ESLint, webpack, tsc, yarn, dotnet,
+// composer, alembic, curl, nginx and Ansible. Part "tune" (28 clusters) is
+// what the default writer's choice of the essential line was fitted to;
+// part "check" (14) was written at the same time, before the fitting, and
+// only measured. Facts are what the lesson must keep; must_not are pieces
+// of the output that a lesson which is not a draft must not carry.
+type pastedCase struct {
+	qualityCase
+	Part string `json:"part"`
+}
+
+// TestPastedClusters writes every cluster with the default writer as the
+// node runs it (the events redacted first) and holds each sentence to the
+// node's draft rules: a redaction that leaves a placeholder standing, or
+// protocol.Pasted. No lesson that is not a draft may read like a log or
+// hold a must_not piece; it reports the share of drafts and of kept facts.
+func TestPastedClusters(t *testing.T) {
+	var cases []pastedCase
+	for _, c := range readQualityCases(t, "testdata/pasted_clusters.jsonl") {
+		cases = append(cases, pastedCase{qualityCase: c})
+	}
+	parts := readParts(t, "testdata/pasted_clusters.jsonl")
+	tools := map[string]bool{}
+	w := DefaultWriter{Redact: protocol.RedactRawData}
+	type score struct{ clusters, drafts, facts, kept, keptWritten, factsWritten int }
+	scores := map[string]*score{"tune": {}, "check": {}}
+	for i, c := range cases {
+		c.Part = parts[i]
+		s := scores[c.Part]
+		if s == nil {
+			t.Fatalf("%s: part %q", c.Name, c.Part)
+		}
+		for _, e := range c.Episodes {
+			if f := strings.Fields(e.Title); len(f) > 0 {
+				tools[strings.TrimPrefix(f[0], "./")] = true
+			}
+		}
+		s.clusters++
+		got, err := w.Write(context.Background(), Cluster{Kind: c.Kind, Episodes: c.Episodes})
+		if err != nil {
+			t.Errorf("%s: no lesson: %v", c.Name, err)
+			continue
+		}
+		why := draftReason(got, c.Episodes)
+		low := strings.ToLower(got)
+		kept := 0
+		for _, alts := range c.Facts {
+			for _, a := range alts {
+				if strings.Contains(low, strings.ToLower(a)) {
+					kept++
+					break
+				}
+			}
+		}
+		s.facts += len(c.Facts)
+		s.kept += kept
+		if why != "" {
+			s.drafts++
+			t.Logf("%-6s %-22s DRAFT (%s): %s", c.Part, c.Name, why, got)
+			continue
+		}
+		s.factsWritten += len(c.Facts)
+		s.keptWritten += kept
+		t.Logf("%-6s %-22s %s (facts %d/%d)", c.Part, c.Name, got, kept, len(c.Facts))
+		if r := protocol.Pasted(got); r != "" {
+			t.Errorf("%s: a lesson that is no draft reads like a log (%s): %s", c.Name, r, got)
+		}
+		for _, m := range c.MustNot {
+			if strings.Contains(got, m) {
+				t.Errorf("%s: a lesson that is no draft holds %q: %s", c.Name, m, got)
+			}
+		}
+	}
+	if len(tools) < 15 {
+		t.Errorf("%d tools in the clusters, want at least 15", len(tools))
+	}
+	for _, part := range []string{"tune", "check"} {
+		s := scores[part]
+		t.Logf("%s: %d clusters, drafts %.0f%% (%d), facts kept %.0f%% of all, %.0f%% in the lessons that are no draft",
+			part, s.clusters, pct(s.drafts, s.clusters), s.drafts, pct(s.kept, s.facts), pct(s.keptWritten, s.factsWritten))
+	}
+}
+
+// draftReason is why the node would keep the lesson as a draft
+// (node.Memory.writeLesson): its redaction, the events' redaction (each
+// field as the writer reads it, Essential), or protocol.Pasted; "" when it
+// may be published.
+func draftReason(text string, es []Episode) string {
+	if red := protocol.RedactRawDataReport(text); red.Draft {
+		return red.Reason
+	}
+	for _, e := range es {
+		for _, f := range []string{e.Title, e.Expected, e.Happened, e.Said, e.AgentDid, e.Text} {
+			if red := protocol.RedactRawDataReport(Essential(f)); f != "" && red.Draft {
+				return red.Reason
+			}
+		}
+	}
+	return protocol.Pasted(text)
+}
+
+// readParts reads the "part" of every line of a cluster file.
+func readParts(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var p struct {
+			Part string `json:"part"`
+		}
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p.Part)
+	}
+	return out
+}
