@@ -600,12 +600,13 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 
 // episodesDraft returns why redacting the cluster's events would make a
 // draft of a lesson written from them (SPEC §3), or "". A field is read
-// as the default writer reads it (consolidate.Essential): the lines of
-// tool output it leaves out cannot put a placeholder into its sentence.
+// as the default writer reads it (Episode.Written): the lines of tool
+// output and the flags it leaves out cannot put a placeholder into its
+// sentence.
 func episodesDraft(c consolidate.Cluster) string {
 	for _, e := range c.Episodes {
-		for _, f := range []string{e.Title, e.Expected, e.Happened, e.Said, e.AgentDid, e.Text} {
-			if f = consolidate.Essential(f); f == "" {
+		for _, f := range e.Written() {
+			if f == "" {
 				continue
 			}
 			if red := protocol.RedactRawDataReport(f); red.Draft {

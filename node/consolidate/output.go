@@ -38,6 +38,9 @@ func Essential(s string) string {
 			if l := cleanLine(s); l != strings.TrimSpace(s) && l != "" {
 				return l // "curl: (22) The requested URL ..." → "The requested URL ..."
 			}
+			if errorOpening(s) {
+				return details(strings.TrimSpace(s)) // "ERROR 1045 (28000): Access denied for user 'app'@'…'"
+			}
 		}
 		return s
 	}
@@ -48,12 +51,18 @@ func Essential(s string) string {
 	}
 	var cands []cand
 	var prose []string
+	table := false
 	for _, raw := range lines {
 		l := cleanLine(raw)
+		if header := tableHeader(l); header || table && !isProse(l) && errorScore(l) < 3 {
+			table = true // a table's header and its rows
+			continue
+		}
+		table = false
 		if l == "" || noiseLine(l) {
 			continue
 		}
-		if isProse(l) {
+		if r, _ := utf8.DecodeRuneInString(strings.TrimSpace(raw)); unicode.IsLetter(r) && isProse(l) {
 			prose = append(prose, strings.TrimRight(l, ". "))
 			continue
 		}
@@ -90,6 +99,41 @@ func Essential(s string) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// errorOpening: a line that opens as a tool's error message does.
+func errorOpening(s string) bool {
+	w := firstField(strings.TrimSpace(s))
+	switch w {
+	case "ERROR", "ERROR:", "FATAL:", "FATAL", "Error:", "panic:":
+		return true
+	}
+	return false
+}
+
+// tableHeader: three words in capitals in a row ("NAME READY STATUS").
+func tableHeader(l string) bool {
+	run := 0
+	for _, w := range strings.Fields(l) {
+		if len(w) >= 2 && strings.IndexFunc(w, func(r rune) bool { return !unicode.IsUpper(r) && r != '%' && r != '-' }) < 0 {
+			if run++; run >= 3 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// Written returns the fields of e as DefaultWriter reads them, before it
+// redacts them: the title as the name of a call (without its flags, paths
+// and generated names) and the other fields through Essential. What the
+// redaction would do to these may show in the writer's sentence; what
+// they leave out cannot.
+func (e Episode) Written() []string {
+	return []string{callName(e.Title), Essential(e.Expected), Essential(e.Happened), Essential(e.Said),
+		Essential(e.AgentDid), Essential(e.Text)}
 }
 
 // looksLikeOutput: several lines, or one with the marks of a log.
@@ -200,6 +244,17 @@ func cleanLine(l string) string {
 			if l == before {
 				return l
 			}
+		case w == "[rejected]" || w == "[remote" && strings.HasPrefix(l, "[remote rejected]"):
+			// git's "! [rejected] main -> main (fetch first)".
+			switch {
+			case strings.HasSuffix(l, "(fetch first)"):
+				return "rejected because the remote has commits that the local branch lacks"
+			case strings.HasSuffix(l, "(non-fast-forward)"):
+				return "rejected as a non-fast-forward update"
+			}
+			return "rejected"
+		case strings.HasPrefix(w, "[") && strings.HasSuffix(w, "]:") && strings.Count(l, " ") > 0:
+			l = strings.TrimPrefix(l, w) // Ansible's "[web1]:"
 		case w == "Error" && strings.HasPrefix(l, "Error message: "):
 			l = strings.TrimPrefix(l, "Error message: ")
 		case w == "E" || w == "(error)" || w == "error" && !strings.HasPrefix(l, "error:") && !strings.HasPrefix(l, "error["):
@@ -210,7 +265,7 @@ func cleanLine(l string) string {
 			l = strings.TrimPrefix(l, w) // "src/x.ts(41,7): error TS2322"
 		case strings.Contains(w, "/") && strings.HasPrefix(strings.TrimPrefix(l, w), " : "):
 			l = strings.TrimPrefix(strings.TrimPrefix(l, w), " : ") // "/src/Api.csproj : error NU1101"
-		case w == "psql:" || w == "curl:" || w == "ssh:":
+		case w == "psql:" || w == "curl:" || w == "ssh:" || w == "fatal:" && strings.HasPrefix(l, "fatal: ["):
 			l = strings.TrimPrefix(l, w)
 		case strings.HasPrefix(w, "(") && strings.HasSuffix(w, ")") && allDigitsStr(strings.Trim(w, "()")):
 			l = strings.TrimPrefix(l, w) // curl's "(22)"
@@ -479,11 +534,14 @@ func codeWord(t string) bool {
 	return false
 }
 
-// message is the part of a line a sentence tells: the exception class
-// without its package, parentheses of details left out, up to its first
-// sentence, at most about 110 characters, never ending on a word that
-// leaves the clause open.
-func message(l string) string {
+// details drops from a line of output what only a log needs: the
+// package of an exception class ("sqlalchemy.exc.IntegrityError" is
+// "IntegrityError"), a MySQL 'user'@'host', Ansible's JSON after "=>"
+// (its "msg" kept) and parentheses of details (detailParens). message then
+// cuts the line to its first sentence, at most about 110 characters, never
+// ending on a word that leaves the clause open, and without the fields
+// that follow a message (", client: ...").
+func details(l string) string {
 	w := strings.Fields(l)
 	for i, x := range w {
 		// sqlalchemy.exc.IntegrityError: → IntegrityError:
@@ -501,6 +559,7 @@ func message(l string) string {
 		kept = append(kept, x)
 	}
 	l = strings.Join(kept, " ")
+	l = detailParens(l)
 	// Ansible's "fatal: [web1]: UNREACHABLE! => {..., "msg": "..."}".
 	if head, js, ok := strings.Cut(l, " => {"); ok {
 		l = head
@@ -510,7 +569,13 @@ func message(l string) string {
 			}
 		}
 	}
-	l = detailParens(l)
+	return l
+}
+
+// message is details(l) cut to its first sentence and to what a reader
+// takes in at once.
+func message(l string) string {
+	l = details(l)
 	if k := strings.Index(l, ". "); k > 0 {
 		l = l[:k]
 	}
@@ -528,7 +593,18 @@ func message(l string) string {
 		k = at + 2
 	}
 	l = strings.TrimRight(l, ".:; ")
+	// "updates to go.mod needed; to update it": what follows says what to do.
+	if k := strings.LastIndex(l, "; to "); k > 0 {
+		l = l[:k]
+	}
 	const room = 110
+	// A chain of messages too long to tell: its first and its last, the
+	// most specific ("Error response from daemon: port is already allocated").
+	if seg := strings.Split(l, ": "); utf8.RuneCountInString(l) > room && len(seg) >= 3 {
+		if t := seg[0] + ": " + seg[len(seg)-1]; utf8.RuneCountInString(t) <= room && errorScore(seg[len(seg)-1]) > 0 {
+			l = t
+		}
+	}
 	if utf8.RuneCountInString(l) > room {
 		cut := []rune(l)[:room]
 		s := string(cut)

@@ -99,15 +99,15 @@ func TestPastedClusters(t *testing.T) {
 
 // draftReason is why the node would keep the lesson as a draft
 // (node.Memory.writeLesson): its redaction, the events' redaction (each
-// field as the writer reads it, Essential), or protocol.Pasted; "" when it
+// field as the writer reads it, Episode.Written), or protocol.Pasted; "" when it
 // may be published.
 func draftReason(text string, es []Episode) string {
 	if red := protocol.RedactRawDataReport(text); red.Draft {
 		return red.Reason
 	}
 	for _, e := range es {
-		for _, f := range []string{e.Title, e.Expected, e.Happened, e.Said, e.AgentDid, e.Text} {
-			if red := protocol.RedactRawDataReport(Essential(f)); f != "" && red.Draft {
+		for _, f := range e.Written() {
+			if red := protocol.RedactRawDataReport(f); f != "" && red.Draft {
 				return red.Reason
 			}
 		}

@@ -859,7 +859,7 @@ var (
 	predicates = set("reports", "produces", "ignores", "lacks", "prints", "writes", "skips", "stops", "stays",
 		"runs", "uses", "hits", "loses", "drops", "deletes", "overwrites", "leaves", "needs", "requires",
 		"restarts", "resolves", "reads", "takes", "warns", "shows", "gives", "cannot", "can't", "does",
-		"doesn't", "never", "only", "still", "always", "sometimes", "intermittently", "no", "not")
+		"doesn't", "never", "only", "still", "always", "sometimes", "intermittently", "no", "not", "could", "couldn't", "is")
 	passives = set("rejected", "refused", "denied", "blocked", "killed", "cancelled", "canceled", "skipped")
 )
 
@@ -1092,6 +1092,9 @@ func callName(title string) string {
 		}
 	}
 	for _, x := range w[1:] {
+		if generatedName(x) {
+			continue // "web-5f6d7c8b9-abcde", a pod's name
+		}
 		if strings.Contains(x, "...") || strings.Contains(x, "://") || strings.HasPrefix(x, "./") || strings.HasPrefix(x, "../") ||
 			strings.HasPrefix(x, "//") || strings.HasPrefix(x, "~/") || strings.HasPrefix(x, "/") && strings.Count(x, "/") > 1 && !httpVerbs[w[0]] ||
 			x == "." || len(x) > 1 && strings.HasSuffix(x, "/") && !httpVerbs[w[0]] {
@@ -1100,6 +1103,12 @@ func callName(title string) string {
 		out = append(out, x)
 	}
 	return strings.Join(out, " ")
+}
+
+// generatedName: a name a system made up, with two hyphens or more and a
+// digit ("api-7d9f8b6c4-xk2lp").
+func generatedName(x string) bool {
+	return strings.Count(x, "-") >= 2 && strings.IndexFunc(x, unicode.IsDigit) >= 0 && !strings.HasPrefix(x, "-")
 }
 
 // pathArg: an argument that says where ("./...", "dist/", ".", a URL).

@@ -65,7 +65,10 @@ import (
 //     and adverbs (before, after, since) may end a sentence, and so may a
 //     preposition a relative clause strands: after "to" and a verb ("the
 //     config to extend from") or in a clause (since its last , ; or :)
-//     with what, which, whom, who or whatever ("what we test against").
+//     with what, which, whom, who or whatever ("what we test against"),
+//     and is, are, was or were in a clause with what, where, how, who,
+//     which, as or than ("where the token is"). A last word with a
+//     capital is a name ("connected to A").
 //
 // A written sentence may name commands, flags, paths, versions and error
 // codes, and may quote one short message ("npm ci fails with 'EUSAGE'").
@@ -261,8 +264,13 @@ func logLine(words []string) bool {
 		if k := strings.IndexByte(t, '['); k > 0 && strings.HasSuffix(t, "]") && logLevels[strings.ToLower(t[:k])] && allDigits(t[k+1:len(t)-1]) {
 			return true
 		}
-		if strings.HasPrefix(t, "::") && len(t) > 2 && logLevels[strings.ToLower(strings.TrimLeft(strings.FieldsFunc(t[2:], func(r rune) bool { return r == ':' || r == ' ' })[0], ":"))] {
-			return true
+		if cmd, ok := strings.CutPrefix(t, "::"); ok {
+			if k := strings.IndexAny(cmd, ": "); k >= 0 {
+				cmd = cmd[:k]
+			}
+			if logLevels[strings.ToLower(cmd)] {
+				return true
+			}
 		}
 		if k := strings.IndexByte(t, '='); k > 0 && k < len(t)-1 && lowerKey(t[:k]) && !strings.HasSuffix(w, ",") {
 			kv++
@@ -461,8 +469,8 @@ func identifier(w string) bool {
 	if w == "" {
 		return false
 	}
-	if w[0] == '-' && len(w) > 1 && w[1] != ' ' {
-		return true
+	if w[0] == '-' && len(w) > 1 && (unicode.IsLetter(rune(w[1])) || w[1] == '-' && len(w) > 2 && unicode.IsLetter(rune(w[2]))) {
+		return true // a flag: -race, --frozen-lockfile
 	}
 	prevLower := false
 	for i, r := range w {
@@ -650,6 +658,8 @@ var (
 	strandable = set("to", "with", "for", "of", "from", "by", "at", "into", "onto", "via", "toward", "towards", "per",
 		"against", "among", "between", "during", "except", "within", "without", "upon", "like")
 	relatives = set("what", "which", "whom", "whatever", "who")
+	beForms   = set("is", "are", "was", "were")
+	wh        = set("what", "where", "how", "who", "which", "as", "than", "wherever", "whatever")
 )
 
 func cutOff(text string, quotes [][2]int) string {
@@ -690,7 +700,13 @@ func cutOff(text string, quotes [][2]int) string {
 	if len(f) == 0 {
 		return ""
 	}
-	last := strings.ToLower(f[len(f)-1])
+	last := f[len(f)-1]
+	if last != strings.ToLower(last) {
+		return "" // "B is no longer connected to A": a name
+	}
+	if beForms[last] && clauseHas(f, wh) {
+		return "" // "where the token is", "as it is"
+	}
 	if danglingWords[last] {
 		return "cut off after '" + last + "'"
 	}
@@ -702,16 +718,25 @@ func cutOff(text string, quotes [][2]int) string {
 	if n := len(f); n >= 3 && strings.ToLower(f[n-3]) == "to" && lexicon[strings.ToLower(f[n-2])]&cBase != 0 {
 		return ""
 	}
-	for k := len(f) - 2; k >= 0; k-- {
-		w := strings.ToLower(f[k])
-		if relatives[strings.TrimRight(w, ",;:")] {
-			return ""
-		}
-		if strings.HasSuffix(w, ",") || strings.HasSuffix(w, ";") || strings.HasSuffix(w, ":") {
-			break
-		}
+	if clauseHas(f, relatives) {
+		return ""
 	}
 	return "cut off after '" + last + "'"
+}
+
+// clauseHas: a word of in among the words of the last clause of f (since
+// its last , ; or :), the last word left out.
+func clauseHas(f []string, in map[string]bool) bool {
+	for k := len(f) - 2; k >= 0; k-- {
+		w := strings.ToLower(f[k])
+		if in[strings.TrimRight(w, ",;:")] {
+			return true
+		}
+		if strings.HasSuffix(w, ",") || strings.HasSuffix(w, ";") || strings.HasSuffix(w, ":") {
+			return false
+		}
+	}
+	return false
 }
 
 func set(words ...string) map[string]bool {

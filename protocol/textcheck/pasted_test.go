@@ -145,6 +145,9 @@ var writtenCases = []string{
 	"A plain apply in the default workspace has deleted production resources before.",
 	"The handler panics at server.go:88 when the request body is empty.",
 	"The cache has been stale ever since.",
+	"Node B is no longer connected to A.",
+	"The 401 response does not say where the token is.",
+	"The record count on node 3 grows from 232 -> 388 records after the sync.",
 }
 
 func TestPastedFlagsLogs(t *testing.T) {
