@@ -15,11 +15,22 @@ import (
 // npm, Node, pytest, pip, cargo, Maven, Gradle, Docker, kubectl, Helm,
 // Terraform, GitHub Actions, GitLab CI, psql, MySQL, Redis, the AWS, gcloud
 // and az CLIs, git, Vercel, Jest, ESLint, webpack, tsc, yarn, dotnet,
-// composer, alembic, curl, nginx and Ansible. Part "tune" (28 clusters) is
-// what the default writer's choice of the essential line was fitted to;
-// part "check" (14) was written at the same time, before the fitting, and
-// only measured. Facts are what the lesson must keep; must_not are pieces
-// of the output that a lesson which is not a draft must not carry.
+// composer, alembic, curl, nginx and Ansible; "fresh" adds make and gcc,
+// Bundler, pnpm, golangci-lint, journalctl, Jenkins, CloudFormation,
+// xcodebuild, mongosh, docker push, Argo CD, mix, sqlite3 and Deno.
+//
+// Part "tune" (28 clusters) is what the default writer's reading of tool
+// output (Essential) was fitted to. Part "check" (14) was written with it,
+// before the writer was changed, but its lessons were in the same log
+// while the writer was fitted, and some rules came from it (kubectl's
+// event rows, Ansible's msg, a warning line dropped): it is not blind.
+// Part "fresh" (14) was written after the fitting and measured once, with
+// no change to the writer or to Pasted after: no drafts, facts kept 81%,
+// and 2 of its 14 lessons still carry output that Pasted does not flag (a
+// script path with a line number, "script.sh: 1:", and Argo CD's "Sync
+// Status:" field); journalctl's lines gave "journalctl fails" alone. Facts are what the lesson must keep;
+// must_not are pieces of the output that a lesson which is not a draft
+// must not carry.
 type pastedCase struct {
 	qualityCase
 	Part string `json:"part"`
@@ -38,8 +49,11 @@ func TestPastedClusters(t *testing.T) {
 	parts := readParts(t, "testdata/pasted_clusters.jsonl")
 	tools := map[string]bool{}
 	w := DefaultWriter{Redact: protocol.RedactRawData}
-	type score struct{ clusters, drafts, facts, kept, keptWritten, factsWritten int }
-	scores := map[string]*score{"tune": {}, "check": {}}
+	type score struct {
+		clusters, drafts, facts, kept, keptWritten, factsWritten int
+		pastedMissed                                             int // lessons that are no draft and hold a must_not piece
+	}
+	scores := map[string]*score{"tune": {}, "check": {}, "fresh": {}}
 	for i, c := range cases {
 		c.Part = parts[i]
 		s := scores[c.Part]
@@ -82,18 +96,26 @@ func TestPastedClusters(t *testing.T) {
 			t.Errorf("%s: a lesson that is no draft reads like a log (%s): %s", c.Name, r, got)
 		}
 		for _, m := range c.MustNot {
-			if strings.Contains(got, m) {
-				t.Errorf("%s: a lesson that is no draft holds %q: %s", c.Name, m, got)
+			if !strings.Contains(got, m) {
+				continue
 			}
+			if c.Part == "fresh" {
+				// Reported, not gated: the writer was not changed after
+				// this part was measured.
+				s.pastedMissed++
+				t.Logf("%s: a lesson that is no draft holds %q (Pasted does not see it)", c.Name, m)
+				break
+			}
+			t.Errorf("%s: a lesson that is no draft holds %q: %s", c.Name, m, got)
 		}
 	}
 	if len(tools) < 15 {
 		t.Errorf("%d tools in the clusters, want at least 15", len(tools))
 	}
-	for _, part := range []string{"tune", "check"} {
+	for _, part := range []string{"tune", "check", "fresh"} {
 		s := scores[part]
-		t.Logf("%s: %d clusters, drafts %.0f%% (%d), facts kept %.0f%% of all, %.0f%% in the lessons that are no draft",
-			part, s.clusters, pct(s.drafts, s.clusters), s.drafts, pct(s.kept, s.facts), pct(s.keptWritten, s.factsWritten))
+		t.Logf("%s: %d clusters, drafts %.0f%% (%d), facts kept %.0f%% of all, %.0f%% in the lessons that are no draft; %d lessons that are no draft hold output",
+			part, s.clusters, pct(s.drafts, s.clusters), s.drafts, pct(s.kept, s.facts), pct(s.keptWritten, s.factsWritten), s.pastedMissed)
 	}
 }
 
@@ -136,4 +158,21 @@ func readParts(t *testing.T, path string) []string {
 		out = append(out, p.Part)
 	}
 	return out
+}
+
+// The lessons the default writer writes for the labelled quality sets are
+// written sentences: Pasted flags none of them.
+func TestQualityLessonsAreNotPasted(t *testing.T) {
+	w := DefaultWriter{Redact: protocol.RedactRawData}
+	for _, path := range []string{"testdata/lessons_quality.jsonl", "testdata/lessons_quality_blind.jsonl"} {
+		for _, c := range readQualityCases(t, path) {
+			got, err := w.Write(context.Background(), Cluster{Kind: c.Kind, Episodes: c.Episodes})
+			if err != nil {
+				continue // TestLessonQuality reports it
+			}
+			if r := protocol.Pasted(got); r != "" {
+				t.Errorf("%s %s: %q reads like a log (%s)", path, c.Name, got, r)
+			}
+		}
+	}
 }

@@ -122,16 +122,12 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		// and its cause; the same with "Running <call>"; the strict facts
 		// only; the call and its failure stitched.
 		other := otherCause(c.Episodes, e, f)
-		for _, cand := range []string{
+		s = firstWritten(
 			failure(title, rawHappened, expected, other, false),
 			failure(title, rawHappened, expected, other, true),
+			failure(title, rawHappened, expected, "", false),
 			failure(title, happened, expected, "", true),
-		} {
-			if cand != "" && textcheck.CheckObservation(finish(cand)) == nil {
-				s = cand
-				break
-			}
-		}
+		)
 		if t := subject(title); s == "" && t != "" {
 			if happened != "" {
 				s = t + " fails: " + happened
@@ -143,12 +139,7 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		s = correction(said, agentDid)
 	case "environment", "surprise":
 		other := otherCause(c.Episodes, e, f)
-		for _, cand := range []string{observed(title, rawHappened, other), observed("", rawHappened, other), happened} {
-			if cand != "" && textcheck.CheckObservation(finish(cand)) == nil {
-				s = cand
-				break
-			}
-		}
+		s = firstWritten(observed(title, rawHappened, other), observed("", rawHappened, other), happened)
 	case "note":
 		s = text
 	}
@@ -171,6 +162,25 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		return "", fmt.Errorf("consolidate: default writer: the sentence %q does not read as an observation: %w", out, err)
 	}
 	return out, nil
+}
+
+// firstWritten is the first candidate that reads as an observation and
+// not like pasted output (textcheck.Pasted), else the first that reads as
+// an observation: the node keeps that one as a draft.
+func firstWritten(cands ...string) string {
+	first := ""
+	for _, c := range cands {
+		if c == "" || textcheck.CheckObservation(finish(c)) != nil {
+			continue
+		}
+		if textcheck.Pasted(finish(c)) == "" {
+			return c
+		}
+		if first == "" {
+			first = c
+		}
+	}
+	return first
 }
 
 // correction tells what the person corrected: the facts they stated, and
