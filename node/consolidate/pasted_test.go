@@ -109,6 +109,7 @@ func TestPastedClusters(t *testing.T) {
 			t.Errorf("%s: a lesson that is no draft holds %q: %s", c.Name, m, got)
 		}
 	}
+	t.Logf("%d clusters, %d tools named first in a title", len(cases), len(tools))
 	if len(tools) < 15 {
 		t.Errorf("%d tools in the clusters, want at least 15", len(tools))
 	}

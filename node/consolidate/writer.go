@@ -59,6 +59,16 @@ const MaxSentence = 200
 //	             told as the title; what was expected is not told
 //	note         "<the facts in the note>"
 //
+// Tool output in a field (several lines, or a line with a log's marks) is
+// read by Essential first: the line that says what failed, in a clean
+// form, and the agent's words that explain it; the call is named without
+// its flags and their values ("kubectl get pods -n shop" is "kubectl get
+// pods"). Of the candidate sentences, the first that reads as an
+// observation and not like pasted output (textcheck.Pasted) is taken;
+// when none reads as written, the first observation is, and the node
+// keeps it as a draft. A clause is never left ending on a word that
+// leaves it open ("... connecting to"); that word goes.
+//
 // It never quotes an event's words and never carries an instruction: every
 // field is cut into clauses and read by the observation check
 // (textcheck.CheckObservation); a clause that reads as an instruction is

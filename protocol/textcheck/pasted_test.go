@@ -168,6 +168,7 @@ func TestPastedPassesWritten(t *testing.T) {
 }
 
 func TestPastedCasesAreMany(t *testing.T) {
+	t.Logf("%d pasted and %d written cases", len(pastedCases), len(writtenCases))
 	if len(pastedCases) < 40 || len(writtenCases) < 40 {
 		t.Fatalf("%d pasted and %d written cases, want at least 40 each", len(pastedCases), len(writtenCases))
 	}
