@@ -177,3 +177,37 @@ func TestQualityLessonsAreNotPasted(t *testing.T) {
 		}
 	}
 }
+
+// Essential never panics, gives one line, and is deterministic.
+func FuzzEssential(f *testing.F) {
+	for _, s := range []string{"npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree",
+		"╷\n│ Error: x\n╵", "#8 41.02 npm ERR! nospc ENOSPC: no space left", "[rejected] a -> b (fetch first)",
+		"fatal: [web1]: UNREACHABLE! => {\"msg\": \"x\"}", "NAME READY\na 0/1", "\x1b[31merror\x1b[0m: x\ny",
+		"ERROR 1045 (28000): Access denied for user 'a'@'b'", "a: b: c: d: e"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Essential(s)
+		if out != Essential(s) {
+			t.Fatalf("not deterministic on %q", s)
+		}
+		if looksLikeOutput(s) && strings.ContainsAny(out, "\n\r") {
+			t.Fatalf("Essential(%q) = %q: more than one line", s, out)
+		}
+	})
+}
+
+func BenchmarkEssential(b *testing.B) {
+	var fields []string
+	for _, c := range readQualityCases(b, "testdata/pasted_clusters.jsonl") {
+		for _, e := range c.Episodes {
+			fields = append(fields, e.Happened)
+		}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		_ = Essential(fields[i%len(fields)])
+		i++
+	}
+}
