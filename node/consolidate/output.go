@@ -33,6 +33,11 @@ import (
 // agent's words (a sentence with a verb, "the mocks are not committed")
 // is kept as the explanation.
 func Essential(s string) string {
+	type cand struct {
+		line  string
+		score int
+	}
+	var cands []cand
 	if !looksLikeOutput(s) {
 		if len(nonBlankLines(s)) == 1 {
 			if l := cleanLine(s); l != strings.TrimSpace(s) && l != "" {
@@ -45,17 +50,26 @@ func Essential(s string) string {
 		return s
 	}
 	lines := nonBlankLines(stripEscapes(s))
-	type cand struct {
-		line  string
-		score int
-	}
-	var cands []cand
 	var prose []string
-	table := false
+	table, lastCol := false, -1
 	for _, raw := range lines {
 		l := cleanLine(raw)
-		if header := tableHeader(l); header || table && !isProse(l) && errorScore(l) < 3 {
-			table = true // a table's header and its rows
+		if tableHeader(l) {
+			// A table's header: its rows follow. A MESSAGE column
+			// (kubectl's events, Argo CD) is the one a row's error is in.
+			table, lastCol = true, -1
+			if k := strings.LastIndex(raw, "MESSAGE"); k > 0 && strings.HasSuffix(strings.TrimSpace(raw), "MESSAGE") {
+				lastCol = k
+			}
+			continue
+		}
+		// A row is aligned in columns: two spaces in a row or a tab.
+		if table && !isProse(l) && (strings.Contains(strings.TrimSpace(raw), "  ") || strings.Contains(raw, "\t")) {
+			if lastCol > 0 && len(raw) > lastCol && raw[lastCol-1] == ' ' {
+				if m := cleanLine(raw[lastCol:]); errorScore(m) >= 2 {
+					cands = append(cands, cand{m, errorScore(m)})
+				}
+			}
 			continue
 		}
 		table = false
@@ -111,19 +125,19 @@ func errorOpening(s string) bool {
 	return false
 }
 
-// tableHeader: three words in capitals in a row ("NAME READY STATUS").
+// tableHeader: a line of three words or more, all in capitals ("NAME
+// READY STATUS RESTARTS AGE", "LAST SEEN TYPE REASON OBJECT MESSAGE").
 func tableHeader(l string) bool {
-	run := 0
-	for _, w := range strings.Fields(l) {
-		if len(w) >= 2 && strings.IndexFunc(w, func(r rune) bool { return !unicode.IsUpper(r) && r != '%' && r != '-' }) < 0 {
-			if run++; run >= 3 {
-				return true
-			}
-		} else {
-			run = 0
+	w := strings.Fields(l)
+	if len(w) < 3 {
+		return false
+	}
+	for _, x := range w {
+		if len(x) < 2 || strings.IndexFunc(x, func(r rune) bool { return !unicode.IsUpper(r) && r != '%' && r != '-' && r != '_' }) >= 0 {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // Written returns the fields of e as DefaultWriter reads them, before it
@@ -134,6 +148,23 @@ func tableHeader(l string) bool {
 func (e Episode) Written() []string {
 	return []string{callName(e.Title), Essential(e.Expected), Essential(e.Happened), Essential(e.Said),
 		Essential(e.AgentDid), Essential(e.Text)}
+}
+
+// outputScore is how strongly a field says what failed: the errorScore of
+// what Essential takes from it, 0 for a field in the agent's words, and
+// less than any line when it gives nothing.
+func outputScore(s string) int {
+	if strings.TrimSpace(s) == "" {
+		return -100
+	}
+	if !looksLikeOutput(s) {
+		return 0
+	}
+	e := Essential(s)
+	if e == "" {
+		return -50
+	}
+	return errorScore(e)
 }
 
 // looksLikeOutput: several lines, or one with the marks of a log.
@@ -204,9 +235,26 @@ func cleanLine(l string) string {
 	if strings.HasPrefix(l, "# ") {
 		return "" // go's "# package" header
 	}
+	// syslog's "Mar 04 10:15:44 web-1 kernel: " and journald's
+	// "api.service: ".
+	if f := strings.Fields(l); len(f) > 4 && months[f[0]] && allDigitsStr(f[1]) && timestampWord(f[2]) {
+		for k := 3; k < len(f) && k < 6; k++ {
+			if strings.HasSuffix(f[k], ":") {
+				l = strings.Join(f[k+1:], " ")
+				if g := strings.Fields(l); len(g) > 1 && strings.HasSuffix(g[0], ".service:") {
+					l = strings.Join(g[1:], " ")
+				}
+				break
+			}
+		}
+	}
 	step := false
 	for {
 		before := l
+		if w := firstField(l); nginxPrefix(w) {
+			l = strings.TrimSpace(strings.TrimPrefix(l, w))
+			continue
+		}
 		l = strings.TrimLeft(l, "|>*!-: ")
 		w := firstField(l)
 		switch {
@@ -261,6 +309,10 @@ func cleanLine(l string) string {
 			l = strings.TrimPrefix(l, w)
 		case strings.HasSuffix(w, ":") && location(strings.TrimSuffix(w, ":")):
 			l = strings.TrimPrefix(l, w) // "main.go:14:9: undefined: X"
+		case strings.HasSuffix(w, ":") && strings.Contains(w, ".") && strings.Contains(w, "/") && strings.Count(l, " ") > 1 &&
+			allDigitsStr(strings.TrimSuffix(strings.Fields(l)[1], ":")) && strings.HasSuffix(strings.Fields(l)[1], ":"):
+			// sh's "/path/script.sh: 1: ./gradlew: Permission denied".
+			l = strings.Join(strings.Fields(l)[2:], " ")
 		case locationParen(w):
 			l = strings.TrimPrefix(l, w) // "src/x.ts(41,7): error TS2322"
 		case strings.Contains(w, "/") && strings.HasPrefix(strings.TrimPrefix(l, w), " : "):
@@ -322,6 +374,8 @@ func timestampWord(w string) bool {
 	}
 	return digits >= 6 && seps >= 2
 }
+
+var months = set("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 // bracketLevel is the level of a log's level word, "[INFO]", "[error]",
 // "WARN[0000]", "INFO"; "" when w is none.
@@ -406,6 +460,14 @@ func noiseLine(l string) bool {
 	case "table columns", "a stack frame", "a run of identifiers", "an underline or progress bar", "a log line":
 		return true
 	}
+	// A status field, "Sync Status: Synced to main", "Name: argocd/shop".
+	if k := strings.Index(l, ": "); k > 0 && k < 24 && errorScore(l) < 2 {
+		key := l[:k]
+		if r, _ := utf8.DecodeRuneInString(key); unicode.IsUpper(r) && strings.Count(key, " ") <= 2 &&
+			strings.IndexFunc(key, func(r rune) bool { return !unicode.IsLetter(r) && r != ' ' }) < 0 && !errorWord(key) {
+			return true
+		}
+	}
 	// "12 |     let port = config.port;": a source line shown with its number.
 	if w := firstField(l); allDigitsStr(w) && strings.Contains(l, " | ") {
 		return true
@@ -415,6 +477,13 @@ func noiseLine(l string) bool {
 		return true
 	}
 	return false
+}
+
+// errorWord: a key that names an error ("Error", "Exception", "Caused by").
+func errorWord(key string) bool {
+	low := strings.ToLower(key)
+	return strings.Contains(low, "error") || strings.Contains(low, "exception") || strings.Contains(low, "fail") ||
+		strings.Contains(low, "caused") || strings.Contains(low, "fatal") || strings.Contains(low, "panic")
 }
 
 // isProse: a line in the agent's words, not the tool's: it opens with a
@@ -433,7 +502,9 @@ func isProse(l string) bool {
 		return false
 	}
 	for _, x := range w {
-		if strings.Contains(strings.Trim(x, ".,;:'\"()"), ".") || strings.ContainsAny(x, "_@") || strings.Contains(x, "::") {
+		t := strings.Trim(x, ".,;:'\"()")
+		envVar := strings.IndexFunc(t, func(r rune) bool { return !unicode.IsUpper(r) && r != '_' && !unicode.IsDigit(r) }) < 0
+		if strings.Contains(t, ".") || strings.ContainsAny(x, "_@") && !envVar || strings.Contains(x, "::") {
 			return false // a name from code: "sqlalchemy.exc.IntegrityError"
 		}
 	}
@@ -481,7 +552,8 @@ func errorScore(l string) int {
 		"undefined:", "no module named", "missing", "unauthorized", "forbidden", "not assignable", "conflict",
 		"out of memory", "heap", "unreachable", "already", "invalid", "failed to", "not available", "verification failed",
 		"does not satisfy", "obsolete", "rejected", "incompatible", "mismatch", "doesn't match", "not supported",
-		"assignment to entry", "data race", "unwrap()", "no such", "not a function", "is null", "not set"} {
+		"assignment to entry", "data race", "unwrap()", "no such", "not a function", "is null", "not set", "exceeded",
+		"degraded", "killed", "oom"} {
 		if strings.Contains(low, p) {
 			sc += 2
 		}
@@ -491,6 +563,12 @@ func errorScore(l string) int {
 		"failed to solve", "failed to restore", "failed building", "subprocess-exited", "failed to push"} {
 		if strings.Contains(low, p) {
 			sc -= 3
+		}
+	}
+	for _, x := range w {
+		if strings.HasPrefix(x, "HTTP/") && len(w) > 1 {
+			sc += 3 // "HTTP/2 502"
+			break
 		}
 	}
 	if strings.HasPrefix(l, "FAILED ") || strings.HasPrefix(l, "FAIL ") {
@@ -559,6 +637,25 @@ func details(l string) string {
 		kept = append(kept, x)
 	}
 	l = strings.Join(kept, " ")
+	// CloudFormation's "UPDATE_FAILED ... returned message: "X"".
+	if k := strings.Index(strings.ToLower(l), "message: "); k > 0 {
+		code := ""
+		for _, x := range strings.Fields(l[:k]) {
+			if codeWord(strings.Trim(x, ":")) && code == "" {
+				code = strings.Trim(x, ":") + ": "
+			}
+		}
+		l = code + strings.Trim(l[k+len("message: "):], `"' `)
+	}
+	// The fields after a message: "(node) total-vm:4103220kB, anon-rss:...".
+	if f := strings.Fields(l); len(f) > 3 {
+		for k := 3; k < len(f); k++ {
+			if c := strings.IndexByte(f[k], ':'); c > 0 && c+1 < len(f[k]) && isDigit(f[k][c+1]) && lowerWord(f[k][:c]) {
+				l = strings.Join(f[:k], " ")
+				break
+			}
+		}
+	}
 	l = detailParens(l)
 	// Ansible's "fatal: [web1]: UNREACHABLE! => {..., "msg": "..."}".
 	if head, js, ok := strings.Cut(l, " => {"); ok {

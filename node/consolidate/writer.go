@@ -99,13 +99,14 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		return "", err
 	}
 	e := c.Episodes[representative(c.Episodes)]
-	if strings.TrimSpace(e.Happened) != "" && Essential(e.Happened) == "" {
-		// Its output says nothing of the failure (a table, progress):
-		// an episode whose output does is told instead.
+	if looksLikeOutput(e.Happened) {
+		// Its output says nothing of the failure (a table, progress) or
+		// only that it failed: an episode whose output says more is told
+		// instead.
+		best := outputScore(e.Happened)
 		for _, o := range c.Episodes {
-			if Essential(o.Happened) != "" && strings.EqualFold(o.Kind, e.Kind) {
-				e = o
-				break
+			if sc := outputScore(o.Happened); best <= 2 && sc > best+1 && strings.EqualFold(o.Kind, e.Kind) && Essential(o.Happened) != "" {
+				e, best = o, sc
 			}
 		}
 	}
