@@ -49,10 +49,13 @@ func Essential(s string) string {
 		}
 		return s
 	}
-	lines := nonBlankLines(stripEscapes(s))
+	lines := joinWrapped(allLines(stripEscapes(s)))
 	var prose []string
 	table, lastCol := false, -1
 	for _, raw := range lines {
+		if strings.HasPrefix(strings.TrimSpace(raw), "-- ") {
+			continue // CMake's and Meson's status lines
+		}
 		l := cleanLine(raw)
 		if tableHeader(l) {
 			// A table's header: its rows follow. A MESSAGE column
@@ -109,6 +112,9 @@ func Essential(s string) string {
 			break
 		}
 		if !strings.Contains(strings.ToLower(strings.Join(parts, " ")), strings.ToLower(p)) {
+			if len(parts) > 0 && proseOpeners[firstField(p)] && firstField(p) != "It" {
+				p = strings.ToLower(p[:1]) + p[1:] // "…, the bits may have been replaced"
+			}
 			parts = append(parts, p)
 		}
 	}
@@ -124,6 +130,53 @@ func errorOpening(s string) bool {
 	}
 	return false
 }
+
+// allLines is s cut at every line break, blank lines kept.
+func allLines(s string) []string {
+	var out []string
+	start := 0
+	for i, r := range s {
+		if isLineBreak(r) {
+			out = append(out, s[start:i])
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	return append(out, s[start:])
+}
+
+// joinWrapped joins the lines a tool wrapped in the middle of a sentence:
+// a line that opens with a plain lower-case word (not a prefix of output
+// such as "at", "npm", "note:") goes on the line before it when that one
+// has four words or more and ends in a plain lower-case word or a comma
+// ("…, or an attacker may" + "have intercepted the download attempt.").
+// A blank line between two lines ends the first's sentence.
+func joinWrapped(lines []string) []string {
+	var out []string
+	blank := false
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" {
+			blank = true
+			continue
+		}
+		first := firstField(t)
+		if n := len(out); n > 0 && !blank && lowerWord(first) && !strings.HasSuffix(first, ":") && !outputWords[first] {
+			prev := strings.TrimRight(out[n-1], " ")
+			pf := strings.Fields(prev)
+			if last := pf[len(pf)-1]; len(pf) >= 4 && !strings.Contains(strings.TrimSpace(prev), "  ") && !strings.Contains(prev, "\t") && (lowerWord(last) || strings.HasSuffix(last, ",") && lowerWord(strings.TrimSuffix(last, ","))) {
+				out[n-1] = prev + " " + t
+				continue
+			}
+		}
+		blank = false
+		out = append(out, l)
+	}
+	return out
+}
+
+var outputWords = set("at", "npm", "error", "warning", "note", "hint", "help", "info", "from", "in", "added", "removed",
+	"changed", "found", "audited", "up", "ok", "running", "test", "failures", "collected", "platform", "warn", "debug",
+	"goroutine", "exit", "main", "thread")
 
 // tableHeader: a line of three words or more, all in capitals ("NAME
 // READY STATUS RESTARTS AGE", "LAST SEEN TYPE REASON OBJECT MESSAGE").
@@ -357,7 +410,7 @@ func numberWord(w string) bool {
 
 // timestampWord: "2024-05-01T12:03:44Z", "2024/03/04", "10:12:01", "[2024-05-01".
 func timestampWord(w string) bool {
-	w = strings.Trim(w, "[],")
+	w = strings.Trim(w, "[],:")
 	if len(w) < 8 {
 		return false
 	}
@@ -388,6 +441,8 @@ func bracketLevel(w string) string {
 		level = strings.ToLower(w[:strings.IndexByte(w, '[')])
 	case w == "INFO" || w == "DEBUG" || w == "TRACE":
 		level = strings.ToLower(w)
+	case strings.HasSuffix(w, "]") && strings.Contains(w, "/"):
+		level, _, _ = strings.Cut(strings.ToLower(w), "/") // Celery's "ERROR/MainProcess]"
 	}
 	switch level {
 	case "info", "error", "warn", "warning", "debug", "fatal", "trace", "notice", "err", "crit":
@@ -468,6 +523,15 @@ func noiseLine(l string) bool {
 			return true
 		}
 	}
+	// Advice: a line that reads as an instruction ("Tell CMake where to
+	// find the compiler", "Alternatively, populate GH_TOKEN").
+	if errorScore(l) < 2 && holdsOrder(l) {
+		return true
+	}
+	// A location alone: "/src/cmd/server/config.go:41".
+	if !strings.Contains(l, " ") && (location(l) || location(strings.TrimSuffix(l, ":"))) {
+		return true
+	}
 	// "12 |     let port = config.port;": a source line shown with its number.
 	if w := firstField(l); allDigitsStr(w) && strings.Contains(l, " | ") {
 		return true
@@ -475,6 +539,19 @@ func noiseLine(l string) bool {
 	// A frame of a stack: "main.loadConfig(...)", "node::Abort() [node]".
 	if w := firstField(l); (strings.HasSuffix(w, ")") || strings.HasSuffix(w, "()")) && strings.Contains(w, "(") && !strings.Contains(l, " ") {
 		return true
+	}
+	return false
+}
+
+// holdsOrder: a clause of l reads as an instruction (textcheck.CheckGrammar).
+func holdsOrder(l string) bool {
+	if textcheck.CheckGrammar(l) != nil {
+		return true
+	}
+	for _, cl := range clauses(l) {
+		if textcheck.CheckGrammar(cl.text) != nil {
+			return true
+		}
 	}
 	return false
 }
@@ -553,7 +630,7 @@ func errorScore(l string) int {
 		"out of memory", "heap", "unreachable", "already", "invalid", "failed to", "not available", "verification failed",
 		"does not satisfy", "obsolete", "rejected", "incompatible", "mismatch", "doesn't match", "not supported",
 		"assignment to entry", "data race", "unwrap()", "no such", "not a function", "is null", "not set", "exceeded",
-		"degraded", "killed", "oom"} {
+		"degraded", "killed", "oom", "be found", "pending", "could not be", "no versions"} {
 		if strings.Contains(low, p) {
 			sc += 2
 		}
@@ -604,8 +681,14 @@ func codeWord(t string) bool {
 	switch {
 	case t[0] == 'E' && upper >= 4 && digit == 0: // ERESOLVE, ENOSPC, ECONNREFUSED
 		return true
-	case strings.Contains(t, "_") && upper >= 6 && digit == 0: // PERMISSION_DENIED
-		return true
+	case strings.Contains(t, "_") && upper >= 6 && digit == 0: // PERMISSION_DENIED, not GH_TOKEN
+		for _, p := range []string{"DENIED", "FAIL", "ERR", "INVALID", "NOT_FOUND", "EXCEEDED", "REFUSED", "UNAVAILABLE",
+			"TIMEOUT", "CONFLICT", "FORBIDDEN", "UNAUTHENTICATED", "ABORTED", "ISSUES", "MISSING", "VERIFY", "EXISTS"} {
+			if strings.Contains(t, p) {
+				return true
+			}
+		}
+		return false
 	case upper >= 1 && upper <= 3 && digit >= 3 && upper+digit == len(t): // NU1101, TS2322, E0425
 		return true
 	}

@@ -849,6 +849,9 @@ func failure(title, happened, expected, other string, running bool) string {
 	case (len(strings.Fields(what)) <= 2 || what[0] >= '0' && what[0] <= '9') && expected != "" && cause == "":
 		return fitFailure(t+" returns ", what+" instead of "+expected, "")
 	case ownSubject(what):
+		if f := firstField(what); f == "The" || f == "A" || f == "An" || f == "This" {
+			what = strings.ToLower(f) + what[len(f):] // "fails because the Deployment ..."
+		}
 		if cause == "" {
 			return fitFailure(t+" "+agree(t, "fails")+" because ", what, "")
 		}

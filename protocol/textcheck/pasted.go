@@ -66,8 +66,10 @@ import (
 //     preposition a relative clause strands: after "to" and a verb ("the
 //     config to extend from") or in a clause (since its last , ; or :)
 //     with what, which, whom, who or whatever ("what we test against"),
-//     and is, are, was or were in a clause with what, where, how, who,
-//     which, as or than ("where the token is"). A last word with a
+//     and an auxiliary or a modal (is, are, was, were, do, does, did, can,
+//     could, may, might, must, shall, should, will, would) in a clause
+//     with what, where, how, who, which, as or than ("where the token
+//     is", "than it should"). A last word with a
 //     capital is a name ("connected to A").
 //
 // A written sentence may name commands, flags, paths, versions and error
@@ -652,13 +654,15 @@ func stitched(text string, words []string, quotes [][2]int) bool {
 // strandable are the prepositions among them that a relative clause may
 // leave at the end ("the config to extend from", "what we test against").
 var (
-	danglingWords = set("a", "an", "the", "and", "or", "but", "nor", "because", "that", "which", "whose", "when", "while",
+	danglingWords = set("may", "might", "can", "could", "will", "would", "shall", "should", "must", "does", "do", "did",
+		"a", "an", "the", "and", "or", "but", "nor", "because", "that", "which", "whose", "when", "while",
 		"if", "unless", "until", "as", "whether", "is", "are", "was", "were", "be", "been", "has", "have", "its", "their",
 		"our", "your", "his", "her", "my", "these", "those", "where", "than")
 	strandable = set("to", "with", "for", "of", "from", "by", "at", "into", "onto", "via", "toward", "towards", "per",
 		"against", "among", "between", "during", "except", "within", "without", "upon", "like")
 	relatives = set("what", "which", "whom", "whatever", "who")
-	beForms   = set("is", "are", "was", "were")
+	beForms   = set("is", "are", "was", "were", "may", "might", "can", "could", "will", "would", "shall", "should",
+		"must", "does", "do", "did")
 	wh        = set("what", "where", "how", "who", "which", "as", "than", "wherever", "whatever")
 )
 

@@ -68,6 +68,7 @@ var pastedCases = []struct{ text, reason string }{
 	{"The build fails when the cache is restored from the.", "cut off after 'the'"},
 	{"The deploy times out because the health check waits for.", "cut off after 'for'"},
 	{"The job fails and.", "cut off after 'and'"},
+	{"The download does not match go.sum, or an attacker may.", "cut off after 'may'"},
 	{"The tests fail because the fixture loads the config (which is missing.", "cut off inside a parenthesis"},
 	{"The cluster is unreachable because kubectl reads the context from...", "cut off"},
 	// output lines
@@ -145,6 +146,7 @@ var writtenCases = []string{
 	"A plain apply in the default workspace has deleted production resources before.",
 	"The handler panics at server.go:88 when the request body is empty.",
 	"The cache has been stale ever since.",
+	"The build takes longer than it should.",
 	"Node B is no longer connected to A.",
 	"The 401 response does not say where the token is.",
 	"The record count on node 3 grows from 232 -> 388 records after the sync.",
