@@ -663,7 +663,7 @@ var (
 	relatives = set("what", "which", "whom", "whatever", "who")
 	beForms   = set("is", "are", "was", "were", "may", "might", "can", "could", "will", "would", "shall", "should",
 		"must", "does", "do", "did")
-	wh        = set("what", "where", "how", "who", "which", "as", "than", "wherever", "whatever")
+	wh = set("what", "where", "how", "who", "which", "as", "than", "wherever", "whatever")
 )
 
 func cutOff(text string, quotes [][2]int) string {
