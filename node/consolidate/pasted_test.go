@@ -41,7 +41,18 @@ import (
 // Pasted were then fitted to it as well (wrapped lines joined, advice and
 // CMake's "-- " status lines left out, a modal at the end is a cut-off,
 // an environment variable is no error code): facts kept 83%, none holds
-// output; gh's lesson is now the bare "gh pr create --fill fails". Facts are what the lesson must keep;
+// output; gh's lesson is now the bare "gh pr create --fill fails".
+//
+// Part "blind2" (10: npm and kubectl output pasted on one line, pytest,
+// ruff, a go test timeout, az aks, docker's exec format error, a GitLab
+// runner, a Java ClassNotFoundException, terraform init) was written
+// last and measured once, with nothing changed after: 1 draft (kubectl's
+// table on one line, "table columns"), facts kept 95%, 1 lesson that is
+// no draft holds a must_not piece (the path in "exec
+// /usr/local/bin/docker-entrypoint.sh: exec format error", a quoted
+// message), and by hand 1 of the 9 others reads badly: "npm install
+// @acme/ui fails with code E404; npm ERR.", which Pasted lets through (one
+// semicolon, one prefix). Facts are what the lesson must keep;
 // must_not are pieces of the output that a lesson which is not a draft
 // must not carry.
 type pastedCase struct {
@@ -66,7 +77,7 @@ func TestPastedClusters(t *testing.T) {
 		clusters, drafts, facts, kept, keptWritten, factsWritten int
 		pastedMissed                                             int // lessons that are no draft and hold a must_not piece
 	}
-	scores := map[string]*score{"tune": {}, "check": {}, "fresh": {}, "blind": {}}
+	scores := map[string]*score{"tune": {}, "check": {}, "fresh": {}, "blind": {}, "blind2": {}}
 	for i, c := range cases {
 		c.Part = parts[i]
 		s := scores[c.Part]
@@ -112,7 +123,7 @@ func TestPastedClusters(t *testing.T) {
 			if !strings.Contains(got, m) {
 				continue
 			}
-			if c.Part == "fresh" || c.Part == "blind" {
+			if c.Part == "fresh" || c.Part == "blind" || c.Part == "blind2" {
 				// Reported, not gated: a part measured as it came.
 				s.pastedMissed++
 				t.Logf("%s: a lesson that is no draft holds %q (Pasted does not see it)", c.Name, m)
@@ -125,7 +136,7 @@ func TestPastedClusters(t *testing.T) {
 	if len(tools) < 15 {
 		t.Errorf("%d tools in the clusters, want at least 15", len(tools))
 	}
-	for _, part := range []string{"tune", "check", "fresh", "blind"} {
+	for _, part := range []string{"tune", "check", "fresh", "blind", "blind2"} {
 		s := scores[part]
 		t.Logf("%s: %d clusters, drafts %.0f%% (%d), facts kept %.0f%% of all, %.0f%% in the lessons that are no draft; %d lessons that are no draft hold output",
 			part, s.clusters, pct(s.drafts, s.clusters), s.drafts, pct(s.kept, s.facts), pct(s.keptWritten, s.factsWritten), s.pastedMissed)
