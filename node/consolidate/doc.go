@@ -51,8 +51,8 @@
 // the node keeps that sentence as a draft, with Pasted's reason, never
 // signed — as it does for a sentence of any writer that Pasted flags.
 //
-// testdata/pasted_clusters.jsonl holds 56 clusters of real output from
-// about 40 tools; TestPastedClusters says which part the writer was fitted
+// testdata/pasted_clusters.jsonl holds 78 clusters of real output from
+// about 50 tools; TestPastedClusters says which part the writer was fitted
 // to and reports the share of drafts and of facts kept.
 //
 // # Quality of Lexical
