@@ -38,39 +38,47 @@ import (
 //   - "a placeholder standing for raw data": one of the redaction's words
 //     (RedactRawData: "an internal host", "a file in the home directory",
 //     "a password", …) joined to a word or a symbol on either side
-//     ("build07.an internal host", "an internal host:5432", "git@…"),
-//     right after a flag or "=", or followed by a cell of a table row (a
-//     number with a unit, "4.0K", or an identifier);
+//     ("build07.an internal host", "an internal host:5432", "git@…";
+//     "a person", "a token" and "a password" after a space and before a
+//     letter are the start of a word, "a personal token"; "'s" may
+//     follow), right after a flag, or followed by a cell of a table row
+//     (a number with a unit, "4.0K", or an identifier);
 //   - "a run of identifiers": four or more words in a row that are each an
-//     identifier rather than a word: with a digit, a flag's leading "-", an
-//     inner _ / = : @ or ., or a capital after a lower-case letter; a word
-//     ending in "," or ";" ends the run (a list in prose);
+//     identifier rather than a word: with a digit (a bare number too), a
+//     flag ("-race", "--frozen-lockfile": "-" and a letter), an inner _ /
+//     = : @ or ., or a capital after a lower-case letter; a word ending in
+//     "," or ";" ends the run (a list in prose);
 //   - "an underline or progress bar": four or more of one of ^ = # ~ * in
 //     a row, or five or more "-";
 //   - "a shell prompt": the text opens with "$ ", "> " or "PS C:\", or
 //     holds " $ " before a word;
 //   - "a long quoted output": a quote of more than 100 characters;
 //   - "stitched fragments": two or more semicolons outside quotes, or a
-//     semicolon before a tool's message prefix, or two or more message
+//     semicolon before a tool's message prefix (or "npm ERR!"), or two or more message
 //     prefixes (error:, Error:, ERROR, FATAL, fatal:, warning:, note:,
 //     hint:, panic:, npm's ERR!, Caused by:, error[E…]:), prefixes in a
 //     row counting once ("FATAL ERROR:") and a lower-case one after a word
 //     without a final mark not at all (it is a phrase: "runtime error:");
-//   - "cut off …": the text ends in "..." or "…", with a "(" or a quote
-//     left open, or its last word (before the final . ! or ?) is one that
-//     cannot end a sentence: an article, a preposition that takes an
-//     object (to, with, for, of, from, by, at, into, via, than…), a
-//     conjunction, a possessive or an auxiliary ("cut off after 'to'").
-//     Particles that end phrasal verbs (on, in, up, out, off, down, over)
-//     and adverbs (before, after, since) may end a sentence, and so may a
-//     preposition a relative clause strands: after "to" and a verb ("the
-//     config to extend from") or in a clause (since its last , ; or :)
-//     with what, which, whom, who or whatever ("what we test against"),
-//     and an auxiliary or a modal (is, are, was, were, do, does, did, can,
-//     could, may, might, must, shall, should, will, would) in a clause
-//     with what, where, how, who, which, as or than ("where the token
-//     is", "than it should"). A last word with a
-//     capital is a name ("connected to A").
+//   - "cut off …": the text ends in "..." or "…"; or leaves a "(" or a
+//     quote open (an odd number of ", more “ than ”); or its last mark
+//     before the final . ! or ? is , : ; or -; or its last word, written
+//     in lower case (a capital makes it a name: "connected to A"), is one
+//     that leaves the sentence open:
+//     an article or determiner (a, an, the, its, their, our, your, his,
+//     her, my, these, those), a conjunction or subordinator (and, or, but,
+//     nor, because, that, which, whose, when, while, if, unless, until,
+//     as, whether, where, than), an auxiliary or a modal (is, are, was,
+//     were, be, been, has, have, do, does, did, can, could, may, might,
+//     must, shall, should, will, would), or a preposition (to, with, for,
+//     of, from, by, at, into, onto, via, toward, towards, per, against,
+//     among, between, during, except, within, without, upon, like).
+//     Three exceptions: an auxiliary or modal in a clause (the words since
+//     the last , ; or :) that holds what, where, how, who, which, as, than,
+//     wherever or whatever ("where the token is", "than it should"); a
+//     preposition after "to" and a verb ("the config to extend from"); a
+//     preposition in a clause that holds what, which, whom, who or
+//     whatever ("what we test against"). Particles (on, in, up, out, off,
+//     down, over) and adverbs (before, after, since) end sentences.
 //
 // A written sentence may name commands, flags, paths, versions and error
 // codes, and may quote one short message ("npm ci fails with 'EUSAGE'").
@@ -661,7 +669,7 @@ var (
 	strandable = set("to", "with", "for", "of", "from", "by", "at", "into", "onto", "via", "toward", "towards", "per",
 		"against", "among", "between", "during", "except", "within", "without", "upon", "like")
 	relatives = set("what", "which", "whom", "whatever", "who")
-	beForms   = set("is", "are", "was", "were", "may", "might", "can", "could", "will", "would", "shall", "should",
+	beForms   = set("is", "are", "was", "were", "be", "been", "has", "have", "may", "might", "can", "could", "will", "would", "shall", "should",
 		"must", "does", "do", "did")
 	wh = set("what", "where", "how", "who", "which", "as", "than", "wherever", "whatever")
 )
