@@ -639,8 +639,9 @@ const maxProposals = 3
 // (WithWriter) takes the configured one's place. by names the writer that
 // wrote it; counts get the refusals and failures. draft is why the
 // sentence is a draft (its redaction left a placeholder that does not read
-// as words, textcheck.Redaction), "" when it may be shared; a later writer
-// is tried for a sentence that is no draft before a draft is taken.
+// as words, textcheck.Redaction, or it reads like pasted tool output,
+// protocol.Pasted), "" when it may be shared; a later writer is tried for
+// a sentence that is no draft before a draft is taken.
 func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts *WriterCounts) (text, by, draft string, err error) {
 	first := m.write
 	if w := writerFrom(ctx); w != nil {
@@ -697,7 +698,9 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 
 // vetSentence holds a writer's sentence to SPEC §6 and §3: it returns the
 // sentence as it may be kept (redacted), why it is a draft ("" when it may
-// be shared), or why it is refused. A writer that wrote raw data into its
+// be shared: its redaction left a placeholder that does not read as words,
+// or it reads like pasted tool output, protocol.Pasted), or why it is
+// refused. A writer that wrote raw data into its
 // sentence is refused like one that wrote an order: redacted, it would be a
 // sentence nobody wrote. The default writer (byDefault), which redacts the
 // events before it writes, is redacted instead, and a placeholder it
@@ -719,14 +722,22 @@ func vetSentence(text string, byDefault bool, c consolidate.Cluster) (string, st
 	if red.Draft {
 		return text, red.Reason, nil
 	}
+	if why := protocol.Pasted(text); why != "" {
+		// Tool output in place of a sentence (SPEC §3, written, not
+		// pasted), from whichever writer: a draft.
+		return text, "reads like pasted output: " + why, nil
+	}
 	return text, "", nil
 }
 
 // episodesDraft returns why redacting the cluster's events would make a
-// draft of a lesson written from them (SPEC §3), or "".
+// draft of a lesson written from them (SPEC §3), or "". A field is read
+// as the default writer reads it (Episode.Written): the lines of tool
+// output and the flags it leaves out cannot put a placeholder into its
+// sentence.
 func episodesDraft(c consolidate.Cluster) string {
 	for _, e := range c.Episodes {
-		for _, f := range []string{e.Title, e.Expected, e.Happened, e.Said, e.AgentDid, e.Text} {
+		for _, f := range e.Written() {
 			if f == "" {
 				continue
 			}

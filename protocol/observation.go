@@ -37,6 +37,12 @@ func RedactRawDataReport(text string) Redaction {
 	return textcheck.RedactRawDataReport(textcheck.Clean(text))
 }
 
+// Pasted says why a lesson sentence reads like pasted tool output (a
+// stack frame, table columns, stitched fragments, a cut-off end...), or ""
+// when it reads as written (SPEC §3, "Written, not pasted";
+// textcheck.Pasted states the rule). Such a sentence is a draft.
+func Pasted(text string) string { return textcheck.Pasted(textcheck.Clean(text)) }
+
 // CheckAgentText runs every check a text passes before an agent may read
 // it (SPEC §6): readable, an observation, no raw data.
 func CheckAgentText(text string) error {

@@ -91,7 +91,11 @@ func absorbedBy(t *testing.T, m *node.Memory, evs []protocol.Event) []string {
 // First read: 64 of the 67 sentences written, each with every event of its
 // surprise, all published and confirmed; the raw-data check refused the
 // other 3 ("./gradlew" read as a path, twice; "@rules_python" as a
-// handle), false positives of the text checks.
+// handle), false positives of the text checks. With protocol.Pasted since:
+// 63, the fourth a sentence that ends "permissions:." (cut off, a typo of
+// the set's); Pasted read a quoted 'REMOTE HOST IDENTIFICATION HAS
+// CHANGED' as table columns until a run of capitals that opens a quote
+// counted as a message.
 func TestScriptedAgentOnBlindClusters(t *testing.T) {
 	ctx := context.Background()
 	var groups, taken, exact, published, signed, confirmed int
@@ -162,6 +166,8 @@ func TestScriptedAgentOnBlindClusters(t *testing.T) {
 			}
 			if l.Published {
 				published++
+			} else {
+				refused = append(refused, row.ID+": "+g.Lesson+" (written as it is, a draft: "+l.Draft+")")
 			}
 		}
 		if len(text) != len(row.Groups) {

@@ -60,7 +60,7 @@ func TestClustersTestdata(t *testing.T) {
 			t.Errorf("row %d: %+v, want %+v\nlessons: %+v", i, got, want[i], r.Lessons)
 		}
 	}
-	wantTotals := Totals{Rows: 8, ExactGrouping: 7, LessonsWritten: 12, LessonsExpected: 11, FactsKept: 21, Facts: 22,
+	wantTotals := Totals{Rows: 8, ExactGrouping: 7, ExactByFamily: 7, LessonsWritten: 12, LessonsExpected: 11, FactsKept: 21, Facts: 22,
 		FactsRatio: 21.0 / 22, RawData: 1, RawFlagged: 0, Drafts: 1, Published: 11}
 	if rep.Totals != wantTotals {
 		t.Errorf("totals %+v, want %+v", rep.Totals, wantTotals)

@@ -13,7 +13,9 @@
 //     similarity to every episode the lesson absorbed and to its text), and
 //     the assignment of a sleep's events to lessons or new clusters;
 //   - Writer, with DefaultWriter (deterministic, from the event fields, an
-//     offer to act in agent_did read by Offer), CommandWriter (an external
+//     offer to act in agent_did read by Offer, tool output read by
+//     Essential; Episode.Written gives the fields as it reads them),
+//     CommandWriter (an external
 //     command reading the cluster as JSON), ChatWriter (an
 //     OpenAI-compatible chat endpoint) and SamplingWriter (a model through
 //     a Sampler: the MCP client's, or the node's configured one); the last
@@ -40,6 +42,28 @@
 // CommandWriter and CLIModel, and CLIModel's temporary directory are its
 // only I/O; the MCP client's Sampler is the caller's), and it keeps no
 // package state.
+//
+// # Written, not pasted
+//
+// Agents paste tool output into events. DefaultWriter does not carry it
+// into a lesson (SPEC §3): Essential takes from a field of several lines,
+// or of one line with a log's marks, the line that says what failed (an
+// error code, an exception class with its message, "panic:", a failure
+// phrase, an HTTP status; a bare "BUILD FAILURE" or "exit code 1" counts
+// least), cleaned of timestamps, levels, step numbers, "npm ERR!",
+// file:line prefixes, escapes and box drawing, cut to its first sentence,
+// and the agent's own words in the field as its cause; progress and status
+// lines, table headers and rows, stack frames, rules and advice are left
+// out. A call is named without its flags and their values. The writer
+// never ends a clause on a word that leaves it open, and takes the first
+// candidate sentence that reads as written (protocol/textcheck.Pasted);
+// when none does, it returns the first that reads as an observation, and
+// the node keeps that sentence as a draft, with Pasted's reason, never
+// signed — as it does for a sentence of any writer that Pasted flags.
+//
+// testdata/pasted_clusters.jsonl holds 78 clusters of real output from
+// about 50 tools; TestPastedClusters says which part the writer was fitted
+// to and reports the share of drafts and of facts kept.
 //
 // # Quality of Lexical
 //

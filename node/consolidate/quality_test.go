@@ -52,7 +52,7 @@ func pct(n, of int) float64 {
 	return 100 * float64(n) / float64(of)
 }
 
-func readQualityCases(t *testing.T, path string) []qualityCase {
+func readQualityCases(t testing.TB, path string) []qualityCase {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {

@@ -59,6 +59,16 @@ const MaxSentence = 200
 //	             told as the title; what was expected is not told
 //	note         "<the facts in the note>"
 //
+// Tool output in a field (several lines, or a line with a log's marks) is
+// read by Essential first: the line that says what failed, in a clean
+// form, and the agent's words that explain it; the call is named without
+// its flags and their values ("kubectl get pods -n shop" is "kubectl get
+// pods"). Of the candidate sentences, the first that reads as an
+// observation and not like pasted output (textcheck.Pasted) is taken;
+// when none reads as written, the first observation is, and the node
+// keeps it as a draft. A clause is never left ending on a word that
+// leaves it open ("... connecting to"); that word goes.
+//
 // It never quotes an event's words and never carries an instruction: every
 // field is cut into clauses and read by the observation check
 // (textcheck.CheckObservation); a clause that reads as an instruction is
@@ -89,7 +99,19 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		return "", err
 	}
 	e := c.Episodes[representative(c.Episodes)]
+	if looksLikeOutput(e.Happened) {
+		// Its output says nothing of the failure (a table, progress) or
+		// only that it failed: an episode whose output says more is told
+		// instead.
+		best := outputScore(e.Happened)
+		for _, o := range c.Episodes {
+			if sc := outputScore(o.Happened); best <= 2 && sc > best+1 && strings.EqualFold(o.Kind, e.Kind) && Essential(o.Happened) != "" {
+				e, best = o, sc
+			}
+		}
+	}
 	f := func(s string) string {
+		s = Essential(s)
 		if w.Redact != nil {
 			s = w.Redact(s)
 		}
@@ -111,16 +133,12 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		// and its cause; the same with "Running <call>"; the strict facts
 		// only; the call and its failure stitched.
 		other := otherCause(c.Episodes, e, f)
-		for _, cand := range []string{
+		s = firstWritten(
 			failure(title, rawHappened, expected, other, false),
 			failure(title, rawHappened, expected, other, true),
+			failure(title, rawHappened, expected, "", false),
 			failure(title, happened, expected, "", true),
-		} {
-			if cand != "" && textcheck.CheckObservation(finish(cand)) == nil {
-				s = cand
-				break
-			}
-		}
+		)
 		if t := subject(title); s == "" && t != "" {
 			if happened != "" {
 				s = t + " fails: " + happened
@@ -132,12 +150,7 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		s = correction(said, agentDid)
 	case "environment", "surprise":
 		other := otherCause(c.Episodes, e, f)
-		for _, cand := range []string{observed(title, rawHappened, other), observed("", rawHappened, other), happened} {
-			if cand != "" && textcheck.CheckObservation(finish(cand)) == nil {
-				s = cand
-				break
-			}
-		}
+		s = firstWritten(observed(title, rawHappened, other), observed("", rawHappened, other), happened)
 	case "note":
 		s = text
 	}
@@ -160,6 +173,25 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		return "", fmt.Errorf("consolidate: default writer: the sentence %q does not read as an observation: %w", out, err)
 	}
 	return out, nil
+}
+
+// firstWritten is the first candidate that reads as an observation and
+// not like pasted output (textcheck.Pasted), else the first that reads as
+// an observation: the node keeps that one as a draft.
+func firstWritten(cands ...string) string {
+	first := ""
+	for _, c := range cands {
+		if c == "" || textcheck.CheckObservation(finish(c)) != nil {
+			continue
+		}
+		if textcheck.Pasted(finish(c)) == "" {
+			return c
+		}
+		if first == "" {
+			first = c
+		}
+	}
+	return first
 }
 
 // correction tells what the person corrected: the facts they stated, and
@@ -461,8 +493,10 @@ func clauses(s string) []clause {
 		switch c := s[i]; {
 		case (c == '.' || c == '!' || c == '?') && (i+1 == len(s) || s[i+1] == ' '):
 			sep = "; "
-		case c == ';' || c == ':' && i+1 < len(s) && s[i+1] == ' ':
+		case c == ';':
 			sep = "; "
+		case c == ':' && i+1 < len(s) && s[i+1] == ' ':
+			sep = ": "
 		case c == ',' && i+1 < len(s) && s[i+1] == ' ':
 			sep = ", "
 		case c == ' ' && i+2 < len(s) && s[i+1] == '-' && s[i+2] == ' ':
@@ -506,15 +540,17 @@ func factsWith(s string, pronouns func(string) string) string {
 		return strings.TrimRight(pronouns(s), ".!? ")
 	}
 	var b strings.Builder
+	sep := ""
 	for _, cl := range clauses(s) {
 		t := pronouns(cl.text)
 		if textcheck.CheckGrammar(t) != nil {
 			continue
 		}
 		if b.Len() > 0 {
-			b.WriteString(cl.sep)
+			b.WriteString(sep)
 		}
 		b.WriteString(t)
+		sep = cl.sep
 	}
 	return trimJoined(b.String())
 }
@@ -722,6 +758,19 @@ func finish(s string) string {
 		s = strings.TrimRightFunc(string(rs[:cut]), unicode.IsSpace)
 	}
 	s = strings.TrimRight(s, ",;:!? -")
+	// A clause cut off after a word that leaves it open ("... connecting
+	// to") loses that word (textcheck.Pasted's rule of a cut-off end).
+	for range 4 {
+		why := textcheck.Pasted(s + ".")
+		if !strings.HasPrefix(why, "cut off after '") {
+			break
+		}
+		k := strings.LastIndexByte(s, ' ')
+		if k < 0 {
+			break
+		}
+		s = strings.TrimRight(s[:k], ",;:!? -")
+	}
 	if strings.Count(s, `"`)%2 == 1 {
 		s = strings.TrimRight(s, `. `) + `"`
 	}
@@ -742,6 +791,9 @@ func finish(s string) string {
 // failureVerb reports whether a description opens with the failure itself
 // ("fails with", "failed:", "crashes", "hangs"...).
 func failureVerb(s string) bool {
+	if r, _ := utf8.DecodeRuneInString(s); unicode.IsUpper(r) {
+		return false // a tool's message, "Failed to pull image"
+	}
 	first, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s)), " ")
 	first = strings.TrimRight(first, ":,.")
 	switch first {
@@ -775,6 +827,7 @@ func failure(title, happened, expected, other string, running bool) string {
 		return fitFailure("", keepClauses(h, "It says that "), "")
 	}
 	what, cause := splitCause(h)
+	what = ownWords(what)
 	what = keepClauses(what, "It fails with ")
 	cause = keepClauses(cause, "It fails ")
 	if what == "" {
@@ -786,8 +839,9 @@ func failure(title, happened, expected, other string, running bool) string {
 
 	first, _, _ := strings.Cut(strings.ToLower(what), " ")
 	first = strings.Trim(first, ":,")
+	lowerStart := !unicode.IsUpper([]rune(what)[0])
 	switch {
-	case failureVerb(what) || predicates[first]:
+	case failureVerb(what) || predicates[first] && lowerStart:
 		// "times out after 30 s", "ignores setup.cfg": the call is the subject.
 		return fitFailure(t+" ", what, cause)
 	case passives[first]:
@@ -795,12 +849,28 @@ func failure(title, happened, expected, other string, running bool) string {
 	case (len(strings.Fields(what)) <= 2 || what[0] >= '0' && what[0] <= '9') && expected != "" && cause == "":
 		return fitFailure(t+" returns ", what+" instead of "+expected, "")
 	case ownSubject(what):
+		if f := firstField(what); f == "The" || f == "A" || f == "An" || f == "This" {
+			what = strings.ToLower(f) + what[len(f):] // "fails because the Deployment ..."
+		}
 		if cause == "" {
 			return fitFailure(t+" "+agree(t, "fails")+" because ", what, "")
 		}
 		return fitFailure(t+" "+agree(t, "fails")+": ", what, cause)
 	}
 	return fitFailure(t+" "+agree(t, "fails")+" with ", what, cause)
+}
+
+// ownWords tells a tool's message that opens with what the call did as
+// the call's own verb: "Failed to open a browser" is "fails to open a
+// browser", "Cannot find module X" is "cannot find module X".
+func ownWords(what string) string {
+	for _, p := range [][2]string{{"Failed to ", "fails to "}, {"Cannot ", "cannot "}, {"Could not ", "could not "},
+		{"Unable to ", "is unable to "}, {"Couldn't ", "couldn't "}} {
+		if rest, ok := strings.CutPrefix(what, p[0]); ok && rest != "" {
+			return p[1] + rest
+		}
+	}
+	return what
 }
 
 // failurePrefix: words that open a failure message and repeat what the
@@ -813,7 +883,7 @@ var (
 	predicates = set("reports", "produces", "ignores", "lacks", "prints", "writes", "skips", "stops", "stays",
 		"runs", "uses", "hits", "loses", "drops", "deletes", "overwrites", "leaves", "needs", "requires",
 		"restarts", "resolves", "reads", "takes", "warns", "shows", "gives", "cannot", "can't", "does",
-		"doesn't", "never", "only", "still", "always", "sometimes", "intermittently", "no", "not")
+		"doesn't", "never", "only", "still", "always", "sometimes", "intermittently", "no", "not", "could", "couldn't", "is")
 	passives = set("rejected", "refused", "denied", "blocked", "killed", "cancelled", "canceled", "skipped")
 )
 
@@ -990,6 +1060,7 @@ func keepClauses(s, lead string) string {
 		return strings.TrimRight(secondPerson(s), ".!? ")
 	}
 	var b strings.Builder
+	sep := ""
 	for _, cl := range clauses(s) {
 		t := secondPerson(cl.text)
 		if textcheck.CheckGrammar(t) != nil {
@@ -1003,9 +1074,10 @@ func keepClauses(s, lead string) string {
 			}
 		}
 		if b.Len() > 0 {
-			b.WriteString(cl.sep)
+			b.WriteString(sep)
 		}
 		b.WriteString(t)
+		sep = cl.sep
 	}
 	return trimJoined(b.String())
 }
@@ -1031,14 +1103,42 @@ func callName(title string) string {
 		return ""
 	}
 	out := []string{strings.TrimPrefix(w[0], "./")}
+	// From the first flag that takes a value on, the words say how and
+	// where, not what ("kubectl get pods -n shop" is "kubectl get pods"); a
+	// flag with nothing after it but paths is kept ("go test -race ./...").
+	for i, x := range w[1:] {
+		if len(x) > 1 && x[0] == '-' && !strings.Contains(x, "=") {
+			rest := w[i+2:]
+			if slices.ContainsFunc(rest, func(y string) bool { return !pathArg(y) }) {
+				w = w[:i+1]
+				break
+			}
+		}
+	}
 	for _, x := range w[1:] {
+		if generatedName(x) {
+			continue // "web-5f6d7c8b9-abcde", a pod's name
+		}
 		if strings.Contains(x, "...") || strings.Contains(x, "://") || strings.HasPrefix(x, "./") || strings.HasPrefix(x, "../") ||
-			strings.HasPrefix(x, "//") || strings.HasPrefix(x, "~/") || strings.HasPrefix(x, "/") && strings.Count(x, "/") > 1 && !httpVerbs[w[0]] {
+			strings.HasPrefix(x, "//") || strings.HasPrefix(x, "~/") || strings.HasPrefix(x, "/") && strings.Count(x, "/") > 1 && !httpVerbs[w[0]] ||
+			x == "." || len(x) > 1 && strings.HasSuffix(x, "/") && !httpVerbs[w[0]] {
 			continue
 		}
 		out = append(out, x)
 	}
 	return strings.Join(out, " ")
+}
+
+// generatedName: a name a system made up, with two hyphens or more and a
+// digit ("api-7d9f8b6c4-xk2lp").
+func generatedName(x string) bool {
+	return strings.Count(x, "-") >= 2 && strings.IndexFunc(x, unicode.IsDigit) >= 0 && !strings.HasPrefix(x, "-")
+}
+
+// pathArg: an argument that says where ("./...", "dist/", ".", a URL).
+func pathArg(x string) bool {
+	return x == "." || x == ".." || strings.Contains(x, "...") || strings.Contains(x, "://") || strings.HasPrefix(x, "./") ||
+		strings.HasPrefix(x, "../") || strings.HasPrefix(x, "/") || strings.HasSuffix(x, "/") || strings.HasPrefix(x, "~/")
 }
 
 var httpVerbs = set("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
