@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/node"
 )
 
@@ -113,9 +114,21 @@ func strongest(ctx context.Context, svc node.Service, layers []node.Layer, n int
 }
 
 // ContextHead is the Markdown above the lessons.
-func ContextHead() string { return ContextTitle + "\n\n" + Header + "\n\n" }
+func ContextHead() string { return ContextTitle + "\n\n" + Header + " " + MatchesNote + "\n\n" }
 
-func contextLine(v node.LessonView) string { return "- " + Observation(v) + "\n" }
+// MatchesNote tells the agent how to name a lesson it meets again (SPEC §2
+// "matches").
+const MatchesNote = "Each ends with its id: when you meet a surprise one of them describes, report it with that id as matches."
+
+// contextLine is one lesson: its observation and its id, which an agent
+// passes as "matches".
+func contextLine(v node.LessonView) string {
+	id := v.ID
+	if id == "" {
+		id = "l-" + v.Hash[:min(len(v.Hash), node.MinHashPrefix)]
+	}
+	return "- " + Observation(v) + " (" + display.Text(id) + ")\n"
+}
 
 // FitBudget keeps the lessons, in order, while their lines fit in budget
 // characters after the header: it stops before the first that would pass it.

@@ -3,6 +3,9 @@ package mcp
 import (
 	"strings"
 	"testing"
+
+	"github.com/remem/remem/node"
+	"github.com/remem/remem/protocol"
 )
 
 // A revocation reason stored before receivers checked reasons never
@@ -21,5 +24,22 @@ func TestAgentReasonWithholdsInstructions(t *testing.T) {
 		if got := agentReason(reason); got != reason {
 			t.Errorf("agentReason(%q) = %q, want it unchanged", reason, got)
 		}
+	}
+}
+
+// Each context line ends with the lesson's id, which an agent passes as
+// remember's matches (SPEC §2): the id has the form of a hash reference.
+func TestContextLinesCarryTheirID(t *testing.T) {
+	v := node.LessonView{Hash: "130494cfd9c9e6bf5c1480f5bc906350", ID: "l-130494cf", Kind: "error", Text: "go test fails until go generate has run", State: "common"}
+	md := ContextMarkdown([]node.LessonView{v})
+	if !strings.Contains(md, "go generate has run (l-130494cf)\n") || !strings.Contains(md, MatchesNote) {
+		t.Fatalf("context:\n%s", md)
+	}
+	if !protocol.IsHashRef("l-130494cf") {
+		t.Fatal("the id is not a hash reference")
+	}
+	v.ID = ""
+	if md := ContextMarkdown([]node.LessonView{v}); !strings.Contains(md, "(l-130494cf)") {
+		t.Fatalf("a view without an id:\n%s", md)
 	}
 }
