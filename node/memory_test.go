@@ -25,14 +25,21 @@ func newClock() *clock {
 // openTest opens a memory in a fresh home with a project opted in.
 func openTest(t testing.TB, clk *clock) (*Memory, string) {
 	t.Helper()
+	var cfg Config
+	if clk != nil {
+		cfg.Now = clk.Now
+	}
+	return openTestWith(t, cfg)
+}
+
+// openTestWith is openTest with cfg's other fields (its home is made here).
+func openTestWith(t testing.TB, cfg Config) (*Memory, string) {
+	t.Helper()
 	home := t.TempDir()
 	// Every origin counts: these tests are of the merge rule's mechanics,
 	// as the seed counts ("counted, not weighted"); admission_test.go has
 	// the default, which admits no stranger.
-	cfg := Config{Home: home, Create: true, Admission: Admission{All: true}}
-	if clk != nil {
-		cfg.Now = clk.Now
-	}
+	cfg.Home, cfg.Create, cfg.Admission = home, true, Admission{All: true}
 	m, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)

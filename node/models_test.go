@@ -42,21 +42,8 @@ func payload(t *testing.T, name string) string {
 // openModelTest is openTest with claude, as on PATH, as the node's model.
 func openModelTest(t *testing.T, timeout time.Duration) (*Memory, string) {
 	t.Helper()
-	home := t.TempDir()
 	model := consolidate.CLIModel{Tool: "claude", Timeout: timeout}
-	m, err := Open(Config{Home: home, Create: true, Admission: Admission{All: true}, Model: model.Ask, ModelName: model.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	project := filepath.Join(home, "project")
-	if err := os.MkdirAll(project, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Share(ProjectShare{Project: project, Surprises: true}); err != nil {
-		t.Fatal(err)
-	}
-	return m, project
+	return openTestWith(t, Config{Model: model.Ask, ModelName: model.Name()})
 }
 
 // A sleep with claude configured writes the model's sentence and counts

@@ -91,7 +91,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 func TestScriptedModelOnBlindClusters(t *testing.T) {
 	ctx := context.Background()
 	rows := readBlind(t)
-	var lexical, judged Totals
+	var lexical, judged Report
 	drafts, rewritten := 0, 0
 	for _, row := range rows {
 		dir := t.TempDir()
@@ -101,7 +101,7 @@ func TestScriptedModelOnBlindClusters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		addTotals(&lexical, base.Totals)
+		lexical.Rows = append(lexical.Rows, base.Rows...)
 
 		model := consolidate.CLIModel{Tool: "claude", Timeout: 20 * time.Second}
 		m, err := node.Open(node.Config{Home: t.TempDir(), Create: true, Model: model.Ask, ModelName: model.Name(),
@@ -143,31 +143,17 @@ func TestScriptedModelOnBlindClusters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rr := score(row, lessons, held, first.Dropped)
-		var one Report
-		one.Rows = append(one.Rows, rr)
-		one.sum()
-		addTotals(&judged, one.Totals)
+		judged.Rows = append(judged.Rows, score(row, lessons, held, first.Dropped))
 		m.Close()
 	}
+	lexical.sum()
+	judged.sum()
+	lt, jt := lexical.Totals, judged.Totals
 	t.Logf("default writer, lexical: %d lessons for %d groups, exact grouping by family %d of %d rows, %d drafts",
-		lexical.LessonsWritten, lexical.LessonsExpected, lexical.ExactByFamily, lexical.Rows, lexical.Drafts)
+		lt.LessonsWritten, lt.LessonsExpected, lt.ExactByFamily, lt.Rows, lt.Drafts)
 	t.Logf("model judge, then model rewrites: %d lessons, exact grouping by family %d of %d rows; %d drafts after the first sleep, %d rewritten by the second, %d left",
-		judged.LessonsWritten, judged.ExactByFamily, judged.Rows, drafts, rewritten, judged.Drafts)
-	if judged.ExactByFamily <= lexical.ExactByFamily || rewritten == 0 || judged.Drafts > drafts-rewritten {
+		jt.LessonsWritten, jt.ExactByFamily, jt.Rows, drafts, rewritten, jt.Drafts)
+	if jt.ExactByFamily <= lt.ExactByFamily || rewritten == 0 || jt.Drafts > drafts-rewritten {
 		t.Errorf("the model's judge and rewrites did not help: lexical %+v, judged %+v, drafts %d, rewritten %d", lexical, judged, drafts, rewritten)
 	}
-}
-
-func addTotals(dst *Totals, t Totals) {
-	dst.Rows += t.Rows
-	dst.ExactGrouping += t.ExactGrouping
-	dst.ExactByFamily += t.ExactByFamily
-	dst.LessonsWritten += t.LessonsWritten
-	dst.LessonsExpected += t.LessonsExpected
-	dst.FactsKept += t.FactsKept
-	dst.Facts += t.Facts
-	dst.RawData += t.RawData
-	dst.Drafts += t.Drafts
-	dst.Published += t.Published
 }

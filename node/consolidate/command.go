@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -52,15 +53,7 @@ func (w CommandWriter) Write(ctx context.Context, c Cluster) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	cmd := exec.CommandContext(ctx, "sh", "-c", w.Command)
-	cmd.Stdin = bytes.NewReader(input)
-	stdout := &capped{max: commandMaxOutput}
-	stderr := &capped{max: commandMaxStderr}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.WaitDelay = time.Second // do not wait forever on pipes held by grandchildren
-	killGroup(cmd)
-
-	err = cmd.Run()
+	stdout, stderr, err := runCapped(exec.CommandContext(ctx, "sh", "-c", w.Command), bytes.NewReader(input), commandMaxOutput, commandMaxStderr)
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		return "", fmt.Errorf("writer command %q: timed out after %s%s", w.Command, timeout, stderrNote(stderr))
@@ -81,6 +74,19 @@ func (w CommandWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		return "", fmt.Errorf("writer command %q: empty output%s", w.Command, stderrNote(stderr))
 	}
 	return oneLine(fmt.Sprintf("writer command %q", w.Command), out)
+}
+
+// runCapped runs cmd (made with a context that bounds it) with stdin, its
+// output and errors kept up to maxOut and maxErr bytes; at the context's
+// end its whole process group is killed (killGroup), and pipes a
+// grandchild still holds are waited for at most a second.
+func runCapped(cmd *exec.Cmd, stdin io.Reader, maxOut, maxErr int) (stdout, stderr *capped, err error) {
+	cmd.Stdin = stdin
+	stdout, stderr = &capped{max: maxOut}, &capped{max: maxErr}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = time.Second
+	killGroup(cmd)
+	return stdout, stderr, cmd.Run()
 }
 
 // countSentences counts the sentences of one line: a sentence ends at . ! or

@@ -175,14 +175,7 @@ func (m CLIModel) Ask(ctx context.Context, system, prompt string, _ int) (string
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
 	cmd.Env = boundedEnv(os.Environ(), m.Tool)
-	cmd.Stdin = strings.NewReader(stdin)
-	stdout := &capped{max: cliMaxOutput}
-	stderr := &capped{max: cliMaxStderr}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.WaitDelay = time.Second // do not wait forever on pipes held by grandchildren
-	killGroup(cmd)
-
-	err = cmd.Run()
+	stdout, stderr, err := runCapped(cmd, strings.NewReader(stdin), cliMaxOutput, cliMaxStderr)
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		return "", fmt.Errorf("%s: no answer within %s, killed%s; %s", m.Tool, timeout, stderrNote(stderr), m.Hint())
