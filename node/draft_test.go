@@ -10,6 +10,7 @@ import (
 
 	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
 )
 
 // A lesson whose redaction leaves a placeholder standing in a command is a
@@ -57,6 +58,21 @@ type pastedWriter struct{ text string }
 func (w pastedWriter) Write(context.Context, consolidate.Cluster) (string, error) { return w.text, nil }
 func (pastedWriter) Name() string                                                 { return "pasted" }
 
+// sleepWith sleeps with w as the writer and returns the report and the
+// lessons held after.
+func sleepWith(t *testing.T, m *Memory, w consolidate.Writer) (SleepReport, []store.Lesson) {
+	t.Helper()
+	rep, err := m.Sleep(WithWriter(context.Background(), w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lessons, err := m.store.Lessons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, lessons
+}
+
 // A sentence that reads like pasted tool output (protocol.Pasted) is a
 // draft, whichever writer wrote it (SPEC §3): kept with the reason, never
 // signed; the default writer's written sentence is taken over it.
@@ -67,14 +83,7 @@ func TestPastedSentenceIsDraft(t *testing.T) {
 		if _, err := m.Remember([]protocol.Event{failure(project, "s1", "the tests fail because the fixture database is not migrated")}); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := m.Sleep(WithWriter(context.Background(), pastedWriter{table}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lessons, err := m.store.Lessons()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep, lessons := sleepWith(t, m, pastedWriter{table})
 		if rep.NewLessons != 1 || rep.Signed != 1 || len(lessons) != 1 || lessons[0].Draft != "" || lessons[0].Text == table {
 			t.Fatalf("sleep %+v, lessons %+v", rep, lessons)
 		}
@@ -87,14 +96,7 @@ func TestPastedSentenceIsDraft(t *testing.T) {
 		if _, err := m.Remember([]protocol.Event{ev}); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := m.Sleep(WithWriter(context.Background(), pastedWriter{table}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lessons, err := m.store.Lessons()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep, lessons := sleepWith(t, m, pastedWriter{table})
 		if rep.NewLessons != 1 || rep.Signed != 0 || rep.KeptLocal != 1 || len(lessons) != 1 ||
 			lessons[0].Draft != "reads like pasted output: table columns" || lessons[0].Text != table {
 			t.Fatalf("sleep %+v, lessons %+v", rep, lessons)
