@@ -24,7 +24,7 @@ type fixture struct {
 	srv                       *httptest.Server
 	author, confirmer, other  protocol.Identity
 	received, script, revoked string // hashes
-	common, own               string
+	common, own, draft        string
 }
 
 func identity(t *testing.T, b byte) protocol.Identity {
@@ -83,7 +83,9 @@ func newFixture(t *testing.T) *fixture {
 	// A refused line, so the page has a refusal to show.
 	m.Receive(ctx, "team:x", protocol.SplitLines([]byte(`{"v":1,"hash":"00","origin":"x"}`)))
 	// And a lesson of this memory's own.
-	if _, err := m.Remember([]protocol.Event{{Kind: "error", Title: "go test -race ./...", Happened: "the race detector needs cgo, and CGO_ENABLED=0 was set", Agent: "a", Session: "s"}}); err != nil {
+	// And a draft (SPEC §3): its redaction leaves a placeholder in a command.
+	if _, err := m.Remember([]protocol.Event{{Kind: "error", Title: "go test -race ./...", Happened: "the race detector needs cgo, and CGO_ENABLED=0 was set", Agent: "a", Session: "s"},
+		{Kind: "error", Title: "db migrate", Happened: "the migration job runs mysql -u app --password=hunter2 and fails once the secret rotates", Agent: "a", Session: "s"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Sleep(ctx); err != nil {
@@ -94,9 +96,15 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	for _, v := range views {
-		if v.Own {
+		switch {
+		case v.Own && v.Draft != "":
+			f.draft = v.Hash
+		case v.Own:
 			f.own = v.Hash
 		}
+	}
+	if f.draft == "" || f.own == "" {
+		t.Fatalf("no own lesson and draft among %+v", views)
 	}
 	f.srv = httptest.NewServer(node.NewAPI(m, node.APIOptions{Web: web.Handler()}))
 	t.Cleanup(f.srv.Close)
@@ -157,6 +165,13 @@ func TestBrowser(t *testing.T) {
 	b.eval(t, `Object.fromEntries(Array.from(document.querySelectorAll('#rows tr')).map(tr => [tr.dataset.hash, tr.dataset.state]))`, &states)
 	if states[f.common] != "common" || states[f.revoked] != "revoked" || states[f.own] != "candidate" {
 		t.Errorf("states shown: %v", states)
+	}
+
+	// A draft is marked with its reason.
+	var chip string
+	b.eval(t, fmt.Sprintf(`(() => { const c = document.querySelector('#rows tr[data-hash=%q] .chip.draft'); return c ? c.textContent : ''; })()`, f.draft), &chip)
+	if !strings.HasPrefix(chip, "draft: ") {
+		t.Errorf("the draft's row shows %q, want its draft chip", chip)
 	}
 
 	// The <script> text is text: escaped in the DOM, never run.
