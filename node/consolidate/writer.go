@@ -121,7 +121,7 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 	if kind == "" {
 		kind = strings.ToLower(strings.TrimSpace(c.Kind))
 	}
-	title, rawHappened, expected := f(callName(e.Title)), f(e.Happened), facts(f(e.Expected))
+	title, rawHappened, expected := dropPlaceholders(f(callName(e.Title))), f(e.Happened), facts(f(e.Expected))
 	happened := facts(rawHappened)
 	agentDid := f(e.AgentDid)
 	said, text := f(e.Said), facts(f(e.Text))
@@ -1127,6 +1127,22 @@ func callName(title string) string {
 		out = append(out, x)
 	}
 	return strings.Join(out, " ")
+}
+
+// dropPlaceholders leaves out of a call's name the arguments the
+// redaction replaced ("ssh an e-mail address" is "ssh"): where raw data
+// was, the call said where, not what.
+func dropPlaceholders(call string) string {
+	for _, p := range textcheck.Placeholders() {
+		for {
+			k := strings.Index(call, p)
+			if k <= 0 {
+				break
+			}
+			call = strings.TrimSpace(call[:k]) + " " + strings.TrimSpace(call[k+len(p):])
+		}
+	}
+	return strings.Join(strings.Fields(call), " ")
 }
 
 // generatedName: a name a system made up, with two hyphens or more and a

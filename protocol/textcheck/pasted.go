@@ -105,16 +105,22 @@ func Pasted(text string) string {
 	if logLine(words) {
 		return "a log line"
 	}
-	if tableColumns(words) {
+	if tableColumns(words) || titleHeader(words) || capsTail(words) {
 		return "table columns"
 	}
-	if placeholderStanding(text) {
+	if spacedFields(words) || shellLineLocation(words) {
+		return "a log line"
+	}
+	if placeholderStanding(text) || placeholderQuoted(text, words) {
 		return "a placeholder standing for raw data"
 	}
 	if identifierRun(words) {
 		return "a run of identifiers"
 	}
-	if symbolRun(text) {
+	if markupTags(text) {
+		return "markup tags"
+	}
+	if symbolRun(text) || strings.Contains(text, " *** ") {
 		return "an underline or progress bar"
 	}
 	if strings.HasPrefix(text, "$ ") || strings.HasPrefix(text, "> ") || strings.HasPrefix(text, `PS C:\`) || promptInside(text) {
@@ -126,7 +132,7 @@ func Pasted(text string) string {
 			return "a long quoted output"
 		}
 	}
-	if stitched(text, words, quotes) {
+	if stitched(text, words, quotes) || newSentenceAfterSemicolon(text, quotes) {
 		return "stitched fragments"
 	}
 	return cutOff(text, quotes)
@@ -425,6 +431,10 @@ var placeholderWords = []string{
 	"a password", "a token", "a person",
 }
 
+// Placeholders are the words the raw-data redaction puts where raw data
+// was, longest first (a copy).
+func Placeholders() []string { return append([]string(nil), placeholderWords...) }
+
 func placeholderStanding(text string) bool {
 	joins := func(c byte) bool {
 		return c == '-' || c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80 ||
@@ -681,8 +691,12 @@ var (
 	danglingWords = set("may", "might", "can", "could", "will", "would", "shall", "should", "must", "does", "do", "did",
 		"a", "an", "the", "and", "or", "but", "nor", "because", "that", "which", "whose", "when", "while",
 		"if", "unless", "until", "as", "whether", "is", "are", "was", "were", "be", "been", "has", "have", "its", "their",
-		"our", "your", "his", "her", "my", "these", "those", "where", "than")
-	strandable = set("to", "with", "for", "of", "from", "by", "at", "into", "onto", "via", "toward", "towards", "per",
+		"our", "your", "his", "her", "my", "these", "those", "where", "than", "this")
+	// needsNoun are adjectives that, after a determiner, leave out the
+	// noun they qualify ("the current", "the entire").
+	needsNoun   = set("current", "previous", "entire", "whole", "following", "respective", "corresponding", "underlying")
+	determiners = set("the", "a", "an", "this", "that", "its", "their", "our", "your", "his", "her", "my", "these", "those", "each", "every")
+	strandable  = set("to", "with", "for", "of", "from", "by", "at", "into", "onto", "via", "toward", "towards", "per",
 		"against", "among", "between", "during", "except", "within", "without", "upon", "like")
 	relatives = set("what", "which", "whom", "whatever", "who")
 	beForms   = set("is", "are", "was", "were", "be", "been", "has", "have", "may", "might", "can", "could", "will", "would", "shall", "should",
@@ -714,7 +728,8 @@ func cutOff(text string, quotes [][2]int) string {
 	if depth > 0 {
 		return "cut off inside a parenthesis"
 	}
-	if strings.Count(t, `"`)%2 == 1 || strings.Count(t, "“") > strings.Count(t, "”") {
+	if strings.Count(t, `"`)%2 == 1 || strings.Count(t, "“") > strings.Count(t, "”") || strings.Count(t, "`")%2 == 1 ||
+		unclosedSingle(t, quotes, lead) {
 		return "cut off inside a quote"
 	}
 	body := strings.TrimRight(t, ".!? ")
@@ -732,8 +747,17 @@ func cutOff(text string, quotes [][2]int) string {
 	if last != strings.ToLower(last) {
 		return "" // "B is no longer connected to A": a name
 	}
+	if n := len(f); beForms[last] && n >= 2 && (strings.ToLower(f[n-2]) == "which" || strings.ToLower(f[n-2]) == "who") {
+		return "cut off after '" + last + "'" // "…, which does": its verb is missing
+	}
 	if beForms[last] && clauseHas(f, wh) {
 		return "" // "where the token is", "as it is"
+	}
+	if n := len(f); n >= 2 && needsNoun[last] && determiners[strings.ToLower(f[n-2])] {
+		return "cut off after '" + last + "'" // "the current": its noun is missing
+	}
+	if flagWithoutValue(f) {
+		return "cut off after a flag"
 	}
 	if danglingWords[last] {
 		return "cut off after '" + last + "'"
@@ -773,4 +797,190 @@ func set(words ...string) map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+// titleHeader: a table's header in Title Case, as df, kubectl describe's
+// events and ps print it: four or more capitalised words in a row (each
+// a capital and then lower-case letters, a final "%" allowed) among which
+// one after the first is a capitalised function word (From, On, Of, To,
+// In, At, By, For) or carries a "%" ("Filesystem Size Used Avail Use%
+// Mounted on", "Type Reason Age From Message"). A name of several
+// capitalised words ("Google Cloud Build") has neither.
+func titleHeader(words []string) bool {
+	run, marked := 0, false
+	for _, w := range words {
+		if !titleWord(w) {
+			run, marked = 0, false
+			continue
+		}
+		run++
+		if run > 1 && (titleFunction[w] || strings.HasSuffix(w, "%")) {
+			marked = true
+		}
+		if run >= 4 && marked {
+			return true
+		}
+	}
+	return false
+}
+
+var titleFunction = set("From", "On", "Of", "To", "In", "At", "By", "For")
+
+// titleWord: a capital and then one or more lower-case ASCII letters, a
+// final "%" or "." allowed (Size, Use%, Message.).
+func titleWord(w string) bool {
+	w = strings.TrimSuffix(strings.TrimSuffix(w, "."), "%")
+	if len(w) < 2 || w[0] < 'A' || w[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// capsTail: the sentence is two or more ALL-CAPS words and nothing else
+// ("NAMES PORTS."): column names, not a sentence.
+func capsTail(words []string) bool {
+	if len(words) < 2 {
+		return false
+	}
+	for _, w := range words {
+		if !capsWord(strings.TrimRight(w, ".!?")) {
+			return false
+		}
+	}
+	return true
+}
+
+// spacedFields: two or more "key = value" fields with spaces around "=",
+// the key a lower-case word, as gRPC and config dumps print them ("rpc
+// error: code = Unknown desc = failed").
+func spacedFields(words []string) bool {
+	n := 0
+	for i := 1; i+1 < len(words); i++ {
+		if words[i] == "=" && lowerKey(words[i-1]) {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+// placeholderQuoted: a redaction's placeholder is the whole of a quote
+// ("Repository 'a person' is not defined"), or the argument of a call
+// told as "Running <call> <placeholder>": raw data stood there.
+func placeholderQuoted(text string, words []string) bool {
+	for _, q := range quoteSpans(text) {
+		in := strings.TrimSpace(text[q[0]:q[1]])
+		in = strings.Trim(in, quoteMarks)
+		for _, p := range placeholderWords {
+			if in == p {
+				return true
+			}
+		}
+	}
+	for i, w := range words {
+		if w != "Running" && w != "running" {
+			continue
+		}
+		rest := strings.Join(words[i+1:min(len(words), i+8)], " ")
+		for _, p := range placeholderWords {
+			if k := strings.Index(rest, p); k > 0 && strings.Count(rest[:k], " ") <= 2 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// newSentenceAfterSemicolon: a semicolon outside quotes followed by a
+// capitalised function word ("; The", "; It", "; This"): two sentences
+// stitched, since a clause after a semicolon goes on in lower case (a
+// name may follow: "; Gradle does not read it").
+func newSentenceAfterSemicolon(text string, quotes [][2]int) bool {
+	qc := quoteCursor{quotes: quotes}
+	for i := 0; i < len(text); i++ {
+		if text[i] != ';' || qc.in(i) {
+			continue
+		}
+		if sentenceOpeners[firstWord(text[i+1:])] {
+			return true
+		}
+	}
+	return false
+}
+
+var sentenceOpeners = set("The", "This", "That", "These", "Those", "It", "Its", "A", "An", "There", "They", "We", "Our", "Then",
+	"Is", "Are", "Was", "Were", "Do", "Does", "Did", "Please", "If", "Make")
+
+// unclosedSingle: a single quote that opens after a space or "(" before a
+// letter and starts no quote (quoteSpans found no close for it).
+func unclosedSingle(t string, quotes [][2]int, lead int) bool {
+	starts := map[int]bool{}
+	for _, q := range quotes {
+		starts[q[0]] = true
+	}
+	qc := quoteCursor{quotes: quotes}
+	for i := 0; i+1 < len(t); i++ {
+		if t[i] != '\'' || !(i == 0 || t[i-1] == ' ' || t[i-1] == '(') || qc.in(i+lead) {
+			continue
+		}
+		if c := t[i+1]; ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigitByte(c)) && !starts[i+lead] {
+			return true
+		}
+	}
+	return false
+}
+
+// flagWithoutValue: the sentence ends on a flag that lost its value:
+// "--out=", or a long flag after a flag and its value ("--region eu-west1
+// --project"): flags given in pairs, the last one's value cut away. A
+// flag after a word ("npm ci --legacy-peer-deps", "without --force") may
+// take no value, and is kept.
+func flagWithoutValue(f []string) bool {
+	n := len(f)
+	last := strings.TrimRight(f[n-1], ".!?")
+	if !strings.HasPrefix(last, "-") || len(last) < 2 {
+		return false
+	}
+	if strings.HasSuffix(last, "=") {
+		return true
+	}
+	return n >= 3 && strings.HasPrefix(last, "--") && strings.HasPrefix(f[n-3], "-") && !strings.HasPrefix(f[n-2], "-") &&
+		!strings.Contains(f[n-3], "=")
+}
+
+// shellLineLocation: a shell's error location "<script>: line <n>:"
+// ("deploy.sh: line 12: foo: command not found").
+func shellLineLocation(words []string) bool {
+	for i := 1; i+1 < len(words); i++ {
+		if words[i] == "line" && strings.HasSuffix(words[i-1], ":") && strings.HasSuffix(words[i+1], ":") &&
+			allDigits(strings.TrimSuffix(words[i+1], ":")) {
+			return true
+		}
+	}
+	return false
+}
+
+// markupTags: an HTML or XML element, an opening tag and its closing tag
+// ("<title>…</title>"), carried from a response body.
+func markupTags(text string) bool {
+	for from := 0; from < len(text); {
+		k := strings.Index(text[from:], "</")
+		if k < 0 {
+			return false
+		}
+		at := from + k + 2
+		end := at
+		for end < len(text) && ('a' <= text[end] && text[end] <= 'z' || '0' <= text[end] && text[end] <= '9') {
+			end++
+		}
+		if end > at && end < len(text) && text[end] == '>' && strings.Contains(text[:from+k], "<"+text[at:end]) {
+			return true
+		}
+		from = at
+	}
+	return false
 }
