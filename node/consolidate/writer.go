@@ -115,6 +115,7 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		if w.Redact != nil {
 			s = w.Redact(s)
 		}
+		s = dropOwnNames(s)
 		return oneSentence(strings.Join(strings.Fields(linesAsSentences(s)), " "))
 	}
 	kind := strings.ToLower(strings.TrimSpace(e.Kind))
@@ -1128,6 +1129,124 @@ func callName(title string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// dropOwnNames leaves out of a field the names an organisation gives its
+// own resources, which output quotes and a lesson must not carry (SPEC
+// §6): a bucket URL (s3://, gs://, az://, with the "to" or "from" before
+// it), an image or module path on a registry or forge
+// ("ghcr.io/acme/api:1.4", "github.com/acme/*": a host with a dot and two
+// or more path segments), the value of an environment variable set to a
+// URL or path ("HTTPS_PROXY=http://proxy.corp:3128" is "HTTPS_PROXY"),
+// and a quoted name after a resource's noun ("resource group 'rg-x-1'",
+// "namespace "team-a"") that is an identifier, not a word. The owner of a
+// dropped path (its first segment) goes wherever else it stands as a
+// word. What failed is told by the error code and message around them.
+func dropOwnNames(s string) string {
+	if !strings.Contains(s, "/") && !strings.ContainsAny(s, `'"`) {
+		return s
+	}
+	w := strings.Fields(s)
+	owners := map[string]bool{}
+	out := make([]string, 0, len(w))
+	for i, x := range w {
+		core := strings.Trim(x, `'"`+"`"+`,;:()`)
+		end := x[len(strings.TrimRight(x, `,;:.`)):]
+		switch {
+		case bucketURL(core):
+			if n := len(out); n > 0 && (out[n-1] == "to" || out[n-1] == "from" || out[n-1] == "in" || out[n-1] == "at") {
+				out = out[:n-1]
+			}
+			if end != "" && len(out) > 0 {
+				out[len(out)-1] += end
+			}
+			continue
+		case registryPath(core):
+			if seg := strings.Split(core, "/"); len(seg) > 2 {
+				owners[seg[1]] = true
+			}
+			if end != "" && len(out) > 0 {
+				out[len(out)-1] += end
+			}
+			continue
+		case envAssignedPath(core):
+			k := strings.IndexByte(core, '=')
+			if _, v, _ := strings.Cut(core, "="); registryPath(v) {
+				owners[strings.Split(v, "/")[1]] = true
+			}
+			out = append(out, core[:k]+end)
+			continue
+		case i > 0 && quotedIdentifier(x) && resourceNouns[strings.ToLower(strings.Trim(w[i-1], `:,`))]:
+			if end != "" && len(out) > 0 {
+				out[len(out)-1] += end
+			}
+			continue
+		}
+		out = append(out, x)
+	}
+	if len(owners) > 0 {
+		kept := out[:0]
+		for _, x := range out {
+			if owners[strings.Trim(x, `'"`+"`"+`,;:.()`)] {
+				continue
+			}
+			kept = append(kept, x)
+		}
+		out = kept
+	}
+	return strings.Join(out, " ")
+}
+
+func bucketURL(x string) bool {
+	for _, p := range []string{"s3://", "gs://", "az://", "abfss://", "wasbs://"} {
+		if strings.HasPrefix(x, p) && len(x) > len(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// registryPath: host.tld/owner/name…, no scheme ("ghcr.io/acme/api:1.2",
+// "github.com/acme/*"); "networking.k8s.io/v1" has one segment only.
+func registryPath(x string) bool {
+	if strings.Contains(x, "://") {
+		return false
+	}
+	seg := strings.Split(x, "/")
+	host, _, _ := strings.Cut(seg[0], ":")
+	dot := strings.LastIndexByte(host, '.')
+	if len(seg) < 3 || dot <= 0 || len(host)-dot-1 < 2 || !isLetters(host[dot+1:]) || seg[1] == "" || seg[1] == "library" {
+		return false
+	}
+	for _, c := range seg[0] {
+		if !(unicode.IsLower(c) || unicode.IsDigit(c) || c == '.' || c == '-' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// envAssignedPath: NAME=<a URL or a registry path>.
+func envAssignedPath(x string) bool {
+	k, v, ok := strings.Cut(x, "=")
+	if !ok || k == "" || v == "" || strings.IndexFunc(k, func(r rune) bool { return !unicode.IsUpper(r) && r != '_' && !unicode.IsDigit(r) }) >= 0 {
+		return false
+	}
+	return strings.Contains(v, "://") || registryPath(v)
+}
+
+// quotedIdentifier: a quoted single name with a hyphen, an underscore or a
+// digit in it ('rg-platform-prod', "team_a"), not a word.
+func quotedIdentifier(x string) bool {
+	x = strings.TrimRight(x, ",;:.")
+	if len(x) < 3 || !strings.ContainsAny(x[:1], `'"`) || x[len(x)-1] != x[0] {
+		return false
+	}
+	in := x[1 : len(x)-1]
+	return in != "" && strings.ContainsAny(in, "-_0123456789") && !strings.ContainsAny(in, " /:.@")
+}
+
+var resourceNouns = set("group", "namespace", "pod", "release", "bucket", "project", "subscription", "cluster", "vault",
+	"deployment", "secret", "account", "workspace", "repository", "registry", "database", "instance", "queue", "topic", "table")
 
 // dropPlaceholders leaves out of a call's name the arguments the
 // redaction replaced ("ssh an e-mail address" is "ssh"): where raw data
