@@ -80,6 +80,9 @@ func Essential(s string) string {
 			continue
 		}
 		if r, _ := utf8.DecodeRuneInString(strings.TrimSpace(raw)); unicode.IsLetter(r) && isProse(l) {
+			if advice(l) {
+				continue
+			}
 			prose = append(prose, strings.TrimRight(l, ". "))
 			continue
 		}
@@ -366,6 +369,15 @@ func cleanLine(l string) string {
 			allDigitsStr(strings.TrimSuffix(strings.Fields(l)[1], ":")) && strings.HasSuffix(strings.Fields(l)[1], ":"):
 			// sh's "/path/script.sh: 1: ./gradlew: Permission denied".
 			l = strings.Join(strings.Fields(l)[2:], " ")
+		case strings.HasSuffix(w, ":") && strings.Contains(w, "/") && strings.Count(l, " ") > 2 && strings.Fields(l)[1] == "line" &&
+			strings.HasSuffix(strings.Fields(l)[2], ":") && allDigitsStr(strings.TrimSuffix(strings.Fields(l)[2], ":")):
+			// bash's "/path/script.sh: line 1: ./gradlew: Permission denied".
+			l = strings.Join(strings.Fields(l)[3:], " ")
+			if f := strings.Fields(l); len(f) > 1 && allDigitsStr(f[0]) {
+				return "" // its job report, "213 Killed ./gradlew test": the exit code says it
+			}
+		case strings.HasSuffix(w, ":") && nameLine(strings.TrimSuffix(w, ":")):
+			l = strings.TrimPrefix(l, w) // make's "Makefile:23: *** missing separator"
 		case locationParen(w):
 			l = strings.TrimPrefix(l, w) // "src/x.ts(41,7): error TS2322"
 		case strings.Contains(w, "/") && strings.HasPrefix(strings.TrimPrefix(l, w), " : "):
@@ -502,6 +514,16 @@ var noiseStarts = []string{
 	"Error: Process completed with exit code",
 }
 
+// nameLine: a file named without an extension and a line number,
+// "Makefile:23", "Dockerfile:14".
+func nameLine(w string) bool {
+	file, line, ok := strings.Cut(w, ":")
+	if !ok || len(file) < 2 || !unicode.IsUpper(rune(file[0])) || !allDigitsStr(line) || line == "" {
+		return false
+	}
+	return isLetters(file)
+}
+
 func noiseLine(l string) bool {
 	for _, p := range noiseStarts {
 		if strings.HasPrefix(l, p) {
@@ -616,9 +638,14 @@ func errorScore(l string) int {
 		switch {
 		case strings.HasPrefix(x, "error[") || strings.HasPrefix(x, "error TS") || i > 0 && w[i-1] == "error" && codeWord(t):
 			sc += 4
+		case i > 0 && strings.EqualFold(w[i-1], "error:") && i == len(w)-1 && kebabCode(t):
+			sc += 4 // pip's "error: externally-managed-environment": a code in words
 		case strings.HasSuffix(t, "Error") || strings.HasSuffix(t, "Exception") || strings.HasSuffix(t, "Violation"):
 			if len(t) > 5 && unicode.IsUpper([]rune(t)[0]) || strings.Contains(t, ".") {
 				sc += 3
+			}
+			if k := strings.LastIndexByte(t, '.'); k > 0 && k+1 < len(t) && unicode.IsUpper(rune(t[k+1])) {
+				sc += 3 // a class named with its package, "java.lang.UnsupportedClassVersionError": the cause itself
 			}
 		case codeWord(t):
 			sc += 3
@@ -634,6 +661,11 @@ func errorScore(l string) int {
 		if strings.Contains(low, p) {
 			sc += 2
 		}
+	}
+	// Advice to the reader ("Make sure you have X installed", "If you
+	// wish to ..."): what to do, not what failed.
+	if advice(l) {
+		sc -= 3
 	}
 	for _, p := range []string{"build failure", "build failed", "exit code", "exit status", "process completed",
 		"previous error", "failed with an exception", "installation failed", "tests run:", "did not complete",
@@ -655,6 +687,28 @@ func errorScore(l string) int {
 		sc -= 2
 	}
 	return sc
+}
+
+// advice: a line that tells the reader what to do ("Make sure you have X
+// installed", "If you wish to ...", "you can override this").
+func advice(l string) bool {
+	low := strings.ToLower(l)
+	for _, p := range []string{"make sure", "sure you ", "if you ", "you can ", "you may ", "you might ", "you want",
+		"you need to", "you should", "consider "} {
+		if strings.Contains(low, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// kebabCode: an error code written as words joined by hyphens,
+// "externally-managed-environment", "non-fast-forward".
+func kebabCode(t string) bool {
+	if strings.Contains(t, "fail") || strings.Contains(t, "error") {
+		return false // "metadata-generation-failed": a verdict, not what failed
+	}
+	return strings.Count(t, "-") >= 2 && lowerWord(t) && !strings.HasPrefix(t, "-") && !strings.HasSuffix(t, "-")
 }
 
 // codeWord: an error code: ERESOLVE, ENOSPC, PERMISSION_DENIED, NU1101,
@@ -720,6 +774,13 @@ func details(l string) string {
 		kept = append(kept, x)
 	}
 	l = strings.Join(kept, " ")
+	// Python's "OSError: [Errno 28] No space left on device": the label
+	// goes, the message it labels says it.
+	if k := strings.Index(l, "[Errno "); k >= 0 {
+		if e := strings.IndexByte(l[k:], ']'); e > 0 && allDigitsStr(strings.TrimPrefix(l[k+1:k+e], "Errno ")) {
+			l = strings.TrimRight(l[:k], " ") + " " + strings.TrimSpace(l[k+e+1:])
+		}
+	}
 	// CloudFormation's "UPDATE_FAILED ... returned message: "X"".
 	if k := strings.Index(strings.ToLower(l), "message: "); k > 0 {
 		code := ""
