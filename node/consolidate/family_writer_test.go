@@ -1,0 +1,37 @@
+package consolidate
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// An error and a note of the same surprise in one cluster: the lesson is
+// the error's failure with the note's cause.
+func TestDefaultWriterErrorWithNote(t *testing.T) {
+	c := Cluster{Kind: "error", Episodes: []Episode{
+		{Kind: "note", Text: "The runner image ships an old CA bundle; the corporate proxy's certificate is not in it."},
+		{Kind: "error", Title: "curl https://internal.example/api", Happened: "curl: (60) SSL certificate problem: unable to get local issuer certificate"},
+	}}
+	got, err := DefaultWriter{}.Write(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"curl", "unable to get local issuer certificate", "because", "CA bundle"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("got %q, want it to hold %q", got, want)
+		}
+	}
+}
+
+func TestCorrectionNoThing(t *testing.T) {
+	got := correction("no sudo please, the installer writes into the home directory", "Was about to run `sudo make install`.")
+	if !strings.HasPrefix(got, "The person objected to the agent using sudo because the installer writes into the home directory") {
+		t.Errorf("got %q", got)
+	}
+	// a statement with a verb of its own is no order
+	got = correction("the cache is per branch, so clearing it won't help", "Cleared the CI cache.")
+	if strings.Contains(got, "wanted the agent to") {
+		t.Errorf("got %q", got)
+	}
+}
