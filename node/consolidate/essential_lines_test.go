@@ -21,10 +21,33 @@ func TestEssentialPicksTheFailure(t *testing.T) {
 		// make's "File:N: ***" and bash's "script: line N:" prefixes go
 		{"Makefile:7: *** recipe commences before first target.  Stop.", "recipe commences before first target", "***"},
 		{"/tmp/job/step.sh: line 3: ./deploy: No such file or directory\nError: exit code 127", "No such file or directory", "line 3"},
+		// gRPC's status fields go; a chain ends on its short last message
+		{"Warning  Failed  2m  kubelet  Failed to pull image \"registry.example/app:2\": rpc error: code = NotFound desc = failed to resolve reference \"registry.example/app:2\": unexpected status: 403 Forbidden and more words to make it long", "403 Forbidden", "code ="},
+		// kubectl's event reason names the event
+		{"Events:\n  Warning  FailedMount  10s  kubelet  MountVolume.SetUp failed for volume \"data\": configmap not found", "FailedMount:", ""},
+		// git's remote: prefix and the forge's name go; a refusal to "you" is the server's
+		{"remote: Gitea: You are not allowed to force-push to this branch.\nerror: failed to push some refs", "the server refuses force-pushing", "remote:"},
+		// botocore's error format
+		{"Completed 0 Bytes/1.2 MiB\ndownload failed: s3://b/k to ./k An error occurred (SlowDown) when calling the GetObject operation: Please reduce your request rate.", "SlowDown from GetObject", "An error occurred"},
+		// output that is only a warning: the warning is what happened
+		{"WARN[0001] the volume driver \"local\" is deprecated", "is deprecated", "WARN"},
 	} {
 		got := Essential(c.out)
 		if !strings.Contains(got, c.want) || c.not != "" && strings.Contains(got, c.not) {
 			t.Errorf("Essential(%q) = %q, want it to hold %q and not %q", c.out, got, c.want, c.not)
+		}
+	}
+}
+
+func TestHomeTilde(t *testing.T) {
+	for in, want := range map[string]string{
+		"Bad owner on /home/lee/.ssh/config":   "Bad owner on ~/.ssh/config",
+		"reading '/Users/a.b/work/app/x.toml'": "reading '~/work/app/x.toml'",
+		"the tool lives in /opt/home/lee/bin":  "the tool lives in /opt/home/lee/bin",
+		"path=/home/ci/cache and /home/ alone": "path=~/cache and /home/ alone",
+	} {
+		if got := homeTilde(in); got != want {
+			t.Errorf("homeTilde(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -101,7 +101,7 @@ func Essential(s string) string {
 		}
 	}
 	if best == "" && len(prose) == 0 {
-		return ""
+		return warningOnly(lines)
 	}
 	if bestScore < 1 && len(prose) > 0 {
 		best = ""
@@ -122,6 +122,28 @@ func Essential(s string) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// warningOnly is the first warning of output that holds nothing else
+// (docker compose's "WARN[0000] ...: `version` is obsolete"): for a
+// report that is all warnings, the warning is what happened.
+func warningOnly(lines []string) string {
+	for _, raw := range lines {
+		l := strings.TrimSpace(raw)
+		w := firstField(l)
+		switch {
+		case bracketLevel(w) == "warn" || bracketLevel(w) == "warning", w == "WARNING:", w == "warning:", w == "Warning:":
+			l = strings.TrimSpace(strings.TrimPrefix(l, w))
+		case strings.HasPrefix(l, "npm WARN "):
+			l = strings.TrimPrefix(l, "npm WARN ")
+		default:
+			continue
+		}
+		if m := message(cleanLine(l)); m != "" {
+			return m
+		}
+	}
+	return ""
 }
 
 // errorOpening: a line that opens as a tool's error message does.
@@ -288,6 +310,20 @@ func cleanLine(l string) string {
 		return r
 	}, l)
 	l = strings.Join(strings.Fields(l), " ")
+	// gRPC's status "rpc error: code = Unknown desc = <message>": the
+	// message says it.
+	if k := strings.Index(l, "rpc error: code = "); k >= 0 {
+		if d := strings.Index(l[k:], " desc = "); d > 0 {
+			l = l[:k] + l[k+d+len(" desc = "):]
+		}
+	}
+	// git's "remote: <message>", the server's words passed on.
+	if rest, ok := strings.CutPrefix(l, "remote: "); ok && strings.Count(rest, " ") >= 3 {
+		l = rest
+		if f := firstField(l); len(f) > 2 && strings.HasSuffix(f, ":") && unicode.IsUpper(rune(f[0])) && isLetters(strings.TrimSuffix(f, ":")) {
+			l = strings.TrimSpace(strings.TrimPrefix(l, f)) // "GitLab: You are not allowed ..."
+		}
+	}
 	if strings.HasPrefix(l, "# ") {
 		return "" // go's "# package" header
 	}
@@ -339,6 +375,12 @@ func cleanLine(l string) string {
 			for k, x := range f {
 				if x == "kubelet" || strings.HasSuffix(x, "-scheduler") || strings.HasSuffix(x, "-controller") || strings.HasSuffix(x, "controller") {
 					l = strings.Join(f[k+1:], " ")
+					// The reason column names the event ("FailedScheduling"),
+					// unless it only says that something failed.
+					if r := f[1]; w == "Warning" && r != "Failed" && len(r) > 6 && unicode.IsUpper(rune(r[0])) && isLetters(r) &&
+						strings.IndexFunc(r[1:], unicode.IsUpper) >= 0 && !strings.Contains(l, r) {
+						l = r + ": " + l
+					}
 					break
 				}
 			}
@@ -352,7 +394,7 @@ func cleanLine(l string) string {
 			// git's "! [rejected] main -> main (fetch first)".
 			switch {
 			case strings.HasSuffix(l, "(fetch first)"):
-				return "rejected because the remote has commits that the local branch lacks"
+				return "rejected as non-fast-forward because the remote has commits that the local branch lacks"
 			case strings.HasSuffix(l, "(non-fast-forward)"):
 				return "rejected as a non-fast-forward update"
 			}
@@ -657,7 +699,8 @@ func errorScore(l string) int {
 		"out of memory", "heap", "unreachable", "already", "invalid", "failed to", "not available", "verification failed",
 		"does not satisfy", "obsolete", "rejected", "incompatible", "mismatch", "doesn't match", "not supported",
 		"assignment to entry", "data race", "unwrap()", "no such", "not a function", "is null", "not set", "exceeded",
-		"degraded", "killed", "oom", "be found", "pending", "could not be", "no versions"} {
+		"degraded", "killed", "oom", "be found", "pending", "could not be", "no versions", "not permitted", "timeout",
+		"nil pointer"} {
 		if strings.Contains(low, p) {
 			sc += 2
 		}
@@ -666,6 +709,9 @@ func errorScore(l string) int {
 	// wish to ..."): what to do, not what failed.
 	if advice(l) {
 		sc -= 3
+	}
+	if strings.Contains(l, "An error occurred (") && strings.Contains(l, ") when calling the ") {
+		sc += 3 // botocore's code of the error
 	}
 	for _, p := range []string{"build failure", "build failed", "exit code", "exit status", "process completed",
 		"previous error", "failed with an exception", "installation failed", "tests run:", "did not complete",
@@ -781,6 +827,26 @@ func details(l string) string {
 			l = strings.TrimRight(l[:k], " ") + " " + strings.TrimSpace(l[k+e+1:])
 		}
 	}
+	// A server's refusal told to its user, "You are not allowed to push
+	// code to X": the server refuses pushing code to X.
+	for _, p := range []string{"You are not allowed to ", "You do not have permission to ", "You don't have permission to "} {
+		if rest, ok := strings.CutPrefix(l, p); ok {
+			if v, obj, ok := strings.Cut(rest, " "); ok && isLetters(v) {
+				l = "the server refuses " + gerund(v) + " " + obj
+			}
+		}
+	}
+	// botocore's "An error occurred (AccessDenied) when calling the
+	// PutObject operation: Access Denied": the code, the call, the message.
+	if k := strings.Index(l, "An error occurred ("); k >= 0 {
+		rest := l[k+len("An error occurred ("):]
+		if code, after, ok := strings.Cut(rest, ") when calling the "); ok && !strings.Contains(code, " ") {
+			if op, msg, ok := strings.Cut(after, " operation"); ok && !strings.Contains(op, " ") {
+				l = strings.TrimRight(l[:k], " ") + " " + code + " from " + op + strings.TrimRight(msg, " ")
+				l = strings.TrimSpace(l)
+			}
+		}
+	}
 	// CloudFormation's "UPDATE_FAILED ... returned message: "X"".
 	if k := strings.Index(strings.ToLower(l), "message: "); k > 0 {
 		code := ""
@@ -842,7 +908,10 @@ func message(l string) string {
 	// A chain of messages too long to tell: its first and its last, the
 	// most specific ("Error response from daemon: port is already allocated").
 	if seg := strings.Split(l, ": "); utf8.RuneCountInString(l) > room && len(seg) >= 3 {
-		if t := seg[0] + ": " + seg[len(seg)-1]; utf8.RuneCountInString(t) <= room && errorScore(seg[len(seg)-1]) > 0 {
+		// (A short last one, "401 Unauthorized", scores no penalty here.)
+		last := seg[len(seg)-1]
+		if t := seg[0] + ": " + last; utf8.RuneCountInString(t) <= room &&
+			(errorScore(last) > 0 || len(strings.Fields(last)) <= 2 && errorScore(last) == 0) {
 			l = t
 		}
 	}

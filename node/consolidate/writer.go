@@ -81,7 +81,8 @@ const MaxSentence = 200
 // still reads like a command is written "Running <call>". A cause that
 // another event of the cluster states is added when the chosen one states
 // none. Each candidate sentence is checked whole, and the first that reads
-// as an observation is taken. Redact is applied to every field first (nil
+// as an observation is taken. A path under a home directory is written
+// from "~/" (the user's name goes), then Redact is applied to every field (nil
 // leaves them as they are; the node passes its raw-data redactor). White
 // space is collapsed, the sentence is cut at a word boundary to at most
 // MaxSentence characters and ends with a period. A cluster whose episode
@@ -122,7 +123,7 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		}
 	}
 	f := func(s string) string {
-		s = Essential(s)
+		s = homeTilde(Essential(s))
 		if w.Redact != nil {
 			s = w.Redact(s)
 		}
@@ -978,7 +979,7 @@ func ownSubject(s string) bool {
 
 var finiteVerbs = set("is", "are", "was", "were", "has", "have", "had", "reports", "stays", "stay", "produces",
 	"ignores", "returns", "lacks", "points", "does", "doesn't", "couldn't", "cannot", "can't", "won't",
-	"isn't", "aren't", "wasn't", "fails", "failed", "crashes", "crashed", "hangs", "breaks", "broke")
+	"isn't", "aren't", "wasn't", "fails", "failed", "crashes", "crashed", "hangs", "breaks", "broke", "refuses")
 
 // causeWords open the clause that says why or when a failure happens.
 var causeWords = []string{"because", "until", "when", "whenever", "after", "since", "while", "unless", "as soon as", "if"}
@@ -1007,6 +1008,9 @@ func splitCause(h string) (what, cause string) {
 		first, _, _ := strings.Cut(asciiLower(rest), " ")
 		if subjectWords[first] && len(strings.Fields(rest)) >= 3 {
 			what = what[:k]
+			if f := firstField(rest); proseOpeners[f] {
+				rest = strings.ToLower(f) + rest[len(f):] // "because it is ..."
+			}
 			cause = strings.TrimSpace("because " + rest + " " + cause)
 		}
 	}
@@ -1315,6 +1319,34 @@ func quotedIdentifier(x string) bool {
 
 var resourceNouns = set("group", "namespace", "pod", "release", "bucket", "project", "subscription", "cluster", "vault",
 	"deployment", "secret", "account", "workspace", "repository", "registry", "database", "instance", "queue", "topic", "table")
+
+// homeTilde writes a path under a user's home directory from "~/"
+// ("/home/dana/.ssh/config" is "~/.ssh/config"): the user's name goes,
+// the part that says what the file is stays.
+func homeTilde(s string) string {
+	for _, root := range []string{"/home/", "/Users/"} {
+		for from := 0; ; {
+			k := strings.Index(s[from:], root)
+			if k < 0 {
+				break
+			}
+			at := from + k
+			if at > 0 && !strings.ContainsRune(" '\"`(=:", rune(s[at-1])) {
+				from = at + len(root)
+				continue
+			}
+			rest := s[at+len(root):]
+			slash := strings.IndexByte(rest, '/')
+			if slash <= 0 || strings.ContainsAny(rest[:slash], " '\"`") {
+				from = at + len(root)
+				continue
+			}
+			s = s[:at] + "~/" + rest[slash+1:]
+			from = at + 2
+		}
+	}
+	return s
+}
 
 // unquotePlaceholders takes the quotes off a redaction's placeholder
 // that stands alone in them ("named '/bin/bash\r'" redacted is "named
