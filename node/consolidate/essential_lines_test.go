@@ -31,6 +31,11 @@ func TestEssentialPicksTheFailure(t *testing.T) {
 		{"Completed 0 Bytes/1.2 MiB\ndownload failed: s3://b/k to ./k An error occurred (SlowDown) when calling the GetObject operation: Please reduce your request rate.", "SlowDown from GetObject", "An error occurred"},
 		// output that is only a warning: the warning is what happened
 		{"WARN[0001] the volume driver \"local\" is deprecated", "is deprecated", "WARN"},
+		// Go's empty interface type; an absolute path before a message is told by its file name
+		{"Error: template: a.tpl:3:9: executing \"a.tpl\" at <.Values.db>: nil pointer evaluating interface {}.host\nexit status 1", "evaluating .host", "{}"},
+		{"/srv/app/conf/site.ini: the key 'workers' is not allowed\nexit 1", "site.ini: the key", "/srv/app"},
+		// one long line: its first message, the details after "; " left out
+		{"Error: UPGRADE FAILED: cannot patch \"web\" with kind Deployment: the spec is immutable; field selector mismatch on app.kubernetes.io/name; field selector mismatch on app.kubernetes.io/instance; field selector mismatch on pod-template-hash", "immutable", "mismatch"},
 	} {
 		got := Essential(c.out)
 		if !strings.Contains(got, c.want) || c.not != "" && strings.Contains(got, c.not) {
@@ -48,6 +53,18 @@ func TestHomeTilde(t *testing.T) {
 	} {
 		if got := homeTilde(in); got != want {
 			t.Errorf("homeTilde(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestUnquotePlaceholders(t *testing.T) {
+	for in, want := range map[string]string{
+		`cannot read 'a file in the repository'`:            `cannot read a file in the repository`,
+		`connection to server at "an internal host" failed`: `connection to server at an internal host failed`,
+		`Repository 'a person' is not defined`:              `Repository 'a person' is not defined`,
+	} {
+		if got := unquotePlaceholders(in); got != want {
+			t.Errorf("unquotePlaceholders(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

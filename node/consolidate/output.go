@@ -44,7 +44,7 @@ func Essential(s string) string {
 				return l // "curl: (22) The requested URL ..." → "The requested URL ..."
 			}
 			if errorOpening(s) {
-				return details(strings.TrimSpace(s)) // "ERROR 1045 (28000): Access denied for user 'app'@'…'"
+				return longMessage(strings.TrimSpace(s)) // "ERROR 1045 (28000): Access denied for user 'app'@'…'"
 			}
 		}
 		return s
@@ -418,6 +418,12 @@ func cleanLine(l string) string {
 			if f := strings.Fields(l); len(f) > 1 && allDigitsStr(f[0]) {
 				return "" // its job report, "213 Killed ./gradlew test": the exit code says it
 			}
+		case strings.HasSuffix(w, ":") && strings.HasPrefix(w, "/") && strings.Count(w, "/") >= 2 && !strings.Contains(w[:len(w)-1], ":") &&
+			strings.Contains(w[strings.LastIndexByte(w, '/'):], ".") && strings.Count(l, " ") >= 2:
+			// "/home/ana/src/crm/docker-compose.yml: `version` is obsolete":
+			// the file's name says which file.
+			l = w[strings.LastIndexByte(w, '/')+1:] + strings.TrimPrefix(l, w)
+			return l
 		case strings.HasSuffix(w, ":") && nameLine(strings.TrimSuffix(w, ":")):
 			l = strings.TrimPrefix(l, w) // make's "Makefile:23: *** missing separator"
 		case locationParen(w):
@@ -836,6 +842,9 @@ func details(l string) string {
 			}
 		}
 	}
+	// Go's empty interface type in a message, "evaluating interface
+	// {}.tag": the field is what it says.
+	l = strings.ReplaceAll(l, "interface {}.", ".")
 	// botocore's "An error occurred (AccessDenied) when calling the
 	// PutObject operation: Access Denied": the code, the call, the message.
 	if k := strings.Index(l, "An error occurred ("); k >= 0 {
@@ -877,6 +886,20 @@ func details(l string) string {
 		}
 	}
 	return l
+}
+
+// longMessage is details(l), and for a line too long to tell, its
+// first message up to the first "; " (what follows are details of it),
+// cut as message cuts it.
+func longMessage(l string) string {
+	d := details(l)
+	if utf8.RuneCountInString(d) <= MaxSentence-40 {
+		return d
+	}
+	if k := strings.Index(d, "; "); k > 0 {
+		d = d[:k]
+	}
+	return message(d)
 }
 
 // message is details(l) cut to its first sentence and to what a reader

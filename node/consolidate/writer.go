@@ -1356,11 +1356,36 @@ func unquotePlaceholders(s string) string {
 		return s
 	}
 	for _, p := range textcheck.Placeholders() {
+		path := strings.Contains(p, "file") || strings.Contains(p, "path")
 		for _, q := range []string{"'", `"`, "`"} {
-			s = strings.ReplaceAll(s, q+p+q, p)
+			quoted := q + p + q
+			for from := 0; ; {
+				k := strings.Index(s[from:], quoted)
+				if k < 0 {
+					break
+				}
+				at := from + k
+				// A path, or a place after its preposition ("at 'an
+				// internal host'"); a quoted name ("Repository 'a
+				// person'") stays, and the sentence is a draft.
+				if prev := strings.ToLower(lastWord(s[:at])); path || placePrepositions[prev] {
+					s = s[:at] + p + s[at+len(quoted):]
+					from = at + len(p)
+					continue
+				}
+				from = at + len(quoted)
+			}
 		}
 	}
 	return s
+}
+
+var placePrepositions = set("at", "to", "from", "on", "in", "for", "via", "with", "host")
+
+// lastWord is the word that ends s.
+func lastWord(s string) string {
+	s = strings.TrimRight(s, " ")
+	return s[strings.LastIndexByte(s, ' ')+1:]
 }
 
 // dropPlaceholders leaves out of a call's name the arguments the
