@@ -35,3 +35,21 @@ func TestCorrectionNoThing(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+func TestCorrectionCommandAsVerb(t *testing.T) {
+	got := correction("don't kubectl delete the namespace, it holds the shared secrets", "Proposed `kubectl delete ns payments` to start clean.")
+	if !strings.Contains(got, "objected to the agent running kubectl delete the namespace") {
+		t.Errorf("got %q", got)
+	}
+	// "do the same" asks for an act; what to do is not given as a reason
+	got = correction("no sudo, the cache dir belongs to the user. pass --user and do the same in CI", "Ran `sudo pip install .`.")
+	if strings.Contains(got, "because the cache dir belongs to the user, and pass") || strings.Contains(got, "doing the same") {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestCallNameDropsEnv(t *testing.T) {
+	if got := callName("GOFLAGS=-mod=mod CGO_ENABLED=0 go build ./cmd/x"); got != "go build" {
+		t.Errorf("callName = %q, want %q", got, "go build")
+	}
+}

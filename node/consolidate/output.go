@@ -745,6 +745,11 @@ func errorScore(l string) int {
 // installed", "If you wish to ...", "you can override this").
 func advice(l string) bool {
 	low := strings.ToLower(l)
+	// A question to the reader: "Is the docker daemon running?"
+	if f := firstField(l); (f == "Is" || f == "Are" || f == "Did" || f == "Do" || f == "Does" || f == "Have" || f == "Has") &&
+		strings.Count(l, " ") >= 2 {
+		return true
+	}
 	for _, p := range []string{"make sure", "sure you ", "if you ", "you can ", "you may ", "you might ", "you want",
 		"you need to", "you should", "consider "} {
 		if strings.Contains(low, p) {
@@ -841,6 +846,11 @@ func details(l string) string {
 				l = "the server refuses " + gerund(v) + " " + obj
 			}
 		}
+	}
+	// "ERR_PNPM_BAD_PM_VERSION This project is ...": a code, then its
+	// message as a sentence.
+	if f := strings.Fields(l); len(f) > 2 && codeWord(f[0]) && len(f[1]) > 1 && unicode.IsUpper(rune(f[1][0])) && unicode.IsLower(rune(f[1][1])) {
+		l = f[0] + ": " + strings.Join(f[1:], " ")
 	}
 	// Go's empty interface type in a message, "evaluating interface
 	// {}.tag": the field is what it says.

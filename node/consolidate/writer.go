@@ -227,11 +227,16 @@ func correction(said, agentDid string) string {
 			objected = append(objected, "using "+x) // "no --force please"
 			continue
 		}
-		if textcheck.CheckGrammar(cl.text) == nil {
+		if first, _, _ := strings.Cut(asciiLower(cl.text), " "); textcheck.CheckGrammar(cl.text) == nil && !imperatives[first] {
 			stated = append(stated, cl.text)
 			continue
 		}
 		if act, neg, ok := asAction(cl.text); ok {
+			// "don't helm uninstall": a command named as the verb, the
+			// agent's own quoted command ("`helm uninstall x`") shows it.
+			if v, _, _ := strings.Cut(act.base, " "); strings.Contains(agentDid, "`"+v+" ") && !shellVerbs[v] {
+				act.base, act.gerund = "run "+act.base, "running "+act.base
+			}
 			if neg {
 				objected = append(objected, act.gerund)
 			} else {
@@ -323,6 +328,17 @@ func correction(said, agentDid string) string {
 	}
 	return s
 }
+
+// imperatives open a clause that asks for an act even where the grammar
+// reads a statement ("pass --subscription first", "do the same locally").
+// shellVerbs are commands named by English verbs: "don't run x" needs no
+// "running run x".
+var shellVerbs = set("run", "set", "export", "make", "source", "echo", "cat", "find", "sort", "kill", "touch", "test",
+	"install", "push", "pull", "add", "remove", "delete", "use", "do", "stop", "start", "open", "call")
+
+var determiners = set("the", "a", "an", "this", "that", "it", "these", "those", "so")
+
+var imperatives = set("do", "pass", "add", "use", "run", "set", "wait", "ask", "pin", "put", "try", "remove", "keep")
 
 var statementVerbs = set("will", "would", "won't", "wouldn't", "is", "are", "was", "were", "isn't", "aren't", "helps", "works")
 
@@ -663,6 +679,16 @@ func asAction(s string) (action, bool, bool) {
 	if i >= len(words) {
 		return action{}, false, false
 	}
+	// "do the same locally": "do" is the verb, not a word that dresses one.
+	if i > 0 && lower(i-1) == "do" && determiners[lower(i)] {
+		i--
+		neg = false
+		for k := range i {
+			if w := lower(k); negating[w] && w != "do" {
+				neg = true
+			}
+		}
+	}
 	v := lower(i)
 	if v == "" || !isLetters(v) {
 		return action{}, false, false
@@ -826,6 +852,10 @@ func finish(s string) string {
 			cut = len(rs)
 		}
 		s = strings.TrimRightFunc(string(rs[:cut]), unicode.IsSpace)
+		// The cut took the object of a particle too ("is not installed in").
+		if k := strings.LastIndexByte(s, ' '); k > 0 && (s[k+1:] == "in" || s[k+1:] == "on") {
+			s = s[:k]
+		}
 	}
 	s = strings.TrimRight(s, ",;:!? -")
 	// A clause cut off after a word that leaves it open ("... connecting
@@ -1172,6 +1202,11 @@ var orders = set("run", "rerun", "set", "unset", "use", "add", "delete", "remove
 // is "go test"), and "./gradlew" is "gradlew".
 func callName(title string) string {
 	w := strings.Fields(title)
+	// "JAVA_HOME=/usr/lib/jvm/x ./gradlew build": the environment set for
+	// the call is not its name.
+	for len(w) > 1 && envAssignment(w[0]) {
+		w = w[1:]
+	}
 	if len(w) == 0 {
 		return ""
 	}
@@ -1295,6 +1330,12 @@ func registryPath(x string) bool {
 		}
 	}
 	return true
+}
+
+// envAssignment: NAME=value, NAME in capitals.
+func envAssignment(x string) bool {
+	k, _, ok := strings.Cut(x, "=")
+	return ok && k != "" && strings.IndexFunc(k, func(r rune) bool { return !unicode.IsUpper(r) && r != '_' && !unicode.IsDigit(r) }) < 0
 }
 
 // envAssignedPath: NAME=<a URL or a registry path>.

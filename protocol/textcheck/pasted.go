@@ -30,13 +30,20 @@ import (
 //     a time (2024-05-01T12:03), a level in brackets ("[ERROR]", "[info]",
 //     "WARN[0000]"), a CI workflow command ("::error"), or two or more
 //     words of lower-case key=value fields (level=error msg=…; a word
-//     ending in "," is no field);
+//     ending in "," is no field), or a shell's "<script>: line N:";
+//   - "key = value fields": two or more "key = value" with spaces around
+//     "=", the key a lower-case word ("code = Unknown desc = failed");
 //   - "table columns": three ALL-CAPS words in a row (NAME READY STATUS)
 //     that do not open a quote ('REMOTE HOST IDENTIFICATION HAS CHANGED' is
 //     a message quoted),
 //     three numeric cells in a row (50G 48G 2.0G, 1950m 97% 7412Mi, 0/1 5
 //     3m), three or more lone "|" cells, or a border word of - + = | with a
-//     "+" or "|" in it ("----+----");
+//     "+" or "|" in it ("----+----"); four or more Title-Case words in a
+//     row of which one after the first is a capitalised function word
+//     (From, On, Of, To, In, At, By, For) or ends in "%" ("Filesystem Size
+//     Used Avail Use% Mounted on", "Type Reason Age From Message"); a
+//     sentence of ALL-CAPS words only ("NAMES PORTS.");
+//   - "markup tags": an element's opening and closing tag ("<b>…</b>");
 //   - "a placeholder standing for raw data": one of the redaction's words
 //     (RedactRawData: "an internal host", "a file in the home directory",
 //     "a password", …) joined to a word or a symbol on either side
@@ -44,14 +51,16 @@ import (
 //     "a person", "a token" and "a password" after a space and before a
 //     letter are the start of a word, "a personal token"; "'s" may
 //     follow), right after a flag, or followed by a cell of a table row
-//     (a number with a unit, "4.0K", or an identifier);
+//     (a number with a unit, "4.0K", or an identifier); a placeholder
+//     that is the whole of a quote ("'a person'"), or the argument of a
+//     call told as "Running <call> <placeholder>";
 //   - "a run of identifiers": four or more words in a row that are each an
 //     identifier rather than a word: with a digit (a bare number too), a
 //     flag ("-race", "--frozen-lockfile": "-" and a letter), an inner _ /
 //     = : @ or ., or a capital after a lower-case letter; a word ending in
 //     "," or ";" ends the run (a list in prose);
 //   - "an underline or progress bar": four or more of one of ^ = # ~ * in
-//     a row, or five or more "-";
+//     a row, five or more "-", or " *** ";
 //   - "a shell prompt": the text opens with "$ ", "> " or "PS C:\", or
 //     holds " $ " before a word;
 //   - "a long quoted output": a quote of more than 100 characters;
@@ -61,13 +70,24 @@ import (
 //     hint:, panic:, npm's ERR!, Caused by:, error[E…]:), prefixes in a
 //     row counting once ("FATAL ERROR:") and a lower-case one after a word
 //     without a final mark not at all (it is a phrase: "runtime error:");
+//     a semicolon outside quotes before a capitalised sentence opener
+//     (The, This, It, A, There, Is, Please, … or a capitalised -ing word:
+//     "; The app's limit …", "; Connecting to …"); three or more quotes
+//     joined by " / " (lines of output quoted one after another);
 //   - "cut off …": the text ends in "..." or "…"; or leaves a "(" or a
-//     quote open (an odd number of ", more “ than ”); or its last mark
+//     "[" or a quote open (an odd number of " or of backticks, more “
+//     than ”, a single quote opening after a space or "(" that never
+//     closes, an empty "" glued to a word); or ends on a flag that lost its
+//     value ("--out=", or a long flag after a flag and its value:
+//     "--region eu-west1 --project"); or on an auxiliary right after
+//     "which" or "who" ("…, which does"); or on a determiner and an
+//     adjective that needs its noun ("the current", "the entire"); or its last mark
 //     before the final . ! or ? is , : ; or -; or its last word, written
 //     in lower case (a capital makes it a name: "connected to A"), is one
 //     that leaves the sentence open:
 //     an article or determiner (a, an, the, its, their, our, your, his,
-//     her, my, these, those), a conjunction or subordinator (and, or, but,
+//     her, my, these, those, this, no: a lesson stands alone, so a final
+//     "this" points at nothing), a conjunction or subordinator (and, or, but,
 //     nor, because, that, which, whose, when, while, if, unless, until,
 //     as, whether, where, than), an auxiliary or a modal (is, are, was,
 //     were, be, been, has, have, do, does, did, can, could, may, might,
@@ -108,8 +128,11 @@ func Pasted(text string) string {
 	if tableColumns(words) || titleHeader(words) || capsTail(words) {
 		return "table columns"
 	}
-	if spacedFields(words) || shellLineLocation(words) {
+	if shellLineLocation(words) {
 		return "a log line"
+	}
+	if spacedFields(words) {
+		return "key = value fields"
 	}
 	if placeholderStanding(text) || placeholderQuoted(text, words) {
 		return "a placeholder standing for raw data"
@@ -132,7 +155,7 @@ func Pasted(text string) string {
 			return "a long quoted output"
 		}
 	}
-	if stitched(text, words, quotes) || newSentenceAfterSemicolon(text, quotes) {
+	if stitched(text, words, quotes) || newSentenceAfterSemicolon(text, quotes) || quotedLines(text, quotes) {
 		return "stitched fragments"
 	}
 	return cutOff(text, quotes)
@@ -691,7 +714,7 @@ var (
 	danglingWords = set("may", "might", "can", "could", "will", "would", "shall", "should", "must", "does", "do", "did",
 		"a", "an", "the", "and", "or", "but", "nor", "because", "that", "which", "whose", "when", "while",
 		"if", "unless", "until", "as", "whether", "is", "are", "was", "were", "be", "been", "has", "have", "its", "their",
-		"our", "your", "his", "her", "my", "these", "those", "where", "than", "this")
+		"our", "your", "his", "her", "my", "these", "those", "where", "than", "this", "no")
 	// needsNoun are adjectives that, after a determiner, leave out the
 	// noun they qualify ("the current", "the entire").
 	needsNoun   = set("current", "previous", "entire", "whole", "following", "respective", "corresponding", "underlying")
@@ -709,7 +732,7 @@ func cutOff(text string, quotes [][2]int) string {
 	if strings.HasSuffix(t, "...") || strings.HasSuffix(t, "…") {
 		return "cut off"
 	}
-	depth := 0
+	depth, brackets := 0, 0
 	qc := quoteCursor{quotes: quotes}
 	lead := len(text) - len(strings.TrimLeft(text, " \t"))
 	for i := 0; i < len(t); i++ {
@@ -723,10 +746,22 @@ func cutOff(text string, quotes [][2]int) string {
 			if depth > 0 {
 				depth--
 			}
+		case '[':
+			brackets++
+		case ']':
+			if brackets > 0 {
+				brackets--
+			}
 		}
 	}
 	if depth > 0 {
 		return "cut off inside a parenthesis"
+	}
+	if brackets > 0 {
+		return "cut off inside brackets"
+	}
+	if k := strings.Index(t, `""`); k > 0 && isWordChar(t[k-1]) {
+		return "cut off inside a quote" // an empty quote glued to a word, `public""`: what it held is gone
 	}
 	if strings.Count(t, `"`)%2 == 1 || strings.Count(t, "“") > strings.Count(t, "”") || strings.Count(t, "`")%2 == 1 ||
 		unclosedSingle(t, quotes, lead) {
@@ -861,7 +896,7 @@ func capsTail(words []string) bool {
 func spacedFields(words []string) bool {
 	n := 0
 	for i := 1; i+1 < len(words); i++ {
-		if words[i] == "=" && lowerKey(words[i-1]) {
+		if words[i] == "=" && words[i-1] != "" && lowerKey(strings.ReplaceAll(words[i-1], "-", "_")) {
 			n++
 		}
 	}
@@ -905,8 +940,8 @@ func newSentenceAfterSemicolon(text string, quotes [][2]int) bool {
 		if text[i] != ';' || qc.in(i) {
 			continue
 		}
-		if sentenceOpeners[firstWord(text[i+1:])] {
-			return true
+		if w := firstWord(text[i+1:]); sentenceOpeners[w] || len(w) > 4 && w[0] >= 'A' && w[0] <= 'Z' && strings.HasSuffix(w, "ing") && lowerKey(w[1:]) {
+			return true // "; Connecting to ...": a gerund opens a new sentence
 		}
 	}
 	return false
@@ -983,4 +1018,25 @@ func markupTags(text string) bool {
 		from = at
 	}
 	return false
+}
+
+// quotedLines: three quotes or more joined by " / " ("`a` / `b` /
+// `c`"): lines of output quoted one after another.
+func quotedLines(text string, quotes [][2]int) bool {
+	n := 0
+	for i := 1; i < len(quotes); i++ {
+		if strings.TrimSpace(text[quotes[i-1][1]:quotes[i][0]]) == "/" {
+			n++
+			if n >= 2 {
+				return true
+			}
+		} else {
+			n = 0
+		}
+	}
+	return false
+}
+
+func isWordChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigitByte(c) || c == '_'
 }
