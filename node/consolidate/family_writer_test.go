@@ -53,3 +53,13 @@ func TestCallNameDropsEnv(t *testing.T) {
 		t.Errorf("callName = %q, want %q", got, "go build")
 	}
 }
+
+func TestOneSentenceLowersOpener(t *testing.T) {
+	got := oneSentence("The disk is full. The cache holds 40 GB. Docker keeps it.")
+	if got != "The disk is full; the cache holds 40 GB; Docker keeps it." {
+		t.Errorf("oneSentence = %q", got)
+	}
+	if got := callName("docker build . (RUN pip install -r reqs.txt)"); got != "docker build" {
+		t.Errorf("callName = %q", got)
+	}
+}

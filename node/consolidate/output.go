@@ -874,7 +874,15 @@ func details(l string) string {
 				code = strings.Trim(x, ":") + ": "
 			}
 		}
-		l = code + strings.Trim(l[k+len("message: "):], `"' `)
+		msg := l[k+len("message: "):]
+		// A quoted message ends at its closing quote: "message: \"x\",
+		// detail: None" is x.
+		if q := msg[:min(1, len(msg))]; q == `"` || q == "'" {
+			if e := strings.Index(msg[1:], q); e > 0 {
+				msg = msg[1 : e+1]
+			}
+		}
+		l = code + strings.Trim(msg, `"' `)
 	}
 	// The fields after a message: "(node) total-vm:4103220kB, anon-rss:...".
 	if f := strings.Fields(l); len(f) > 3 {

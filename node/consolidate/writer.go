@@ -829,7 +829,22 @@ func secondPerson(s string) string {
 
 // oneSentence joins the sentences of a field with semicolons.
 func oneSentence(s string) string {
-	return sentenceBreak.ReplaceAllString(s, "$1; $2")
+	s = sentenceBreak.ReplaceAllString(s, "$1; $2")
+	// The sentence that now goes on after "; " opens in lower case when
+	// its first word is a function word or an -ing form ("; the app's
+	// limit", "; connecting to ..."); a name keeps its capital.
+	for from := 0; ; {
+		k := strings.Index(s[from:], "; ")
+		if k < 0 {
+			return s
+		}
+		at := from + k + 2
+		w := firstField(s[at:])
+		if proseOpeners[w] || len(w) > 4 && strings.HasSuffix(w, "ing") && lowerWord(w[1:]) && unicode.IsUpper(rune(w[0])) {
+			s = s[:at] + strings.ToLower(w[:1]) + s[at+1:]
+		}
+		from = at
+	}
 }
 
 // sentenceBreak: the end of a sentence inside a field: . ! or ? after a
@@ -1234,7 +1249,15 @@ func callName(title string) string {
 		}
 		out = append(out, x)
 	}
-	return strings.Join(out, " ")
+	name := strings.Join(out, " ")
+	// "docker build (RUN pip install" once its flags went: a remark left
+	// open goes.
+	if strings.Count(name, "(") > strings.Count(name, ")") {
+		if k := strings.LastIndex(name, " ("); k > 0 {
+			name = name[:k]
+		}
+	}
+	return name
 }
 
 // dropOwnNames leaves out of a field the names an organisation gives its

@@ -32,7 +32,8 @@ import (
 //     words of lower-case key=value fields (level=error msg=…; a word
 //     ending in "," is no field), or a shell's "<script>: line N:";
 //   - "key = value fields": two or more "key = value" with spaces around
-//     "=", the key a lower-case word ("code = Unknown desc = failed");
+//     "=", the key a lower-case word ("code = Unknown desc = failed"), or
+//     two or more 'key: "value"' ('name: "web" namespace: "shop"');
 //   - "table columns": three ALL-CAPS words in a row (NAME READY STATUS)
 //     that do not open a quote ('REMOTE HOST IDENTIFICATION HAS CHANGED' is
 //     a message quoted),
@@ -131,7 +132,7 @@ func Pasted(text string) string {
 	if shellLineLocation(words) {
 		return "a log line"
 	}
-	if spacedFields(words) {
+	if spacedFields(words) || colonFields(words) {
 		return "key = value fields"
 	}
 	if placeholderStanding(text) || placeholderQuoted(text, words) {
@@ -897,6 +898,20 @@ func spacedFields(words []string) bool {
 	n := 0
 	for i := 1; i+1 < len(words); i++ {
 		if words[i] == "=" && words[i-1] != "" && lowerKey(strings.ReplaceAll(words[i-1], "-", "_")) {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+// colonFields: two or more "key: "value"" fields, a lower-case key and a
+// quoted value ('name: "web" namespace: "shop"'), as tools print an
+// object's identity.
+func colonFields(words []string) bool {
+	n := 0
+	for i := 0; i+1 < len(words); i++ {
+		k := words[i]
+		if len(k) > 1 && strings.HasSuffix(k, ":") && lowerKey(k[:len(k)-1]) && strings.ContainsAny(words[i+1][:1], quoteMarks) {
 			n++
 		}
 	}
