@@ -63,3 +63,15 @@ func TestOneSentenceLowersOpener(t *testing.T) {
 		t.Errorf("callName = %q", got)
 	}
 }
+
+func TestFitStatements(t *testing.T) {
+	long := "The image pins Node 18 on the runner; `docker run --rm -v $PWD:/src -w /src node:18 npm ci --ignore-scripts --no-audit --prefer-offline` reproduces it; " +
+		"the lock file was written by npm 10, which records the packages in a format that npm 8, shipped with Node 18, reads only partly and rewrites on every install."
+	got := fitStatements(long)
+	if strings.Contains(got, "docker run") || !strings.Contains(got, "npm 10") || len(got) > MaxSentence-2 || strings.Count(got, "`")%2 != 0 {
+		t.Errorf("fitStatements = %q", got)
+	}
+	if short := "The disk is full; the cache holds it."; fitStatements(short) != short {
+		t.Errorf("a short text changed: %q", fitStatements(short))
+	}
+}

@@ -76,6 +76,11 @@ func Essential(s string) string {
 			continue
 		}
 		table = false
+		// "X changed since Y was generated. Run `z` to fix it.": the
+		// statement before the advice is kept, the advice goes.
+		if k := strings.Index(l, ". "); k > 0 && holdsOrder(l) && !holdsOrder(l[:k]) && len(strings.Fields(l[:k])) >= 4 {
+			l = l[:k]
+		}
 		if l == "" || noiseLine(l) {
 			continue
 		}

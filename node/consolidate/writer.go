@@ -179,6 +179,9 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		return "", errors.New("consolidate: default writer: the events hold no observation, only instructions or nothing " +
 			"(lessons never carry instructions; keep such rules in the agent's own instructions)")
 	}
+	if kind == "note" || kind == "environment" || kind == "surprise" {
+		s = fitStatements(s)
+	}
 	out := finish(s)
 	// Each piece passed the grammar; the whole sentence passes every check
 	// of a lesson's wording, or no lesson is written.
@@ -1410,6 +1413,80 @@ func homeTilde(s string) string {
 		}
 	}
 	return s
+}
+
+// fitStatements shortens facts too long for one sentence by whole
+// statements (the parts between "; " outside quotes), not by cutting the
+// last one: a statement that is mostly a quoted command goes first, then
+// the statements are kept in order as long as they fit.
+func fitStatements(s string) string {
+	if utf8.RuneCountInString(s) <= MaxSentence-2 {
+		return s
+	}
+	var parts []string
+	start, tick := 0, false
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '`':
+			tick = !tick
+		case !tick && (s[i] == ';' || s[i] == '.') && i+1 < len(s) && s[i+1] == ' ':
+			parts = append(parts, strings.TrimSpace(s[start:i]))
+			start = i + 2
+		}
+	}
+	parts = append(parts, strings.TrimSpace(s[start:]))
+	if len(parts) < 2 || tick {
+		return s
+	}
+	code := func(p string) int {
+		n, in, from := 0, false, 0
+		for i := 0; i < len(p); i++ {
+			if p[i] == '`' {
+				if in {
+					n += i - from
+				}
+				in, from = !in, i
+			}
+		}
+		return n
+	}
+	var kept []string
+	for _, p := range parts {
+		if code(p) > 30 {
+			continue
+		}
+		try := strings.Join(append(append([]string(nil), kept...), p), "; ")
+		if utf8.RuneCountInString(try) <= MaxSentence-2 {
+			kept = append(kept, p)
+			continue
+		}
+		// Too long whole: its longest head that ends at a clause's
+		// boundary (" (", ", ", " and ", " which ") and fits.
+		room := MaxSentence - 2 - utf8.RuneCountInString(strings.Join(kept, "; ")) - 2
+		best := ""
+		for _, sep := range []string{" (", ", ", " and ", " which "} {
+			for k := strings.Index(p, sep); k > 0; {
+				if head := p[:k]; utf8.RuneCountInString(head) <= room && len(head) > len(best) && len(strings.Fields(head)) >= 4 &&
+					strings.Count(head, "`")%2 == 0 {
+					best = head
+				}
+				n := strings.Index(p[k+len(sep):], sep)
+				if n < 0 {
+					break
+				}
+				k += len(sep) + n
+			}
+		}
+		if best != "" {
+			kept = append(kept, best)
+			break
+		}
+	}
+	if len(kept) == 0 {
+		return s
+	}
+	out := strings.Join(kept, "; ")
+	return strings.ToUpper(out[:1]) + out[1:]
 }
 
 // unquotePlaceholders takes the quotes off a redaction's placeholder
