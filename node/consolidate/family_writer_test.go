@@ -75,3 +75,13 @@ func TestFitStatements(t *testing.T) {
 		t.Errorf("a short text changed: %q", fitStatements(short))
 	}
 }
+
+func TestClausesKeepConfigKeys(t *testing.T) {
+	cs := clauses("adding pull-requests: write won't help: the token is read-only")
+	if len(cs) != 2 || cs[0].text != "adding pull-requests: write won't help" {
+		t.Errorf("clauses = %+v", cs)
+	}
+	if got := failure("psql", "must be owner of table orders", "", "", false); got != "psql fails with 'must be owner of table orders'" {
+		t.Errorf("failure = %q", got)
+	}
+}

@@ -552,6 +552,15 @@ func reported(did string) (_ string, wasI bool) {
 	return did, false
 }
 
+// yamlKey: the text before a colon ends on a key of a config file
+// ("pull-requests: write", "default_features: false"), a lower-case word
+// joined by "-" or "_", which the colon does not end a clause after.
+func yamlKey(before string) bool {
+	k := strings.LastIndexByte(before, ' ')
+	w := before[k+1:]
+	return strings.ContainsAny(w, "-_") && lowerWord(w)
+}
+
 // A clause of a field, with the mark that ended it.
 type clause struct{ text, sep string }
 
@@ -577,7 +586,7 @@ func clauses(s string) []clause {
 			sep = "; "
 		case c == ';':
 			sep = "; "
-		case c == ':' && i+1 < len(s) && s[i+1] == ' ':
+		case c == ':' && i+1 < len(s) && s[i+1] == ' ' && !yamlKey(s[:i]):
 			sep = ": "
 		case c == ',' && i+1 < len(s) && s[i+1] == ' ':
 			sep = ", "
@@ -964,6 +973,10 @@ func failure(title, happened, expected, other string, running bool) string {
 		return fitFailure(t+" ", what, cause)
 	case passives[first]:
 		return fitFailure(t+" "+agree(t, "is")+" ", what, cause)
+	case (first == "must" || first == "should" || first == "need") && lowerStart && !strings.Contains(what, "'"):
+		// Postgres's "must be owner of table x": a message with no subject
+		// of its own is quoted.
+		return fitFailure(t+" "+agree(t, "fails")+" with '", what+"'", cause)
 	case (len(strings.Fields(what)) <= 2 || what[0] >= '0' && what[0] <= '9') && expected != "" && cause == "":
 		return fitFailure(t+" returns ", what+" instead of "+expected, "")
 	case ownSubject(what):

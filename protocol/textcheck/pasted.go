@@ -45,6 +45,7 @@ import (
 //     Used Avail Use% Mounted on", "Type Reason Age From Message"); a
 //     sentence of ALL-CAPS words only ("NAMES PORTS.");
 //   - "markup tags": an element's opening and closing tag ("<b>…</b>");
+//   - "an encoded URL": a word with two or more percent escapes ("%2F");
 //   - "a placeholder standing for raw data": one of the redaction's words
 //     (RedactRawData: "an internal host", "a file in the home directory",
 //     "a password", …) joined to a word or a symbol on either side
@@ -143,6 +144,9 @@ func Pasted(text string) string {
 	}
 	if markupTags(text) {
 		return "markup tags"
+	}
+	if encodedURL(words) {
+		return "an encoded URL"
 	}
 	if symbolRun(text) || strings.Contains(text, " *** ") {
 		return "an underline or progress bar"
@@ -1055,3 +1059,22 @@ func quotedLines(text string, quotes [][2]int) bool {
 func isWordChar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigitByte(c) || c == '_'
 }
+
+// encodedURL: a word with two or more percent escapes ("%2Fvar%2Frun"):
+// a URL as a program encoded it, not as a person writes it.
+func encodedURL(words []string) bool {
+	for _, w := range words {
+		n := 0
+		for i := 0; i+2 < len(w); i++ {
+			if w[i] == '%' && isHex(w[i+1]) && isHex(w[i+2]) {
+				n++
+			}
+		}
+		if n >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool { return isDigitByte(c) || 'A' <= c && c <= 'F' || 'a' <= c && c <= 'f' }

@@ -99,6 +99,7 @@ var pastedCases = []struct{ text, reason string }{
 	{"The lookup returns no.", "cut off after 'no'"},
 	{"The runner sets max-retries = 3 and fail-fast = true.", "key = value fields"},
 	{"kubectl fails with not found for kind: \"Job\" name: \"seed\" in the chart.", "key = value fields"},
+	{"The client calls GET http://localhost/%2Fvar%2Frun%2Fapp.sock/v1 and fails.", "an encoded URL"},
 	{"The socket is gone; Restarting the daemon did not help.", "stitched fragments"},
 	{"cat shows `[core]` / `bare = false` / `filemode = true` for the repo.", "stitched fragments"},
 	// output lines
@@ -193,6 +194,7 @@ var writtenCases = []string{
 	"The fix was in the worker, which is where the queue is.",
 	"Each service keeps its own.",
 	"The matrix runs [linux, macos] on every push.",
+	"The disk is 100% full and the cache 40% of it.",
 	"The job fails with error: \"no such host\" after the DNS change.",
 	"The test uses an empty string \"\" as the key.",
 	"The socket is gone; restarting the daemon did not help.",
