@@ -54,7 +54,13 @@
 // file:line prefixes, escapes and box drawing, cut to its first sentence,
 // and the agent's own words in the field as its cause; progress and status
 // lines, table headers and rows, stack frames, rules and advice are left
-// out. A call is named without its flags and their values. The writer
+// out. A call is named without its flags and their values, the
+// environment set for it, and the arguments the redaction replaced. Names
+// an organisation gives its own resources (a bucket URL, an image or
+// module path and its owner, an environment variable's URL, a quoted
+// identifier after a resource's noun) are left out, and a path under a
+// home directory is written from "~/". A note too long for one sentence
+// is shortened by whole statements. The writer
 // never ends a clause on a word that leaves it open, and takes the first
 // candidate sentence that reads as written (protocol/textcheck.Pasted);
 // when none does, it returns the first that reads as an observation, and

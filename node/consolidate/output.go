@@ -44,7 +44,7 @@ func Essential(s string) string {
 				return l // "curl: (22) The requested URL ..." → "The requested URL ..."
 			}
 			if errorOpening(s) {
-				return details(strings.TrimSpace(s)) // "ERROR 1045 (28000): Access denied for user 'app'@'…'"
+				return longMessage(strings.TrimSpace(s)) // "ERROR 1045 (28000): Access denied for user 'app'@'…'"
 			}
 		}
 		return s
@@ -76,10 +76,18 @@ func Essential(s string) string {
 			continue
 		}
 		table = false
+		// "X changed since Y was generated. Run `z` to fix it.": the
+		// statement before the advice is kept, the advice goes.
+		if k := strings.Index(l, ". "); k > 0 && holdsOrder(l) && !holdsOrder(l[:k]) && len(strings.Fields(l[:k])) >= 4 {
+			l = l[:k]
+		}
 		if l == "" || noiseLine(l) {
 			continue
 		}
 		if r, _ := utf8.DecodeRuneInString(strings.TrimSpace(raw)); unicode.IsLetter(r) && isProse(l) {
+			if advice(l) {
+				continue
+			}
 			prose = append(prose, strings.TrimRight(l, ". "))
 			continue
 		}
@@ -98,7 +106,7 @@ func Essential(s string) string {
 		}
 	}
 	if best == "" && len(prose) == 0 {
-		return ""
+		return warningOnly(lines)
 	}
 	if bestScore < 1 && len(prose) > 0 {
 		best = ""
@@ -119,6 +127,28 @@ func Essential(s string) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// warningOnly is the first warning of output that holds nothing else
+// (docker compose's "WARN[0000] ...: `version` is obsolete"): for a
+// report that is all warnings, the warning is what happened.
+func warningOnly(lines []string) string {
+	for _, raw := range lines {
+		l := strings.TrimSpace(raw)
+		w := firstField(l)
+		switch {
+		case bracketLevel(w) == "warn" || bracketLevel(w) == "warning", w == "WARNING:", w == "warning:", w == "Warning:":
+			l = strings.TrimSpace(strings.TrimPrefix(l, w))
+		case strings.HasPrefix(l, "npm WARN "):
+			l = strings.TrimPrefix(l, "npm WARN ")
+		default:
+			continue
+		}
+		if m := message(cleanLine(l)); m != "" {
+			return m
+		}
+	}
+	return ""
 }
 
 // errorOpening: a line that opens as a tool's error message does.
@@ -285,6 +315,20 @@ func cleanLine(l string) string {
 		return r
 	}, l)
 	l = strings.Join(strings.Fields(l), " ")
+	// gRPC's status "rpc error: code = Unknown desc = <message>": the
+	// message says it.
+	if k := strings.Index(l, "rpc error: code = "); k >= 0 {
+		if d := strings.Index(l[k:], " desc = "); d > 0 {
+			l = l[:k] + l[k+d+len(" desc = "):]
+		}
+	}
+	// git's "remote: <message>", the server's words passed on.
+	if rest, ok := strings.CutPrefix(l, "remote: "); ok && strings.Count(rest, " ") >= 3 {
+		l = rest
+		if f := firstField(l); len(f) > 2 && strings.HasSuffix(f, ":") && unicode.IsUpper(rune(f[0])) && isLetters(strings.TrimSuffix(f, ":")) {
+			l = strings.TrimSpace(strings.TrimPrefix(l, f)) // "GitLab: You are not allowed ..."
+		}
+	}
 	if strings.HasPrefix(l, "# ") {
 		return "" // go's "# package" header
 	}
@@ -336,6 +380,12 @@ func cleanLine(l string) string {
 			for k, x := range f {
 				if x == "kubelet" || strings.HasSuffix(x, "-scheduler") || strings.HasSuffix(x, "-controller") || strings.HasSuffix(x, "controller") {
 					l = strings.Join(f[k+1:], " ")
+					// The reason column names the event ("FailedScheduling"),
+					// unless it only says that something failed.
+					if r := f[1]; w == "Warning" && r != "Failed" && len(r) > 6 && unicode.IsUpper(rune(r[0])) && isLetters(r) &&
+						strings.IndexFunc(r[1:], unicode.IsUpper) >= 0 && !strings.Contains(l, r) {
+						l = r + ": " + l
+					}
 					break
 				}
 			}
@@ -349,7 +399,7 @@ func cleanLine(l string) string {
 			// git's "! [rejected] main -> main (fetch first)".
 			switch {
 			case strings.HasSuffix(l, "(fetch first)"):
-				return "rejected because the remote has commits that the local branch lacks"
+				return "rejected as non-fast-forward because the remote has commits that the local branch lacks"
 			case strings.HasSuffix(l, "(non-fast-forward)"):
 				return "rejected as a non-fast-forward update"
 			}
@@ -366,6 +416,21 @@ func cleanLine(l string) string {
 			allDigitsStr(strings.TrimSuffix(strings.Fields(l)[1], ":")) && strings.HasSuffix(strings.Fields(l)[1], ":"):
 			// sh's "/path/script.sh: 1: ./gradlew: Permission denied".
 			l = strings.Join(strings.Fields(l)[2:], " ")
+		case strings.HasSuffix(w, ":") && strings.Contains(w, "/") && strings.Count(l, " ") > 2 && strings.Fields(l)[1] == "line" &&
+			strings.HasSuffix(strings.Fields(l)[2], ":") && allDigitsStr(strings.TrimSuffix(strings.Fields(l)[2], ":")):
+			// bash's "/path/script.sh: line 1: ./gradlew: Permission denied".
+			l = strings.Join(strings.Fields(l)[3:], " ")
+			if f := strings.Fields(l); len(f) > 1 && allDigitsStr(f[0]) {
+				return "" // its job report, "213 Killed ./gradlew test": the exit code says it
+			}
+		case strings.HasSuffix(w, ":") && strings.HasPrefix(w, "/") && strings.Count(w, "/") >= 2 && !strings.Contains(w[:len(w)-1], ":") &&
+			strings.Contains(w[strings.LastIndexByte(w, '/'):], ".") && strings.Count(l, " ") >= 2:
+			// "/home/ana/src/crm/docker-compose.yml: `version` is obsolete":
+			// the file's name says which file.
+			l = w[strings.LastIndexByte(w, '/')+1:] + strings.TrimPrefix(l, w)
+			return l
+		case strings.HasSuffix(w, ":") && nameLine(strings.TrimSuffix(w, ":")):
+			l = strings.TrimPrefix(l, w) // make's "Makefile:23: *** missing separator"
 		case locationParen(w):
 			l = strings.TrimPrefix(l, w) // "src/x.ts(41,7): error TS2322"
 		case strings.Contains(w, "/") && strings.HasPrefix(strings.TrimPrefix(l, w), " : "):
@@ -502,6 +567,16 @@ var noiseStarts = []string{
 	"Error: Process completed with exit code",
 }
 
+// nameLine: a file named without an extension and a line number,
+// "Makefile:23", "Dockerfile:14".
+func nameLine(w string) bool {
+	file, line, ok := strings.Cut(w, ":")
+	if !ok || len(file) < 2 || !unicode.IsUpper(rune(file[0])) || !allDigitsStr(line) || line == "" {
+		return false
+	}
+	return isLetters(file)
+}
+
 func noiseLine(l string) bool {
 	for _, p := range noiseStarts {
 		if strings.HasPrefix(l, p) {
@@ -616,9 +691,14 @@ func errorScore(l string) int {
 		switch {
 		case strings.HasPrefix(x, "error[") || strings.HasPrefix(x, "error TS") || i > 0 && w[i-1] == "error" && codeWord(t):
 			sc += 4
+		case i > 0 && strings.EqualFold(w[i-1], "error:") && i == len(w)-1 && kebabCode(t):
+			sc += 4 // pip's "error: externally-managed-environment": a code in words
 		case strings.HasSuffix(t, "Error") || strings.HasSuffix(t, "Exception") || strings.HasSuffix(t, "Violation"):
 			if len(t) > 5 && unicode.IsUpper([]rune(t)[0]) || strings.Contains(t, ".") {
 				sc += 3
+			}
+			if k := strings.LastIndexByte(t, '.'); k > 0 && k+1 < len(t) && unicode.IsUpper(rune(t[k+1])) {
+				sc += 3 // a class named with its package, "java.lang.UnsupportedClassVersionError": the cause itself
 			}
 		case codeWord(t):
 			sc += 3
@@ -630,10 +710,19 @@ func errorScore(l string) int {
 		"out of memory", "heap", "unreachable", "already", "invalid", "failed to", "not available", "verification failed",
 		"does not satisfy", "obsolete", "rejected", "incompatible", "mismatch", "doesn't match", "not supported",
 		"assignment to entry", "data race", "unwrap()", "no such", "not a function", "is null", "not set", "exceeded",
-		"degraded", "killed", "oom", "be found", "pending", "could not be", "no versions"} {
+		"degraded", "killed", "oom", "be found", "pending", "could not be", "no versions", "not permitted", "timeout",
+		"nil pointer"} {
 		if strings.Contains(low, p) {
 			sc += 2
 		}
+	}
+	// Advice to the reader ("Make sure you have X installed", "If you
+	// wish to ..."): what to do, not what failed.
+	if advice(l) {
+		sc -= 3
+	}
+	if strings.Contains(l, "An error occurred (") && strings.Contains(l, ") when calling the ") {
+		sc += 3 // botocore's code of the error
 	}
 	for _, p := range []string{"build failure", "build failed", "exit code", "exit status", "process completed",
 		"previous error", "failed with an exception", "installation failed", "tests run:", "did not complete",
@@ -655,6 +744,33 @@ func errorScore(l string) int {
 		sc -= 2
 	}
 	return sc
+}
+
+// advice: a line that tells the reader what to do ("Make sure you have X
+// installed", "If you wish to ...", "you can override this").
+func advice(l string) bool {
+	low := strings.ToLower(l)
+	// A question to the reader: "Is the docker daemon running?"
+	if f := firstField(l); (f == "Is" || f == "Are" || f == "Did" || f == "Do" || f == "Does" || f == "Have" || f == "Has") &&
+		strings.Count(l, " ") >= 2 {
+		return true
+	}
+	for _, p := range []string{"make sure", "sure you ", "if you ", "you can ", "you may ", "you might ", "you want",
+		"you need to", "you should", "consider "} {
+		if strings.Contains(low, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// kebabCode: an error code written as words joined by hyphens,
+// "externally-managed-environment", "non-fast-forward".
+func kebabCode(t string) bool {
+	if strings.Contains(t, "fail") || strings.Contains(t, "error") {
+		return false // "metadata-generation-failed": a verdict, not what failed
+	}
+	return strings.Count(t, "-") >= 2 && lowerWord(t) && !strings.HasPrefix(t, "-") && !strings.HasSuffix(t, "-")
 }
 
 // codeWord: an error code: ERESOLVE, ENOSPC, PERMISSION_DENIED, NU1101,
@@ -720,6 +836,41 @@ func details(l string) string {
 		kept = append(kept, x)
 	}
 	l = strings.Join(kept, " ")
+	// Python's "OSError: [Errno 28] No space left on device": the label
+	// goes, the message it labels says it.
+	if k := strings.Index(l, "[Errno "); k >= 0 {
+		if e := strings.IndexByte(l[k:], ']'); e > 0 && allDigitsStr(strings.TrimPrefix(l[k+1:k+e], "Errno ")) {
+			l = strings.TrimRight(l[:k], " ") + " " + strings.TrimSpace(l[k+e+1:])
+		}
+	}
+	// A server's refusal told to its user, "You are not allowed to push
+	// code to X": the server refuses pushing code to X.
+	for _, p := range []string{"You are not allowed to ", "You do not have permission to ", "You don't have permission to "} {
+		if rest, ok := strings.CutPrefix(l, p); ok {
+			if v, obj, ok := strings.Cut(rest, " "); ok && isLetters(v) {
+				l = "the server refuses " + gerund(v) + " " + obj
+			}
+		}
+	}
+	// "ERR_PNPM_BAD_PM_VERSION This project is ...": a code, then its
+	// message as a sentence.
+	if f := strings.Fields(l); len(f) > 2 && codeWord(f[0]) && len(f[1]) > 1 && unicode.IsUpper(rune(f[1][0])) && unicode.IsLower(rune(f[1][1])) {
+		l = f[0] + ": " + strings.Join(f[1:], " ")
+	}
+	// Go's empty interface type in a message, "evaluating interface
+	// {}.tag": the field is what it says.
+	l = strings.ReplaceAll(l, "interface {}.", ".")
+	// botocore's "An error occurred (AccessDenied) when calling the
+	// PutObject operation: Access Denied": the code, the call, the message.
+	if k := strings.Index(l, "An error occurred ("); k >= 0 {
+		rest := l[k+len("An error occurred ("):]
+		if code, after, ok := strings.Cut(rest, ") when calling the "); ok && !strings.Contains(code, " ") {
+			if op, msg, ok := strings.Cut(after, " operation"); ok && !strings.Contains(op, " ") {
+				l = strings.TrimRight(l[:k], " ") + " " + code + " from " + op + strings.TrimRight(msg, " ")
+				l = strings.TrimSpace(l)
+			}
+		}
+	}
 	// CloudFormation's "UPDATE_FAILED ... returned message: "X"".
 	if k := strings.Index(strings.ToLower(l), "message: "); k > 0 {
 		code := ""
@@ -728,7 +879,15 @@ func details(l string) string {
 				code = strings.Trim(x, ":") + ": "
 			}
 		}
-		l = code + strings.Trim(l[k+len("message: "):], `"' `)
+		msg := l[k+len("message: "):]
+		// A quoted message ends at its closing quote: "message: \"x\",
+		// detail: None" is x.
+		if q := msg[:min(1, len(msg))]; q == `"` || q == "'" {
+			if e := strings.Index(msg[1:], q); e > 0 {
+				msg = msg[1 : e+1]
+			}
+		}
+		l = code + strings.Trim(msg, `"' `)
 	}
 	// The fields after a message: "(node) total-vm:4103220kB, anon-rss:...".
 	if f := strings.Fields(l); len(f) > 3 {
@@ -750,6 +909,20 @@ func details(l string) string {
 		}
 	}
 	return l
+}
+
+// longMessage is details(l), and for a line too long to tell, its
+// first message up to the first "; " (what follows are details of it),
+// cut as message cuts it.
+func longMessage(l string) string {
+	d := details(l)
+	if utf8.RuneCountInString(d) <= MaxSentence-40 {
+		return d
+	}
+	if k := strings.Index(d, "; "); k > 0 {
+		d = d[:k]
+	}
+	return message(d)
 }
 
 // message is details(l) cut to its first sentence and to what a reader
@@ -781,7 +954,10 @@ func message(l string) string {
 	// A chain of messages too long to tell: its first and its last, the
 	// most specific ("Error response from daemon: port is already allocated").
 	if seg := strings.Split(l, ": "); utf8.RuneCountInString(l) > room && len(seg) >= 3 {
-		if t := seg[0] + ": " + seg[len(seg)-1]; utf8.RuneCountInString(t) <= room && errorScore(seg[len(seg)-1]) > 0 {
+		// (A short last one, "401 Unauthorized", scores no penalty here.)
+		last := seg[len(seg)-1]
+		if t := seg[0] + ": " + last; utf8.RuneCountInString(t) <= room &&
+			(errorScore(last) > 0 || len(strings.Fields(last)) <= 2 && errorScore(last) == 0) {
 			l = t
 		}
 	}

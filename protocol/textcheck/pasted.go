@@ -30,13 +30,22 @@ import (
 //     a time (2024-05-01T12:03), a level in brackets ("[ERROR]", "[info]",
 //     "WARN[0000]"), a CI workflow command ("::error"), or two or more
 //     words of lower-case key=value fields (level=error msg=…; a word
-//     ending in "," is no field);
+//     ending in "," is no field), or a shell's "<script>: line N:";
+//   - "key = value fields": two or more "key = value" with spaces around
+//     "=", the key a lower-case word ("code = Unknown desc = failed"), or
+//     two or more 'key: "value"' ('name: "web" namespace: "shop"');
 //   - "table columns": three ALL-CAPS words in a row (NAME READY STATUS)
 //     that do not open a quote ('REMOTE HOST IDENTIFICATION HAS CHANGED' is
 //     a message quoted),
 //     three numeric cells in a row (50G 48G 2.0G, 1950m 97% 7412Mi, 0/1 5
 //     3m), three or more lone "|" cells, or a border word of - + = | with a
-//     "+" or "|" in it ("----+----");
+//     "+" or "|" in it ("----+----"); four or more Title-Case words in a
+//     row of which one after the first is a capitalised function word
+//     (From, On, Of, To, In, At, By, For) or ends in "%" ("Filesystem Size
+//     Used Avail Use% Mounted on", "Type Reason Age From Message"); a
+//     sentence of ALL-CAPS words only ("NAMES PORTS.");
+//   - "markup tags": an element's opening and closing tag ("<b>…</b>");
+//   - "an encoded URL": a word with two or more percent escapes ("%2F");
 //   - "a placeholder standing for raw data": one of the redaction's words
 //     (RedactRawData: "an internal host", "a file in the home directory",
 //     "a password", …) joined to a word or a symbol on either side
@@ -44,14 +53,16 @@ import (
 //     "a person", "a token" and "a password" after a space and before a
 //     letter are the start of a word, "a personal token"; "'s" may
 //     follow), right after a flag, or followed by a cell of a table row
-//     (a number with a unit, "4.0K", or an identifier);
+//     (a number with a unit, "4.0K", or an identifier); a placeholder
+//     that is the whole of a quote ("'a person'"), or the argument of a
+//     call told as "Running <call> <placeholder>";
 //   - "a run of identifiers": four or more words in a row that are each an
 //     identifier rather than a word: with a digit (a bare number too), a
 //     flag ("-race", "--frozen-lockfile": "-" and a letter), an inner _ /
 //     = : @ or ., or a capital after a lower-case letter; a word ending in
 //     "," or ";" ends the run (a list in prose);
 //   - "an underline or progress bar": four or more of one of ^ = # ~ * in
-//     a row, or five or more "-";
+//     a row, five or more "-", or " *** ";
 //   - "a shell prompt": the text opens with "$ ", "> " or "PS C:\", or
 //     holds " $ " before a word;
 //   - "a long quoted output": a quote of more than 100 characters;
@@ -61,13 +72,24 @@ import (
 //     hint:, panic:, npm's ERR!, Caused by:, error[E…]:), prefixes in a
 //     row counting once ("FATAL ERROR:") and a lower-case one after a word
 //     without a final mark not at all (it is a phrase: "runtime error:");
+//     a semicolon outside quotes before a capitalised sentence opener
+//     (The, This, It, A, There, Is, Please, … or a capitalised -ing word:
+//     "; The app's limit …", "; Connecting to …"); three or more quotes
+//     joined by " / " (lines of output quoted one after another);
 //   - "cut off …": the text ends in "..." or "…"; or leaves a "(" or a
-//     quote open (an odd number of ", more “ than ”); or its last mark
+//     "[" or a quote open (an odd number of " or of backticks, more “
+//     than ”, a single quote opening after a space or "(" that never
+//     closes, an empty "" glued to a word); or ends on a flag that lost its
+//     value ("--out=", or a long flag after a flag and its value:
+//     "--region eu-west1 --project"); or on an auxiliary right after
+//     "which" or "who" ("…, which does"); or on a determiner and an
+//     adjective that needs its noun ("the current", "the entire"); or its last mark
 //     before the final . ! or ? is , : ; or -; or its last word, written
 //     in lower case (a capital makes it a name: "connected to A"), is one
 //     that leaves the sentence open:
 //     an article or determiner (a, an, the, its, their, our, your, his,
-//     her, my, these, those), a conjunction or subordinator (and, or, but,
+//     her, my, these, those, this, no: a lesson stands alone, so a final
+//     "this" points at nothing), a conjunction or subordinator (and, or, but,
 //     nor, because, that, which, whose, when, while, if, unless, until,
 //     as, whether, where, than), an auxiliary or a modal (is, are, was,
 //     were, be, been, has, have, do, does, did, can, could, may, might,
@@ -105,16 +127,28 @@ func Pasted(text string) string {
 	if logLine(words) {
 		return "a log line"
 	}
-	if tableColumns(words) {
+	if tableColumns(words) || titleHeader(words) || capsTail(words) {
 		return "table columns"
 	}
-	if placeholderStanding(text) {
+	if shellLineLocation(words) {
+		return "a log line"
+	}
+	if spacedFields(words) || colonFields(words) {
+		return "key = value fields"
+	}
+	if placeholderStanding(text) || placeholderQuoted(text, words) {
 		return "a placeholder standing for raw data"
 	}
 	if identifierRun(words) {
 		return "a run of identifiers"
 	}
-	if symbolRun(text) {
+	if markupTags(text) {
+		return "markup tags"
+	}
+	if encodedURL(words) {
+		return "an encoded URL"
+	}
+	if symbolRun(text) || strings.Contains(text, " *** ") {
 		return "an underline or progress bar"
 	}
 	if strings.HasPrefix(text, "$ ") || strings.HasPrefix(text, "> ") || strings.HasPrefix(text, `PS C:\`) || promptInside(text) {
@@ -126,7 +160,7 @@ func Pasted(text string) string {
 			return "a long quoted output"
 		}
 	}
-	if stitched(text, words, quotes) {
+	if stitched(text, words, quotes) || newSentenceAfterSemicolon(text, quotes) || quotedLines(text, quotes) {
 		return "stitched fragments"
 	}
 	return cutOff(text, quotes)
@@ -425,6 +459,10 @@ var placeholderWords = []string{
 	"a password", "a token", "a person",
 }
 
+// Placeholders are the words the raw-data redaction puts where raw data
+// was, longest first (a copy).
+func Placeholders() []string { return append([]string(nil), placeholderWords...) }
+
 func placeholderStanding(text string) bool {
 	joins := func(c byte) bool {
 		return c == '-' || c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80 ||
@@ -681,8 +719,12 @@ var (
 	danglingWords = set("may", "might", "can", "could", "will", "would", "shall", "should", "must", "does", "do", "did",
 		"a", "an", "the", "and", "or", "but", "nor", "because", "that", "which", "whose", "when", "while",
 		"if", "unless", "until", "as", "whether", "is", "are", "was", "were", "be", "been", "has", "have", "its", "their",
-		"our", "your", "his", "her", "my", "these", "those", "where", "than")
-	strandable = set("to", "with", "for", "of", "from", "by", "at", "into", "onto", "via", "toward", "towards", "per",
+		"our", "your", "his", "her", "my", "these", "those", "where", "than", "this", "no")
+	// needsNoun are adjectives that, after a determiner, leave out the
+	// noun they qualify ("the current", "the entire").
+	needsNoun   = set("current", "previous", "entire", "whole", "following", "respective", "corresponding", "underlying")
+	determiners = set("the", "a", "an", "this", "that", "its", "their", "our", "your", "his", "her", "my", "these", "those", "each", "every")
+	strandable  = set("to", "with", "for", "of", "from", "by", "at", "into", "onto", "via", "toward", "towards", "per",
 		"against", "among", "between", "during", "except", "within", "without", "upon", "like")
 	relatives = set("what", "which", "whom", "whatever", "who")
 	beForms   = set("is", "are", "was", "were", "be", "been", "has", "have", "may", "might", "can", "could", "will", "would", "shall", "should",
@@ -695,7 +737,7 @@ func cutOff(text string, quotes [][2]int) string {
 	if strings.HasSuffix(t, "...") || strings.HasSuffix(t, "…") {
 		return "cut off"
 	}
-	depth := 0
+	depth, brackets := 0, 0
 	qc := quoteCursor{quotes: quotes}
 	lead := len(text) - len(strings.TrimLeft(text, " \t"))
 	for i := 0; i < len(t); i++ {
@@ -709,12 +751,25 @@ func cutOff(text string, quotes [][2]int) string {
 			if depth > 0 {
 				depth--
 			}
+		case '[':
+			brackets++
+		case ']':
+			if brackets > 0 {
+				brackets--
+			}
 		}
 	}
 	if depth > 0 {
 		return "cut off inside a parenthesis"
 	}
-	if strings.Count(t, `"`)%2 == 1 || strings.Count(t, "“") > strings.Count(t, "”") {
+	if brackets > 0 {
+		return "cut off inside brackets"
+	}
+	if k := strings.Index(t, `""`); k > 0 && isWordChar(t[k-1]) {
+		return "cut off inside a quote" // an empty quote glued to a word, `public""`: what it held is gone
+	}
+	if strings.Count(t, `"`)%2 == 1 || strings.Count(t, "“") > strings.Count(t, "”") || strings.Count(t, "`")%2 == 1 ||
+		unclosedSingle(t, quotes, lead) {
 		return "cut off inside a quote"
 	}
 	body := strings.TrimRight(t, ".!? ")
@@ -732,8 +787,17 @@ func cutOff(text string, quotes [][2]int) string {
 	if last != strings.ToLower(last) {
 		return "" // "B is no longer connected to A": a name
 	}
+	if n := len(f); beForms[last] && n >= 2 && (strings.ToLower(f[n-2]) == "which" || strings.ToLower(f[n-2]) == "who") {
+		return "cut off after '" + last + "'" // "…, which does": its verb is missing
+	}
 	if beForms[last] && clauseHas(f, wh) {
 		return "" // "where the token is", "as it is"
+	}
+	if n := len(f); n >= 2 && needsNoun[last] && determiners[strings.ToLower(f[n-2])] {
+		return "cut off after '" + last + "'" // "the current": its noun is missing
+	}
+	if flagWithoutValue(f) {
+		return "cut off after a flag"
 	}
 	if danglingWords[last] {
 		return "cut off after '" + last + "'"
@@ -774,3 +838,243 @@ func set(words ...string) map[string]bool {
 	}
 	return m
 }
+
+// titleHeader: a table's header in Title Case, as df, kubectl describe's
+// events and ps print it: four or more capitalised words in a row (each
+// a capital and then lower-case letters, a final "%" allowed) among which
+// one after the first is a capitalised function word (From, On, Of, To,
+// In, At, By, For) or carries a "%" ("Filesystem Size Used Avail Use%
+// Mounted on", "Type Reason Age From Message"). A name of several
+// capitalised words ("Google Cloud Build") has neither.
+func titleHeader(words []string) bool {
+	run, marked := 0, false
+	for _, w := range words {
+		if !titleWord(w) {
+			run, marked = 0, false
+			continue
+		}
+		run++
+		if run > 1 && (titleFunction[w] || strings.HasSuffix(w, "%")) {
+			marked = true
+		}
+		if run >= 4 && marked {
+			return true
+		}
+	}
+	return false
+}
+
+var titleFunction = set("From", "On", "Of", "To", "In", "At", "By", "For")
+
+// titleWord: a capital and then one or more lower-case ASCII letters, a
+// final "%" or "." allowed (Size, Use%, Message.).
+func titleWord(w string) bool {
+	w = strings.TrimSuffix(strings.TrimSuffix(w, "."), "%")
+	if len(w) < 2 || w[0] < 'A' || w[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// capsTail: the sentence is two or more ALL-CAPS words and nothing else
+// ("NAMES PORTS."): column names, not a sentence.
+func capsTail(words []string) bool {
+	if len(words) < 2 {
+		return false
+	}
+	for _, w := range words {
+		if !capsWord(strings.TrimRight(w, ".!?")) {
+			return false
+		}
+	}
+	return true
+}
+
+// spacedFields: two or more "key = value" fields with spaces around "=",
+// the key a lower-case word, as gRPC and config dumps print them ("rpc
+// error: code = Unknown desc = failed").
+func spacedFields(words []string) bool {
+	n := 0
+	for i := 1; i+1 < len(words); i++ {
+		if words[i] == "=" && words[i-1] != "" && lowerKey(strings.ReplaceAll(words[i-1], "-", "_")) {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+// colonFields: two or more "key: "value"" fields, a lower-case key and a
+// quoted value ('name: "web" namespace: "shop"'), as tools print an
+// object's identity.
+func colonFields(words []string) bool {
+	n := 0
+	for i := 0; i+1 < len(words); i++ {
+		k := words[i]
+		if len(k) > 1 && strings.HasSuffix(k, ":") && lowerKey(k[:len(k)-1]) && strings.ContainsAny(words[i+1][:1], quoteMarks) {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+// placeholderQuoted: a redaction's placeholder is the whole of a quote
+// ("Repository 'a person' is not defined"), or the argument of a call
+// told as "Running <call> <placeholder>": raw data stood there.
+func placeholderQuoted(text string, words []string) bool {
+	for _, q := range quoteSpans(text) {
+		in := strings.TrimSpace(text[q[0]:q[1]])
+		in = strings.Trim(in, quoteMarks)
+		for _, p := range placeholderWords {
+			if in == p {
+				return true
+			}
+		}
+	}
+	for i, w := range words {
+		if w != "Running" && w != "running" {
+			continue
+		}
+		rest := strings.Join(words[i+1:min(len(words), i+8)], " ")
+		for _, p := range placeholderWords {
+			if k := strings.Index(rest, p); k > 0 && strings.Count(rest[:k], " ") <= 2 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// newSentenceAfterSemicolon: a semicolon outside quotes followed by a
+// capitalised function word ("; The", "; It", "; This"): two sentences
+// stitched, since a clause after a semicolon goes on in lower case (a
+// name may follow: "; Gradle does not read it").
+func newSentenceAfterSemicolon(text string, quotes [][2]int) bool {
+	qc := quoteCursor{quotes: quotes}
+	for i := 0; i < len(text); i++ {
+		if text[i] != ';' || qc.in(i) {
+			continue
+		}
+		if w := firstWord(text[i+1:]); sentenceOpeners[w] || len(w) > 4 && w[0] >= 'A' && w[0] <= 'Z' && strings.HasSuffix(w, "ing") && lowerKey(w[1:]) {
+			return true // "; Connecting to ...": a gerund opens a new sentence
+		}
+	}
+	return false
+}
+
+var sentenceOpeners = set("The", "This", "That", "These", "Those", "It", "Its", "A", "An", "There", "They", "We", "Our", "Then",
+	"Is", "Are", "Was", "Were", "Do", "Does", "Did", "Please", "If", "Make")
+
+// unclosedSingle: a single quote that opens after a space or "(" before a
+// letter and starts no quote (quoteSpans found no close for it).
+func unclosedSingle(t string, quotes [][2]int, lead int) bool {
+	starts := map[int]bool{}
+	for _, q := range quotes {
+		starts[q[0]] = true
+	}
+	qc := quoteCursor{quotes: quotes}
+	for i := 0; i+1 < len(t); i++ {
+		if t[i] != '\'' || !(i == 0 || t[i-1] == ' ' || t[i-1] == '(') || qc.in(i+lead) {
+			continue
+		}
+		if c := t[i+1]; ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigitByte(c)) && !starts[i+lead] {
+			return true
+		}
+	}
+	return false
+}
+
+// flagWithoutValue: the sentence ends on a flag that lost its value:
+// "--out=", or a long flag after a flag and its value ("--region eu-west1
+// --project"): flags given in pairs, the last one's value cut away. A
+// flag after a word ("npm ci --legacy-peer-deps", "without --force") may
+// take no value, and is kept.
+func flagWithoutValue(f []string) bool {
+	n := len(f)
+	last := strings.TrimRight(f[n-1], ".!?")
+	if !strings.HasPrefix(last, "-") || len(last) < 2 {
+		return false
+	}
+	if strings.HasSuffix(last, "=") {
+		return true
+	}
+	return n >= 3 && strings.HasPrefix(last, "--") && strings.HasPrefix(f[n-3], "-") && !strings.HasPrefix(f[n-2], "-") &&
+		!strings.Contains(f[n-3], "=")
+}
+
+// shellLineLocation: a shell's error location "<script>: line <n>:"
+// ("deploy.sh: line 12: foo: command not found").
+func shellLineLocation(words []string) bool {
+	for i := 1; i+1 < len(words); i++ {
+		if words[i] == "line" && strings.HasSuffix(words[i-1], ":") && strings.HasSuffix(words[i+1], ":") &&
+			allDigits(strings.TrimSuffix(words[i+1], ":")) {
+			return true
+		}
+	}
+	return false
+}
+
+// markupTags: an HTML or XML element, an opening tag and its closing tag
+// ("<title>…</title>"), carried from a response body.
+func markupTags(text string) bool {
+	for from := 0; from < len(text); {
+		k := strings.Index(text[from:], "</")
+		if k < 0 {
+			return false
+		}
+		at := from + k + 2
+		end := at
+		for end < len(text) && ('a' <= text[end] && text[end] <= 'z' || '0' <= text[end] && text[end] <= '9') {
+			end++
+		}
+		if end > at && end < len(text) && text[end] == '>' && strings.Contains(text[:from+k], "<"+text[at:end]) {
+			return true
+		}
+		from = at
+	}
+	return false
+}
+
+// quotedLines: three quotes or more joined by " / " ("`a` / `b` /
+// `c`"): lines of output quoted one after another.
+func quotedLines(text string, quotes [][2]int) bool {
+	n := 0
+	for i := 1; i < len(quotes); i++ {
+		if strings.TrimSpace(text[quotes[i-1][1]:quotes[i][0]]) == "/" {
+			n++
+			if n >= 2 {
+				return true
+			}
+		} else {
+			n = 0
+		}
+	}
+	return false
+}
+
+func isWordChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigitByte(c) || c == '_'
+}
+
+// encodedURL: a word with two or more percent escapes ("%2Fvar%2Frun"):
+// a URL as a program encoded it, not as a person writes it.
+func encodedURL(words []string) bool {
+	for _, w := range words {
+		n := 0
+		for i := 0; i+2 < len(w); i++ {
+			if w[i] == '%' && isHex(w[i+1]) && isHex(w[i+2]) {
+				n++
+			}
+		}
+		if n >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool { return isDigitByte(c) || 'A' <= c && c <= 'F' || 'a' <= c && c <= 'f' }
