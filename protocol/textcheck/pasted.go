@@ -186,11 +186,6 @@ func colourCode(s string) bool {
 
 func isDigitByte(c byte) bool { return '0' <= c && c <= '9' }
 
-// trimWord strips the punctuation prose puts around a word.
-func trimWord(w string) string {
-	return strings.Trim(w, ".,;:!?\"'`()[]{}“”‘’")
-}
-
 func stackFrame(text string, words []string) bool {
 	if k := strings.Index(text, `", line `); k >= 0 && k+8 < len(text) && isDigitByte(text[k+8]) {
 		return true
