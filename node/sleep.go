@@ -727,6 +727,11 @@ func vetSentence(text string, byDefault bool, c consolidate.Cluster) (string, st
 		// pasted), from whichever writer: a draft.
 		return text, "reads like pasted output: " + why, nil
 	}
+	if why := protocol.CutOut(text); byDefault && why != "" {
+		// The default writer cut a piece of output that lost its context:
+		// it could not say it in its own words (SPEC §3), a draft.
+		return text, "cut from output: " + why, nil
+	}
 	return text, "", nil
 }
 

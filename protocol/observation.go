@@ -43,6 +43,11 @@ func RedactRawDataReport(text string) Redaction {
 // textcheck.Pasted states the rule). Such a sentence is a draft.
 func Pasted(text string) string { return textcheck.Pasted(textcheck.Clean(text)) }
 
+// CutOut says why a sentence built by cutting tool output (the default
+// writer's) does not read as a finished statement, "" when it does
+// (textcheck.CutOut states the rule).
+func CutOut(text string) string { return textcheck.CutOut(textcheck.Clean(text)) }
+
 // CheckAgentText runs every check a text passes before an agent may read
 // it (SPEC §6): readable, an observation, no raw data.
 func CheckAgentText(text string) error {

@@ -1,0 +1,148 @@
+package textcheck
+
+import (
+	"strings"
+	"unicode"
+)
+
+// CutOut says why a sentence the default writer built by cutting tool
+// output does not read as a finished statement, "" when it does. It is
+// stricter than Pasted, which holds every writer's sentence: a model or an
+// agent writes a sentence, but the default writer joins a call, a piece of
+// output and a cause, and a piece that lost its context reads as words
+// without a statement. The node makes such a sentence a draft (SPEC §3:
+// when the writer cannot say it in its own words), never publishes it.
+//
+// The rule; the message is the words after the last "fails with", "fails
+// because", "fails:", "failed:", "returns", "could not" or "cannot" (a
+// sentence without one has none):
+//   - "an empty message": the message is one capitalised plain word
+//     (letters only, no inner capital: "Error", "ERRORS", "The"); an
+//     identifier (CondaError, E404, ENOSPC) or a lower-case word
+//     ("timeout") stands as a message;
+//   - "a message that opens on a function word": a message that is no
+//     cause (not after "because") begins with a preposition or a
+//     conjunction ("fails with during connect");
+//   - "output markers": a word of symbols only outside a `code span`
+//     ("(:)", "[]", "**", "+", "<", "[!]"; a dash, "&", "/", "=", ">",
+//     "->" and "=>" are prose) or a CI workflow marker ("##[");
+//   - "a placeholder read as a label": a redaction phrase followed by ":";
+//   - "a cut-off end": the last word is a capitalised function word
+//     ("The.", "A."), or a path with a backslash ("C:\Program." cut at its
+//     space);
+//   - "two sentences": a period, a space and a period-led name
+//     ("amd64. .dockerignore").
+func CutOut(text string) string {
+	text = strings.TrimSpace(text)
+	body := strings.TrimRight(text, ".!? ")
+	words := strings.Fields(body)
+	if len(words) == 0 {
+		return ""
+	}
+	if strings.Contains(text, "##[") {
+		return "output markers"
+	}
+	for _, w := range strings.Fields(withoutCodeSpans(body)) {
+		if symbolsOnly(w) {
+			return "output markers"
+		}
+	}
+	for _, p := range placeholderWords {
+		if strings.Contains(text, p+":") {
+			return "a placeholder read as a label"
+		}
+	}
+	if strings.Contains(text, ". .") {
+		return "two sentences"
+	}
+	last := strings.Trim(words[len(words)-1], `"'`+"`()[]{},;:")
+	if strings.Contains(last, `\`) {
+		return "a cut-off end"
+	}
+	if l := strings.ToLower(last); last != l && lexicon[l]&(cDet|cPrep|cConj|cSubject|cObject) != 0 {
+		return "a cut-off end"
+	}
+	msg, cause := messageOf(words)
+	if len(msg) == 0 || len(msg) == len(words) {
+		return ""
+	}
+	first := strings.ToLower(strings.Trim(msg[0], `"'`+"`("))
+	if !cause && lexicon[first]&(cPrep|cConj) != 0 && lexicon[first]&(cNoun|cBase) == 0 {
+		return "a message that opens on a function word"
+	}
+	if len(msg) == 1 && plainWord(strings.Trim(msg[0], `"'`+"`()[]{},;:")) {
+		return "an empty message"
+	}
+	return ""
+}
+
+// messageOf is the words after the last verb of failure, or all of them
+// when there is none; cause says they follow "because".
+func messageOf(words []string) (msg []string, cause bool) {
+	at := -1
+	for i, w := range words {
+		lw := strings.ToLower(strings.TrimRight(w, ":"))
+		switch {
+		case (lw == "with" || lw == "because") && i > 0 && strings.ToLower(words[i-1]) == "fails":
+			at, cause = i+1, lw == "because"
+		case lw == "fails" && strings.HasSuffix(w, ":"), lw == "failed" && strings.HasSuffix(w, ":"), lw == "returns",
+			(lw == "not" && i > 0 && strings.ToLower(words[i-1]) == "could") || lw == "cannot":
+			at, cause = i+1, false
+		}
+	}
+	if at < 0 {
+		return words, false
+	}
+	return words[min(at, len(words)):], cause
+}
+
+// symbolsOnly: a word with no letter and no digit that prose does not use.
+func symbolsOnly(w string) bool {
+	switch w {
+	case "-", "–", "—", "&", "/", "->", "=>", "…", "=", ">", ">=", "<=":
+		return false
+	}
+	for _, r := range w {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainWord: a capitalised word of letters only, all of one case after the
+// first ("Error", "ERRORS"), so no identifier (CondaError, E404, go_test).
+func plainWord(w string) bool {
+	rs := []rune(w)
+	if len(rs) == 0 || !unicode.IsUpper(rs[0]) {
+		return false
+	}
+	for _, r := range rs {
+		if !unicode.IsLetter(r) {
+			return false
+		}
+	}
+	rest := string(rs[1:])
+	if rest == strings.ToUpper(rest) && len(rs) > 1 {
+		// ERRORS or a code: a code (ENOSPC, EACCES) is no English word.
+		return lexicon[strings.ToLower(w)]&cKnown != 0
+	}
+	return rest == strings.ToLower(rest)
+}
+
+// withoutCodeSpans is s with what stands between backticks left out.
+func withoutCodeSpans(s string) string {
+	var b strings.Builder
+	in := false
+	for _, r := range s {
+		if r == '`' {
+			in = !in
+			b.WriteByte(' ')
+			continue
+		}
+		if !in {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,44 @@
+package textcheck
+
+import "testing"
+
+func TestCutOut(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"deno test fails with ERRORS.", "an empty message"},
+		{"node build.js fails with Error.", "an empty message"},
+		{"the job fails with during connect.", "a message that opens on a function word"},
+		{"migrate fails because an internal host: Migration 0001 is applied before.", "a placeholder read as a label"},
+		{"npm run build fails with + CategoryInfo : SecurityError: (:) [], PSSecurityException.", "output markers"},
+		{"gh run view fails with deploy ##[error]Input required and not supplied.", "output markers"},
+		{"flutter build fails with [!] CocoaPods could not find compatible versions.", "output markers"},
+		{"composer install fails to download a package from dist: The.", "a cut-off end"},
+		{`dotnet build fails with C:\Program.`, "a cut-off end"},
+		{"The image was built for arm64 and the nodes are amd64. .dockerignore lists the keys.", "two sentences"},
+		// written
+		{"docker build fails with ENOSPC because the build cache filled the disk.", ""},
+		{"bash train.sh fails with CondaError.", ""},
+		{"npm install fails with code E404.", ""},
+		{"the request fails with timeout.", ""},
+		{"go test -race fails because the race detector needs cgo, and CGO_ENABLED=0 was set.", ""},
+		{"the upload fails because of the proxy's 1m body limit.", ""},
+		{"ruff check fails with E501: Line too long (97 > 88).", ""},
+		{"The person objected to the agent adding `ignore_missing_imports = true` to silence the errors.", ""},
+		{"The person wanted the agent to put `/* /index.html 200` in public/_redirects.", ""},
+		{"go test fails with undefined: mocks.NewClient until go generate has run.", ""},
+		{"Running git push is rejected because the remote has commits that the local branch lacks.", ""},
+		{"psql fails with 'must be owner of table invoices' because the migrator role is not the owner.", ""},
+		{"The lock was left by an earlier terraform apply that was interrupted with Ctrl-C.", ""},
+		{"kubectl apply -f k8s/ fails with ImagePullBackOff -> 401 from the registry.", ""},
+	} {
+		if got := CutOut(c.text); got != c.want {
+			t.Errorf("CutOut(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+func FuzzCutOut(f *testing.F) {
+	f.Add("deno test fails with ERRORS.")
+	f.Add("fails with")
+	f.Add(". . .")
+	f.Fuzz(func(t *testing.T, s string) { CutOut(s) })
+}
