@@ -1,0 +1,301 @@
+package agents
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/sjson"
+)
+
+// jsonDoc edits a tool's JSON configuration in place: sjson changes only
+// the bytes of the keys it sets or deletes, so every key remem did not
+// write stays as the person wrote it, and a removal gives back the file's
+// bytes. A file laid out as the tools write theirs (two-space indent) is
+// laid out so again after the edit.
+type jsonDoc struct {
+	path    string
+	data    []byte
+	created []string // the containers this edit created, for the record
+	pretty  bool
+	tail    []byte // the white space after the object, kept out of sjson's way
+}
+
+func newJSONDoc(path string, data []byte) (*jsonDoc, error) {
+	d := &jsonDoc{path: path, data: data}
+	if len(bytes.TrimSpace(data)) == 0 {
+		d.data, d.pretty = []byte("{}"), true
+		return d, nil
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("%s is not plain JSON (%v): fix it, or add remem to it by hand (remem setup --dry-run shows what)", path, err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, fmt.Errorf("%s holds no JSON object: fix it, or add remem to it by hand (remem setup --dry-run shows what)", path)
+	}
+	d.pretty = bytes.Equal(indented(data), data)
+	trimmed := bytes.TrimRight(data, " \t\r\n")
+	d.data, d.tail = trimmed, data[len(trimmed):]
+	return d, nil
+}
+
+// indented is data laid out with two-space indents and a final newline.
+func indented(data []byte) []byte {
+	var b bytes.Buffer
+	if json.Indent(&b, bytes.TrimSpace(data), "", "  ") != nil {
+		return nil
+	}
+	b.WriteByte('\n')
+	return b.Bytes()
+}
+
+// get decodes the value at path (sjson's dotted syntax), or nil.
+func (d *jsonDoc) get(path string) any {
+	var v any
+	_ = json.Unmarshal(d.data, &v)
+	for _, k := range strings.Split(path, ".") {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// ensureParents creates the objects and array on the way to path, and
+// records each it created.
+func (d *jsonDoc) ensure(path string, empty string) error {
+	if d.get(path) != nil {
+		return nil
+	}
+	parts := strings.Split(path, ".")
+	for i := 1; i < len(parts); i++ {
+		if err := d.ensure(strings.Join(parts[:i], "."), "{}"); err != nil {
+			return err
+		}
+	}
+	if err := d.setRaw(path, empty); err != nil {
+		return err
+	}
+	d.created = append(d.created, path)
+	return nil
+}
+
+func (d *jsonDoc) setRaw(path, raw string) error {
+	out, err := sjson.SetRawBytes(d.data, path, []byte(raw))
+	if err != nil {
+		return fmt.Errorf("editing %s at %s: %w", d.path, path, err)
+	}
+	d.data = out
+	return nil
+}
+
+func (d *jsonDoc) delete(path string) error {
+	out, err := sjson.DeleteBytes(d.data, path)
+	if err != nil {
+		return fmt.Errorf("editing %s at %s: %w", d.path, path, err)
+	}
+	d.data = out
+	return nil
+}
+
+// bytes is the document as it is to be written.
+func (d *jsonDoc) bytes() []byte {
+	if d.pretty {
+		if out := indented(d.data); out != nil {
+			return out
+		}
+	}
+	return append(slices.Clone(d.data), d.tail...)
+}
+
+// setServer registers remem's MCP server under mcpServers.remem, unless
+// the same is there. A server named remem that runs something else is the
+// person's: setup says so and leaves it.
+func (d *jsonDoc) setServer(server map[string]any) (changed bool, err error) {
+	if cur := d.get("mcpServers.remem"); cur != nil {
+		if sameJSON(cur, server) {
+			return false, nil
+		}
+		if !isRememServer(cur) {
+			return false, fmt.Errorf("%s already has an MCP server named remem that runs something else: remove or rename it, then run setup again", d.path)
+		}
+	}
+	if err := d.ensure("mcpServers", "{}"); err != nil {
+		return false, err
+	}
+	raw, _ := json.Marshal(server)
+	return true, d.setRaw("mcpServers.remem", string(raw))
+}
+
+// removeServer takes out mcpServers.remem when remem wrote it.
+func (d *jsonDoc) removeServer() (bool, error) {
+	cur := d.get("mcpServers.remem")
+	if cur == nil || !isRememServer(cur) {
+		return false, nil
+	}
+	return true, d.delete("mcpServers.remem")
+}
+
+// setHook makes sure the event runs command once: a hook of remem's for
+// this tool with another command (the binary moved) is replaced.
+func (d *jsonDoc) setHook(g hookGroup, handler map[string]any, toolName string) (bool, error) {
+	path := "hooks." + g.event
+	groups, _ := d.get(path).([]any)
+	for gi, grp := range groups {
+		hs, _ := mapOf(grp)["hooks"].([]any)
+		for hi, h := range hs {
+			if !isRememHook(h, toolName) {
+				continue
+			}
+			if sameJSON(h, handler) && sameJSON(mapOf(grp)["matcher"], matcherValue(g.matcher)) {
+				return false, nil
+			}
+			raw, _ := json.Marshal(handler)
+			if err := d.setRaw(fmt.Sprintf("%s.%d.hooks.%d", path, gi, hi), string(raw)); err != nil {
+				return false, err
+			}
+			if g.matcher != "" && len(hs) == 1 {
+				m, _ := json.Marshal(g.matcher)
+				return true, d.setRaw(fmt.Sprintf("%s.%d.matcher", path, gi), string(m))
+			}
+			return true, nil
+		}
+	}
+	if err := d.ensure(path, "[]"); err != nil {
+		return false, err
+	}
+	group := map[string]any{"hooks": []any{handler}}
+	if g.matcher != "" {
+		group["matcher"] = g.matcher
+	}
+	raw, _ := json.Marshal(group)
+	return true, d.setRaw(path+".-1", string(raw))
+}
+
+func matcherValue(m string) any {
+	if m == "" {
+		return nil
+	}
+	return m
+}
+
+// removeHooks takes every remem hook for toolName out of the event, and a
+// group it leaves with no hook.
+func (d *jsonDoc) removeHooks(event, toolName string) (bool, error) {
+	path := "hooks." + event
+	groups, _ := d.get(path).([]any)
+	changed := false
+	for gi := len(groups) - 1; gi >= 0; gi-- {
+		hs, _ := mapOf(groups[gi])["hooks"].([]any)
+		kept := 0
+		var ours []int
+		for hi, h := range hs {
+			if isRememHook(h, toolName) {
+				ours = append(ours, hi)
+			} else {
+				kept++
+			}
+		}
+		if len(ours) == 0 {
+			continue
+		}
+		changed = true
+		if kept == 0 {
+			if err := d.delete(fmt.Sprintf("%s.%d", path, gi)); err != nil {
+				return false, err
+			}
+			continue
+		}
+		slices.Reverse(ours)
+		for _, hi := range ours {
+			if err := d.delete(fmt.Sprintf("%s.%d.hooks.%d", path, gi, hi)); err != nil {
+				return false, err
+			}
+		}
+	}
+	return changed, nil
+}
+
+// dropEmpty deletes, deepest first, the containers setup created that are
+// empty now.
+func (d *jsonDoc) dropEmpty(created []string) error {
+	paths := slices.Clone(created)
+	slices.SortFunc(paths, func(a, b string) int { return strings.Count(b, ".") - strings.Count(a, ".") })
+	for _, p := range paths {
+		switch v := d.get(p).(type) {
+		case map[string]any:
+			if len(v) == 0 {
+				if err := d.delete(p); err != nil {
+					return err
+				}
+			}
+		case []any:
+			if len(v) == 0 {
+				if err := d.delete(p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// empty: the document holds nothing.
+func (d *jsonDoc) empty() bool {
+	m, _ := d.get("").(map[string]any)
+	if m == nil {
+		var v map[string]any
+		_ = json.Unmarshal(d.data, &v)
+		m = v
+	}
+	return len(m) == 0
+}
+
+func mapOf(v any) map[string]any { m, _ := v.(map[string]any); return m }
+
+func sameJSON(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	var va, vb any
+	_ = json.Unmarshal(ja, &va)
+	_ = json.Unmarshal(jb, &vb)
+	return reflect.DeepEqual(va, vb)
+}
+
+// isRememServer: an MCP server entry that runs remem's mcp command.
+func isRememServer(v any) bool {
+	m := mapOf(v)
+	cmd, _ := m["command"].(string)
+	args, _ := m["args"].([]any)
+	return isRememBinary(cmd) && len(args) > 0 && args[len(args)-1] == "mcp"
+}
+
+// isRememHook: a hook handler that runs `remem … hook TOOL`.
+func isRememHook(v any, toolName string) bool {
+	cmd, _ := mapOf(v)["command"].(string)
+	words := strings.Fields(cmd)
+	if len(words) < 3 || !isRememBinary(strings.Trim(words[0], `'"`)) {
+		return false
+	}
+	return slices.Equal(words[len(words)-2:], []string{"hook", toolName})
+}
+
+func isRememBinary(cmd string) bool {
+	base := filepath.Base(cmd)
+	return base == "remem" || base == "remem.exe"
+}
