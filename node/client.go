@@ -60,13 +60,38 @@ func RemoveNodeInfo(home string) error {
 // DialNode returns a Client for the node running on home, or an error when
 // none answers.
 func DialNode(ctx context.Context, home string) (*Client, error) {
+	c, info, err := reachNode(home)
+	if err != nil {
+		return nil, err
+	}
+	var st Status
+	if err := c.do(ctx, "GET", "/status", nil, &st); err != nil {
+		return nil, fmt.Errorf("the node of %s (pid %d) does not answer at %s: %w", home, info.PID, info.API, err)
+	}
+	c.origin = st.Origin
+	return c, nil
+}
+
+// ReachNode is DialNode without asking the node anything: a Client for the
+// node that holds home, for a caller that must be quick (a hook) and falls
+// back on the inbox when the request fails. Its Origin is node.json's.
+func ReachNode(home string, timeout time.Duration) (*Client, error) {
+	c, _, err := reachNode(home)
+	if err != nil {
+		return nil, err
+	}
+	c.HTTP = &http.Client{Timeout: timeout}
+	return c, nil
+}
+
+func reachNode(home string) (*Client, NodeInfo, error) {
 	data, err := os.ReadFile(filepath.Join(home, NodeFile))
 	if err != nil {
-		return nil, fmt.Errorf("no running node found for %s: %w", home, err)
+		return nil, NodeInfo{}, fmt.Errorf("no running node found for %s: %w", home, err)
 	}
 	var info NodeInfo
 	if err := json.Unmarshal(data, &info); err != nil || info.API == "" {
-		return nil, fmt.Errorf("%s is damaged; stop the node and start it again", filepath.Join(home, NodeFile))
+		return nil, info, fmt.Errorf("%s is damaged; stop the node and start it again", filepath.Join(home, NodeFile))
 	}
 	// The token goes only to the node that holds the home: a node that
 	// died leaves node.json behind, and any user of the machine may listen
@@ -76,22 +101,16 @@ func DialNode(ctx context.Context, home string) (*Client, error) {
 	// it: held, with node.json's pid, it is the node that wrote node.json.
 	pid, held, err := store.Holder(home)
 	if err != nil {
-		return nil, err
+		return nil, info, err
 	}
 	if !held || pid != info.PID {
-		return nil, fmt.Errorf("no running node found for %s: %s names pid %d, which does not hold the home (its node has stopped); the API token is not sent to %s, which another process may be listening on", home, NodeFile, info.PID, info.API)
+		return nil, info, fmt.Errorf("no running node found for %s: %s names pid %d, which does not hold the home (its node has stopped); the API token is not sent to %s, which another process may be listening on", home, NodeFile, info.PID, info.API)
 	}
 	token, err := ReadAPIToken(home)
 	if err != nil {
-		return nil, err
+		return nil, info, err
 	}
-	c := &Client{BaseURL: "http://" + info.API, Token: token, HTTP: &http.Client{Timeout: 5 * time.Minute}, origin: info.Origin}
-	var st Status
-	if err := c.do(ctx, "GET", "/status", nil, &st); err != nil {
-		return nil, fmt.Errorf("the node of %s (pid %d) does not answer at %s: %w", home, info.PID, info.API, err)
-	}
-	c.origin = st.Origin
-	return c, nil
+	return &Client{BaseURL: "http://" + info.API, Token: token, HTTP: &http.Client{Timeout: 5 * time.Minute}, origin: info.Origin}, info, nil
 }
 
 func (c *Client) Origin() string { return c.origin }

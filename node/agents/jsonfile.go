@@ -126,7 +126,7 @@ func (d *jsonDoc) bytes() []byte {
 // setServer registers remem's MCP server under mcpServers.remem, unless
 // the same is there. A server named remem that runs something else is the
 // person's: setup says so and leaves it.
-func (d *jsonDoc) setServer(server map[string]any) (changed bool, err error) {
+func (d *jsonDoc) setServer(server mcpServer) (changed bool, err error) {
 	if cur := d.get("mcpServers.remem"); cur != nil {
 		if sameJSON(cur, server) {
 			return false, nil
@@ -153,7 +153,7 @@ func (d *jsonDoc) removeServer() (bool, error) {
 
 // setHook makes sure the event runs command once: a hook of remem's for
 // this tool with another command (the binary moved) is replaced.
-func (d *jsonDoc) setHook(g hookGroup, handler map[string]any, toolName string) (bool, error) {
+func (d *jsonDoc) setHook(g hookGroup, handler hookHandler, toolName string) (bool, error) {
 	path := "hooks." + g.event
 	groups, _ := d.get(path).([]any)
 	for gi, grp := range groups {
@@ -179,11 +179,7 @@ func (d *jsonDoc) setHook(g hookGroup, handler map[string]any, toolName string) 
 	if err := d.ensure(path, "[]"); err != nil {
 		return false, err
 	}
-	group := map[string]any{"hooks": []any{handler}}
-	if g.matcher != "" {
-		group["matcher"] = g.matcher
-	}
-	raw, _ := json.Marshal(group)
+	raw, _ := json.Marshal(hookGroupJSON{Matcher: g.matcher, Hooks: []hookHandler{handler}})
 	return true, d.setRaw(path+".-1", string(raw))
 }
 

@@ -95,19 +95,38 @@ func (s Setup) hookCommand() string {
 	return shellJoin(append(slices.Clone(s.Remem), "hook", s.Tool.Name))
 }
 
-func (s Setup) server() map[string]any {
-	args := append(slices.Clone(s.Remem[1:]), "mcp")
-	srv := map[string]any{"command": s.Remem[0], "args": args}
+// mcpServer and hookHandler are written in the order the tools' own
+// documentation writes their keys.
+type mcpServer struct {
+	Type    string   `json:"type,omitempty"`
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+}
+
+type hookHandler struct {
+	Name    string `json:"name,omitempty"`
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout"`
+}
+
+type hookGroupJSON struct {
+	Matcher string        `json:"matcher,omitempty"`
+	Hooks   []hookHandler `json:"hooks"`
+}
+
+func (s Setup) server() mcpServer {
+	srv := mcpServer{Command: s.Remem[0], Args: append(slices.Clone(s.Remem[1:]), "mcp")}
 	if s.Tool == claudeCode {
-		srv["type"] = "stdio"
+		srv.Type = "stdio"
 	}
 	return srv
 }
 
-func (s Setup) handler() map[string]any {
-	h := map[string]any{"type": "command", "command": s.hookCommand(), "timeout": hookTimeoutSeconds * s.Tool.timeoutUnit}
+func (s Setup) handler() hookHandler {
+	h := hookHandler{Type: "command", Command: s.hookCommand(), Timeout: hookTimeoutSeconds * s.Tool.timeoutUnit}
 	if s.Tool.hookNames {
-		h["name"] = "remem"
+		h.Name = "remem"
 	}
 	return h
 }
