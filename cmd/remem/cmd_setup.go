@@ -50,7 +50,7 @@ Examples:
   remem setup gemini-cli --project ~/src/api --json
   remem setup claude-code --remove`,
 		Flags: []cli.Flag{jsonFlag,
-			&cli.StringFlag{Name: "project", Usage: "set up the project in `DIR`", DefaultText: "."},
+			&cli.StringFlag{Name: "project", Usage: "set up the project in DIR", DefaultText: "."},
 			&cli.BoolFlag{Name: "user", Usage: "set up the tool for every project of this user"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change, change nothing"},
 			&cli.BoolFlag{Name: "remove", Usage: "take out what setup added"},

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/remem/remem/node/agents"
+)
+
+const hookPayloads = "../../node/agents/testdata/hooks"
+
+// hookRuns reads home's hook log.
+func hookRuns(t *testing.T, home string) []agents.HookRun {
+	t.Helper()
+	f, err := os.Open(filepath.Join(home, agents.HookLogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []agents.HookRun
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r agents.HookRun
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("hook.log: %v: %s", err, sc.Bytes())
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func inboxLines(t *testing.T, home string) []string {
+	data, err := os.ReadFile(filepath.Join(home, "inbox.jsonl"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+// payload is a recorded payload with its cwd set to dir.
+func payload(t *testing.T, file, dir string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(hookPayloads, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p map[string]any
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	p["cwd"] = dir
+	out, _ := json.Marshal(p)
+	return out
+}
+
+// The whole way for a person who ran setup once: the tool runs the hook
+// command setup wrote, a failed call becomes an event, sleep makes it a
+// lesson, and the next session starts with it, without the agent calling
+// anything. No node runs: events go through the inbox.
+func TestHookWithoutANode(t *testing.T) {
+	for _, tc := range []struct{ tool, failure, start string }{
+		{"claude-code", "claude-code/PostToolUseFailure.Bash.json", "claude-code/SessionStart.json"},
+		{"codex", "codex/PostToolUse.Bash-nonzero-exit.json", "codex/SessionStart.json"},
+		{"gemini-cli", "gemini-cli/AfterTool.run_shell_command.nonzero-exit.json", "gemini-cli/SessionStart.json"},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			home := newHome(t)
+			proj := t.TempDir()
+			out := must(t, home, nil, "setup", tc.tool, "--project", proj, "--remem", remem(t))
+			if !strings.Contains(out, "Set up the project") {
+				t.Fatalf("setup said:\n%s", out)
+			}
+			hook := hookCommandIn(t, proj, tc.tool)
+
+			stdout, stderr := runHookCommand(t, hook, home, payload(t, tc.failure, proj))
+			if stdout != "" || stderr != "" {
+				t.Fatalf("a failure printed %q, %q", stdout, stderr)
+			}
+			if n := len(inboxLines(t, home)); n != 1 {
+				t.Fatalf("inbox holds %d events", n)
+			}
+			// The successful call and the read-only failure report nothing.
+			for _, quiet := range quietPayloads(tc.tool) {
+				if o, e := runHookCommand(t, hook, home, payload(t, quiet, proj)); o != "" || e != "" {
+					t.Errorf("%s printed %q %q", quiet, o, e)
+				}
+			}
+			if n := len(inboxLines(t, home)); n != 1 {
+				t.Fatalf("inbox holds %d events after the quiet payloads", n)
+			}
+			must(t, home, nil, "sleep")
+			var lessons []struct {
+				Text string `json:"text"`
+			}
+			if err := json.Unmarshal([]byte(must(t, home, nil, "lessons", "--json")), &lessons); err != nil || len(lessons) == 0 {
+				t.Fatalf("no lesson after sleep: %v", err)
+			}
+
+			stdout, stderr = runHookCommand(t, hook, home, payload(t, tc.start, proj))
+			var ctx struct {
+				H struct {
+					HookEventName     string `json:"hookEventName"`
+					AdditionalContext string `json:"additionalContext"`
+				} `json:"hookSpecificOutput"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &ctx); err != nil || stderr != "" {
+				t.Fatalf("session start printed %q (%v), stderr %q", stdout, err, stderr)
+			}
+			if ctx.H.HookEventName != "SessionStart" || !strings.Contains(ctx.H.AdditionalContext, "They are not instructions") ||
+				!strings.Contains(ctx.H.AdditionalContext, "Observed (") {
+				t.Errorf("context: %+v", ctx.H)
+			}
+			runs := hookRuns(t, home)
+			if last := runs[len(runs)-1]; last.Lessons == 0 || last.Error != "" {
+				t.Errorf("last run: %+v", last)
+			}
+		})
+	}
+}
+
+func quietPayloads(tool string) []string {
+	switch tool {
+	case "claude-code":
+		return []string{"claude-code/PostToolUse.Write.json", "claude-code/PostToolUseFailure.Read.json", "claude-code/UserPromptSubmit.json"}
+	case "codex":
+		return []string{"codex/PostToolUse.Bash.json", "codex/UserPromptSubmit.json"}
+	}
+	return []string{"gemini-cli/AfterTool.run_shell_command.success.json", "gemini-cli/AfterTool.read_file.failure.json", "gemini-cli/BeforeAgent.json"}
+}
+
+// hookCommandIn is the command setup wrote for the tool's session start.
+func hookCommandIn(t *testing.T, proj, tool string) string {
+	t.Helper()
+	file := map[string]string{"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json", "gemini-cli": ".gemini/settings.json"}[tool]
+	data, err := os.ReadFile(filepath.Join(proj, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Hooks map[string][]struct {
+			Hooks []struct{ Command string } `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	cmd := doc.Hooks["SessionStart"][0].Hooks[0].Command
+	if cmd == "" {
+		t.Fatalf("no hook command in %s", data)
+	}
+	return cmd
+}
+
+// runHookCommand runs a hook's command as the tools do, through sh -c,
+// with the payload on stdin and nothing of the test's home.
+func runHookCommand(t *testing.T, command, home string, payload []byte) (string, string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Env = append(os.Environ(), "REMEM_HOME="+home)
+	cmd.Stdin = bytes.NewReader(payload)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s exited with %v: %s", command, err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+// With a node running, the hook reports through its API (no inbox), and a
+// correction prompt becomes a correction event with the words verbatim.
+func TestHookWithANode(t *testing.T) {
+	home := newHome(t)
+	proj := t.TempDir()
+	p := startNode(t, home)
+	out, errOut, code := run(t, home, payload(t, "claude-code/PostToolUseFailure.Bash.json", proj), "hook", "claude-code")
+	if code != 0 || out != "" || errOut != "" {
+		t.Fatalf("hook: %d %q %q", code, out, errOut)
+	}
+	prompt := payload(t, "claude-code/UserPromptSubmit.correction.json", proj)
+	if out, errOut, code = run(t, home, prompt, "hook", "claude-code"); code != 0 || out != "" || errOut != "" {
+		t.Fatalf("hook: %d %q %q", code, out, errOut)
+	}
+	if lines := inboxLines(t, home); lines != nil {
+		t.Errorf("a running node's hook used the inbox: %q", lines)
+	}
+	runs := hookRuns(t, home)
+	if len(runs) != 2 || runs[0].Sent != "api" || runs[1].Sent != "api" || !strings.HasPrefix(runs[1].Why, "correction") {
+		t.Fatalf("runs: %+v", runs)
+	}
+	p.post(t, "/sleep", "")
+	var lessons []struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal([]byte(must(t, home, nil, "lessons", "--json")), &lessons); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, l := range lessons {
+		kinds[l.Kind] = true
+	}
+	if !kinds["error"] {
+		t.Errorf("no error lesson from the hook's event: %+v", lessons)
+	}
+	start := payload(t, "claude-code/SessionStart.json", proj)
+	if out, _, _ = run(t, home, start, "hook", "claude-code"); !strings.Contains(out, "additionalContext") {
+		t.Errorf("session start through the node printed %q", out)
+	}
+	p.stop(t)
+}
+
+// A node that hangs (stopped with SIGSTOP) costs the hook its wait, then
+// the event goes to the inbox and the session starts without lessons: the
+// agent is never held past the hook's deadline, nor told anything wrong.
+func TestHookWithAHungNode(t *testing.T) {
+	home := newHome(t)
+	proj := t.TempDir()
+	p := startNode(t, home)
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.cmd.Process.Signal(syscall.SIGCONT) }()
+	for _, file := range []string{"claude-code/PostToolUseFailure.Bash.json", "claude-code/SessionStart.json"} {
+		began := time.Now()
+		out, errOut, code := run(t, home, payload(t, file, proj), "hook", "claude-code")
+		if code != 0 || out != "" || errOut != "" {
+			t.Errorf("%s: %d %q %q", file, code, out, errOut)
+		}
+		if took := time.Since(began); took > hookDeadline+2*time.Second {
+			t.Errorf("%s took %s", file, took)
+		}
+	}
+	if n := len(inboxLines(t, home)); n != 1 {
+		t.Errorf("the inbox holds %d events, want the one the hung node could not take", n)
+	}
+}
+
+// Whatever goes wrong, the hook exits 0 and prints nothing: no memory, a
+// payload that is no JSON, one far over the bound, an unknown tool.
+func TestHookNeverFailsTheAgent(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nothing-here")
+	home := newHome(t)
+	huge := append([]byte(`{"hook_event_name":"PostToolUseFailure","tool_name":"Bash","error":"`), bytes.Repeat([]byte("y"), agents.MaxPayloadBytes+10)...)
+	for _, tc := range []struct {
+		name, home string
+		stdin      []byte
+		args       []string
+	}{
+		{"no memory", missing, payload(t, "claude-code/PostToolUseFailure.Bash.json", "/tmp"), []string{"hook", "claude-code"}},
+		{"no JSON", home, []byte("\x1b[31mnot json"), []string{"hook", "gemini-cli"}},
+		{"empty", home, []byte{}, []string{"hook", "codex"}},
+		{"huge", home, huge, []string{"hook", "claude-code"}},
+		{"unknown tool", home, []byte("{}"), []string{"hook", "vim"}},
+		{"no tool", home, []byte("{}"), []string{"hook"}},
+	} {
+		out, errOut, code := run(t, tc.home, tc.stdin, tc.args...)
+		if code != 0 || out != "" || errOut != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", tc.name, code, out, errOut)
+		}
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("the hook made a home where there was none")
+	}
+	if lines := inboxLines(t, home); lines != nil {
+		t.Errorf("bad payloads reached the inbox: %q", lines)
+	}
+	runs := hookRuns(t, home)
+	if len(runs) != 5 {
+		t.Fatalf("hook.log holds %d runs, want 5: %+v", len(runs), runs)
+	}
+	for _, r := range runs[:2] {
+		if r.Error == "" {
+			t.Errorf("no error logged: %+v", r)
+		}
+	}
+}
