@@ -94,7 +94,7 @@ func commands() []*cli.Command {
 		publishCommand(), revokeCommand(), exportCommand(), lessonsCommand(), showCommand(),
 		ingestCommand(), rememberCommand(), sleepCommand(), shareCommand(), recallCommand(),
 		nodeCommand(), webCommand(), statusCommand(), peersCommand(), connectCommand(), folderCommand(), commonsCommand(),
-		mcpCommand(), setupCommand(), hookCommand(), contextCommand(), testnetCommand(), writerPromptCommand(), calibrateCommand(), configCommand(), trustCommand(), doctorCommand(), teamKeyCommand(),
+		mcpCommand(), setupCommand(), hookCommand(), serviceCommand(), contextCommand(), testnetCommand(), writerPromptCommand(), calibrateCommand(), configCommand(), trustCommand(), doctorCommand(), teamKeyCommand(),
 		versionCommand(), completionCommand(),
 	}
 }
