@@ -227,6 +227,9 @@ func diagnose(ctx context.Context, h string, tryModel bool) doctorReport {
 	checkCommons(ctx, &rep, s)
 	checkDirectory(&rep, s)
 	checkModel(ctx, &rep, s, tryModel)
+	if cwd, err := os.Getwd(); err == nil {
+		checkAgents(&rep, h, cwd, time.Now())
+	}
 	return rep
 }
 

@@ -284,3 +284,36 @@ func TestHookNeverFailsTheAgent(t *testing.T) {
 		}
 	}
 }
+
+// doctor says, per agent tool on PATH, whether it is set up and whether
+// its hooks reported lately.
+func TestDoctorReportsAgents(t *testing.T) {
+	home := newHome(t)
+	proj := t.TempDir()
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"REMEM_HOME=" + home, "HOME=" + t.TempDir(), "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	doctorAgent := func() doctorCheck {
+		cmd := exec.Command(remem(t), "doctor", "--json")
+		cmd.Env, cmd.Dir = append(os.Environ(), env...), proj
+		out, _ := cmd.Output()
+		var rep doctorReport
+		if err := json.Unmarshal(out, &rep); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return checks(rep)["agent claude-code"]
+	}
+	if c := doctorAgent(); c.Status != checkWarn || !strings.Contains(c.Detail, "remem setup claude-code") {
+		t.Errorf("before setup: %+v", c)
+	}
+	must(t, home, nil, "setup", "claude-code", "--project", proj, "--remem", remem(t))
+	if c := doctorAgent(); c.Status != checkWarn || !strings.Contains(c.Detail, "never ran") {
+		t.Errorf("after setup: %+v", c)
+	}
+	runHookCommand(t, hookCommandIn(t, proj, "claude-code"), home, payload(t, "claude-code/PostToolUseFailure.Bash.json", proj))
+	if c := doctorAgent(); c.Status != checkOK || !strings.Contains(c.Detail, "events reported: 1") {
+		t.Errorf("after a hook: %+v", c)
+	}
+}

@@ -574,3 +574,32 @@ func shellJoin(argv []string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// HooksSetUp says whether remem's hooks for t are in the project's
+// configuration and in the user's ("" project: only the user's).
+func HooksSetUp(t *Tool, project, userHome string) (inProject, forUser bool) {
+	has := func(path string) bool {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		d, err := newJSONDoc(path, data)
+		if err != nil {
+			return false
+		}
+		for _, g := range t.hooks {
+			groups, _ := d.get("hooks." + g.event).([]any)
+			for _, grp := range groups {
+				hs, _ := mapOf(grp)["hooks"].([]any)
+				if slices.ContainsFunc(hs, func(h any) bool { return isRememHook(h, t.Name) }) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if project != "" {
+		inProject = has(filepath.Join(project, t.hooksFile))
+	}
+	return inProject, has(filepath.Join(userHome, t.hooksUserFile))
+}
