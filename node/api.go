@@ -61,6 +61,10 @@ type Status struct {
 	// budget they are held within.
 	Strangers StrangerStatus `json:"strangers"`
 
+	// Agents counts the events each agent reported in the last
+	// AgentWindow, so a person sees which tools take part.
+	Agents []AgentEvents `json:"agents"`
+
 	// AdmissionNotice says once, after the upgrade to admitted verifiers
 	// (SPEC §8), how many lessons held became candidates.
 	AdmissionNotice string `json:"admission_notice,omitempty"`
@@ -758,9 +762,58 @@ func (m *Memory) Status() (Status, error) {
 		return st, err
 	}
 	st.Strangers = StrangerStatus{Records: used.Records, Bytes: used.Bytes, Budget: budget}
+	if st.Agents, err = m.AgentEvents(); err != nil {
+		return st, err
+	}
 	lessons, err := m.store.Lessons()
 	st.Lessons = len(lessons)
 	return st, err
+}
+
+// AgentWindow is how far back Status counts events per agent.
+const AgentWindow = 30 * 24 * time.Hour
+
+// AgentEvents is what one agent reported in the last AgentWindow.
+type AgentEvents struct {
+	Agent   string    `json:"agent"`
+	Events  int       `json:"events"`
+	Pending int       `json:"pending"` // not absorbed into a lesson yet
+	Last    time.Time `json:"last"`
+}
+
+// AgentEvents counts the events received in the last AgentWindow by the
+// agent that reported them ("" for none named), most events first.
+func (m *Memory) AgentEvents() ([]AgentEvents, error) {
+	evs, err := m.store.Events(m.cfg.Now().Add(-AgentWindow))
+	if err != nil {
+		return nil, err
+	}
+	by := map[string]*AgentEvents{}
+	for _, e := range evs {
+		a := by[e.Event.Agent]
+		if a == nil {
+			a = &AgentEvents{Agent: e.Event.Agent}
+			by[e.Event.Agent] = a
+		}
+		a.Events++
+		if e.Lesson == "" {
+			a.Pending++
+		}
+		if e.Received.After(a.Last) {
+			a.Last = e.Received
+		}
+	}
+	out := make([]AgentEvents, 0, len(by))
+	for _, a := range by {
+		out = append(out, *a)
+	}
+	slices.SortFunc(out, func(a, b AgentEvents) int {
+		if a.Events != b.Events {
+			return b.Events - a.Events
+		}
+		return strings.Compare(a.Agent, b.Agent)
+	})
+	return out, nil
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

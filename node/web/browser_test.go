@@ -235,6 +235,12 @@ func TestBrowser(t *testing.T) {
 	if refusedRows == 0 {
 		t.Errorf("the refused line should be counted by reason:\n%s", panels)
 	}
+	// Events per agent: the fixture's two events came from agent "a".
+	var agentRows string
+	b.eval(t, `document.getElementById("agent-rows") ? document.getElementById("agent-rows").innerText : ""`, &agentRows)
+	if !strings.Contains(agentRows, "a\t2") {
+		t.Errorf("the events by agent panel shows %q, want agent a with 2 events", agentRows)
+	}
 
 	// The provenance page shows every record, where and when it arrived, and
 	// the confirmer.

@@ -474,6 +474,17 @@
         el('thead', null, el('tr', null, el('th', null, 'Reason'), el('th', { class: 'num' }, 'Lines'))),
         el('tbody', { id: 'refused-rows' }, refused.map(([reason, n]) => el('tr', null, el('td', null, el('code', null, reason)), el('td', { class: 'num' }, String(n))))))
         : el('p', { class: 'muted' }, 'Nothing refused: every line received so far verified.'));
+
+    const agents = st.agents || [];
+    panel('agents-panel', 'Events by agent (30 days)',
+      agents.length ? el('table', { class: 'small' },
+        el('thead', null, el('tr', null, el('th', null, 'Agent'), el('th', { class: 'num' }, 'Events'), el('th', { class: 'num' }, 'Pending'), el('th', null, 'Last'))),
+        el('tbody', { id: 'agent-rows' }, agents.map((a) => el('tr', null,
+          el('td', null, a.agent ? el('code', null, a.agent) : el('span', { class: 'muted' }, 'unnamed')),
+          el('td', { class: 'num' }, String(a.events)),
+          el('td', { class: 'num' }, String(a.pending)),
+          el('td', { title: fullTime(a.last) }, when(a.last))))))
+        : el('p', { class: 'muted' }, 'No agent reported an event in 30 days: remem setup TOOL connects one.'));
   }
 
   function renderLesson() {
