@@ -24,7 +24,7 @@ var (
 )
 
 // remem builds the binary once per test run.
-func remem(t *testing.T) string {
+func remem(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "remem-bin")
