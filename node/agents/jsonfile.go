@@ -76,11 +76,36 @@ func (d *jsonDoc) get(path string) any {
 	return v
 }
 
-// ensureParents creates the objects and array on the way to path, and
+// has: path is a key of the document, whatever its value (null too).
+func (d *jsonDoc) has(path string) bool {
+	parent, key := "", path
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		parent, key = path[:i], path[i+1:]
+	}
+	var m map[string]any
+	if parent == "" {
+		_ = json.Unmarshal(d.data, &m)
+	} else {
+		m = mapOf(d.get(parent))
+	}
+	_, ok := m[key]
+	return ok
+}
+
+// ensure creates the objects and array on the way to path, and
 // records each it created.
 func (d *jsonDoc) ensure(path string, empty string) error {
-	if d.get(path) != nil {
+	if v := d.get(path); v != nil {
+		_, isObject := v.(map[string]any)
+		_, isArray := v.([]any)
+		if (empty == "{}" && !isObject) || (empty == "[]" && !isArray) {
+			kind := map[string]string{"{}": "an object", "[]": "an array"}[empty]
+			return fmt.Errorf("%s holds %s that is not %s: fix it, or add remem to it by hand (remem setup --dry-run shows what)", d.path, path, kind)
+		}
 		return nil
+	}
+	if d.has(path) {
+		return fmt.Errorf("%s holds %s as null: fix it, or add remem to it by hand (remem setup --dry-run shows what)", d.path, path)
 	}
 	parts := strings.Split(path, ".")
 	for i := 1; i < len(parts); i++ {
@@ -123,44 +148,54 @@ func (d *jsonDoc) bytes() []byte {
 	return append(slices.Clone(d.data), d.tail...)
 }
 
-// setServer registers remem's MCP server under mcpServers.remem, unless
-// the same is there. A server named remem that runs something else is the
-// person's: setup says so and leaves it.
-func (d *jsonDoc) setServer(server mcpServer) (changed bool, err error) {
+// setServer registers remem's MCP server under mcpServers.remem. One that
+// setup wrote before is brought up to date (the binary moved); one the
+// person wrote that runs remem is theirs and kept; one that runs
+// something else is refused.
+func (d *jsonDoc) setServer(server mcpServer, rec *fileRecord) (changed bool, err error) {
 	if cur := d.get("mcpServers.remem"); cur != nil {
-		if sameJSON(cur, server) {
-			return false, nil
-		}
-		if !isRememServer(cur) {
+		switch {
+		case !isRememServer(cur):
 			return false, fmt.Errorf("%s already has an MCP server named remem that runs something else: remove or rename it, then run setup again", d.path)
+		case has(rec.Wrote, "server") && sameJSON(cur, server), has(rec.Kept, "server"):
+			return false, nil
+		case !has(rec.Wrote, "server"):
+			rec.Kept = appendNew(rec.Kept, "server")
+			return false, nil
 		}
 	}
 	if err := d.ensure("mcpServers", "{}"); err != nil {
 		return false, err
 	}
 	raw, _ := json.Marshal(server)
+	rec.Wrote = appendNew(rec.Wrote, "server")
 	return true, d.setRaw("mcpServers.remem", string(raw))
 }
 
-// removeServer takes out mcpServers.remem when remem wrote it.
-func (d *jsonDoc) removeServer() (bool, error) {
+// removeServer takes out mcpServers.remem when setup wrote it.
+func (d *jsonDoc) removeServer(rec *fileRecord) (bool, error) {
 	cur := d.get("mcpServers.remem")
-	if cur == nil || !isRememServer(cur) {
+	if cur == nil || !isRememServer(cur) || !(has(rec.Wrote, "server") || rec.unknown()) {
 		return false, nil
 	}
 	return true, d.delete("mcpServers.remem")
 }
 
-// setHook makes sure the event runs command once: a hook of remem's for
-// this tool with another command (the binary moved) is replaced.
-func (d *jsonDoc) setHook(g hookGroup, handler hookHandler, toolName string) (bool, error) {
-	path := "hooks." + g.event
+// setHook makes sure the event runs remem's hook once. A remem hook setup
+// wrote with another command (the binary moved) is replaced; one the
+// person wrote is theirs and kept.
+func (d *jsonDoc) setHook(g hookGroup, handler hookHandler, toolName string, rec *fileRecord) (bool, error) {
+	path, part := "hooks."+g.event, "hook:"+g.event
 	groups, _ := d.get(path).([]any)
 	for gi, grp := range groups {
 		hs, _ := mapOf(grp)["hooks"].([]any)
 		for hi, h := range hs {
 			if !isRememHook(h, toolName) {
 				continue
+			}
+			if !has(rec.Wrote, part) {
+				rec.Kept = appendNew(rec.Kept, part)
+				return false, nil
 			}
 			if sameJSON(h, handler) && sameJSON(mapOf(grp)["matcher"], matcherValue(g.matcher)) {
 				return false, nil
@@ -180,6 +215,7 @@ func (d *jsonDoc) setHook(g hookGroup, handler hookHandler, toolName string) (bo
 		return false, err
 	}
 	raw, _ := json.Marshal(hookGroupJSON{Matcher: g.matcher, Hooks: []hookHandler{handler}})
+	rec.Wrote = appendNew(rec.Wrote, part)
 	return true, d.setRaw(path+".-1", string(raw))
 }
 
@@ -190,10 +226,13 @@ func matcherValue(m string) any {
 	return m
 }
 
-// removeHooks takes every remem hook for toolName out of the event, and a
-// group it leaves with no hook.
-func (d *jsonDoc) removeHooks(event, toolName string) (bool, error) {
+// removeHooks takes the remem hooks for toolName that setup wrote out of
+// the event, and a group it leaves with no hook.
+func (d *jsonDoc) removeHooks(event, toolName string, rec *fileRecord) (bool, error) {
 	path := "hooks." + event
+	if !has(rec.Wrote, "hook:"+event) && !rec.unknown() {
+		return false, nil
+	}
 	groups, _ := d.get(path).([]any)
 	changed := false
 	for gi := len(groups) - 1; gi >= 0; gi-- {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -62,6 +63,23 @@ type fileRecord struct {
 	Keys    []string `json:"keys,omitempty"`    // JSON containers created
 	Sep     string   `json:"sep,omitempty"`     // text put before a block
 	Dirs    []string `json:"dirs,omitempty"`    // directories created
+	// Wrote names the entries setup wrote ("server", "hook:EVENT"); Kept
+	// those it found written by hand, which remove leaves.
+	Wrote []string `json:"wrote,omitempty"`
+	Kept  []string `json:"kept,omitempty"`
+	// Original is the JSON file as it was before setup first changed it:
+	// a removal that leaves the same data gives back its bytes (sjson
+	// does not keep every blank of an object it emptied).
+	Original *[]byte `json:"original,omitempty"` // base64: any bytes survive the state file
+}
+
+// has: the record names part in list.
+func has(list []string, part string) bool { return slices.Contains(list, part) }
+
+// unknown: no record of this file (the state was lost, or setup ran under
+// another home), so remove goes by what remem's entries look like.
+func (r fileRecord) unknown() bool {
+	return !r.Created && r.Keys == nil && r.Sep == "" && r.Wrote == nil && r.Kept == nil && r.Original == nil
 }
 
 type state map[string]fileRecord
@@ -190,9 +208,9 @@ func (s Setup) plan(remove bool) (Plan, error) {
 		}
 		if err := editJSON(c, func(d *jsonDoc) (bool, error) {
 			if remove {
-				return d.removeServer()
+				return d.removeServer(&c.record)
 			}
-			return d.setServer(s.server())
+			return d.setServer(s.server(), &c.record)
 		}, remove, "the MCP server remem"); err != nil {
 			return p, err
 		}
@@ -214,9 +232,9 @@ func (s Setup) plan(remove bool) (Plan, error) {
 			var ch bool
 			var err error
 			if remove {
-				ch, err = d.removeHooks(g.event, t.Name)
+				ch, err = d.removeHooks(g.event, t.Name, &c.record)
 			} else {
-				ch, err = d.setHook(g, s.handler(), t.Name)
+				ch, err = d.setHook(g, s.handler(), t.Name, &c.record)
 			}
 			if err != nil {
 				return false, err
@@ -271,18 +289,38 @@ func editJSON(c *Change, edit func(*jsonDoc) (bool, error), remove bool, what st
 		if err := d.dropEmpty(c.record.Keys); err != nil {
 			return err
 		}
-		if c.record.Created && d.empty() {
+		switch {
+		case c.record.Created && d.empty():
 			c.After = nil
-		} else {
+		case c.record.Original != nil && sameData(d, *c.record.Original):
+			c.After = slices.Clone(*c.record.Original)
+		default:
 			c.After = d.bytes()
 		}
 		c.What = joinWhat(c.What, "takes out "+what)
 		return nil
 	}
+	if c.After != nil && c.record.Original == nil {
+		original := slices.Clone(c.After)
+		c.record.Original = &original
+	}
 	c.record.Keys = appendNew(c.record.Keys, d.created...)
 	c.After = d.bytes()
 	c.What = joinWhat(c.What, "adds "+what)
 	return nil
+}
+
+// sameData: the document holds what original held (an empty object for
+// a blank file).
+func sameData(d *jsonDoc, original []byte) bool {
+	if len(bytes.TrimSpace(original)) == 0 {
+		return d.empty()
+	}
+	var a, b any
+	if json.Unmarshal(d.data, &a) != nil || json.Unmarshal(original, &b) != nil {
+		return false
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 func joinWhat(a, b string) string {
@@ -501,7 +539,6 @@ func Apply(s Setup, p Plan, remove bool) (Applied, error) {
 			}
 			if remove {
 				rec := c.record
-				rec.Keys, rec.Sep = nil, ""
 				if rec.Created || len(rec.Dirs) > 0 {
 					st[c.Path] = fileRecord{Created: rec.Created, Dirs: rec.Dirs}
 				} else {

@@ -398,3 +398,51 @@ func TestShellJoin(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+// Whatever the person's file holds, setup then remove gives it back byte
+// for byte, or setup refuses it and changes nothing.
+func FuzzSetupRoundTrip(f *testing.F) {
+	for _, name := range []string{"claude-settings.json", "mcp.json", "gemini-settings.json", "codex-config.toml", "CLAUDE.md", "AGENTS.md"} {
+		data, _ := os.ReadFile(filepath.Join("testdata/existing", name))
+		f.Add(uint8(0), data)
+		f.Add(uint8(1), data)
+		f.Add(uint8(2), data)
+	}
+	f.Add(uint8(0), []byte(`{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"remem hook claude-code"}]}]}}`))
+	f.Add(uint8(2), []byte("{\"mcpServers\":{}}\n\n"))
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		tool := Tools[int(which)%len(Tools)]
+		for _, rel := range []string{tool.hooksFile, tool.mcpFile, tool.instructions} {
+			dir := t.TempDir()
+			p := filepath.Join(dir, rel)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, dir)
+			s := testSetup(t, tool, dir)
+			plan, err := PlanSetup(s)
+			if err != nil {
+				if got := snapshot(t, dir); !equalMaps(got, before) {
+					t.Fatal("a refused setup changed files")
+				}
+				continue
+			}
+			if _, err := Apply(s, plan, false); err != nil {
+				t.Fatal(err)
+			}
+			plan, err = PlanRemove(s)
+			if err != nil {
+				t.Fatalf("remove after setup: %v", err)
+			}
+			if _, err := Apply(s, plan, true); err != nil {
+				t.Fatal(err)
+			}
+			if got := snapshot(t, dir); !equalMaps(got, before) {
+				t.Fatalf("%s: setup then remove changed %q into %q", rel, before, got)
+			}
+		}
+	})
+}
