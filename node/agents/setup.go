@@ -172,6 +172,10 @@ func (s Setup) plan(remove bool) (Plan, error) {
 	edits := map[string]*Change{} // one change per file, in order
 	var order []string
 	change := func(path string) (*Change, error) {
+		path, err := s.writablePath(path)
+		if err != nil {
+			return nil, err
+		}
 		if c, ok := edits[path]; ok {
 			return c, nil
 		}
@@ -268,6 +272,42 @@ func (s Setup) plan(remove bool) (Plan, error) {
 		p.Notes = append(p.Notes, t.Notes)
 	}
 	return p, nil
+}
+
+// writablePath is where setup may write path. In a project no link is
+// followed: a cloned project could point .claude/settings.json or
+// CLAUDE.md at the person's own files, which setup would then rewrite or
+// copy into the project. In the user's home a link is followed to its
+// target (dotfile managers link these files), so the link stays a link.
+func (s Setup) writablePath(path string) (string, error) {
+	if s.Project == "" {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			return real, nil
+		}
+		return path, nil
+	}
+	rel, err := filepath.Rel(s.Project, path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("%s is outside the project %s", path, s.Project)
+	}
+	p := s.Project
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return "", fmt.Errorf("%s is a symbolic link: setup does not write through links in a project (a cloned project could point one at your own files); replace it with the file itself, or use --user", p)
+		}
+		if p != path && !fi.IsDir() {
+			return "", fmt.Errorf("%s is not a directory", p)
+		}
+	}
+	return path, nil
 }
 
 // editJSON applies edit to the change's JSON file. A removal also drops

@@ -3,6 +3,7 @@ package agents
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -445,4 +446,61 @@ func FuzzSetupRoundTrip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A project whose configuration files are links (a cloned project could
+// point CLAUDE.md at ~/.bashrc) is refused, and the link's target is
+// neither changed nor copied into the project.
+func TestSetupDoesNotFollowLinksInAProject(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "bashrc")
+	if err := os.WriteFile(secret, []byte("export TOKEN=s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, link := range []string{"CLAUDE.md", ".claude", ".mcp.json"} {
+		dir := t.TempDir()
+		target := secret
+		if link == ".claude" {
+			target = filepath.Dir(secret)
+		}
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := PlanSetup(testSetup(t, claudeCode, dir))
+		if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("%s as a link: err = %v", link, err)
+		}
+		if data, _ := os.ReadFile(secret); string(data) != "export TOKEN=s3cret\n" {
+			t.Fatalf("the link's target changed: %q", data)
+		}
+	}
+}
+
+// In the user's home a linked file (a dotfile manager's) is written
+// through: the link stays a link and its target gets the change.
+func TestSetupWritesThroughLinksForTheUser(t *testing.T) {
+	s := testSetup(t, geminiCLI, "")
+	s.Project = ""
+	dotfiles := t.TempDir()
+	real := filepath.Join(dotfiles, "gemini-settings.json")
+	if err := os.WriteFile(real, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(s.UserHome, ".gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(s.UserHome, ".gemini/settings.json")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, s, false)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v", err)
+	}
+	if data, _ := os.ReadFile(real); !strings.Contains(string(data), "hook gemini-cli") {
+		t.Errorf("the target has no hooks:\n%s", data)
+	}
+	apply(t, s, true)
+	if data, _ := os.ReadFile(real); string(data) != "{}\n" {
+		t.Errorf("after remove the target holds %q", data)
+	}
 }
