@@ -18,13 +18,13 @@ import (
 //
 // Correction gives the cue it found ("" for none), so a person can see why.
 func Correction(prompt string) (bool, string) {
-	text := normalisePrompt(prompt)
+	text, opened := normalisePrompt(prompt)
 	if text == "" {
 		return false, ""
 	}
 	cues := correctionRules()
 	for _, g := range cues.not {
-		if g.MatchString(text) {
+		if g.MatchString(text) || g.MatchString(opened) {
 			return false, ""
 		}
 	}
@@ -40,7 +40,11 @@ func Correction(prompt string) (bool, string) {
 // and reduces every run of white space to one space; a quoted block or
 // fenced code the person pasted is dropped after its first line, so pasted
 // output cannot carry a cue of its own.
-func normalisePrompt(s string) string {
+//
+// It gives the text with the fillers that open it dropped ("hmm, ok, no
+// …" reads as "no …"), and as it was opened, which the guards read too
+// ("sorry, I meant …" is the person correcting themselves).
+func normalisePrompt(s string) (text, opened string) {
 	if len(s) > 4000 {
 		s = s[:4000]
 	}
@@ -52,7 +56,7 @@ func normalisePrompt(s string) string {
 	s = strings.ToLower(s)
 	s = strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
 	s = strings.TrimLeftFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
-	return fillers.ReplaceAllString(s, "")
+	return fillers.ReplaceAllString(s, ""), s
 }
 
 // fenced is a block of pasted code or output.
@@ -68,6 +72,12 @@ type cue struct {
 
 // Word boundaries: Go's \b is ASCII-only, which is what the English cues need.
 func at(name, pattern string) cue { return cue{name, regexp.MustCompile(`^(?:` + pattern + `)`)} }
+
+// word is a cue of whole words anywhere: "annulla" is a cue, "annullare"
+// (to undo, as in a feature to build) is not.
+func word(name, pattern string) cue {
+	return cue{name, regexp.MustCompile(`(?:^|[^\pL\pN_'])(?:` + pattern + `)(?:$|[^\pL\pN_])`)}
+}
 
 // raw is a cue whose pattern says itself where it may start.
 func raw(name, pattern string) cue { return cue{name, regexp.MustCompile(pattern)} }
@@ -124,7 +134,7 @@ func correctionCues() []cue {
 		at("instead", `actually,? (?:(?:please |can you |could you )?(?:use|make|do|keep|leave|put|go with|switch)|i (?:meant|wanted|said|asked)|(?:that|it|this)(?:'s| is| was)|no\b|don't|do not|you)`),
 		// Anywhere.
 		anywhere("undo", `(?:undo|revert|roll back|rollback|put back|restore|reverse|back out)(?: all| all of)? `+thatWork+`\b`),
-		anywhere("undo", `(?:put|change|set|switch|bring|turn) (?:it|that|this|them|those|everything|the \w+(?: \w+)?) back\b`),
+		anywhere("undo", `(?:put|change|set|switch|bring|turn) (?:it|that|this|them|those|everything|the \w+(?: \w+){0,2}) back\b`),
 		anywhere("undo", `(?:revert|roll ?back|undo|discard|drop|throw away|get rid of) (?:all )?the (?:\w+ )?(?:changes?|edits?|formatting|modifications|rename|renaming|refactor|refactoring|reformatting)\b|git (?:checkout|restore) (?:the|that|this)\b`),
 		anywhere("undo", `(?:go|get|switch|roll) back to (?:the |how it was|what it was|the way|the old|the previous|before)`),
 		anywhere("agent-fault", `you(?:'ve| have| just| also| completely| totally| accidentally| somehow| clearly| again| now)* (?:`+faultDeeds+`)\b`),
@@ -148,7 +158,7 @@ func correctionCues() []cue {
 		anywhere("earlier-word", `(?:i|we)(?:'ve| have)? (?:said|told you|asked (?:you|for)|specifically|explicitly|clearly|literally)\b`),
 		anywhere("earlier-word", `(?:i|we) (?:meant|wanted|asked for|was asking|mentioned)\b|didn't (?:i|we) (?:say|ask|tell|agree)|we agreed\b|the (?:instructions?|rule|ticket|spec|task) (?:was|were|said|says)\b|who asked for\b`),
 		anywhere("earlier-word", `(?:as|like) i (?:said|mentioned|asked|told you)\b|read (?:my|the) (?:message|prompt|instructions?|request) again|not what i (?:asked|wanted|meant|said)|that's not what|misunderstanding|misunderstood|(?:isn't|is not|not) quite (?:right|what|it)|(?:isn't|is not|not) (?:ok|okay|acceptable)\b|unacceptable`),
-		anywhere("frustration", `(?:did|doing|done) it again|(?:second|third|fourth|fifth|\d+(?:nd|rd|th)) time\b|yet again|once again|what could (?:possibly )?go wrong|['"](?:fix|fixed|improvement|refactor|cleanup|working)['"]`),
+		anywhere("frustration", `(?:did|doing|done) it again|['"](?:optimization|optimisation|minimal change|simplification|improvement)['"]|(?:second|third|fourth|fifth|\d+(?:nd|rd|th)) time\b|yet again|once again|what could (?:possibly )?go wrong|['"](?:fix|fixed|improvement|refactor|cleanup|working)['"]`),
 		anywhere("regression", `(?:was|were|used to be|'s been) (?:all )?(?:working|passing|green|fine|compiling|building|ok|okay)(?: fine| perfectly| ok)? (?:before|until|on main|yesterday|earlier)\b`),
 		raw("regression", `(?:^|[,.!?;:] |\b(?:but|ok|okay|great|and|wow|cool|nice|perfect|so) )now (?:\S+ ){0,6}?(?:gone|missing|blank|empty|broken|fail\w*|crash\w*|error\w*|undefined|null|nan|nothing|won't|doesn't|does not|can't|isn't|stopped|hangs|hanging|frozen|dead|down|\d+ failures)`),
 		anywhere("regression", `^(?:it|this|that)(?:'s| is) still \w+ing\b`),
@@ -160,17 +170,27 @@ func correctionCues() []cue {
 		anywhere("wrong-thing", `(?:the|that's the|this is the|it's the|you're in the|using the|in the|on the|a|that|this) wrong (?:file|branch|dir|directory|folder|repo|project|function|method|class|module|package|service|table|db|database|env|environment|config|version|api|endpoint|component|test|one|place|line|namespace|cluster|account|region|key|column|path|name|model|library|tool|command|approach|port|host|image|tag|variable|field|thing|parameters?|params|arguments?|args|type|types|value|values|format|unit|units|order|case|date|time|timezone|encoding|status code|icon|colou?r|label|text|message|query|url|link|id|ids|assumption|answer)\b`),
 		anywhere("wrong-thing", `(?:doesn't|does not|don't|do not) (?:look|seem|sound) (?:right|correct)|looks (?:wrong|off|broken)|(?:this|that|it|these|those)(?: \w+)? (?:is|are|was|were) (?:wrong|incorrect|not correct|not right)\b|isn't (?:right|correct)|(?:is|are|'s) not a (?:real )?(?:fix|solution)\b|isn't a (?:real )?(?:fix|solution)\b`),
 		anywhere("wrong-thing", `(?:that|this|it) (?:doesn't|does not|won't|will not|can't) exist|(?:there is|there's) no (?:such|\w+ (?:called|named))|doesn't have (?:a|an|that) (?:method|function|flag|option|api)|(?:made|making) (?:that|it|this) up|not a real (?:flag|option|api|method|function|command)`),
+		// The agent's work named as "your …": in a chat with an agent it is
+		// almost always what the person finds fault with (your question, your
+		// time and your call are guarded).
+		anywhere("agent-work", `yours\b|your (?:[\w./'-]+ ){0,2}(?:is|are|was|were|says|said|has|have|does|doesn't|do|don't|uses|used|removes|removed|adds|added|starts|returns|writes|asserts|made|makes|breaks|broke|skips|misses|only|still|just|did|caused|describes|calls|sets|changes|changed)\b|(?:in|on|from|of|with|since|after) your \w+`),
+		anywhere("agent-fault", `(?:since|after|when|because) you (?:\w+ed|made|put|broke|wrote|did|set|ran|built|bound|left|took|gave|got)\b|did you (?:actually|even|really|just) \w+|you (?:\w+ed|built|bound|wrote|made|set|put|left|took) (?:[^.?!]{0,40})\b(?:instead of|rather than|so it|so the|which|that's why|but)\b`),
+		anywhere("agent-fault", `(?:that's|that is|it's|this is) (?:a |an )?(?:hallucinat\w*|deprecated|not a (?:real )?(?:fix|solution|flag|option|thing))|made it (?:slower|worse|fail|break)|still (?:fails|failing|there|broken|wrong|skipped|missing|happens|the same)\b|like it was before|as it was before|the way it was\b`),
+		anywhere("agent-fault", `\b(?:is|are|should be|must be|needs to be|has to be|it's|its|wants|want|expected|meant|called|named|spelled)\b[^.?!]{1,40}, not\b|(?:that|this|the|your) plan (?:would|will)\b|looks good (?:except|but)\b`),
+		anywhere("after-praise", `(?:nice|great|good|appreciate\w*|thanks|thank you|love|cool|legal|super|interesting)\b[^.!?]{0,60}[.!,]? (?:but|though|however|aber|mas|pero|mais|ma)\b`),
 		// Other languages: rejections and undos people type.
-		anywhere("foreign", `(?:eso|esto) no\b|está mal|esta mal|incorrecto|te dije|no es (?:lo que|eso|así)|deshaz|revierte|rompiste|borraste|eliminaste|no toques|vuelve a|no era eso`),
-		anywhere("foreign", `está errado|esta errado|errado|eu disse|eu pedi|desfaz|desfaça|reverte|você quebrou|voce quebrou|você apagou|não é isso|nao e isso|não era isso|volta`),
-		anywhere("foreign", `falsch|das ist nicht|das war nicht|ich habe (?:gesagt|doch gesagt|dir gesagt)|ich sagte|rückgängig|ruckgangig|kaputt gemacht|du hast|nicht das|mach das weg`),
-		anywhere("foreign", `c'est faux|ce n'est pas|c'est pas|pas ça|pas ca|j'ai dit|je t'ai dit|annule|tu as cassé|tu as supprimé|tu as (?:oublié|effacé|changé|modifié)|remets`),
-		anywhere("foreign", `sbagliato|non è (?:quello|così|giusto)|ho detto|annulla|hai rotto|hai cancellato|hai (?:eliminato|modificato|dimenticato)|rimetti`),
-		anywhere("foreign", `не так|неправильно|неверно|я же (?:сказал|просил)|я сказал|верни|ты сломал|ты удалил|откати|зачем ты|не то`),
-		anywhere("foreign", `不对|不對|错了|錯了|不是这样|不是這樣|我说的是|我說的是|撤销|撤銷|改回|别改|別改|回滚|回滾|你把|怎么又|搞错|弄错|删掉了|删了`),
-		anywhere("foreign", `違う|ちがう|違います|戻して|元に戻|そうじゃな|間違|消さないで|壊れ|勝手に`),
-		anywhere("foreign", `아니|틀렸|그게 아니|되돌려|원래대로|왜 지웠|망가`),
-		anywhere("foreign", `galat|maine kaha|maine bola|wapas karo|nahi chahiye tha|kyun (?:kiya|badla|hataya)|mat karo`),
+		word("foreign", `(?:eso|esto) no\b|está mal|esta mal|incorrecto|te dije|no es (?:lo que|eso|así)|deshaz|revierte|rompiste|borraste|eliminaste|no toques|vuelve a|no era eso`),
+		word("foreign", `está errado|esta errado|errado|eu disse|eu pedi|desfaz|desfaça|reverte|você quebrou|voce quebrou|você apagou|não é isso|nao e isso|não era isso|volta`),
+		word("foreign", `falsch|das ist nicht|das war nicht|ich habe (?:gesagt|doch gesagt|dir gesagt)|ich sagte|rückgängig|ruckgangig|kaputt gemacht|du hast|nicht das|mach das weg`),
+		word("foreign", `c'est faux|ce n'est pas|c'est pas|pas ça|pas ca|j'ai dit|je t'ai dit|annule|tu as cassé|tu as supprimé|tu as (?:oublié|effacé|changé|modifié)|remets`),
+		word("foreign", `sbagliato|non è (?:quello|così|giusto)|ho detto|annulla|hai rotto|hai cancellato|hai (?:eliminato|modificato|dimenticato)|rimetti`),
+		word("foreign", `не так|неправильно|неверно|я же (?:сказал|просил)|я сказал|верни|ты сломал|ты удалил|откати|зачем ты|не то`),
+		raw("foreign", `不对|不對|错了|錯了|不是这样|不是這樣|我说的是|我說的是|撤销|撤銷|改回|别改|別改|回滚|回滾|你把|怎么又|搞错|弄错|删掉了|删了`),
+		raw("foreign", `違う|ちがう|違います|戻して|元に戻|そうじゃな|間違|消さないで|壊れ|勝手に`),
+		raw("foreign", `아니|틀렸|그게 아니|되돌려|원래대로|왜 지웠|망가`),
+		word("foreign", `niet goed|dat is niet|je hebt|jouw wijziging|sinds jouw|dat klopt niet|błędne|błędnie|nie ten|zmieniłeś|zmieniłaś|chodziło mi|usunąłeś|yanlış|silmişsin|geri al|değil|bozdun|sai kết quả|nhầm|bạn đã xóa|bạn đã sửa|khôi phục|te equivocaste|te has equivocado|hai scritto|che hai|den du|die du|das du|du hattest|você (?:trocou|mudou|apagou|quebrou|esqueceu|removeu)|стоп|ты собрался|зачем`),
+		raw("foreign", `ليس ما طلبته|حذفت|بالخطأ|خطأ|أعد|あなたが書いた|正しくは|直して|되돌리|잘못|你的解释|你写的|你改的`),
+		word("foreign", `galat|maine kaha|maine bola|wapas karo|nahi chahiye tha|kyun (?:kiya|badla|hataya)|mat karo`),
 	}
 }
 
@@ -181,7 +201,17 @@ func notCorrection() []*regexp.Regexp {
 		regexp.MustCompile(`^(?:wait|hold on) (?:for|until|till|a (?:sec|second|minute|moment)(?: for| until|,? then))\b`),
 		regexp.MustCompile(`^stop (?:the|all|my|our|any|every|that (?:server|container|process|job|service))\b(?: \S+)? (?:server|servers|container|containers|process|processes|job|jobs|service|services|daemon|worker|workers|watcher|pod|pods|cluster|vm|vms|instance|instances|deploy|deployment|build|tunnel|emulator|simulator)`),
 		regexp.MustCompile(`^(?:no|nope|nein|nah)[,.]? (?:that's (?:all|it)|that is all|thanks|thank you|danke|das reicht|idea|clue|preference|i don't have|hay prisa|(?:[^,.]{1,30} )?for now)\b`),
-		regexp.MustCompile(`just curious|out of curiosity|i'm curious|exactly what i (?:wanted|asked|meant|needed)|just what i (?:wanted|needed)|^(?:something|what)(?:'s| is) wrong\b|(?:^|[,.] )(?:someone|somebody|a colleague|my colleague|a coworker|dependabot|renovate)\b|\bi (?:accidentally |mistakenly )?(?:deleted|removed|broke|lost|overwrote|dropped)\b|you(?:'re| are) (?:doing )?(?:great|good|well|awesome|amazing|close|right|on the right track)\b|^my bad\b|^oops\b`),
+		regexp.MustCompile(`just curious|out of curiosity|i'm curious|exactly what i (?:wanted|asked|meant|needed)|just what i (?:wanted|needed)|^(?:something|what)(?:'s| is) wrong\b|(?:^|[,.] )(?:someone|somebody|a colleague|my colleague|a coworker|dependabot|renovate)\b|\bi (?:accidentally |mistakenly |just )?(?:deleted|removed|broke|lost|overwrote|dropped)\b|you(?:'re| are) (?:doing )?(?:great|good|well|awesome|amazing|close|right|on the right track)\b|^my bad\b|^oops\b`),
+		// Answers that decline what was offered, in several languages.
+		regexp.MustCompile(`^(?:no|nope|nah|non|nein|não|아니요|아니)[,.]? (?:(?:we|i|you) (?:don't|do not) (?:need|have)|no need|not needed)\b|non serve|no hace falta|no necesito|pas besoin|nicht nötig|brauche ich nicht|não preciso|필요 없|不需要|要らない|いらない|не нужно`),
+		// The person correcting themselves, or their own work.
+		regexp.MustCompile(`\b(?:my mistake|my bad|my fault|i misspoke|scratch what i said|i forgot to mention|i was looking at|wrong paste|i pasted the wrong|i gave you the wrong|i messed up|i screwed up|my own|i have a problem|i'm having (?:a|an|trouble))\b|^(?:sorry|oops|oh|ah)[,.!]* i (?:meant|forgot|was|pasted|gave|misspoke)\b|\b(?:function|code|script|query|regex|test|class|component) i (?:wrote|made|added)\b`),
+		// Praise of the agent's work, and constraints for work to come.
+		regexp.MustCompile(`\byou (?:added|wrote|made|did|built|created)\b[^.!?]{0,40}\b(?:pass|passes|passing|work|works|working|great|good|perfect|fine|nice|solid)\b`),
+		regexp.MustCompile(`^(?:please )?(?:don't|do not|never) .{0,60}\b(?:while you|when you|as you|for (?:this|the) (?:task|change|ticket))\b`),
+		// A review of someone else's work for mistakes.
+		regexp.MustCompile(`\b(?:review|check) (?:my colleague's|a colleague's|someone's|their|his|her|the) (?:pr|pull request|code|changes|merge request)\b|レビューして`),
+		regexp.MustCompile(`\byour (?:question|time|call|choice|opinion|take|thoughts|help|input|turn)\b|(?:but|though) (?:can|could) you (?:also|now)\b|but (?:also|one more)\b`),
 		regexp.MustCompile(`^actually,? (?:one more|also|another|and|can you also|could you also|while you're|while you are|i (?:also|forgot to mention)|let's also|what about|quick question)\b`),
 	}
 }
