@@ -111,7 +111,7 @@ func runService(c *cli.Context, install bool) error {
 	rep.Changed = (install && string(old) != text) || (!install && old != nil)
 	if !rep.DryRun {
 		if !install { // stop first, then take the file out
-			runServiceCommands(c, rep.Commands, true)
+			_ = runServiceCommands(c, rep.Commands, true) // a service that was not running is no reason to keep the file
 			if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return cli.Exit(fmt.Sprintf("removing %s: %v", file, err), 1)
 			}
