@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os/exec"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/remem/remem/gossip"
 	"github.com/remem/remem/node"
+	"github.com/remem/remem/node/agents"
 	"github.com/remem/remem/protocol"
 )
 
@@ -44,6 +46,11 @@ Examples:
 				fmt.Fprintf(c.App.Writer, "model: %s is configured (`remem doctor --try-model` asks it once)\n", s.Model)
 			} else {
 				fmt.Fprintln(c.App.Writer, "model: "+modelAdvice(out.Models))
+			}
+			for _, t := range agents.Tools {
+				if _, err := exec.LookPath(t.Binary); err == nil {
+					fmt.Fprintf(c.App.Writer, "agent: %s is on PATH: `remem setup %s` connects it (in a project, or --user for all)\n", t.Title, t.Name)
+				}
 			}
 			return nil
 		},

@@ -231,7 +231,7 @@ func (s Setup) plan(remove bool) (Plan, error) {
 		events = append(events, g.event)
 	}
 	if err := editJSON(c, func(d *jsonDoc) (bool, error) {
-		any := false
+		changed := false
 		for _, g := range t.hooks {
 			var ch bool
 			var err error
@@ -243,9 +243,9 @@ func (s Setup) plan(remove bool) (Plan, error) {
 			if err != nil {
 				return false, err
 			}
-			any = any || ch
+			changed = changed || ch
 		}
-		return any, nil
+		return changed, nil
 	}, remove, "hooks on "+strings.Join(events, ", ")); err != nil {
 		return p, err
 	}
