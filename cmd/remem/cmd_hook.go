@@ -118,6 +118,11 @@ func handleHook(c *cli.Context, h string, tool *agents.Tool, run *agents.HookRun
 	}
 	switch {
 	case a.Event != nil:
+		if a.Event.Kind == protocol.EventCorrection {
+			if userHome, err := os.UserHomeDir(); err == nil {
+				a.Event.AgentDid = agents.LastAgentTurn(tool, a.Transcript, userHome)
+			}
+		}
 		run.Sent, err = reportHookEvent(h, *a.Event)
 		if err != nil {
 			run.Error = err.Error()

@@ -39,6 +39,9 @@ type Action struct {
 	HookEvent string
 	// Why says what was decided, for the hook log and doctor.
 	Why string
+	// Transcript is the payload's transcript_path: LastAgentTurn reads
+	// what the agent did before a correction from it.
+	Transcript string
 }
 
 // hookPayload holds the fields remem reads of every tool's hook payload;
@@ -55,6 +58,7 @@ type hookPayload struct {
 	IsInterrupt   bool            `json:"is_interrupt"`
 	Prompt        string          `json:"prompt"`
 	Timestamp     string          `json:"timestamp"`
+	Transcript    string          `json:"transcript_path"`
 }
 
 // ReadHook decides what a hook payload of tool asks for. It never fails
@@ -66,7 +70,7 @@ func ReadHook(tool *Tool, data []byte, now time.Time) (Action, error) {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return Action{}, fmt.Errorf("the hook payload is not the JSON object %s sends: %w", tool.Title, err)
 	}
-	a := Action{HookEvent: p.HookEventName}
+	a := Action{HookEvent: p.HookEventName, Transcript: p.Transcript}
 	ev := tool.events[p.HookEventName]
 	switch ev {
 	case hookSessionStart:

@@ -38,7 +38,10 @@ type Tool struct {
 	hooks                []hookGroup
 	timeoutUnit          int  // the hook timeout's unit per second (1 or 1000)
 	hookNames            bool // Gemini CLI names each hook
-	Notes                string
+	// transcripts is where, under the user's home, the tool keeps its
+	// session transcripts ("" where remem does not read them).
+	transcripts string
+	Notes       string
 }
 
 // hookGroup is one event setup registers, with its matcher ("" for none).
@@ -62,7 +65,7 @@ var claudeCode = &Tool{
 	// isError, a Write's success: false), not for every read.
 	hooks: []hookGroup{{"SessionStart", ""}, {"UserPromptSubmit", ""}, {"PostToolUseFailure", "*"},
 		{"PostToolUse", "Bash|Write|Edit|MultiEdit|NotebookEdit|mcp__.*"}},
-	timeoutUnit: 1,
+	timeoutUnit: 1, transcripts: ".claude/projects",
 	Notes:       "Claude Code asks once before it uses the project's .mcp.json servers.",
 }
 
@@ -78,7 +81,7 @@ var codex = &Tool{
 	// PostToolUse comes after every call, failed or not: Codex has no
 	// failure event, and a shell's exit status is in its output's text.
 	hooks:       []hookGroup{{"SessionStart", ""}, {"UserPromptSubmit", ""}, {"PostToolUse", "Bash|shell|exec_command|apply_patch|mcp__.*"}},
-	timeoutUnit: 1,
+	timeoutUnit: 1, transcripts: ".codex/sessions",
 	Notes:       "Codex runs a new hook only after you trust it: open codex and review the hooks (/hooks). A project's .codex/ is read only in a trusted project.",
 }
 
