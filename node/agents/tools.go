@@ -66,7 +66,7 @@ var claudeCode = &Tool{
 	hooks: []hookGroup{{"SessionStart", ""}, {"UserPromptSubmit", ""}, {"PostToolUseFailure", "*"},
 		{"PostToolUse", "Bash|Write|Edit|MultiEdit|NotebookEdit|mcp__.*"}},
 	timeoutUnit: 1, transcripts: ".claude/projects",
-	Notes:       "Claude Code asks once before it uses the project's .mcp.json servers.",
+	Notes: "Claude Code asks once before it uses the project's .mcp.json servers.",
 }
 
 var codex = &Tool{
@@ -82,7 +82,7 @@ var codex = &Tool{
 	// failure event, and a shell's exit status is in its output's text.
 	hooks:       []hookGroup{{"SessionStart", ""}, {"UserPromptSubmit", ""}, {"PostToolUse", "Bash|shell|exec_command|apply_patch|mcp__.*"}},
 	timeoutUnit: 1, transcripts: ".codex/sessions",
-	Notes:       "Codex runs a new hook only after you trust it: open codex and review the hooks (/hooks). A project's .codex/ is read only in a trusted project.",
+	Notes: "Codex runs a new hook only after you trust it: open codex and review the hooks (/hooks). A project's .codex/ is read only in a trusted project.",
 }
 
 var geminiCLI = &Tool{
