@@ -317,3 +317,82 @@ func TestDoctorReportsAgents(t *testing.T) {
 		t.Errorf("after a hook: %+v", c)
 	}
 }
+
+// Every recorded payload of every tool through the built binary with a
+// node running: exit 0, nothing on stderr, JSON or nothing on stdout, and
+// as many events at the node as the payloads that report one.
+func TestEveryRecordedPayloadThroughANode(t *testing.T) {
+	home := newHome(t)
+	proj := t.TempDir()
+	p := startNode(t, home)
+	files, _ := filepath.Glob(filepath.Join(hookPayloads, "*", "*.json"))
+	if len(files) < 20 {
+		t.Fatalf("%d recorded payloads", len(files))
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(hookPayloads, f)
+		tool := filepath.Dir(rel)
+		out, errOut, code := run(t, home, payload(t, rel, proj), "hook", tool)
+		if code != 0 || errOut != "" {
+			t.Errorf("%s: exit %d, stderr %q", rel, code, errOut)
+		}
+		if out != "" && !json.Valid([]byte(out)) {
+			t.Errorf("%s printed %q", rel, out)
+		}
+	}
+	sent := 0
+	for _, r := range hookRuns(t, home) {
+		if r.Error != "" {
+			t.Errorf("%s %s: %s", r.Tool, r.Event, r.Error)
+		}
+		if r.Sent != "" {
+			sent++
+			if r.Sent != "api" {
+				t.Errorf("%s %s went to %s with a node running", r.Tool, r.Event, r.Sent)
+			}
+		}
+	}
+	// The failures of the three tools and Claude Code's correction.
+	if sent != 5 {
+		t.Errorf("%d events sent, want 5", sent)
+	}
+	p.stop(t)
+}
+
+// --user for Claude Code runs Claude Code's own `claude mcp add` (a fake
+// of it on PATH here) and writes the user's settings and CLAUDE.md.
+func TestSetupClaudeUserThroughFakeClaude(t *testing.T) {
+	home := newHome(t)
+	userHome := t.TempDir()
+	bin := t.TempDir()
+	calls := filepath.Join(bin, "calls")
+	fake := "#!/bin/sh\necho \"$*\" >> " + calls + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"REMEM_HOME=" + home, "HOME=" + userHome, "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	out, errOut, code := runWithEnv(t, env, "setup", "claude-code", "--user", "--remem", remem(t))
+	if code != 0 {
+		t.Fatalf("%d %s %s", code, out, errOut)
+	}
+	got, _ := os.ReadFile(calls)
+	want := "mcp add --transport stdio --scope user remem -- " + remem(t) + " --home " + home + " mcp\n"
+	if string(got) != want {
+		t.Errorf("claude was run with %q, want %q", got, want)
+	}
+	for _, f := range []string{".claude/settings.json", ".claude/CLAUDE.md"} {
+		if _, err := os.Stat(filepath.Join(userHome, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, _, code = runWithEnv(t, env, "setup", "claude-code", "--user", "--remove", "--remem", remem(t)); code != 0 {
+		t.Fatal("remove failed")
+	}
+	got, _ = os.ReadFile(calls)
+	if !strings.HasSuffix(string(got), "mcp remove --scope user remem\n") {
+		t.Errorf("calls: %s", got)
+	}
+	if _, err := os.Stat(filepath.Join(userHome, ".claude")); err == nil {
+		t.Error("remove left ~/.claude, which setup created")
+	}
+}
