@@ -69,28 +69,35 @@ func runHook(c *cli.Context) error {
 		}
 		return nil
 	}
-	run := agents.HookRun{At: start.UTC(), Tool: tool.Name}
-	out := make(chan []byte, 1)
+	// The work runs on its own copy of the run's record: past the
+	// deadline the hook logs what it knows and exits, while the work may
+	// still hold a lock.
+	type result struct {
+		printed []byte
+		run     agents.HookRun
+	}
+	done := make(chan result, 1)
 	go func() {
+		r := result{run: agents.HookRun{At: start.UTC(), Tool: tool.Name}}
 		defer func() {
 			if p := recover(); p != nil {
-				run.Error = fmt.Sprint("panic: ", p)
-				out <- nil
+				r.printed, r.run.Error = nil, fmt.Sprint("panic: ", p)
 			}
+			done <- r
 		}()
-		out <- handleHook(c, h, tool, &run)
+		r.printed = handleHook(c, h, tool, &r.run)
 	}()
-	var printed []byte
+	var r result
 	select {
-	case printed = <-out:
+	case r = <-done:
 	case <-time.After(hookDeadline):
-		run.Error = fmt.Sprintf("gave up after %s", hookDeadline)
+		r.run = agents.HookRun{At: start.UTC(), Tool: tool.Name, Error: fmt.Sprintf("gave up after %s", hookDeadline)}
 	}
-	if len(printed) > 0 {
-		_, _ = c.App.Writer.Write(printed)
+	if len(r.printed) > 0 {
+		_, _ = c.App.Writer.Write(r.printed)
 	}
-	run.Ms = float64(time.Since(start).Microseconds()) / 1000
-	agents.LogHookRun(h, run)
+	r.run.Ms = float64(time.Since(start).Microseconds()) / 1000
+	agents.LogHookRun(h, r.run)
 	return nil
 }
 
