@@ -260,11 +260,12 @@ func serveCommons(t *testing.T) string {
 }
 
 // noJSON are the commands without --json: servers, parents of
-// subcommands, a shell completion script (a script, not data) and the
-// config edits, which print nothing when they succeed. Every other
+// subcommands, a shell completion script (a script, not data), the
+// config edits, which print nothing when they succeed, and the hook,
+// whose output is the agent tool's own JSON protocol. Every other
 // command prints data a program may read.
 var noJSON = map[string]bool{"node": true, "mcp": true, "commons": true, "commons serve": true, "folder": true, "completion": true,
-	"config": true, "config set": true, "config unset": true, "trust": true}
+	"config": true, "config set": true, "config unset": true, "trust": true, "hook": true, "service": true}
 
 // TestEveryDataCommandHasJSON: --json on every command that prints data.
 func TestEveryDataCommandHasJSON(t *testing.T) {
