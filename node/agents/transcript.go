@@ -44,7 +44,7 @@ func LastAgentTurn(t *Tool, transcript, userHome string) string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return ""
