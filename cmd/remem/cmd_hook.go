@@ -50,7 +50,7 @@ could misread; what it did is one line in $REMEM_HOME/hook.log, which
 remem doctor reads.
 
 Examples:
-  echo '{"hook_event_name":"SessionStart","cwd":"'$PWD'","session_id":"s1"}' | remem hook claude-code
+  printf '{"hook_event_name":"SessionStart","cwd":"%s","session_id":"s1"}' "$PWD" | remem hook claude-code
   tail -n 5 ~/.remem/hook.log`,
 		Action: runHook,
 	}

@@ -29,7 +29,9 @@ func serviceCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "service",
 		Usage: "keep this machine's node running: a systemd user unit (Linux) or a launchd agent (macOS)",
-		UsageText: `remem service install|remove|status [--dry-run] [--json]
+		UsageText: `remem service install [--dry-run] [--no-start] [--json]
+remem service remove [--dry-run] [--json]
+remem service status [--json]
 
 install writes the unit (~/.config/systemd/user/remem.service) or the agent
 (~/Library/LaunchAgents/dev.remem.node.plist) that runs remem node on this

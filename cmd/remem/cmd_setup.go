@@ -145,14 +145,8 @@ func rememArgv(c *cli.Context, h, userHome string) ([]string, error) {
 	exe := c.String("remem")
 	if exe == "" {
 		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, cli.Exit("cannot tell where remem is: give --remem PATH", 1)
-		}
-		if resolved, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = resolved
-		}
-		if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-			return nil, cli.Exit("this remem runs from go run's temporary build, which is gone after it exits: install it (go install ./cmd/remem) and run setup from there, or give --remem PATH", 1)
+		if exe, err = thisRemem(); err != nil {
+			return nil, err
 		}
 	}
 	exe = absDir(exe)
@@ -161,6 +155,27 @@ func rememArgv(c *cli.Context, h, userHome string) ([]string, error) {
 		argv = append(argv, "--home", h)
 	}
 	return argv, nil
+}
+
+// thisRemem is the path the tools should run: the remem on PATH when it
+// is this executable (through a link, as package managers install it, so
+// an upgrade keeps the path), else this executable itself.
+func thisRemem() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", cli.Exit("cannot tell where remem is: give --remem PATH", 1)
+	}
+	if onPath, err := exec.LookPath("remem"); err == nil {
+		a, errA := os.Stat(onPath)
+		b, errB := os.Stat(exe)
+		if errA == nil && errB == nil && os.SameFile(a, b) {
+			return absDir(onPath), nil
+		}
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return "", cli.Exit("this remem runs from go run's temporary build, which is gone after it exits: install it (go install ./cmd/remem) and run setup from there, or give --remem PATH", 1)
+	}
+	return exe, nil
 }
 
 // runTool runs a tool's own CLI (claude mcp add), saying what it was.
@@ -213,11 +228,11 @@ func printSetup(w io.Writer, r setupReport, remove bool) error {
 	}
 	fmt.Fprintf(w, "%s %s for %s:\n", verb, scope, r.Tool)
 	for _, ch := range r.Changes {
-		target := ch.Path
 		if len(ch.Command) > 0 {
-			target = "runs " + strings.Join(ch.Command, " ")
+			fmt.Fprintf(w, "  runs `%s`: %s\n", strings.Join(ch.Command, " "), ch.What)
+			continue
 		}
-		fmt.Fprintf(w, "  %s: %s\n", target, ch.What)
+		fmt.Fprintf(w, "  %s: %s\n", ch.Path, ch.What)
 	}
 	if r.DryRun {
 		fmt.Fprintln(w)
@@ -233,7 +248,11 @@ func printSetup(w io.Writer, r setupReport, remove bool) error {
 		fmt.Fprintf(w, "Note: %s\n", n)
 	}
 	if !remove {
-		fmt.Fprintf(w, "Start a new %s session: it begins with this project's lessons, and failed calls and corrections reach the memory (remem doctor shows when they last did).\n", r.Tool)
+		whose := "this project's lessons"
+		if r.Scope == "user" {
+			whose = "the lessons of its project"
+		}
+		fmt.Fprintf(w, "From the next %s session on, each begins with %s, and failed calls and corrections reach the memory (remem doctor shows when they last did).\n", r.Tool, whose)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,9 +24,13 @@ func checkAgents(rep *doctorReport, h, dir string, now time.Time) {
 	if err != nil {
 		rep.add("agents", checkWarn, "cannot read %s: %v", agents.HookLogFile, err)
 	}
+	known := agents.KnownRemem(filepath.Join(h, setupStateFile))
+	if exe, err := thisRemem(); err == nil {
+		known = append(known, exe)
+	}
 	for _, t := range agents.Tools {
 		_, onPath := exec.LookPath(t.Binary)
-		inProject, forUser := agents.HooksSetUp(t, dir, userHome)
+		inProject, forUser := agents.HooksSetUp(t, dir, userHome, known...)
 		if onPath != nil && !inProject && !forUser {
 			continue
 		}

@@ -396,3 +396,28 @@ func TestSetupClaudeUserThroughFakeClaude(t *testing.T) {
 		t.Error("remove left ~/.claude, which setup created")
 	}
 }
+
+// remem on PATH as a link (as package managers install it): setup writes
+// the link, which an upgrade keeps, and a second run changes nothing.
+func TestSetupWritesTheRememOnPath(t *testing.T) {
+	home := newHome(t)
+	proj := t.TempDir()
+	bin := t.TempDir()
+	link := filepath.Join(bin, "remem")
+	if err := os.Symlink(remem(t), link); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"REMEM_HOME=" + home, "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	cmd := exec.Command(link, "setup", "claude-code", "--project", proj, "--json")
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if got := hookCommandIn(t, proj, "claude-code"); !strings.HasPrefix(got, link+" ") {
+		t.Errorf("the hook runs %q, want the remem on PATH, %s", got, link)
+	}
+	out, _, code := runWithEnv(t, env, "setup", "claude-code", "--project", proj)
+	if code != 0 || !strings.Contains(out, "nothing changed") {
+		t.Errorf("a second setup: %d %s", code, out)
+	}
+}

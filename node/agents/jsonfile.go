@@ -24,6 +24,9 @@ type jsonDoc struct {
 	created []string // the containers this edit created, for the record
 	pretty  bool
 	tail    []byte // the white space after the object, kept out of sjson's way
+	// remem names the executables that are remem beside any called
+	// "remem": the one setup writes now and those it wrote before.
+	remem []string
 }
 
 func newJSONDoc(path string, data []byte) (*jsonDoc, error) {
@@ -39,9 +42,9 @@ func newJSONDoc(path string, data []byte) (*jsonDoc, error) {
 	if _, ok := v.(map[string]any); !ok {
 		return nil, fmt.Errorf("%s holds no JSON object: fix it, or add remem to it by hand (remem setup --dry-run shows what)", path)
 	}
-	d.pretty = bytes.Equal(indented(data), data)
 	trimmed := bytes.TrimRight(data, " \t\r\n")
 	d.data, d.tail = trimmed, data[len(trimmed):]
+	d.pretty = bytes.Equal(bytes.TrimRight(indented(trimmed), "\n"), trimmed)
 	return d, nil
 }
 
@@ -142,7 +145,11 @@ func (d *jsonDoc) delete(path string) error {
 func (d *jsonDoc) bytes() []byte {
 	if d.pretty {
 		if out := indented(d.data); out != nil {
-			return out
+			tail := d.tail
+			if len(tail) == 0 { // a file that ended without a newline ends so again
+				return bytes.TrimRight(out, "\n")
+			}
+			return append(bytes.TrimRight(out, "\n"), tail...)
 		}
 	}
 	return append(slices.Clone(d.data), d.tail...)
@@ -155,7 +162,7 @@ func (d *jsonDoc) bytes() []byte {
 func (d *jsonDoc) setServer(server mcpServer, rec *fileRecord) (changed bool, err error) {
 	if cur := d.get("mcpServers.remem"); cur != nil {
 		switch {
-		case !isRememServer(cur):
+		case !d.isRememServer(cur):
 			return false, fmt.Errorf("%s already has an MCP server named remem that runs something else: remove or rename it, then run setup again", d.path)
 		case has(rec.Wrote, "server") && sameJSON(cur, server), has(rec.Kept, "server"):
 			return false, nil
@@ -169,13 +176,14 @@ func (d *jsonDoc) setServer(server mcpServer, rec *fileRecord) (changed bool, er
 	}
 	raw, _ := json.Marshal(server)
 	rec.Wrote = appendNew(rec.Wrote, "server")
+	rec.Exes = appendNew(rec.Exes, server.Command)
 	return true, d.setRaw("mcpServers.remem", string(raw))
 }
 
 // removeServer takes out mcpServers.remem when setup wrote it.
 func (d *jsonDoc) removeServer(rec *fileRecord) (bool, error) {
 	cur := d.get("mcpServers.remem")
-	if cur == nil || !isRememServer(cur) || !(has(rec.Wrote, "server") || rec.unknown()) {
+	if cur == nil || !d.isRememServer(cur) || !(has(rec.Wrote, "server") || rec.unknown()) {
 		return false, nil
 	}
 	return true, d.delete("mcpServers.remem")
@@ -190,7 +198,7 @@ func (d *jsonDoc) setHook(g hookGroup, handler hookHandler, toolName string, rec
 	for gi, grp := range groups {
 		hs, _ := mapOf(grp)["hooks"].([]any)
 		for hi, h := range hs {
-			if !isRememHook(h, toolName) {
+			if !d.isRememHook(h, toolName) {
 				continue
 			}
 			if !has(rec.Wrote, part) {
@@ -201,6 +209,8 @@ func (d *jsonDoc) setHook(g hookGroup, handler hookHandler, toolName string, rec
 				return false, nil
 			}
 			raw, _ := json.Marshal(handler)
+			exe, _ := firstWord(handler.Command)
+			rec.Exes = appendNew(rec.Exes, exe)
 			if err := d.setRaw(fmt.Sprintf("%s.%d.hooks.%d", path, gi, hi), string(raw)); err != nil {
 				return false, err
 			}
@@ -216,6 +226,8 @@ func (d *jsonDoc) setHook(g hookGroup, handler hookHandler, toolName string, rec
 	}
 	raw, _ := json.Marshal(hookGroupJSON{Matcher: g.matcher, Hooks: []hookHandler{handler}})
 	rec.Wrote = appendNew(rec.Wrote, part)
+	exe, _ := firstWord(handler.Command)
+	rec.Exes = appendNew(rec.Exes, exe)
 	return true, d.setRaw(path+".-1", string(raw))
 }
 
@@ -240,7 +252,7 @@ func (d *jsonDoc) removeHooks(event, toolName string, rec *fileRecord) (bool, er
 		kept := 0
 		var ours []int
 		for hi, h := range hs {
-			if isRememHook(h, toolName) {
+			if d.isRememHook(h, toolName) {
 				ours = append(ours, hi)
 			} else {
 				kept++
@@ -313,24 +325,49 @@ func sameJSON(a, b any) bool {
 }
 
 // isRememServer: an MCP server entry that runs remem's mcp command.
-func isRememServer(v any) bool {
+func (d *jsonDoc) isRememServer(v any) bool {
 	m := mapOf(v)
 	cmd, _ := m["command"].(string)
 	args, _ := m["args"].([]any)
-	return isRememBinary(cmd) && len(args) > 0 && args[len(args)-1] == "mcp"
+	return isRememBinary(cmd, d.remem) && len(args) > 0 && args[len(args)-1] == "mcp"
 }
 
 // isRememHook: a hook handler that runs `remem … hook TOOL`.
-func isRememHook(v any, toolName string) bool {
+func (d *jsonDoc) isRememHook(v any, toolName string) bool {
 	cmd, _ := mapOf(v)["command"].(string)
-	words := strings.Fields(cmd)
-	if len(words) < 3 || !isRememBinary(strings.Trim(words[0], `'"`)) {
+	exe, rest := firstWord(cmd)
+	words := strings.Fields(rest)
+	if len(words) < 2 || !isRememBinary(exe, d.remem) {
 		return false
 	}
 	return slices.Equal(words[len(words)-2:], []string{"hook", toolName})
 }
 
-func isRememBinary(cmd string) bool {
+// firstWord splits a shell command into its first word, unquoted as
+// shellJoin quotes it, and the rest.
+func firstWord(cmd string) (string, string) {
+	cmd = strings.TrimSpace(cmd)
+	if strings.HasPrefix(cmd, "'") {
+		var b strings.Builder
+		for i := 1; i < len(cmd); i++ {
+			switch {
+			case strings.HasPrefix(cmd[i:], `'\''`):
+				b.WriteByte('\'')
+				i += 3
+			case cmd[i] == '\'':
+				return b.String(), cmd[i+1:]
+			default:
+				b.WriteByte(cmd[i])
+			}
+		}
+		return b.String(), ""
+	}
+	exe, rest, _ := strings.Cut(cmd, " ")
+	return strings.Trim(exe, `"`), rest
+}
+
+// isRememBinary: cmd is called remem, or is one of known.
+func isRememBinary(cmd string, known []string) bool {
 	base := filepath.Base(cmd)
-	return base == "remem" || base == "remem.exe"
+	return base == "remem" || base == "remem.exe" || (cmd != "" && slices.Contains(known, cmd))
 }

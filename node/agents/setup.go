@@ -67,6 +67,9 @@ type fileRecord struct {
 	// those it found written by hand, which remove leaves.
 	Wrote []string `json:"wrote,omitempty"`
 	Kept  []string `json:"kept,omitempty"`
+	// Exes are the remem executables setup wrote in the file, known as
+	// remem whatever their name.
+	Exes []string `json:"exes,omitempty"`
 	// Original is the JSON file as it was before setup first changed it:
 	// a removal that leaves the same data gives back its bytes (sjson
 	// does not keep every blank of an object it emptied).
@@ -215,7 +218,7 @@ func (s Setup) plan(remove bool) (Plan, error) {
 				return d.removeServer(&c.record)
 			}
 			return d.setServer(s.server(), &c.record)
-		}, remove, "the MCP server remem"); err != nil {
+		}, remove, "the MCP server remem", s.Remem[0]); err != nil {
 			return p, err
 		}
 	}
@@ -246,7 +249,7 @@ func (s Setup) plan(remove bool) (Plan, error) {
 			changed = changed || ch
 		}
 		return changed, nil
-	}, remove, "hooks on "+strings.Join(events, ", ")); err != nil {
+	}, remove, "hooks on "+strings.Join(events, ", "), s.Remem[0]); err != nil {
 		return p, err
 	}
 
@@ -268,8 +271,11 @@ func (s Setup) plan(remove bool) (Plan, error) {
 		}
 		p.Changes = append(p.Changes, *c)
 	}
-	if !remove && len(p.Changes) > 0 && t.Notes != "" {
-		p.Notes = append(p.Notes, t.Notes)
+	if note := t.Notes; !remove && len(p.Changes) > 0 {
+		if s.Project == "" {
+			note = t.UserNotes
+		}
+		p.Notes = append(p.Notes, note)
 	}
 	return p, nil
 }
@@ -313,7 +319,7 @@ func (s Setup) writablePath(path string) (string, error) {
 // editJSON applies edit to the change's JSON file. A removal also drops
 // the containers setup created, and the file when setup created it and it
 // is empty now.
-func editJSON(c *Change, edit func(*jsonDoc) (bool, error), remove bool, what string) error {
+func editJSON(c *Change, edit func(*jsonDoc) (bool, error), remove bool, what string, remem ...string) error {
 	if remove && c.After == nil {
 		return nil
 	}
@@ -321,6 +327,7 @@ func editJSON(c *Change, edit func(*jsonDoc) (bool, error), remove bool, what st
 	if err != nil {
 		return err
 	}
+	d.remem = append(slices.Clone(c.record.Exes), remem...)
 	changed, err := edit(d)
 	if err != nil || !changed {
 		return err
@@ -654,7 +661,7 @@ func shellJoin(argv []string) string {
 
 // HooksSetUp says whether remem's hooks for t are in the project's
 // configuration and in the user's ("" project: only the user's).
-func HooksSetUp(t *Tool, project, userHome string) (inProject, forUser bool) {
+func HooksSetUp(t *Tool, project, userHome string, remem ...string) (inProject, forUser bool) {
 	has := func(path string) bool {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -664,11 +671,12 @@ func HooksSetUp(t *Tool, project, userHome string) (inProject, forUser bool) {
 		if err != nil {
 			return false
 		}
+		d.remem = remem
 		for _, g := range t.hooks {
 			groups, _ := d.get("hooks." + g.event).([]any)
 			for _, grp := range groups {
 				hs, _ := mapOf(grp)["hooks"].([]any)
-				if slices.ContainsFunc(hs, func(h any) bool { return isRememHook(h, t.Name) }) {
+				if slices.ContainsFunc(hs, func(h any) bool { return d.isRememHook(h, t.Name) }) {
 					return true
 				}
 			}
@@ -679,4 +687,14 @@ func HooksSetUp(t *Tool, project, userHome string) (inProject, forUser bool) {
 		inProject = has(filepath.Join(project, t.hooksFile))
 	}
 	return inProject, has(filepath.Join(userHome, t.hooksUserFile))
+}
+
+// KnownRemem lists the remem executables setup wrote, by the state file.
+func KnownRemem(stateFile string) []string {
+	st, _ := readState(stateFile)
+	var out []string
+	for _, r := range st {
+		out = appendNew(out, r.Exes...)
+	}
+	return out
 }

@@ -504,3 +504,41 @@ func TestSetupWritesThroughLinksForTheUser(t *testing.T) {
 		t.Errorf("after remove the target holds %q", data)
 	}
 }
+
+// A file laid out with two-space indents but no final newline (Python's
+// json.dump(indent=2)) stays laid out so, and comes back byte for byte.
+func TestSetupKeepsTheLayout(t *testing.T) {
+	dir := project(t, map[string]string{".claude/settings.json": "claude-settings-python.json"})
+	before, _ := os.ReadFile(filepath.Join(dir, ".claude/settings.json"))
+	s := testSetup(t, claudeCode, dir)
+	apply(t, s, false)
+	after, _ := os.ReadFile(filepath.Join(dir, ".claude/settings.json"))
+	if bytes.Contains(after, []byte(",{")) || bytes.HasSuffix(after, []byte("\n")) || !bytes.Contains(after, []byte("\n            \"type\": \"command\",")) {
+		t.Errorf("the layout changed:\n%s", after)
+	}
+	apply(t, s, true)
+	if again, _ := os.ReadFile(filepath.Join(dir, ".claude/settings.json")); !bytes.Equal(again, before) {
+		t.Errorf("after remove:\n%s\nwant\n%s", again, before)
+	}
+}
+
+// remem installed under another name (a link to a versioned file): setup
+// knows its own entries by what it wrote, so a second run changes nothing
+// and remove takes them out.
+func TestSetupKnowsItsEntriesUnderAnyName(t *testing.T) {
+	dir := project(t, map[string]string{".claude/settings.json": "claude-settings.json", ".mcp.json": "mcp.json"})
+	before := snapshot(t, dir)
+	s := testSetup(t, claudeCode, dir)
+	s.Remem = []string{"/opt/remem-1.4/bin/remem-review"}
+	apply(t, s, false)
+	if again, err := PlanSetup(s); err != nil || len(again.Changes) != 0 {
+		t.Fatalf("a second setup: %+v %v", again.Changes, err)
+	}
+	if in, _ := HooksSetUp(claudeCode, dir, s.UserHome, KnownRemem(s.StateFile)...); !in {
+		t.Error("HooksSetUp does not see the hooks setup wrote")
+	}
+	apply(t, s, true)
+	if got := snapshot(t, dir); !equalMaps(got, before) {
+		t.Errorf("after remove: %q", got)
+	}
+}

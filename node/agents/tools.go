@@ -41,7 +41,9 @@ type Tool struct {
 	// transcripts is where, under the user's home, the tool keeps its
 	// session transcripts ("" where remem does not read them).
 	transcripts string
-	Notes       string
+	// Notes and UserNotes say what the tool asks of the person after a
+	// project's setup, and after the user's.
+	Notes, UserNotes string
 }
 
 // hookGroup is one event setup registers, with its matcher ("" for none).
@@ -97,7 +99,8 @@ var geminiCLI = &Tool{
 	instructions: "GEMINI.md", userInstructions: ".gemini/GEMINI.md",
 	hooks:       []hookGroup{{"SessionStart", ""}, {"BeforeAgent", ""}, {"AfterTool", "run_shell_command|write_file|replace|mcp_.*"}},
 	timeoutUnit: 1000, hookNames: true,
-	Notes: "Gemini CLI warns once before it runs a project's new hooks.",
+	Notes:     "Gemini CLI warns once before it runs a project's new hooks.",
+	UserNotes: "Gemini CLI reads the hooks at the start of a session: start a new one.",
 }
 
 // Tools are the agent tools remem knows, in the order help lists them.
