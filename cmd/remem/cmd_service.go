@@ -83,7 +83,7 @@ func serviceOf(c *cli.Context) (autostart.Service, string, error) {
 	}
 	s := autostart.Service{Exe: argv[0], Home: home(c), UserHome: userHome, Path: os.Getenv("PATH"), ConfigHome: os.Getenv("XDG_CONFIG_HOME")}
 	goos := c.String("os")
-	if _, err := s.File(goos); err != nil {
+	if _, err := s.Text(goos); err != nil {
 		return s, goos, cli.Exit(err.Error(), 1)
 	}
 	return s, goos, nil

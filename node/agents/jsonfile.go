@@ -42,10 +42,58 @@ func newJSONDoc(path string, data []byte) (*jsonDoc, error) {
 	if _, ok := v.(map[string]any); !ok {
 		return nil, fmt.Errorf("%s holds no JSON object: fix it, or add remem to it by hand (remem setup --dry-run shows what)", path)
 	}
+	if key := duplicateKey(data); key != "" {
+		// sjson edits the first of the two, encoding/json reads the last:
+		// setup would never see what it wrote.
+		return nil, fmt.Errorf("%s has the key %q twice in one object: fix it, or add remem to it by hand (remem setup --dry-run shows what)", path, key)
+	}
 	trimmed := bytes.TrimRight(data, " \t\r\n")
 	d.data, d.tail = trimmed, data[len(trimmed):]
 	d.pretty = bytes.Equal(bytes.TrimRight(indented(trimmed), "\n"), trimmed)
 	return d, nil
+}
+
+// duplicateKey is a key that appears twice in one object of data, or "".
+func duplicateKey(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		keys   map[string]bool
+		object bool
+		key    bool // the next string is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		top := (*frame)(nil)
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if s, ok := tok.(string); ok && top != nil && top.object && top.key {
+			if top.keys[s] {
+				return s
+			}
+			top.keys[s] = true
+			top.key = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{keys: map[string]bool{}, object: true, key: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value ended: in an object, a key comes next.
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].key = true
+		}
+	}
 }
 
 // indented is data laid out with two-space indents and a final newline.

@@ -17,6 +17,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/remem/remem/internal/atomicfile"
+	"github.com/remem/remem/internal/regularfile"
 )
 
 // Setup is what `remem setup TOOL` is asked to do.
@@ -182,9 +183,9 @@ func (s Setup) plan(remove bool) (Plan, error) {
 		if c, ok := edits[path]; ok {
 			return c, nil
 		}
-		before, err := os.ReadFile(path)
+		before, err := regularfile.ReadFile(path)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("reading %s: %w", path, err)
+			return nil, fmt.Errorf("reading %s: %w: setup writes only regular files", path, err)
 		}
 		c := &Change{Path: path, Before: before, After: before, record: st[path]}
 		if err != nil {
@@ -663,7 +664,7 @@ func shellJoin(argv []string) string {
 // configuration and in the user's ("" project: only the user's).
 func HooksSetUp(t *Tool, project, userHome string, remem ...string) (inProject, forUser bool) {
 	has := func(path string) bool {
-		data, err := os.ReadFile(path)
+		data, err := regularfile.ReadFile(path)
 		if err != nil {
 			return false
 		}

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -540,5 +542,59 @@ func TestSetupKnowsItsEntriesUnderAnyName(t *testing.T) {
 	apply(t, s, true)
 	if got := snapshot(t, dir); !equalMaps(got, before) {
 		t.Errorf("after remove: %q", got)
+	}
+}
+
+// What a hostile project can hold where setup reads: a FIFO (a plain read
+// would wait forever), a directory, a JSON object with a key twice.
+func TestSetupRefusesOddFiles(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{{"fifo", "regular"}, {"dir", "regular"}, {"dup", "twice"}} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, ".mcp.json")
+		switch tc.name {
+		case "fifo":
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		case "dir":
+			_ = os.Mkdir(p, 0o755)
+		case "dup":
+			_ = os.WriteFile(p, []byte(`{"mcpServers": {}, "mcpServers": {"x": {}}}`), 0o644)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := PlanSetup(testSetup(t, claudeCode, dir)); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: err = %v", tc.name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: setup hangs", tc.name)
+		}
+	}
+}
+
+// A remem whose path holds a space: a second setup changes nothing and
+// remove takes its hooks out.
+func TestSetupWithASpaceInThePath(t *testing.T) {
+	dir := project(t, map[string]string{".claude/settings.json": "claude-settings.json"})
+	before := snapshot(t, dir)
+	s := testSetup(t, claudeCode, dir)
+	s.Remem = []string{"/Users/Ana Maria/bin/remem"}
+	apply(t, s, false)
+	if again, err := PlanSetup(s); err != nil || len(again.Changes) != 0 {
+		t.Fatalf("a second setup: %+v %v", again.Changes, err)
+	}
+	apply(t, s, true)
+	if got := snapshot(t, dir); !equalMaps(got, before) {
+		t.Errorf("after remove: %q", got)
+	}
+}
+
+func TestDuplicateKey(t *testing.T) {
+	for in, want := range map[string]string{`{"a":1,"b":{"a":2}}`: "", `{"a":1,"a":2}`: "a", `{"x":[{"k":1},{"k":2}]}`: "", `{"x":[{"k":1,"k":2}]}`: "k", `{"a":{"b":1},"c":{"b":2,"b":3}}`: "b"} {
+		if got := duplicateKey([]byte(in)); got != want {
+			t.Errorf("%s: %q, want %q", in, got, want)
+		}
 	}
 }

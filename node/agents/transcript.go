@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/remem/remem/internal/regularfile"
 )
 
 // maxTranscriptTail bounds what LastAgentTurn reads of a transcript: its
@@ -40,7 +41,7 @@ func LastAgentTurn(t *Tool, transcript, userHome string) string {
 	if rel, err := filepath.Rel(dir, path); err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		return ""
 	}
-	f, err := os.Open(path)
+	f, err := regularfile.Open(path)
 	if err != nil {
 		return ""
 	}

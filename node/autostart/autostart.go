@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 )
 
 // Names of what the service manager knows the node by.
@@ -47,8 +48,15 @@ func (s Service) File(goos string) (string, error) {
 	return "", fmt.Errorf("remem writes a service for Linux (systemd) and macOS (launchd), not %s: run remem node from your system's own start-up", goos)
 }
 
-// Text is the unit or agent file for goos.
+// Text is the unit or agent file for goos. A path or PATH with a control
+// character is refused: a line break in a unit file is a new directive
+// (ExecStartPre=… from a home path someone chose).
 func (s Service) Text(goos string) (string, error) {
+	for name, v := range map[string]string{"the remem executable": s.Exe, "the home": s.Home, "the user's home": s.UserHome, "PATH": s.Path} {
+		if strings.ContainsFunc(v, unicode.IsControl) {
+			return "", fmt.Errorf("%s %q holds a control character: a service file cannot carry it; move it to a path without one", name, v)
+		}
+	}
 	switch goos {
 	case "linux":
 		return s.systemd(), nil
@@ -74,7 +82,7 @@ func (s Service) systemd() string {
 	b.WriteString("StartLimitIntervalSec=60\nStartLimitBurst=4\n\n")
 	b.WriteString("[Service]\n")
 	if s.Path != "" {
-		b.WriteString(`Environment="` + strings.Trim(systemdQuote("PATH="+s.Path), `"`) + "\"\n")
+		b.WriteString("Environment=" + systemdQuoted("PATH="+s.Path) + "\n")
 	}
 	b.WriteString("ExecStart=" + strings.Join(exec, " ") + "\n")
 	b.WriteString("Restart=on-failure\nRestartSec=5\n\n")
@@ -86,11 +94,15 @@ func (s Service) systemd() string {
 // systemdQuote quotes a word of a unit file: specifiers (%) and variables
 // ($) are written twice, and a word with space or quote goes in quotes.
 func systemdQuote(a string) string {
-	a = strings.NewReplacer(`\`, `\\`, "%", "%%", "$", "$$", `"`, `\"`).Replace(a)
-	if a == "" || strings.ContainsAny(a, " \t'\"") {
-		return `"` + a + `"`
+	if a == "" || strings.ContainsAny(a, " \t'\"\\") {
+		return systemdQuoted(a)
 	}
-	return a
+	return strings.NewReplacer("%", "%%", "$", "$$").Replace(a)
+}
+
+// systemdQuoted is a in double quotes, whatever it holds.
+func systemdQuoted(a string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, "%", "%%", "$", "$$", `"`, `\"`).Replace(a) + `"`
 }
 
 // launchd is the agent: started at login (RunAtLoad) and kept alive when

@@ -99,3 +99,30 @@ func TestOtherSystems(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// A line break in a path would be a new directive in the unit: refused.
+// A PATH ending in a quote stays inside its quotes.
+func TestServiceRefusesControlCharacters(t *testing.T) {
+	s := testService(t)
+	s.Home = "/tmp/x\nExecStartPre=/tmp/evil.sh\nX=y"
+	for _, goos := range []string{"linux", "darwin"} {
+		if _, err := s.Text(goos); err == nil || !strings.Contains(err.Error(), "control character") {
+			t.Errorf("%s: err = %v", goos, err)
+		}
+	}
+	s = testService(t)
+	s.Path = `/usr/bin:/odd"`
+	text, err := s.Text("linux")
+	if err != nil || !strings.Contains(text, `Environment="PATH=/usr/bin:/odd\""`) {
+		t.Errorf("%v\n%s", err, text)
+	}
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		return
+	}
+	file := filepath.Join(t.TempDir(), SystemdUnit)
+	_ = os.WriteFile(file, []byte(text), 0o644)
+	if out, err := exec.Command(analyze, "verify", file).CombinedOutput(); err != nil {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}

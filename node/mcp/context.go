@@ -3,7 +3,6 @@ package mcp
 import (
 	"bufio"
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -11,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/remem/remem/internal/display"
+	"github.com/remem/remem/internal/regularfile"
 	"github.com/remem/remem/node"
 )
 
@@ -34,7 +34,7 @@ func ProjectQuery(dir string) string {
 // firstLine is a file's first line with text, without Markdown heading
 // marks, cut to 200 characters.
 func firstLine(path string) string {
-	f, err := os.Open(path)
+	f, err := regularfile.Open(path) // a project's README may be a FIFO or a link to a terminal
 	if err != nil {
 		return ""
 	}
