@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/remem/remem/internal/atomicfile"
 	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
 )
@@ -233,6 +234,70 @@ func AppendInbox(home string, evs ...protocol.Event) error {
 	}
 	_, err = f.Write(buf.Bytes())
 	return errors.Join(err, f.Close())
+}
+
+// AppendInboxWithin is AppendInbox for a caller that must not wait (a
+// hook): when another process holds the inbox's lock past wait, the events
+// go into a file of their own beside it, written whole and named as a
+// drain's leftover, which the next drain takes like any other, so nothing
+// is lost to a lock held forever. It says whether they were spilled so.
+func AppendInboxWithin(home string, wait time.Duration, evs ...protocol.Event) (spilled bool, err error) {
+	var buf bytes.Buffer
+	for _, ev := range evs {
+		line, err := json.Marshal(ev)
+		if err != nil {
+			return false, err
+		}
+		buf.Write(append(line, '\n'))
+	}
+	inbox := filepath.Join(home, InboxFile)
+	f, err := lockAppendWithin(inbox, wait)
+	if errors.Is(err, errInboxHeld) {
+		spill := fmt.Sprintf("%s.draining-%d-%d", inbox, time.Now().UnixNano(), os.Getpid())
+		return true, atomicfile.Write(spill, "", buf.Bytes(), 0o600)
+	}
+	if err != nil {
+		return false, fmt.Errorf("appending to the inbox: %w", err)
+	}
+	_, err = f.Write(buf.Bytes())
+	return false, errors.Join(err, f.Close())
+}
+
+var errInboxHeld = errors.New("the inbox's lock is held")
+
+// lockAppendWithin is lockAppend that gives up with errInboxHeld when
+// the lock is not free within wait.
+func lockAppendWithin(path string, wait time.Duration) (*os.File, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		for {
+			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+			if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			_ = f.Close()
+			return nil, errInboxHeld
+		}
+		if err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		if info, err := f.Stat(); err != nil || !sameFile(info, path) {
+			_ = f.Close() // renamed aside meanwhile (nothing written): append to the new file
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return f, nil
+	}
 }
 
 // lockAppend opens path for appending under an exclusive flock and returns

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/remem/remem/protocol"
+	"syscall"
+	"time"
 )
 
 // TestIngestKeepsBadLines: bad lines are named with their number and
@@ -193,5 +195,35 @@ func TestEventAtStoredInUTC(t *testing.T) {
 		if ev.Event.At != "2025-06-01T12:00:00Z" {
 			t.Errorf("stored at = %q, want 2025-06-01T12:00:00Z", ev.Event.At)
 		}
+	}
+}
+
+// A process that holds the inbox's lock for ever costs a hook nothing but
+// its wait: the events go into a leftover file of their own, and the next
+// drain takes them with the inbox's.
+func TestAppendInboxWithinSpillsPastAHeldLock(t *testing.T) {
+	m, _ := openTest(t, nil)
+	home := m.Home()
+	if _, err := AppendInboxWithin(home, time.Second, protocol.Event{Kind: "note", Text: "before the lock"}); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := os.OpenFile(filepath.Join(home, InboxFile), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	spilled, err := AppendInboxWithin(home, 50*time.Millisecond, protocol.Event{Kind: "note", Text: "while the lock is held"})
+	if err != nil || !spilled {
+		t.Fatalf("spilled %v, err %v", spilled, err)
+	}
+	_ = holder.Close() // lets go of the lock, as a drain needs it
+	rep, err := m.DrainInbox()
+	if err != nil || rep.Taken != 2 {
+		t.Fatalf("drained %+v, %v", rep, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(home, InboxFile+"*")); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }

@@ -20,7 +20,10 @@ import (
 // hookNodeWait and on everything after hookDeadline, exiting 0 either way.
 const (
 	hookNodeWait = 800 * time.Millisecond
-	hookDeadline = 3 * time.Second
+	// hookInboxWait is how long a hook waits for the inbox's lock before
+	// it writes its event into a file of its own beside the inbox.
+	hookInboxWait = time.Second
+	hookDeadline  = 3 * time.Second
 	// Lessons a session starts with: as `remem context` prints them.
 	hookContextLimit  = 10
 	hookContextBudget = 2000
@@ -161,8 +164,12 @@ func reportHookEvent(h string, ev protocol.Event) (string, error) {
 		}
 		apiErr = err
 	}
-	if err := node.AppendInbox(h, ev); err != nil {
+	spilled, err := node.AppendInboxWithin(h, hookInboxWait, ev)
+	switch {
+	case err != nil:
 		return "", errors.Join(apiErr, err)
+	case spilled:
+		return "inbox-spill", nil // the inbox's lock was held: a file of its own, which the next drain takes
 	}
 	return "inbox", nil
 }

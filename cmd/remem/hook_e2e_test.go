@@ -421,3 +421,31 @@ func TestSetupWritesTheRememOnPath(t *testing.T) {
 		t.Errorf("a second setup: %d %s", code, out)
 	}
 }
+
+// A process holding the inbox's lock for ever: the hook's event goes into
+// a file of its own within its wait, and the next sleep takes it.
+func TestHookPastAHeldInbox(t *testing.T) {
+	home := newHome(t)
+	inbox := filepath.Join(home, "inbox.jsonl")
+	holder, err := os.OpenFile(inbox, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	out, errOut, code := run(t, home, payload(t, "claude-code/PostToolUseFailure.Bash.json", t.TempDir()), "hook", "claude-code")
+	if code != 0 || out != "" || errOut != "" || time.Since(began) > hookDeadline {
+		t.Fatalf("%d %q %q after %s", code, out, errOut, time.Since(began))
+	}
+	if runs := hookRuns(t, home); runs[0].Sent != "inbox-spill" || runs[0].Error != "" {
+		t.Fatalf("%+v", runs[0])
+	}
+	_ = holder.Close()
+	must(t, home, nil, "sleep")
+	var lessons []json.RawMessage
+	if err := json.Unmarshal([]byte(must(t, home, nil, "lessons", "--json")), &lessons); err != nil || len(lessons) != 1 {
+		t.Errorf("lessons after sleep: %d %v", len(lessons), err)
+	}
+}
