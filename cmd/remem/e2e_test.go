@@ -49,8 +49,15 @@ func remem(t testing.TB) string {
 // exit code.
 func run(t *testing.T, home string, stdin []byte, args ...string) (string, string, int) {
 	t.Helper()
+	return runWithStdin(t, []string{"REMEM_HOME=" + home}, stdin, args...)
+}
+
+// runWithStdin runs remem with env added to the test's environment and stdin
+// (nil for none), and returns stdout, stderr and the exit code.
+func runWithStdin(t *testing.T, env []string, stdin []byte, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(remem(t), args...)
-	cmd.Env = append(os.Environ(), "REMEM_HOME="+home)
+	cmd.Env = append(os.Environ(), env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,20 +24,11 @@ func fakeSystemctl(t *testing.T, fail bool) (path, log string) {
 	return dir + string(os.PathListSeparator) + os.Getenv("PATH"), log
 }
 
+// runWithEnv runs remem with env added to the test's environment and
+// returns stdout, stderr and the exit code.
 func runWithEnv(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(remem(t), args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return runWithStdin(t, env, nil, args...)
 }
 
 // install writes the user unit where systemd reads it and enables it;
