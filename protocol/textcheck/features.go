@@ -220,14 +220,11 @@ func appendSentence(dst []uint32, text string, toks []token, first bool, rule, p
 	prevWord, prevTag := uint32(newHash('^')), uint32('^')
 	for i := range toks {
 		t := &toks[i]
-		var hw uint32
-		switch {
-		case t.code && t.punct == 0 && !t.has(cSymbol):
+		hw := t.h
+		if t.code && t.punct == 0 && !t.has(cSymbol) {
 			hw = codeHash
-		default:
-			hw = uint32(newHash(0).str(t.w))
 		}
-		tag := uint32(tagOf(t))
+		tag := uint32(t.tag)
 		dst = append(dst,
 			slotOf(fWord, hw, 0),
 			slotOf(fPair, prevWord, hw),
@@ -240,10 +237,10 @@ func appendSentence(dst []uint32, text string, toks []token, first bool, rule, p
 		if t.punct == 0 && opensClause(toks, i) {
 			next, third := uint32('$'), uint32('$')
 			if i+1 < len(toks) {
-				next = uint32(tagOf(&toks[i+1]))
+				next = uint32(toks[i+1].tag)
 			}
 			if i+2 < len(toks) {
-				third = uint32(tagOf(&toks[i+2]))
+				third = uint32(toks[i+2].tag)
 			}
 			dst = append(dst,
 				slotOf(fOpenTri, tag<<16|next<<8|third, 0),

@@ -127,7 +127,7 @@ func (m *model) strongest(text string, toks []token) string {
 		if t.punct != 0 {
 			continue
 		}
-		hw := uint32(newHash(0).str(t.w))
+		hw := t.h
 		w := m.weights[slotOf(fWord, hw, 0)]
 		if opensClause(toks, i) {
 			w += m.weights[slotOf(fOpenWord, hw, 0)]

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // The learned half of the raw-data check. The rules of rawdata.go find
@@ -71,6 +72,9 @@ func rawCandidate(text string, toks []token, i int) bool {
 	if t.punct != 0 || t.e-t.s < 3 || t.has(cSymbol) {
 		return false
 	}
+	if !t.code && !t.cap && t.has(cKnown) && !t.has(cUnknown) && !hasNonASCII(text[t.s:t.e]) {
+		return false // a common word in lower case, most words: the cheapest test first
+	}
 	if rawSecretWords[t.w] {
 		return false // "the staging password": the word names a secret; the rules read its value
 	}
@@ -89,11 +93,13 @@ func rawCandidate(text string, toks []token, i int) bool {
 	if t.code && isNumber(strings.TrimLeft(t.w, "#")) {
 		return false // a count, a build number: the rules read ids by their cues ("customer 48213")
 	}
-	if t.code || t.cap || !t.has(cKnown) || t.has(cUnknown) {
-		return true
-	}
-	for k := t.s; k < t.e; k++ {
-		if text[k] >= 0x80 {
+	return true
+}
+
+// hasNonASCII: s holds a byte outside ASCII.
+func hasNonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
 			return true
 		}
 	}
@@ -116,17 +122,17 @@ func appendRawFeatures(dst []uint32, ends []int, text string, toks []token) ([]u
 		}
 		t := &toks[i]
 		w := t.w
-		hw := uint32(newHash(0).str(w))
+		hw := t.h
 		shape := rawShapeHash(text[t.s:t.e])
 		prev, prev2, next := uint32(newHash('^')), uint32(newHash('^')), uint32(newHash('$'))
 		if i > 0 {
-			prev = uint32(newHash(0).str(toks[i-1].w))
+			prev = toks[i-1].h
 		}
 		if i > 1 {
-			prev2 = uint32(newHash(0).str(toks[i-2].w))
+			prev2 = toks[i-2].h
 		}
 		if i+1 < len(toks) {
-			next = uint32(newHash(0).str(toks[i+1].w))
+			next = toks[i+1].h
 		}
 		var flags uint32
 		if t.cap {

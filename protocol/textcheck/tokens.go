@@ -15,6 +15,8 @@ type token struct {
 	punct byte   // 0 for a word; ',' ';' ':' '.' '!' '?' '(' ')' '"' '-' for a mark
 	cap   bool   // written with a capital first letter
 	code  bool   // a `code` span, a number, or a word with digits or symbols
+	tag   byte   // the model's word class (tagOf), set once by tokenize
+	h     uint32 // the hash of w, set once by tokenize: the models read each word many times
 }
 
 func (t *token) has(c uint64) bool { return t.cls&c != 0 }
@@ -116,6 +118,10 @@ func tokenize(s, low string, buf []token) []token {
 			}
 			i += n
 		}
+	}
+	for k := len(buf); k < len(toks); k++ {
+		t := &toks[k]
+		t.h, t.tag = uint32(newHash(0).str(t.w)), tagOf(t)
 	}
 	return toks
 }
