@@ -242,6 +242,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	findNames(text, toks, &found)
 	rawHandlesAndMachines(text, toks, addc)
 	rawScriptNames(text, addc)
+	rawContextual(text, toks, addc)
 	if has.has('"') || has.has('\'') || !isPlainASCII(text) && (strings.Contains(text, "\u201c") || strings.Contains(text, "\u2018")) {
 		rawTranscripts(text, toks, addc)
 	}

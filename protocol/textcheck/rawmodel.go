@@ -75,6 +75,9 @@ func rawCandidate(text string, toks []token, i int) bool {
 	if !t.code && !t.cap && t.has(cKnown) && !t.has(cUnknown) && !hasNonASCII(text[t.s:t.e]) {
 		return false // a common word in lower case, most words: the cheapest test first
 	}
+	if t.has(cDet|cPrep|cConj|cSubject|cObject|cModal|cBe|cHave|cDo|cSub|cRel) && !t.has(cUnknown) && !t.code {
+		return false // "The", "For", "It": a function word, capitalised or not, names no one
+	}
 	if rawSecretWords[t.w] {
 		return false // "the staging password": the word names a secret; the rules read its value
 	}

@@ -21,17 +21,21 @@ func rawScriptNames(text string, add func(kind string, s, e int)) {
 		return
 	}
 	var q quotes
-	start := -1
+	start, quoted := -1, false
 	flush := func(end int) {
-		if start >= 0 && rawScriptName(text, start, end) {
+		if start >= 0 && rawScriptName(text, start, end, quoted) {
 			add("name", start, end)
 		}
 		start = -1
 	}
 	for i, r := range text {
-		if q.inside(text, i, r) {
-			flush(i)
-			continue
+		in := q.inside(text, i, r)
+		if in != quoted || in && !unicode.IsLetter(r) && !unicode.IsMark(r) && r != ' ' {
+			flush(i) // a run never crosses a quotation mark
+			quoted = in
+			if !unicode.IsLetter(r) {
+				continue
+			}
 		}
 		switch {
 		case unicode.IsLetter(r) && r >= utf8.RuneSelf && !unicode.Is(unicode.Latin, r):
@@ -50,10 +54,10 @@ func rawScriptNames(text string, add func(kind string, s, e int)) {
 
 // rawScriptName: the run text[s:e] of letters in another script is a name
 // by its cues.
-func rawScriptName(text string, s, e int) bool {
+func rawScriptName(text string, s, e int, quoted bool) bool {
 	run := text[s:e]
 	after := text[e:]
-	if strings.HasPrefix(after, "'s") || strings.HasPrefix(after, "\u2019s") || strings.HasPrefix(after, "'") {
+	if !quoted && (strings.HasPrefix(after, "'s") || strings.HasPrefix(after, "\u2019s") || strings.HasPrefix(after, "'")) {
 		return true
 	}
 	for _, h := range [...]string{"さん", "様", "君", "ちゃん", "氏", "씨", "님"} {
@@ -73,6 +77,18 @@ func rawScriptName(text string, s, e int) bool {
 			return true
 		}
 	}
+	if rawNameShaped(run) {
+		return true
+	}
+	if strings.HasSuffix(strings.TrimRight(text[:s], " '\""), "-by:") {
+		return true // a commit trailer: "Co-authored-by: 陳怡君"
+	}
+	if quoted {
+		return false // a tool's message in another language, unless a cue above says a name
+	}
+	if w := strings.Fields(run); len(w) == 2 && caselessScript(run) {
+		return true // two words of a script without capitals, in English prose: "שירה לוי"
+	}
 	before := strings.Fields(strings.ToLower(text[:s]))
 	for k := len(before) - 1; k >= 0 && k >= len(before)-2; k-- {
 		if w := strings.Trim(before[k], ",:;("); rawPersonCue[w] || w == "at" && k > 0 && strings.HasPrefix(before[k-1], "point") {
@@ -88,6 +104,63 @@ func rawScriptName(text string, s, e int) bool {
 			if e := lexicon[w]; e&(cPast|cZ) != 0 && e&cDet == 0 || strings.HasSuffix(w, "ed") {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// rawNameShaped: run, a whole run of letters in another script, has the
+// shape of a person's name: two or three ideographs after a common
+// Chinese family name ("李伟", "陳怡君"), a common Japanese family name
+// with or without the given name ("田中 美咲"), or three hangul syllables
+// after a common Korean family name ("김서연").
+func rawNameShaped(run string) bool {
+	words := strings.Fields(run)
+	if len(words) == 0 || len(words) > 2 {
+		return false
+	}
+	first := []rune(words[0])
+	n := len(first)
+	for _, w := range words[1:] {
+		n += utf8.RuneCountInString(w)
+	}
+	switch {
+	case unicode.Is(unicode.Han, first[0]):
+		if len(first) >= 2 && rawJapaneseFamily[string(first[:2])] && n <= 5 {
+			return true
+		}
+		return len(words) == 1 && (n == 2 || n == 3) && strings.ContainsRune(rawChineseFamily, first[0])
+	case unicode.Is(unicode.Hangul, first[0]):
+		return len(words) == 1 && n == 3 && strings.ContainsRune(rawKoreanFamily, first[0]) && !rawKoreanWords[run]
+	}
+	return false
+}
+
+// Common family names, the first of a name's characters: they are rarely
+// the first of a word a tool prints.
+const (
+	rawChineseFamily = "李王张張刘劉陈陳杨楊赵趙黄黃周吴吳徐孙孫胡朱郭罗羅梁宋郑鄭谢謝韩韓唐冯馮董曹袁邓鄧许許沈曾彭吕呂苏蘇卢盧蒋蔣蔡贾賈魏薛叶葉潘杜戴夏钟鍾汪姚谭譚廖邹鄒熊陆陸郝孔崔秦顾顧侯邵孟段雷钱錢汤湯尹黎龚龔"
+	rawKoreanFamily  = "김이박최정강조윤장임한오서신권황안송류홍"
+)
+
+// rawKoreanWords are words of three syllables that open as a family name.
+var rawKoreanWords = map[string]bool{"한국어": true, "이메일": true, "이미지": true, "정보를": true, "오류가": true, "서비스": true, "이름을": true, "장치가": true}
+
+// rawJapaneseFamily are common Japanese family names in kanji.
+var rawJapaneseFamily = map[string]bool{
+	"佐藤": true, "鈴木": true, "高橋": true, "田中": true, "伊藤": true, "渡辺": true, "山本": true, "中村": true,
+	"小林": true, "加藤": true, "吉田": true, "山田": true, "佐々": true, "山口": true, "松本": true, "井上": true,
+	"木村": true, "斎藤": true, "清水": true, "山崎": true, "森田": true, "池田": true, "橋本": true, "阿部": true,
+	"石川": true, "前田": true, "藤田": true, "岡田": true, "後藤": true, "長谷": true, "村上": true, "近藤": true,
+}
+
+// caselessScript: run is written in a script without capitals in which
+// names and words look alike (Arabic, Hebrew, the Indic scripts, Thai).
+func caselessScript(run string) bool {
+	for _, r := range run {
+		if unicode.IsLetter(r) {
+			return unicode.In(r, unicode.Arabic, unicode.Hebrew, unicode.Devanagari, unicode.Bengali, unicode.Tamil,
+				unicode.Telugu, unicode.Gujarati, unicode.Gurmukhi, unicode.Kannada, unicode.Malayalam, unicode.Thai)
 		}
 	}
 	return false

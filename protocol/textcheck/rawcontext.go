@@ -1,0 +1,237 @@
+package textcheck
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Private data that has no shape of its own but a context that makes it
+// private: a person's given name that no list holds, told by how the
+// sentence uses it ("Marisol's runs", "Aoife from the finance team"), a
+// handle inside a compound ("svc-mrossi", "feat/lkim-shader-cache"), a
+// company's bucket, a customer named as one, and what someone said in a
+// private conversation. Each reads the tokens once.
+
+// rawContextual adds what these rules find in text, whose tokens are toks.
+func rawContextual(text string, toks []token, add func(kind string, s, e int)) {
+	private := -1 // the token of the last privacy cue ("DM", "privately")
+	for i := range toks {
+		t := &toks[i]
+		if t.punct != 0 {
+			if endsSentence(t) {
+				private = -1
+			}
+			continue
+		}
+		switch {
+		case rawPrivacyCue(toks, i):
+			private = i
+		case private >= 0 && i-private <= 12 && rawSpeechVerbs[t.w]:
+			add("transcript", toks[private].s, rawSentenceEnd(toks, i))
+			private = -1
+		case rawPersonByUse(text, toks, i):
+			add("name", t.s, t.e)
+		case !t.cap && rawCompoundHandle(text[t.s:t.e]):
+			add("name", t.s, t.e)
+		case rawCustomerWords[t.w]:
+			if s, e, ok := rawCustomerName(text, toks, i); ok {
+				add("name", s, e)
+			}
+		}
+	}
+	if strings.Contains(text, "://") {
+		for _, m := range rawBucketURL.FindAllStringSubmatchIndex(text, -1) {
+			if !rawPublicBucket(text[m[2]:m[3]]) {
+				add("id", m[0], rawTrimEnd(text, m[0], m[1]))
+			}
+		}
+	}
+}
+
+// rawSentenceEnd is the end of the sentence toks[i] is in.
+func rawSentenceEnd(toks []token, i int) int {
+	for ; i+1 < len(toks); i++ {
+		if endsSentence(&toks[i+1]) {
+			break
+		}
+	}
+	return toks[i].e
+}
+
+// rawPrivacyCue: toks[i] says that what follows was said in private: "DM",
+// "privately", "in confidence", "a private channel / thread / note".
+func rawPrivacyCue(toks []token, i int) bool {
+	switch toks[i].w {
+	case "dm", "dms", "privately", "confidentially", "1:1":
+		return true
+	case "private":
+		return i+1 < len(toks) && rawPrivateVenue[toks[i+1].w] ||
+			i+2 < len(toks) && toks[i+1].punct == 0 && rawPrivateVenue[toks[i+2].w] // "the private #sre-oncall channel"
+	case "confidence":
+		return i > 0 && toks[i-1].w == "in"
+	case "direct":
+		return i+1 < len(toks) && (toks[i+1].w == "message" || toks[i+1].w == "messages")
+	}
+	return false
+}
+
+var rawPrivateVenue = map[string]bool{
+	"channel": true, "thread": true, "note": true, "notes": true, "message": true, "messages": true, "chat": true,
+	"conversation": true, "email": true, "e-mail": true, "call": true, "review": true, "group": true,
+}
+
+// rawSpeechVerbs say that someone said or wrote something.
+var rawSpeechVerbs = map[string]bool{
+	"said": true, "says": true, "wrote": true, "told": true, "mentioned": true, "explained": true,
+	"admitted": true, "shared": true, "read": true, "reads": true, "messaged": true, "noted": true,
+	"confirmed": true, "complained": true, "revealed": true, "warned": true, "asked": true, "claimed": true,
+}
+
+// rawPersonByUse: toks[i], a capitalised word no list or lexicon knows,
+// is used as a person: it owns something ("Marisol's runs"), or comes from
+// a team ("Aoife from the finance team", "Aoife in finance").
+func rawPersonByUse(text string, toks []token, i int) bool {
+	t := &toks[i]
+	if !t.cap || t.code || len(t.w) < 3 || rawLists.tool[t.w] || notNames[t.w] || !rawNameWord(text, t) {
+		return false
+	}
+	if i+2 < len(toks) && toks[i+1].w == "'s" && rawPersonsThings[toks[i+2].w] {
+		return true
+	}
+	if i+1 < len(toks) && toks[i+1].w == "from" {
+		for k := i + 2; k < len(toks) && k <= i+6; k++ {
+			if rawTeamWords[toks[k].w] {
+				return true
+			}
+			if toks[k].punct != 0 {
+				break
+			}
+		}
+	}
+	return i+2 < len(toks) && toks[i+1].w == "in" && rawDepartments[toks[i+2].w]
+}
+
+// rawPersonsThings are what a person owns in a lesson and a tool does not:
+// "Marisol's runs", "Tomek's kubeconfig" ("Kibana's saved-object export"
+// is a tool's).
+var rawPersonsThings = map[string]bool{
+	"fix": true, "fixes": true, "review": true, "comment": true, "comments": true, "notebook": true, "laptop": true,
+	"machine": true, "benchmark": true, "benchmarks": true, "kubeconfig": true, "shell": true,
+	"pr": true, "patch": true, "commit": true, "commits": true, "change": true, "changes": true, "hook": true,
+	"script": true, "dotfiles": true, "desk": true, "vm": true, "workstation": true, "session": true, "team": true,
+	"manager": true, "message": true, "email": true, "e-mail": true, "phone": true, "calendar": true, "home": true,
+	"fork": true, "preset": true, "runs": true, "numbers": true, "notes": true, "approval": true, "ticket": true,
+	"terminal": true, "editor": true, "setup": true, "ssh": true, "keys": true, "password": true, "profile": true,
+	"draft": true, "clone": true, "checkout": true, "worktree": true, "jupyter": true, "kernel": true, "csv": true,
+	"spreadsheet": true, "export": true, "query": true, "dashboard": true, "pipeline": true, "experiment": true,
+	"account": true, "credentials": true, "token": true, "mac": true, "macbook": true, "pc": true, "device": true,
+	"tablet": true, "env": true, "venv": true, "config": true, "pre-commit": true, "local": true, "last": true,
+}
+
+// rawNameWord: t reads as a name: a word the lexicon does not know, of
+// letters (hyphenated parts each unknown: "Seo-yeon").
+func rawNameWord(text string, t *token) bool {
+	w := text[t.s:t.e]
+	for k := 1; k < len(w); k++ {
+		if c := w[k]; 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			return false // "README", "RabbitMQ", "GitLab": a name of a thing
+		}
+	}
+	if strings.IndexByte(t.w, '-') > 0 {
+		for _, p := range strings.Split(t.w, "-") {
+			if len(p) < 2 || lexicon[p]&cKnown != 0 || rawLists.tool[p] {
+				return false
+			}
+		}
+		return true
+	}
+	return unknownCapital(t) && lexicon[t.w]&cKnown == 0 && !rawKnownWord(t.w)
+}
+
+var rawTeamWords = map[string]bool{
+	"team": true, "group": true, "squad": true, "department": true, "desk": true, "crew": true, "office": true,
+	"lab": true, "unit": true, "guild": true, "chapter": true,
+}
+
+var rawDepartments = map[string]bool{
+	"finance": true, "legal": true, "hr": true, "accounting": true, "sales": true, "marketing": true,
+	"procurement": true, "payroll": true, "compliance": true, "support": true, "qa": true,
+}
+
+// rawCompoundHandle: w, a lower-case compound ("svc-mrossi", "jwu-ext",
+// "feat/lkim-shader-cache", "risk-scorer-mkovacs-test"), has a part that
+// is an initial and a family name.
+func rawCompoundHandle(w string) bool {
+	if len(w) < 6 || strings.IndexAny(w, "-_/.") < 0 || strings.ContainsAny(w, ":@") {
+		return false
+	}
+	parts := strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '_' || r == '/' || r == '.' })
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if len(p) >= 4 && rawLists.surname[p[1:]] && !rawKnownWord(p) && !rawLists.tool[p] && !givenNames[p] || rawInitialAndName(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawCustomerWords name a company one works for or with.
+var rawCustomerWords = map[string]bool{
+	"customer": true, "tenant": true, "client": true, "merchant": true, "reseller": true, "partner": true,
+	"vendor": true, "supplier": true, "account": true,
+}
+
+// rawCustomerName finds a company's name beside toks[i], a word such as
+// "tenant" or "customer": "the Larkspur Insurance tenant", "merchant
+// Glasswing Coffee". One of its words must be one no list knows.
+func rawCustomerName(text string, toks []token, i int) (int, int, bool) {
+	span := func(from, to int) (int, int, bool) { // toks[from:to], capitalised words
+		unknown := false
+		for k := from; k < to; k++ {
+			t := &toks[k]
+			if !t.cap || t.code || t.punct != 0 || rawLists.tool[t.w] || notNames[t.w] {
+				return 0, 0, false
+			}
+			if rawNameWord(text, t) {
+				unknown = true
+			}
+		}
+		return toks[from].s, toks[to-1].e, unknown && to > from
+	}
+	// Before: "the Larkspur Insurance tenant".
+	k := i
+	for k > 0 && i-k < 3 && toks[k-1].cap && toks[k-1].punct == 0 && !toks[k-1].code {
+		k--
+	}
+	if k < i && k > 0 && toks[k-1].has(cDet|cPrep) && toks[i].w != "client" { // "the Unity client" is software
+		if s, e, ok := span(k, i); ok {
+			return s, e, true
+		}
+	}
+	// After: "merchant Glasswing Coffee".
+	k = i + 1
+	for k < len(toks) && k-i <= 3 && toks[k].cap && toks[k].punct == 0 && !toks[k].code {
+		k++
+	}
+	if k > i+1 {
+		return span(i+1, k)
+	}
+	return 0, 0, false
+}
+
+// rawBucketURL: a storage bucket's URL; the bucket is submatch 1.
+var rawBucketURL = regexp.MustCompile(`\b(?:s3|gs|az|abfss|wasbs|oss|r2)://([A-Za-z0-9][A-Za-z0-9._\-]{2,62})`)
+
+// rawPublicBucket: a bucket that names no one's organisation: a
+// placeholder ("my-bucket", "example-data") or a public data set.
+func rawPublicBucket(b string) bool {
+	b = strings.ToLower(b)
+	for _, p := range [...]string{"example", "my-", "my_", "your-", "your_", "sample", "bucket", "placeholder", "public", "open-data", "commoncrawl", "gcp-public-data", "nyc-tlc", "noaa", "aws-", "amazon-", "cloud-samples"} {
+		if strings.Contains(b, p) {
+			return true
+		}
+	}
+	return false
+}
