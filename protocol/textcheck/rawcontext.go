@@ -31,13 +31,27 @@ func rawContextual(text string, toks []token, add func(kind string, s, e int)) {
 			private = -1
 		case rawPersonByUse(text, toks, i):
 			add("name", t.s, t.e)
-		case !t.cap && rawCompoundHandle(text[t.s:t.e]):
+		case !t.cap && (rawCompoundHandle(text[t.s:t.e]) || rawPrivateOrgPath(text[t.s:t.e])):
 			add("name", t.s, t.e)
 		case rawCustomerWords[t.w]:
 			if s, e, ok := rawCustomerName(text, toks, i); ok {
 				add("name", s, e)
 			}
 		}
+	}
+	if strings.Contains(text, " -u ") || strings.Contains(text, "--user ") {
+		for _, m := range rawUserPass.FindAllStringSubmatchIndex(text, -1) {
+			if rawCredValue(text[m[2]:m[3]], true) {
+				add("secret", m[0], m[1]) // "curl -u deploy:fh38Gk2pLq"
+			}
+		}
+	}
+	if k := strings.Index(strings.ToLower(text), "%2fhome%2f"); k >= 0 || strings.Contains(strings.ToLower(text), "%2fusers%2f") {
+		rawWords(text, 0, func(s, e int) {
+			if w := strings.ToLower(text[s:e]); strings.Contains(w, "%2fhome%2f") || strings.Contains(w, "%2fusers%2f") {
+				add("path", s, rawTrimEnd(text, s, e)) // a home directory, percent-encoded in a socket URL
+			}
+		})
 	}
 	if strings.Contains(text, "://") {
 		for _, m := range rawBucketURL.FindAllStringSubmatchIndex(text, -1) {
@@ -170,8 +184,32 @@ func rawCompoundHandle(w string) bool {
 		return false
 	}
 	for _, p := range parts {
+		if len(parts) >= 3 && len(p) >= 4 && givenNames[p] && !notNames[p] && lexicon[p]&cKnown == 0 {
+			return true // "dev-sara-perf-tuning"
+		}
 		if len(p) >= 4 && rawLists.surname[p[1:]] && !rawKnownWord(p) && !rawLists.tool[p] && !givenNames[p] || rawInitialAndName(p) {
 			return true
+		}
+	}
+	return false
+}
+
+// rawUserPass: a user and a password given to a command ("-u user:pass");
+// the password is submatch 1.
+var rawUserPass = regexp.MustCompile(`(?:^|\s)(?:-u|--user)\s+['"]?[A-Za-z0-9._\-]+:([^\s'"]+)`)
+
+// rawPrivateOrgPath: w, a path of an image, a package or a repository
+// ("gcr.io/brightwave-internal/python-ml"), has a part that says it is an
+// organisation's own: a name joined to "internal", "private" or "corp".
+func rawPrivateOrgPath(w string) bool {
+	if strings.IndexByte(w, '/') < 0 {
+		return false
+	}
+	for _, seg := range strings.Split(w, "/") {
+		for _, mark := range [...]string{"-internal", "internal-", "-private", "private-", "-corp", "corp-", "-intra"} {
+			if strings.Contains(seg, mark) && len(seg) > len(mark)+2 {
+				return true
+			}
 		}
 	}
 	return false

@@ -75,6 +75,7 @@ var (
 		{regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{16,}`), []string{"glpat-"}},
 		{regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{30,}`), []string{"AIza"}},
 		{regexp.MustCompile(`\bnpm_[A-Za-z0-9]{30,}`), []string{"npm_"}},
+		{regexp.MustCompile(`\b(?:GR1348941|glrt-|glptt-|gldt-)[A-Za-z0-9_\-]{16,}`), []string{"GR1348941", "glrt-", "glptt-", "gldt-"}}, // GitLab runner, trigger and deploy tokens
 		{regexp.MustCompile(`(?i)hooks\.slack\.com/services/[A-Za-z0-9/]+`), []string{"hooks.slack", "HOOKS.SLACK"}},
 		{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{8,}`), []string{"xox"}},
 		{regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]+){0,2}`), []string{"eyJ"}},
@@ -192,7 +193,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 			}
 		}
 		for _, m := range rawHandle.FindAllStringSubmatchIndex(text, -1) {
-			if s, e := m[2], m[3]; rawChatHandle(text, s, e) {
+			if s, e := m[2], m[3]; rawChatHandle(text, s, e) && !strings.HasPrefix(text[s:], "@ts-") { // "@ts-expect-error" is a compiler directive
 				addc("name", s, rawHandleEnd(text, e))
 			}
 		}
@@ -231,6 +232,9 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	}
 	if has.has('.') && rawDottedDigits(text) {
 		for _, m := range rawIPv4.FindAllStringIndex(text, -1) {
+			if c := text[max(0, m[0]-2)]; m[0] > 1 && text[m[0]-1] == '/' && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+				continue // "Chrome/124.0.0.0": a product's version in a user agent
+			}
 			if rawIPv4OK(text, m[0], m[1]) {
 				addc("ip", m[0], m[1])
 			}
@@ -801,6 +805,9 @@ func rawPublicEmail(addr string) bool {
 	local, domain := low[:at], low[at+1:]
 	if local == "noreply" || local == "no-reply" || strings.HasSuffix(domain, "users.noreply.github.com") {
 		return true
+	}
+	if local == "git" && rawLists.publicHost[domain] {
+		return true // "git@github.com": the SSH user of a public forge, no one's mailbox
 	}
 	if !rawMailboxPlaceholder[local] && !rawLists.placeholderUser[local] {
 		return false // "alice@example.com" still names Alice
