@@ -46,12 +46,17 @@ func rawContextual(text string, toks []token, add func(kind string, s, e int)) {
 			}
 		}
 	}
-	if k := strings.Index(strings.ToLower(text), "%2fhome%2f"); k >= 0 || strings.Contains(strings.ToLower(text), "%2fusers%2f") {
-		rawWords(text, 0, func(s, e int) {
-			if w := strings.ToLower(text[s:e]); strings.Contains(w, "%2fhome%2f") || strings.Contains(w, "%2fusers%2f") {
+	if low := strings.ToLower(text); strings.Contains(low, "%2fhome%2f") || strings.Contains(low, "%2fusers%2f") {
+		for s := 0; s < len(text); {
+			e := s
+			for e < len(text) && !rawSpace(text[e]) {
+				e++
+			}
+			if w := low[s:e]; strings.Contains(w, "%2fhome%2f") || strings.Contains(w, "%2fusers%2f") {
 				add("path", s, rawTrimEnd(text, s, e)) // a home directory, percent-encoded in a socket URL
 			}
-		})
+			s = e + 1
+		}
 	}
 	if strings.Contains(text, "://") {
 		for _, m := range rawBucketURL.FindAllStringSubmatchIndex(text, -1) {
@@ -240,7 +245,7 @@ func rawCustomerName(text string, toks []token, i int) (int, int, bool) {
 	}
 	// Before: "the Larkspur Insurance tenant".
 	k := i
-	for k > 0 && i-k < 3 && toks[k-1].cap && toks[k-1].punct == 0 && !toks[k-1].code {
+	for k > 0 && i-k < 3 && toks[k-1].cap && toks[k-1].punct == 0 && !toks[k-1].code && !toks[k-1].has(cDet|cPrep) {
 		k--
 	}
 	if k < i && k > 0 && toks[k-1].has(cDet|cPrep) && toks[i].w != "client" { // "the Unity client" is software

@@ -806,7 +806,7 @@ func rawPublicEmail(addr string) bool {
 	if local == "noreply" || local == "no-reply" || strings.HasSuffix(domain, "users.noreply.github.com") {
 		return true
 	}
-	if local == "git" && rawLists.publicHost[domain] {
+	if local == "git" && rawPublicForge[domain] {
 		return true // "git@github.com": the SSH user of a public forge, no one's mailbox
 	}
 	if !rawMailboxPlaceholder[local] && !rawLists.placeholderUser[local] {
@@ -823,6 +823,12 @@ func rawPublicEmail(addr string) bool {
 		}
 	}
 	return false
+}
+
+// rawPublicForge are the public code hosts whose SSH user is "git".
+var rawPublicForge = map[string]bool{
+	"github.com": true, "gitlab.com": true, "bitbucket.org": true, "codeberg.org": true, "ssh.dev.azure.com": true,
+	"git.sr.ht": true, "gitee.com": true, "ssh.github.com": true,
 }
 
 // rawMailboxPlaceholder are mailboxes that name no one.
