@@ -54,6 +54,7 @@ const (
 	cNotName                         // a given name that is mostly a tool or a word ([notname])
 	cSurname                         // a family name (lists/rawdata.txt [surname])
 	cTool                            // a tool named like a handle (lists/rawdata.txt [tool])
+	cContext                         // a word the context rules of the raw-data check look for (rawcontext.go)
 )
 
 const cFinite = cZ | cPast | cModal // a verb form that carries tense

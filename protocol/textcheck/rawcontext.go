@@ -23,17 +23,18 @@ func rawContextual(text string, toks []token, add func(kind string, s, e int)) {
 			}
 			continue
 		}
+		context := t.has(cContext)
 		switch {
-		case rawPrivacyCue(toks, i):
+		case context && rawPrivacyCue(toks, i):
 			private = i
-		case private >= 0 && i-private <= 12 && rawSpeechVerbs[t.w]:
+		case context && private >= 0 && i-private <= 12 && rawSpeechVerbs[t.w]:
 			add("transcript", toks[private].s, rawSentenceEnd(toks, i))
 			private = -1
 		case rawPersonByUse(text, toks, i):
 			add("name", t.s, t.e)
 		case !t.cap && (rawCompoundHandle(text[t.s:t.e]) || rawPrivateOrgPath(text[t.s:t.e])):
 			add("name", t.s, t.e)
-		case rawCustomerWords[t.w]:
+		case context && rawCustomerWords[t.w]:
 			if s, e, ok := rawCustomerName(text, toks, i); ok {
 				add("name", s, e)
 			}
@@ -46,17 +47,8 @@ func rawContextual(text string, toks []token, add func(kind string, s, e int)) {
 			}
 		}
 	}
-	if low := strings.ToLower(text); strings.Contains(low, "%2fhome%2f") || strings.Contains(low, "%2fusers%2f") {
-		for s := 0; s < len(text); {
-			e := s
-			for e < len(text) && !rawSpace(text[e]) {
-				e++
-			}
-			if w := low[s:e]; strings.Contains(w, "%2fhome%2f") || strings.Contains(w, "%2fusers%2f") {
-				add("path", s, rawTrimEnd(text, s, e)) // a home directory, percent-encoded in a socket URL
-			}
-			s = e + 1
-		}
+	if strings.Contains(text, "%2") {
+		rawEncodedHomes(text, add)
 	}
 	if strings.Contains(text, "://") {
 		for _, m := range rawBucketURL.FindAllStringSubmatchIndex(text, -1) {
@@ -111,10 +103,16 @@ var rawSpeechVerbs = map[string]bool{
 // a team ("Aoife from the finance team", "Aoife in finance").
 func rawPersonByUse(text string, toks []token, i int) bool {
 	t := &toks[i]
-	if !t.cap || t.code || len(t.w) < 3 || rawLists.tool[t.w] || notNames[t.w] || !rawNameWord(text, t) {
+	if !t.cap || t.code || len(t.w) < 3 || i+2 >= len(toks) {
 		return false
 	}
-	if i+2 < len(toks) && toks[i+1].w == "'s" && rawPersonsThings[toks[i+2].w] {
+	if next := toks[i+1].w; next != "'s" && next != "from" && next != "in" {
+		return false // the cheap test first: most capitalised words are followed by none of these
+	}
+	if rawLists.tool[t.w] || notNames[t.w] || !rawNameWord(text, t) {
+		return false
+	}
+	if toks[i+1].w == "'s" && rawPersonsThings[toks[i+2].w] {
 		return true
 	}
 	if i+1 < len(toks) && toks[i+1].w == "from" {
@@ -127,7 +125,7 @@ func rawPersonByUse(text string, toks []token, i int) bool {
 			}
 		}
 	}
-	return i+2 < len(toks) && toks[i+1].w == "in" && rawDepartments[toks[i+2].w]
+	return toks[i+1].w == "in" && rawDepartments[toks[i+2].w]
 }
 
 // rawPersonsThings are what a person owns in a lesson and a tool does not:
@@ -181,7 +179,19 @@ var rawDepartments = map[string]bool{
 // "feat/lkim-shader-cache", "risk-scorer-mkovacs-test"), has a part that
 // is an initial and a family name.
 func rawCompoundHandle(w string) bool {
-	if len(w) < 6 || strings.IndexAny(w, "-_/.") < 0 || strings.ContainsAny(w, ":@") {
+	if len(w) < 6 {
+		return false
+	}
+	joined := false
+	for k := 0; k < len(w); k++ {
+		switch w[k] {
+		case '-', '_', '/', '.':
+			joined = true
+		case ':', '@':
+			return false // a URL or an address: other rules read these
+		}
+	}
+	if !joined {
 		return false
 	}
 	parts := strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '_' || r == '/' || r == '.' })
@@ -277,4 +287,19 @@ func rawPublicBucket(b string) bool {
 		}
 	}
 	return false
+}
+
+// rawEncodedHomes finds a home directory percent-encoded in a field of
+// text ("mongodb://%2Fhome%2Fsnakamura%2Fmongo.sock").
+func rawEncodedHomes(text string, add func(kind string, s, e int)) {
+	for s := 0; s < len(text); {
+		e := s
+		for e < len(text) && !rawSpace(text[e]) {
+			e++
+		}
+		if w := strings.ToLower(text[s:e]); strings.Contains(w, "%2fhome%2f") || strings.Contains(w, "%2fusers%2f") {
+			add("path", s, rawTrimEnd(text, s, e))
+		}
+		s = e + 1
+	}
 }

@@ -41,13 +41,17 @@ func rawModel() *model {
 // cNameLists are the classes the name and tool lists give words; they
 // tell the raw-data model what a word is without a lookup of its own, and
 // leave the grammar's reading of an unknown word by its shape as it was.
-const cNameLists = cGiven | cNotName | cSurname | cTool
+const cNameLists = cGiven | cNotName | cSurname | cTool | cContext
 
 func init() {
-	for set, bit := range map[*map[string]bool]uint64{&givenNames: cGiven, &notNames: cNotName, &rawLists.surname: cSurname, &rawLists.tool: cTool} {
+	for set, bit := range map[*map[string]bool]uint64{&givenNames: cGiven, &notNames: cNotName, &rawLists.surname: cSurname, &rawLists.tool: cTool,
+		&rawCustomerWords: cContext, &rawSpeechVerbs: cContext} {
 		for w := range *set {
 			lexicon[w] |= bit
 		}
+	}
+	for _, w := range [...]string{"dm", "dms", "privately", "confidentially", "1:1", "private", "confidence", "direct"} {
+		lexicon[w] |= cContext // rawPrivacyCue's words
 	}
 }
 
