@@ -50,6 +50,7 @@ type RawFinding struct {
 var rawPlaceholder = map[string]string{
 	"path": "a local path", "email": "an e-mail address", "url": "a URL with credentials", "ip": "an IP address",
 	"secret": "a token", "host": "an internal host", "name": "a person", "id": "an internal id",
+	"private": "a private name", "transcript": "a private conversation",
 }
 
 // A path character: what file names use in practice, minus the characters

@@ -157,7 +157,7 @@ func FuzzFindRawData(f *testing.F) {
 		if again := RedactRawData(red); again != red {
 			t.Fatalf("RedactRawData is not idempotent on %q: %q then %q", s, red, again)
 		}
-		if found == nil && red != s {
+		if found == nil && red != s && red != describeLoopback(s) { // loopback addresses are told in words, found or not
 			t.Fatalf("clean %q was changed to %q", s, red)
 		}
 	})
