@@ -9,8 +9,9 @@ import (
 // private: a person's given name that no list holds, told by how the
 // sentence uses it ("Marisol's runs", "Aoife from the finance team"), a
 // handle inside a compound ("svc-mrossi", "feat/lkim-shader-cache"), a
-// company's bucket, a customer named as one, and what someone said in a
-// private conversation. Each reads the tokens once.
+// company's bucket or image, a customer named as one, what someone said in
+// a private conversation, a password given with -u and a home directory
+// percent-encoded in a URL. The token rules read the tokens once.
 
 // rawContextual adds what these rules find in text, whose tokens are toks.
 func rawContextual(text string, toks []token, add func(kind string, s, e int)) {
@@ -32,8 +33,10 @@ func rawContextual(text string, toks []token, add func(kind string, s, e int)) {
 			private = -1
 		case rawPersonByUse(text, toks, i):
 			add("name", t.s, t.e)
-		case !t.cap && (rawCompoundHandle(text[t.s:t.e]) || rawPrivateOrgPath(text[t.s:t.e])):
+		case !t.cap && rawCompoundHandle(text[t.s:t.e]):
 			add("name", t.s, t.e)
+		case !t.cap && rawPrivateOrgPath(text[t.s:t.e]):
+			add("id", t.s, t.e)
 		case context && rawCustomerWords[t.w]:
 			if s, e, ok := rawCustomerName(text, toks, i); ok {
 				add("name", s, e)
@@ -42,8 +45,11 @@ func rawContextual(text string, toks []token, add func(kind string, s, e int)) {
 	}
 	if strings.Contains(text, " -u ") || strings.Contains(text, "--user ") {
 		for _, m := range rawUserPass.FindAllStringSubmatchIndex(text, -1) {
-			if rawCredValue(text[m[2]:m[3]], true) {
-				add("secret", m[0], m[1]) // "curl -u deploy:fh38Gk2pLq"
+			if s := m[0]; rawCredValue(text[m[2]:m[3]], true) {
+				for rawSpace(text[s]) {
+					s++
+				}
+				add("secret", s, m[1]) // "curl -u deploy:fh38Gk2pLq"
 			}
 		}
 	}
