@@ -82,8 +82,8 @@ func rawCandidate(text string, toks []token, i int) bool {
 	if t.has(cDet|cPrep|cConj|cSubject|cObject|cModal|cBe|cHave|cDo|cSub|cRel) && !t.has(cUnknown) && !t.code {
 		return false // "The", "For", "It": a function word, capitalised or not, names no one
 	}
-	if t.has(cTool) {
-		return false // a tool the lists name ("slack", "nginx") is no one's
+	if t.has(cTool) || rawLists.commonWord[t.w] {
+		return false // a tool the lists name ("slack", "nginx"), an English word the lexicon lacks: no one's
 	}
 	if rawSecretWords[t.w] {
 		return false // "the staging password": the word names a secret; the rules read its value

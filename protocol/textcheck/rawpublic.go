@@ -35,6 +35,7 @@ type rawListSet struct {
 	serviceLabel    map[string]bool
 	publicDomain    map[string]bool
 	tool            map[string]bool
+	commonWord      map[string]bool
 	publicKey       map[string]bool
 	deskPrefix      map[string]bool
 }
@@ -86,6 +87,8 @@ func loadRawLists() *rawListSet {
 			l.publicDomain = set(words)
 		case "tool":
 			l.tool = set(words)
+		case "commonword":
+			l.commonWord = set(words)
 		case "publickey":
 			l.publicKey = set(words)
 		case "deskprefix":
