@@ -127,7 +127,7 @@ func TestAttackEvictionScansOnEveryLeftOutRecord(t *testing.T) {
 			t.Fatalf("%d strangers' records held, want the budget full (%d)", n, records)
 		}
 		i := 0
-		return testing.AllocsPerRun(5, func() {
+		return ownAllocs(func() {
 			i++
 			conf, err := protocol.SignConfirmation(held, hashes[1], at.Add(time.Duration(i)*time.Second))
 			if err != nil {
@@ -424,7 +424,7 @@ func TestAttackRevocationsOfAHotHashCostItsFanIn(t *testing.T) {
 		}
 		attacker := freshKey(t)
 		i := 0
-		return testing.AllocsPerRun(5, func() {
+		return ownAllocs(func() {
 			i++
 			rev, err := protocol.SignRevocation(attacker, hot[0], at.Add(time.Duration(i)*time.Second), "")
 			if err != nil {
@@ -486,4 +486,17 @@ func TestWithdrawalInItsLessonsRoomKeepsOwnExperience(t *testing.T) {
 	if v, ok := viewOf(t, views, lr.Hash); !ok || v.State != protocol.StateRevoked {
 		t.Errorf("the withdrawn lesson's state: %s (listed %v), want revoked", v.State, ok)
 	}
+}
+
+// ownAllocs is the allocations of one call of f: the least of five rounds
+// of testing.AllocsPerRun(5, f). AllocsPerRun counts the whole process,
+// and the stores' Badger flushes and compacts in the background (a fill of
+// 2,000 records set one off mid-measure in CI: 328 allocations against 84
+// the round before); f's own cost is in every round, theirs in some.
+func ownAllocs(f func()) float64 {
+	least := testing.AllocsPerRun(5, f)
+	for range 4 {
+		least = min(least, testing.AllocsPerRun(5, f))
+	}
+	return least
 }
