@@ -460,7 +460,7 @@ func subStats(a, b gossip.Stats) gossip.Stats {
 		SyncSessions: a.SyncSessions - b.SyncSessions, SyncFailures: a.SyncFailures - b.SyncFailures,
 		SyncRecordsIn: a.SyncRecordsIn - b.SyncRecordsIn, SyncRecordsOut: a.SyncRecordsOut - b.SyncRecordsOut,
 		SyncBytesIn: a.SyncBytesIn - b.SyncBytesIn, SyncBytesOut: a.SyncBytesOut - b.SyncBytesOut,
-		SyncRecordBytesOut: a.SyncRecordBytesOut - b.SyncRecordBytesOut}
+		SyncRecordBytesOut: a.SyncRecordBytesOut - b.SyncRecordBytesOut, SyncRecordsOverBudget: a.SyncRecordsOverBudget - b.SyncRecordsOverBudget}
 }
 
 func addStats(a, b gossip.Stats) gossip.Stats {
@@ -557,10 +557,14 @@ func (c *cluster) await(ctx context.Context, ph Phase, exps []expectation, timeo
 // missing says, per node, what it still lacks.
 func (c *cluster) missing(exps []expectation, pending []bool, timeout time.Duration) error {
 	byNode := map[int][]string{}
+	lacked := map[int][]recID{}
 	n := 0
 	for i, e := range exps {
 		if pending[i] {
 			byNode[e.node] = append(byNode[e.node], e.what)
+			if e.state == "" {
+				lacked[e.node] = append(lacked[e.node], e.rec)
+			}
 			n++
 		}
 	}
@@ -580,9 +584,37 @@ func (c *cluster) missing(exps []expectation, pending []bool, timeout time.Durat
 		if !c.nodes[i].live {
 			state = "stopped"
 		}
-		fmt.Fprintf(&b, " %s [%s, %d peers] lacks %d: %s;", c.nodes[i].name(), state, c.peerCount(c.nodes[i]), len(byNode[i]), firstFew(byNode[i], 3))
+		fmt.Fprintf(&b, " %s [%s, %d peers%s] lacks %d: %s;", c.nodes[i].name(), state, c.peerCount(c.nodes[i]), c.pathStats(c.nodes[i], lacked[i]), len(byNode[i]), firstFew(byNode[i], 3))
 	}
 	return errors.New(strings.TrimSuffix(b.String(), ";"))
+}
+
+// pathStats says what n's delivery paths did over the run, for the
+// failure of a wait: gossip messages dropped before delivery, the sync
+// sessions that should have brought them, and how many of the records n
+// lacks its store holds (held but never reported is a fault of the
+// reports, not of delivery).
+func (c *cluster) pathStats(n *tnode, lacked []recID) string {
+	if !n.live {
+		return ""
+	}
+	s := n.d.Gossip().Stats()
+	out := fmt.Sprintf("; over the run: %d gossip messages dropped, %d sync sessions (%d failed), %d records by sync, %d over budget",
+		s.Dropped, s.SyncSessions, s.SyncFailures, s.SyncRecordsIn, s.SyncRecordsOverBudget)
+	if len(lacked) == 0 {
+		return out
+	}
+	h, err := hold(n, time.Now(), c.p.Memory.State, nil)
+	if err != nil {
+		return out + "; its store: " + err.Error()
+	}
+	k := 0
+	for _, id := range lacked {
+		if h.ids[id] != nil {
+			k++
+		}
+	}
+	return out + fmt.Sprintf("; its store holds %d of the %d records", k, len(lacked))
 }
 
 func (c *cluster) peerCount(n *tnode) int {
