@@ -64,38 +64,35 @@ var (
 	rawPEM     = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]{0,64}-----(?:[\s\S]*?-----END [A-Z0-9 ]{0,64}-----)?`)
 	rawURL     = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]{0,15}://[^\s<>"'` + "`" + `]+`)
 	rawEmail   = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b`)
-	rawSecrets = []struct {
-		re   *regexp.Regexp
-		need []string // one of these must occur, else the pattern is skipped
-	}{
-		{regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}},
-		{regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), []string{"sk-"}},
-		{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
-		{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`), []string{"github_pat_"}},
-		{regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), []string{"k_live_", "k_test_"}},
-		{regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{16,}`), []string{"glpat-"}},
-		{regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{30,}`), []string{"AIza"}},
-		{regexp.MustCompile(`\bnpm_[A-Za-z0-9]{30,}`), []string{"npm_"}},
-		{regexp.MustCompile(`\b(?:GR1348941|glrt-|glptt-|gldt-)[A-Za-z0-9_\-]{16,}`), []string{"GR1348941", "glrt-", "glptt-", "gldt-"}}, // GitLab runner, trigger and deploy tokens
-		{regexp.MustCompile(`(?i)hooks\.slack\.com/services/[A-Za-z0-9/]+`), []string{"hooks.slack", "HOOKS.SLACK"}},
-		{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{8,}`), []string{"xox"}},
-		{regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]+){0,2}`), []string{"eyJ"}},
-		{regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth)=[^\s,;'"<>]{4,}`), []string{"="}},
-		{regexp.MustCompile(`(?i)\bpass(?:word|phrase)\s+(?:is|to|of|was|as|:)\s+[^\s<>]*[0-9][^\s<>]*[^\s<>.,;]`), []string{"assword", "ASSWORD", "assphrase", "ASSPHRASE"}},
-		{regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*`), []string{"earer", "EARER"}},
-	}
-	rawPaths = []*regexp.Regexp{ // the path is submatch 1
-		regexp.MustCompile(rawBefore + `(/` + rawPathChars + `+(?:/` + rawPathChars + `*)+)`),
-		regexp.MustCompile(rawBefore + `(~` + `[A-Za-z0-9._\-]*/(?:` + rawPathChars + `|/)*)`),
-		regexp.MustCompile(rawBefore + `(\.\.?/(?:` + rawPathChars + `|/)*)`),
-		regexp.MustCompile(`()\$\{?HOME\}?/(?:` + rawPathChars + `|/)*`),
-		regexp.MustCompile(`(?i)()%(?:USERPROFILE|APPDATA|LOCALAPPDATA|HOMEPATH)%\\[^\s<>"'|]*`),
-		regexp.MustCompile(`()\b[A-Za-z]:\\[^\s<>"'|*?]*`),
-		regexp.MustCompile(`()\b[A-Za-z]:/` + rawPathChars + `[^\s<>"'|*?]*`),
-		regexp.MustCompile(`()\\\\[A-Za-z0-9._\-]+\\[^\s<>"'|]+`),
-		regexp.MustCompile(`(?:^|[^A-Za-z0-9._~+@%/\-])(` + rawPathChars + `+/(?:` + rawPathChars + `+/)+` +
-			`[A-Za-z0-9_\-][A-Za-z0-9._\-]*\.[A-Za-z][A-Za-z0-9]{0,9})\b`),
-	}
+	rawSecrets = withNeedSets([]rawPattern{
+		{re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), need: []string{"AKIA", "ASIA"}},
+		{re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), need: []string{"sk-"}},
+		{re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), need: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
+		{re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`), need: []string{"github_pat_"}},
+		{re: regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), need: []string{"k_live_", "k_test_"}},
+		{re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{16,}`), need: []string{"glpat-"}},
+		{re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{30,}`), need: []string{"AIza"}},
+		{re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{30,}`), need: []string{"npm_"}},
+		{re: regexp.MustCompile(`\b(?:GR1348941|glrt-|glptt-|gldt-)[A-Za-z0-9_\-]{16,}`), need: []string{"GR1348941", "glrt-", "glptt-", "gldt-"}}, // GitLab runner, trigger and deploy tokens
+		{re: regexp.MustCompile(`(?i)hooks\.slack\.com/services/[A-Za-z0-9/]+`), need: []string{"hooks.slack", "HOOKS.SLACK"}},
+		{re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{8,}`), need: []string{"xox"}},
+		{re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]+){0,2}`), need: []string{"eyJ"}},
+		{re: regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth)=[^\s,;'"<>]{4,}`), need: []string{"="}},
+		{re: regexp.MustCompile(`(?i)\bpass(?:word|phrase)\s+(?:is|to|of|was|as|:)\s+[^\s<>]*[0-9][^\s<>]*[^\s<>.,;]`), need: []string{"assword", "ASSWORD", "assphrase", "ASSPHRASE"}},
+		{re: regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*`), need: []string{"earer", "EARER"}},
+	})
+	rawPaths = withNeedSets([]rawPattern{ // the path is submatch 1
+		{re: regexp.MustCompile(rawBefore + `(/` + rawPathChars + `+(?:/` + rawPathChars + `*)+)`), need: []string{"/"}},
+		{re: regexp.MustCompile(rawBefore + `(~` + `[A-Za-z0-9._\-]*/(?:` + rawPathChars + `|/)*)`), need: []string{"~"}},
+		{re: regexp.MustCompile(rawBefore + `(\.\.?/(?:` + rawPathChars + `|/)*)`), need: []string{"./"}},
+		{re: regexp.MustCompile(`()\$\{?HOME\}?/(?:` + rawPathChars + `|/)*`), need: []string{"HOME"}},
+		{re: regexp.MustCompile(`(?i)()%(?:USERPROFILE|APPDATA|LOCALAPPDATA|HOMEPATH)%\\[^\s<>"'|]*`), need: []string{"%"}},
+		{re: regexp.MustCompile(`()\b[A-Za-z]:\\[^\s<>"'|*?]*`), need: []string{":\\"}},
+		{re: regexp.MustCompile(`()\b[A-Za-z]:/` + rawPathChars + `[^\s<>"'|*?]*`), need: []string{":/"}},
+		{re: regexp.MustCompile(`()\\\\[A-Za-z0-9._\-]+\\[^\s<>"'|]+`), need: []string{`\\`}},
+		{re: regexp.MustCompile(`(?:^|[^A-Za-z0-9._~+@%/\-])(` + rawPathChars + `+/(?:` + rawPathChars + `+/)+` +
+			`[A-Za-z0-9_\-][A-Za-z0-9._\-]*\.[A-Za-z][A-Za-z0-9]{0,9})\b`), need: []string{"/"}},
+	})
 	rawHost = regexp.MustCompile(`(?i)\b[a-z0-9](?:[a-z0-9\-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9\-]{0,62}[a-z0-9])?)*\.(?:internal|intranet|corp|lan|local|localdomain|home\.arpa|home|private|priv|intra)\b`)
 	// rawPackagePattern: "./...", "./cmd/...": a Go package pattern, not a
 	// file system path.
@@ -134,23 +131,25 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		has.add(c)
-		if c == ':' {
-			colons++
-		}
-		if c == '.' && i+1 < len(text) && text[i+1] != ' ' {
-			dots++ // a dot inside a word: a host, a file, a version
-		}
-		if c == ' ' {
-			word = 0
-		} else if word++; word >= 16 {
-			longWord = true
-		}
-		if rawIsWordByte(c) || c == '+' || c == '/' || c == '-' {
+		k := rawByteKinds[c]
+		if k&rawRunByte != 0 {
 			if run++; run >= 32 {
 				longRun = true
 			}
 		} else {
 			run = 0
+			if c == ' ' {
+				word = 0
+				continue
+			}
+			if c == ':' {
+				colons++
+			} else if c == '.' && i+1 < len(text) && text[i+1] != ' ' {
+				dots++ // a dot inside a word: a host, a file, a version
+			}
+		}
+		if word++; word >= 16 {
+			longWord = true
 		}
 	}
 	slash := has.has('/') || has.has('\\')
@@ -199,8 +198,9 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 			}
 		}
 	}
-	for _, p := range rawSecrets {
-		if !rawContainsAny(text, &has, p.need) {
+	for i := range rawSecrets {
+		p := &rawSecrets[i]
+		if !p.mayMatch(text, &has) {
 			continue
 		}
 		for _, m := range p.re.FindAllStringIndex(text, -1) {
@@ -216,11 +216,15 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 			}
 		}
 	}
-	for _, re := range rawPaths {
+	for i := range rawPaths {
 		if !slash {
 			break
 		}
-		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+		p := &rawPaths[i]
+		if !p.mayMatch(text, &has) {
+			continue
+		}
+		for _, m := range p.re.FindAllStringSubmatchIndex(text, -1) {
 			s, e := m[2], m[3]
 			if s == e { // the patterns without a prefix capture nothing
 				s, e = m[0], m[1]
@@ -622,19 +626,53 @@ type byteSet [4]uint64
 func (b *byteSet) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
 func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
 
-func (b *byteSet) hasAll(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !b.has(s[i]) {
-			return false
+// rawRunByte marks the bytes of a run that may be a key or a digest: word
+// bytes, '+', '/' and '-'.
+const rawRunByte = 1
+
+// rawByteKinds classes each byte for findRaw's first pass, one load
+// instead of a chain of comparisons per byte.
+var rawByteKinds = func() (k [256]uint8) {
+	for c := range 256 {
+		if b := byte(c); rawIsWordByte(b) || b == '+' || b == '/' || b == '-' {
+			k[c] |= rawRunByte
 		}
 	}
-	return true
+	return k
+}()
+
+// covers: every byte of m is in b.
+func (b *byteSet) covers(m *byteSet) bool {
+	return b[0]&m[0] == m[0] && b[1]&m[1] == m[1] && b[2]&m[2] == m[2] && b[3]&m[3] == m[3]
 }
 
-// rawContainsAny: text, whose bytes are has, holds one of subs.
-func rawContainsAny(text string, has *byteSet, subs []string) bool {
-	for _, sub := range subs {
-		if has.hasAll(sub) && strings.Contains(text, sub) {
+// rawPattern is a pattern of raw data that runs only on a text holding
+// one of its needed strings.
+type rawPattern struct {
+	re   *regexp.Regexp
+	need []string  // one of these must occur, else the pattern is skipped
+	sets []byteSet // the bytes of each need: a text lacking one lacks it
+}
+
+// withNeedSets fills each pattern's byte sets, so that most patterns are
+// left out by four AND operations rather than a search per needed string.
+func withNeedSets(ps []rawPattern) []rawPattern {
+	for i := range ps {
+		for _, n := range ps[i].need {
+			var set byteSet
+			for j := 0; j < len(n); j++ {
+				set.add(n[j])
+			}
+			ps[i].sets = append(ps[i].sets, set)
+		}
+	}
+	return ps
+}
+
+// mayMatch: text, whose bytes are has, holds one of p's needed strings.
+func (p *rawPattern) mayMatch(text string, has *byteSet) bool {
+	for i, sub := range p.need {
+		if has.covers(&p.sets[i]) && strings.Contains(text, sub) {
 			return true
 		}
 	}
