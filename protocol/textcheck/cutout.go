@@ -59,7 +59,7 @@ func CutOut(text string) string {
 	if strings.Contains(last, `\`) {
 		return "a cut-off end"
 	}
-	if l := strings.ToLower(last); last != l && lexicon[l]&(cDet|cPrep|cConj|cSubject|cObject) != 0 {
+	if l := strings.ToLower(last); last != l && lexicon.get(l)&(cDet|cPrep|cConj|cSubject|cObject) != 0 {
 		return "a cut-off end"
 	}
 	msg, cause := messageOf(words)
@@ -67,7 +67,7 @@ func CutOut(text string) string {
 		return ""
 	}
 	first := strings.ToLower(strings.Trim(msg[0], `"'`+"`("))
-	if !cause && lexicon[first]&(cPrep|cConj) != 0 && lexicon[first]&(cNoun|cBase) == 0 {
+	if !cause && lexicon.get(first)&(cPrep|cConj) != 0 && lexicon.get(first)&(cNoun|cBase) == 0 {
 		return "a message that opens on a function word"
 	}
 	if len(msg) == 1 && plainWord(strings.Trim(msg[0], `"'`+"`()[]{},;:")) {
@@ -125,7 +125,7 @@ func plainWord(w string) bool {
 	rest := string(rs[1:])
 	if rest == strings.ToUpper(rest) && len(rs) > 1 {
 		// ERRORS or a code: a code (ENOSPC, EACCES) is no English word.
-		return lexicon[strings.ToLower(w)]&cKnown != 0
+		return lexicon.get(strings.ToLower(w))&cKnown != 0
 	}
 	return rest == strings.ToLower(rest)
 }

@@ -280,7 +280,7 @@ func (r *reader) codeVerb(t *token) bool {
 		return false
 	}
 	inner = strings.ToLower(inner[1 : len(inner)-1])
-	e := lexicon[inner]
+	e := lexicon.get(inner)
 	return isLetters(inner) && e&cBase != 0 && e&cDomNoun == 0
 }
 

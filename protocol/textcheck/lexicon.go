@@ -63,10 +63,10 @@ const cFinite = cZ | cPast | cModal // a verb form that carries tense
 // only for them.
 func init() {
 	for w, id := range phraseWordID {
-		lexicon[w] |= uint64(id) << pidShift
+		lexicon.or(w, uint64(id)<<pidShift)
 	}
 	for w := range phrasesByFirst {
-		lexicon[w] |= cPhrase
+		lexicon.or(w, cPhrase)
 	}
 }
 
@@ -83,7 +83,7 @@ var lexiconTxt string
 //go:embed lists/words.txt
 var wordsTxt string
 
-var lexicon = buildLexicon()
+var lexicon = newLexTable(buildLexicon())
 
 var lexiconLetter = map[byte]uint64{
 	'V': cBase, 'Z': cZ, 'D': cPast, 'P': cPart, 'G': cGer,

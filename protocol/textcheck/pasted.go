@@ -802,7 +802,7 @@ func cutOff(text string, quotes [][2]int) string {
 	}
 	// A preposition a relative clause strands: "to <verb> from", or a
 	// relative word earlier in its clause.
-	if n := len(f); n >= 3 && strings.ToLower(f[n-3]) == "to" && lexicon[strings.ToLower(f[n-2])]&cBase != 0 {
+	if n := len(f); n >= 3 && strings.ToLower(f[n-3]) == "to" && lexicon.get(strings.ToLower(f[n-2]))&cBase != 0 {
 		return ""
 	}
 	if clauseHas(f, relatives) {

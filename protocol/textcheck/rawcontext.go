@@ -162,13 +162,13 @@ func rawNameWord(text string, t *token) bool {
 	}
 	if strings.IndexByte(t.w, '-') > 0 {
 		for _, p := range strings.Split(t.w, "-") {
-			if len(p) < 2 || lexicon[p]&cKnown != 0 || rawLists.tool[p] {
+			if len(p) < 2 || lexicon.get(p)&cKnown != 0 || rawLists.tool[p] {
 				return false
 			}
 		}
 		return true
 	}
-	return unknownCapital(t) && lexicon[t.w]&cKnown == 0 && !rawKnownWord(t.w)
+	return unknownCapital(t) && lexicon.get(t.w)&cKnown == 0 && !rawKnownWord(t.w)
 }
 
 var rawTeamWords = map[string]bool{
@@ -205,7 +205,7 @@ func rawCompoundHandle(w string) bool {
 		return false
 	}
 	for _, p := range parts {
-		if len(parts) >= 3 && len(p) >= 4 && givenNames[p] && !notNames[p] && lexicon[p]&cKnown == 0 {
+		if len(parts) >= 3 && len(p) >= 4 && givenNames[p] && !notNames[p] && lexicon.get(p)&cKnown == 0 {
 			return true // "dev-sara-perf-tuning"
 		}
 		if len(p) >= 4 && rawLists.surname[p[1:]] && !rawKnownWord(p) && !rawLists.tool[p] && !givenNames[p] || rawInitialAndName(p) {

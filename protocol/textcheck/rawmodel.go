@@ -47,11 +47,11 @@ func init() {
 	for set, bit := range map[*map[string]bool]uint64{&givenNames: cGiven, &notNames: cNotName, &rawLists.surname: cSurname, &rawLists.tool: cTool,
 		&rawCustomerWords: cContext, &rawSpeechVerbs: cContext} {
 		for w := range *set {
-			lexicon[w] |= bit
+			lexicon.or(w, bit)
 		}
 	}
 	for _, w := range [...]string{"dm", "dms", "privately", "confidentially", "1:1", "private", "confidence", "direct"} {
-		lexicon[w] |= cContext // rawPrivacyCue's words
+		lexicon.or(w, cContext) // rawPrivacyCue's words
 	}
 }
 

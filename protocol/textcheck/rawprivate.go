@@ -101,7 +101,7 @@ func rawScriptName(text string, s, e int, quoted bool) bool {
 		next := strings.Fields(after)
 		if len(next) > 0 {
 			w := strings.ToLower(strings.Trim(next[0], ",.;:"))
-			if e := lexicon[w]; e&(cPast|cZ) != 0 && e&cDet == 0 || strings.HasSuffix(w, "ed") {
+			if e := lexicon.get(w); e&(cPast|cZ) != 0 && e&cDet == 0 || strings.HasSuffix(w, "ed") {
 				return true
 			}
 		}
@@ -556,12 +556,12 @@ func rawInitialAndName(w string) bool {
 	if !rawVowel(rest[1]) && !(rawOnsets[rest[:2]] && rawVowel(rest[2])) {
 		return false
 	}
-	if rawLists.tool[w] || rawKnownWord(w) || englishForm(w) || lexicon[rest]&cKnown != 0 || englishForm(rest) {
+	if rawLists.tool[w] || rawKnownWord(w) || englishForm(w) || lexicon.get(rest)&cKnown != 0 || englishForm(rest) {
 		return false
 	}
 	// "fsevents", "xdotool": a tool's name ends with an English word.
 	for k := 1; k+4 <= len(rest); k++ {
-		if lexicon[rest[k:]]&cKnown != 0 && len(rest)-k >= 4 {
+		if lexicon.get(rest[k:])&cKnown != 0 && len(rest)-k >= 4 {
 			return false
 		}
 	}

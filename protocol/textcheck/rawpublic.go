@@ -334,11 +334,11 @@ func rawWords(text string, from int, fn func(s, e int)) {
 
 // rawKnownWord: the lexicon knows w or a base form of it.
 func rawKnownWord(w string) bool {
-	if lexicon[w]&cKnown != 0 || notNames[w] {
+	if lexicon.get(w)&cKnown != 0 || notNames[w] {
 		return true
 	}
 	for _, b := range baseForms(w) {
-		if lexicon[b]&cKnown != 0 {
+		if lexicon.get(b)&cKnown != 0 {
 			return true
 		}
 	}

@@ -176,7 +176,7 @@ func englishWords(text string, toks []token) (words, english int) {
 		}
 		words++
 		lw := strings.ToLower(w)
-		if e := lexicon[lw]; e&cKnown != 0 && e&classMask&^(cProper|cDomNoun|cKnown|cPhrase) != 0 || englishForm(lw) {
+		if e := lexicon.get(lw); e&cKnown != 0 && e&classMask&^(cProper|cDomNoun|cKnown|cPhrase) != 0 || englishForm(lw) {
 			english++
 		}
 	}
@@ -220,7 +220,7 @@ func englishWord(t *token) bool {
 func englishForm(w string) bool {
 	for _, suffix := range [...]string{"s", "es", "ed", "d", "ing", "ly", "er", "ers"} {
 		if len(w) > len(suffix)+2 && w[len(w)-len(suffix):] == suffix {
-			if e := lexicon[w[:len(w)-len(suffix)]]; e&cKnown != 0 && e&classMask&^(cProper|cDomNoun|cKnown|cPhrase) != 0 {
+			if e := lexicon.get(w[:len(w)-len(suffix)]); e&cKnown != 0 && e&classMask&^(cProper|cDomNoun|cKnown|cPhrase) != 0 {
 				return true
 			}
 		}

@@ -16,7 +16,7 @@ type token struct {
 	cap   bool   // written with a capital first letter
 	code  bool   // a `code` span, a number, or a word with digits or symbols
 	tag   byte   // the model's word class (tagOf), set once by tokenize
-	h     uint32 // the hash of w, set once by tokenize: the models read each word many times
+	h     uint32 // the hash of w (wordHash), set once by classify or tokenize: the lexicon and the models read each word many times
 }
 
 func (t *token) has(c uint64) bool { return t.cls&c != 0 }
@@ -101,7 +101,7 @@ func tokenize(s, low string, buf []token) []token {
 			r, n := utf8.DecodeRuneInString(s[i:])
 			if r == '\'' && len(toks) > 0 && toks[len(toks)-1].e == i && strings.HasSuffix(toks[len(toks)-1].w, "s") &&
 				(i+1 == len(s) || s[i+1] == ' ') {
-				entry := lexicon["'s"]
+				entry := lexicon.get("'s")
 				toks = append(toks, token{s: i, e: i + 1, w: "'s", cls: entry & classMask, pid: uint16(entry >> pidShift)}) // "runners' logs"
 				i++
 				continue
@@ -121,7 +121,10 @@ func tokenize(s, low string, buf []token) []token {
 	}
 	for k := len(buf); k < len(toks); k++ {
 		t := &toks[k]
-		t.h, t.tag = uint32(newHash(0).str(t.w)), tagOf(t)
+		if t.h == 0 { // not hashed by classify (or hashing to 0 again)
+			t.h = wordHash(t.w)
+		}
+		t.tag = tagOf(t)
 	}
 	return toks
 }
@@ -195,7 +198,7 @@ func unleet(w string) string {
 				b[i] = 't'
 			}
 		}
-		if e := lexicon[string(b)]; e&classMask&^(cPhrase|cProper) != 0 || e>>pidShift != 0 {
+		if e := lexicon.get(string(b)); e&classMask&^(cPhrase|cProper) != 0 || e>>pidShift != 0 {
 			return string(b)
 		}
 	}
@@ -237,8 +240,8 @@ func sentenceJoin(s string, i, j int) bool {
 	// package name ("strings.Split", "foo.Bar"), and the word after is a
 	// verb.
 	lw := strings.ToLower(right)
-	lb := lexicon[strings.ToLower(left)]
-	return lb&(cPast|cAdj|cAdv) != 0 && lb&cZ == 0 && lexicon[lw]&cBase != 0 && lexicon[lw]&cDomNoun == 0
+	lb := lexicon.get(strings.ToLower(left))
+	return lb&(cPast|cAdj|cAdv) != 0 && lb&cZ == 0 && lexicon.get(lw)&cBase != 0 && lexicon.get(lw)&cDomNoun == 0
 }
 
 func isLetters(s string) bool {
@@ -328,7 +331,8 @@ func classify(t *token, s, low string, i, j int) {
 	*t = token{s: i, e: j, w: low[i:j]}
 	r, _ := utf8.DecodeRuneInString(s[i:])
 	t.cap = unicode.IsUpper(r)
-	entry := lexicon[t.w]
+	t.h = wordHash(t.w) // the lexicon's key, and the model's (tokenize)
+	entry := lexicon.getHash(t.w, t.h)
 	t.pid = uint16(entry >> pidShift)
 	bits := entry & classMask
 	if bits&^(cPhrase|cNameLists) != 0 {
@@ -346,9 +350,9 @@ func classifyShape(t *token) {
 		if w[k] >= utf8.RuneSelf {
 			// An English word with marks added ("Ďisable") reads as the
 			// word; any other is a word of another language, or a name.
-			if f := strings.ToLower(foldLatin(w)); lexicon[f]&classMask&^cPhrase != 0 {
-				entry := lexicon[f]
-				t.w, t.cls, t.pid = f, entry&classMask, uint16(entry>>pidShift)
+			if f := strings.ToLower(foldLatin(w)); lexicon.get(f)&classMask&^cPhrase != 0 {
+				entry := lexicon.get(f)
+				t.w, t.h, t.cls, t.pid = f, wordHash(f), entry&classMask, uint16(entry>>pidShift)
 				return
 			}
 			t.cls = cNoun | cProper | cKnown
@@ -357,8 +361,8 @@ func classifyShape(t *token) {
 	}
 	if f := unleet(w); f != "" {
 		// "D3lete", "1gn0re": digits standing for letters.
-		entry := lexicon[f]
-		t.w, t.cls, t.pid = f, entry&classMask, uint16(entry>>pidShift)
+		entry := lexicon.get(f)
+		t.w, t.h, t.cls, t.pid = f, wordHash(f), entry&classMask, uint16(entry>>pidShift)
 		return
 	}
 	if codeLike(w) {
@@ -370,7 +374,7 @@ func classifyShape(t *token) {
 		// "re-run" and "dry-run" are verbs like their last part; other
 		// compounds ("set-up", "do-not-disturb") are nouns or adjectives.
 		if verbPrefix[w[:k]] && strings.Count(w, "-") == 1 {
-			if lexicon[w[k+1:]]&cBase != 0 { // the class bits sit below the phrase number
+			if lexicon.get(w[k+1:])&cBase != 0 { // the class bits sit below the phrase number
 				t.cls = cBase | cKnown
 				return
 			}
