@@ -109,13 +109,21 @@ func hiddenText(text string) rune {
 // later step would leave unchanged.
 func isPlainASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf || (c < ' ' && c != '\t' && c != '\n' && c != '\r') || c == 0x7f {
+		if !plainByte[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// plainByte: the bytes of plain ASCII text, printable or a tab or line
+// break; isPlainASCII runs several times a check, a load a byte.
+var plainByte = func() (t [256]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = c >= ' ' && c != 0x7f || c == '\t' || c == '\n' || c == '\r'
+	}
+	return t
+}()
 
 // ignorable: characters that render as nothing, which an attacker puts
 // inside a word so that no list matches it.
