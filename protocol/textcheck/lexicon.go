@@ -55,6 +55,7 @@ const (
 	cSurname                         // a family name (lists/rawdata.txt [surname])
 	cTool                            // a tool named like a handle (lists/rawdata.txt [tool])
 	cContext                         // a word the context rules of the raw-data check look for (rawcontext.go)
+	cNoCandidate                     // a word the raw-data model never reads: a common word the lexicon lacks, a secret's name (rawmodel.go)
 )
 
 const cFinite = cZ | cPast | cModal // a verb form that carries tense

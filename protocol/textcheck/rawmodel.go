@@ -41,11 +41,11 @@ func rawModel() *model {
 // cNameLists are the classes the name and tool lists give words; they
 // tell the raw-data model what a word is without a lookup of its own, and
 // leave the grammar's reading of an unknown word by its shape as it was.
-const cNameLists = cGiven | cNotName | cSurname | cTool | cContext
+const cNameLists = cGiven | cNotName | cSurname | cTool | cContext | cNoCandidate
 
 func init() {
 	for set, bit := range map[*map[string]bool]uint64{&givenNames: cGiven, &notNames: cNotName, &rawLists.surname: cSurname, &rawLists.tool: cTool,
-		&rawCustomerWords: cContext, &rawSpeechVerbs: cContext} {
+		&rawCustomerWords: cContext, &rawSpeechVerbs: cContext, &rawLists.commonWord: cNoCandidate, &rawSecretWords: cNoCandidate} {
 		for w := range *set {
 			lexicon.or(w, bit)
 		}
@@ -82,11 +82,11 @@ func rawCandidate(text string, toks []token, i int) bool {
 	if t.has(cDet|cPrep|cConj|cSubject|cObject|cModal|cBe|cHave|cDo|cSub|cRel) && !t.has(cUnknown) && !t.code {
 		return false // "The", "For", "It": a function word, capitalised or not, names no one
 	}
-	if t.has(cTool) || rawLists.commonWord[t.w] {
-		return false // a tool the lists name ("slack", "nginx"), an English word the lexicon lacks: no one's
-	}
-	if rawSecretWords[t.w] {
-		return false // "the staging password": the word names a secret; the rules read its value
+	if t.has(cTool | cNoCandidate) {
+		// A tool the lists name ("slack", "nginx"), an English word the
+		// lexicon lacks: no one's. "the staging password": the word names
+		// a secret; the rules read its value.
+		return false
 	}
 	if t.code && text[t.s] >= '0' && text[t.s] <= '9' {
 		return false // a number, a version, an address: the rules read these
