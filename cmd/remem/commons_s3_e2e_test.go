@@ -11,12 +11,6 @@ import (
 	"github.com/remem/remem/internal/testutil"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	miniotest.Stop() // the MinIO of the S3 tests, if one was started
-	os.Exit(code)
-}
-
 // TestCommonsOnS3ThroughBinary: two `remem commons serve --storage`
 // processes on one MinIO bucket are one commons: A pushes to the first, B
 // pulls from the second and takes the lesson. Without credentials serve

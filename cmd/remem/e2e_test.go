@@ -14,14 +14,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/miniotest"
 	"github.com/remem/remem/node"
 )
 
 var (
 	buildOnce sync.Once
+	binDir    string // the built binary's directory, removed by TestMain
 	binPath   string
 	buildErr  error
 )
+
+// TestMain removes what the tests of the binary leave for the whole run:
+// the binary they built and the MinIO of the S3 tests, if one started.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	miniotest.Stop()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir) // a temporary directory; nothing to report at exit
+	}
+	os.Exit(code)
+}
 
 // remem builds the binary once per test run.
 func remem(t testing.TB) string {
@@ -32,7 +45,7 @@ func remem(t testing.TB) string {
 			buildErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "remem")
+		binDir, binPath = dir, filepath.Join(dir, "remem")
 		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
 			buildErr = err
