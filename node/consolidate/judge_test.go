@@ -104,19 +104,34 @@ func TestJudgeOnBlindParaphrases(t *testing.T) {
 			return "no", nil
 		}},
 	}
+	type result struct{ precision, recall float64 }
+	got := map[string]result{}
 	for _, jd := range judges {
-		for _, band := range []float64{DefaultJudgeBand, 0.35, DefaultThreshold} {
+		for _, band := range []float64{DefaultJudgeBand, DefaultThreshold} {
 			if jd.ask == nil && band != DefaultJudgeBand {
 				continue
 			}
-			judgeRun(t, pairs, jd.name, jd.ask, band)
+			p, r := judgeRun(t, pairs, jd.name, jd.ask, band)
+			if band == DefaultJudgeBand {
+				got[jd.name] = result{p, r}
+			}
 		}
+	}
+	// What the band is for: a judge that knows finds most of the pairs
+	// the lexical score misses, and one that guesses gains no precision.
+	lex, perfect, coin := got["lexical alone"], got["perfect judge (the labels)"], got["coin flip"]
+	if perfect.precision < 0.9 || perfect.recall < lex.recall+0.3 {
+		t.Errorf("a perfect judge at the default band: precision %.2f recall %.2f, lexical alone recall %.2f: want precision 0.9 and recall 0.3 above it", perfect.precision, perfect.recall, lex.recall)
+	}
+	if coin.precision > perfect.precision-0.2 {
+		t.Errorf("a coin flip at the default band reaches precision %.2f, the perfect judge %.2f: the band lets guesses through as if they knew", coin.precision, perfect.precision)
 	}
 }
 
-// judgeRun logs what clustering at the default threshold reaches on pairs
-// with ask judging the scores within band of it (nil: lexical alone).
-func judgeRun(t *testing.T, pairs []labelledPair, name string, ask Sampler, band float64) {
+// judgeRun logs and returns what clustering at the default threshold
+// reaches on pairs (precision, recall) with ask judging the scores within
+// band of it (nil: lexical alone).
+func judgeRun(t *testing.T, pairs []labelledPair, name string, ask Sampler, band float64) (precision, recall float64) {
 	t.Helper()
 	var sim Similarity = NewLexical()
 	var j *JudgedSimilarity
@@ -144,7 +159,9 @@ func judgeRun(t *testing.T, pairs []labelledPair, name string, ask Sampler, band
 	if j != nil {
 		asked = j.Asked()
 	}
-	t.Logf("%-28s band %.2f: precision %.2f recall %.2f (%d of %d pairs asked)", name, band, ratioOf(tp, tp+fp), ratioOf(tp, tp+fn), asked, len(pairs))
+	precision, recall = ratioOf(tp, tp+fp), ratioOf(tp, tp+fn)
+	t.Logf("%-28s band %.2f: precision %.2f recall %.2f (%d of %d pairs asked)", name, band, precision, recall, asked, len(pairs))
+	return precision, recall
 }
 
 func jsonQuote(s string) string {
