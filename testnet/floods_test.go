@@ -3,6 +3,7 @@ package testnet
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,5 +98,35 @@ func TestFloodMessagesAreAccepted(t *testing.T) {
 				t.Errorf("a revocation is of a flood lesson: the flood revokes only hashes never held")
 			}
 		}
+	}
+}
+
+// A flood cut short by Hold sends both kinds in proportion: the
+// revocation messages are spread through the fresh keys', the first one
+// first, every message once and in order.
+func TestFloodKindsInterleave(t *testing.T) {
+	job := func(kind string, n int) floodJob { return floodJob{kind: kind, recs: n} }
+	var revs, fresh []floodJob
+	for i := range 3 {
+		revs = append(revs, job("revocations", i))
+	}
+	for i := range 10 {
+		fresh = append(fresh, job("fresh", i))
+	}
+	got := interleave(revs, fresh)
+	var kinds strings.Builder
+	next := map[string]int{}
+	for _, j := range got {
+		kinds.WriteByte(j.kind[0])
+		if j.recs != next[j.kind] {
+			t.Fatalf("%s message %d sent as the %d-th", j.kind, j.recs, next[j.kind])
+		}
+		next[j.kind]++
+	}
+	if want := "rfffrfffrffff"; kinds.String() != want {
+		t.Errorf("order %s, want %s", kinds.String(), want)
+	}
+	if got := interleave(revs, nil); len(got) != 3 {
+		t.Errorf("revocations alone: %d messages, want 3", len(got))
 	}
 }
