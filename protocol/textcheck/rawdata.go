@@ -128,6 +128,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	colons, run, longRun := 0, 0, false
 	word, longWord := 0, false // a word of 16 bytes or more
 	dots := 0
+	spelledDot := false // " dot ", "[dot]", "(dot)" or "{dot}"
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		has.add(c)
@@ -135,6 +136,9 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 		if k&rawRunByte != 0 {
 			if run++; run >= 32 {
 				longRun = true
+			}
+			if c == 't' && i >= 3 && text[i-1] == 'o' && text[i-2] == 'd' && rawSpelledDotAt(text, i-2) {
+				spelledDot = true
 			}
 		} else {
 			run = 0
@@ -271,7 +275,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	if has.has('<') && has.has('@') {
 		rawChatIDs(text, addc)
 	}
-	if rawHasSpelledDot(text) {
+	if spelledDot {
 		for _, m := range rawSpelledEmail.FindAllStringIndex(text, -1) {
 			addc("email", m[0], m[1])
 		}

@@ -629,10 +629,20 @@ func rawChatIDs(text string, add func(kind string, s, e int)) {
 
 var rawSpelledEmail = regexp.MustCompile(`(?i)\b[a-z0-9][a-z0-9._%+\-]*\s*(?:\(at\)|\[at\]|\{at\}|\sat\s)\s*[a-z0-9][a-z0-9\-]*(?:\s*(?:\(dot\)|\[dot\]|\{dot\}|\sdot\s)\s*[a-z0-9\-]+)+\b`)
 
-// rawHasSpelledDot: text may spell an e-mail address out ("kim at example
-// dot org"), which the pattern needs.
-func rawHasSpelledDot(low string) bool {
-	return strings.Contains(low, " dot ") || strings.Contains(low, "[dot]") || strings.Contains(low, "(dot)") || strings.Contains(low, "{dot}")
+// rawSpelledDotAt: text[k:] starts "dot" set off as in an e-mail address
+// spelled out ("kim at example dot org"): " dot ", "[dot]", "(dot)" or
+// "{dot}", which rawSpelledEmail needs. findRaw asks at each "dot" of its
+// pass over the bytes.
+func rawSpelledDotAt(text string, k int) bool {
+	if k < 1 || k+3 >= len(text) || text[k:k+3] != "dot" {
+		return false
+	}
+	switch before, after := text[k-1], text[k+3]; {
+	case before == ' ' && after == ' ', before == '[' && after == ']',
+		before == '(' && after == ')', before == '{' && after == '}':
+		return true
+	}
+	return false
 }
 
 // rawCLIPassword finds a password or token given as a command-line value:
