@@ -14,7 +14,7 @@ import (
 // percent-encoded in a URL. The token rules read the tokens once.
 
 // rawContextual adds what these rules find in text, whose tokens are toks.
-func rawContextual(text string, toks []token, add func(kind string, s, e int)) {
+func rawContextual(text string, toks []token, has *byteSet, add func(kind string, s, e int)) {
 	private := -1 // the token of the last privacy cue ("DM", "privately")
 	for i := range toks {
 		t := &toks[i]
@@ -43,7 +43,8 @@ func rawContextual(text string, toks []token, add func(kind string, s, e int)) {
 			}
 		}
 	}
-	if strings.Contains(text, " -u ") || strings.Contains(text, "--user ") {
+	// has, the bytes of text, leaves most texts out of the searches below.
+	if has.has('-') && (strings.Contains(text, " -u ") || strings.Contains(text, "--user ")) {
 		for _, m := range rawUserPass.FindAllStringSubmatchIndex(text, -1) {
 			if s := m[0]; rawCredValue(text[m[2]:m[3]], true) {
 				for rawSpace(text[s]) {
@@ -53,10 +54,10 @@ func rawContextual(text string, toks []token, add func(kind string, s, e int)) {
 			}
 		}
 	}
-	if strings.Contains(text, "%2") {
+	if has.has('%') && strings.Contains(text, "%2") {
 		rawEncodedHomes(text, add)
 	}
-	if strings.Contains(text, "://") {
+	if has.has(':') && strings.Contains(text, "://") {
 		for _, m := range rawBucketURL.FindAllStringSubmatchIndex(text, -1) {
 			if !rawPublicBucket(text[m[2]:m[3]]) {
 				add("id", m[0], rawTrimEnd(text, m[0], m[1]))

@@ -254,8 +254,10 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	}
 	findNames(text, toks, &found)
 	rawHandlesAndMachines(text, toks, addc)
-	rawScriptNames(text, addc)
-	rawContextual(text, toks, addc)
+	if has[2]|has[3] != 0 { // a byte past ASCII: another script may be there
+		rawScriptNames(text, addc)
+	}
+	rawContextual(text, toks, &has, addc)
 	if has.has('"') || has.has('\'') || !isPlainASCII(text) && (strings.Contains(text, "\u201c") || strings.Contains(text, "\u2018")) {
 		rawTranscripts(text, toks, addc)
 	}
