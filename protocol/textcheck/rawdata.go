@@ -258,7 +258,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 		rawScriptNames(text, addc)
 	}
 	rawContextual(text, toks, &has, addc)
-	if has.has('"') || has.has('\'') || !isPlainASCII(text) && (strings.Contains(text, "\u201c") || strings.Contains(text, "\u2018")) {
+	if has.has('"') || has.has('\'') || has[2]|has[3] != 0 && (strings.Contains(text, "\u201c") || strings.Contains(text, "\u2018")) {
 		rawTranscripts(text, toks, addc)
 	}
 	if longWord {
@@ -267,7 +267,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	if has.has('@') {
 		rawUserAtHost(text, addc)
 	}
-	if has.has('=') || has.has('-') && (strings.Contains(text, " -a ") || strings.Contains(text, "-p ") || strings.Contains(text, " -P ")) || strings.Contains(text, " /p ") {
+	if has.has('=') || has.has('-') && (strings.Contains(text, " -a ") || strings.Contains(text, "-p ") || strings.Contains(text, " -P ")) || has.has('/') && strings.Contains(text, " /p ") {
 		rawAssignedSecrets(text, addc)
 	}
 	if has.has('-') || has.has('I') || has.has('C') || has.has('R') {
