@@ -14,7 +14,9 @@ import (
 // percent-encoded in a URL. The token rules read the tokens once.
 
 // rawContextual adds what these rules find in text, whose tokens are toks.
-func rawContextual(text string, toks []token, has *byteSet, add func(kind string, s, e int)) {
+func rawContextual(text string, toks []token, has *byteSet, joined bool, add func(kind string, s, e int)) {
+	// joined: some word may be a compound ('-', '_', '/' or a dot inside
+	// a word), what a compound handle and an organisation's path need.
 	private := -1 // the token of the last privacy cue ("DM", "privately")
 	for i := range toks {
 		t := &toks[i]
@@ -33,9 +35,9 @@ func rawContextual(text string, toks []token, has *byteSet, add func(kind string
 			private = -1
 		case rawPersonByUse(text, toks, i):
 			add("name", t.s, t.e)
-		case !t.cap && rawCompoundHandle(text[t.s:t.e]):
+		case joined && !t.cap && rawCompoundHandle(text[t.s:t.e]):
 			add("name", t.s, t.e)
-		case !t.cap && rawPrivateOrgPath(text[t.s:t.e]):
+		case joined && !t.cap && has.has('/') && rawPrivateOrgPath(text[t.s:t.e]):
 			add("id", t.s, t.e)
 		case context && rawCustomerWords[t.w]:
 			if s, e, ok := rawCustomerName(text, toks, i); ok {

@@ -257,7 +257,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	if has[2]|has[3] != 0 { // a byte past ASCII: another script may be there
 		rawScriptNames(text, addc)
 	}
-	rawContextual(text, toks, &has, addc)
+	rawContextual(text, toks, &has, has.has('-') || has.has('_') || slash || dots > 0, addc)
 	if has.has('"') || has.has('\'') || has[2]|has[3] != 0 && (strings.Contains(text, "\u201c") || strings.Contains(text, "\u2018")) {
 		rawTranscripts(text, toks, addc)
 	}
