@@ -383,7 +383,7 @@ func (r *reader) phrases() *InstructionError {
 		if !toks[i].has(cPhrase) {
 			continue
 		}
-		ps := phrasesByFirst[toks[i].w]
+		ps := phrasesByFirstID[toks[i].pid]
 		for _, p := range ps {
 			if p.anchored && !r.clauseOpensAt(i) || !p.possible(present[:]) {
 				continue

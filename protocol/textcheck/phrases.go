@@ -85,6 +85,16 @@ var ruleNames = map[string]string{
 // so matching costs one map look-up per token.
 var phrasesByFirst = compilePhrases(phrasesTxt)
 
+// phrasesByFirstID is phrasesByFirst by the first word's number, which a
+// token carries (token.pid): the reader looks a token's phrases up in it
+// without hashing the word again.
+var phrasesByFirstID = func() (byID [maxPhraseWords][]*phrase) {
+	for w, ps := range phrasesByFirst {
+		byID[phraseWordID[w]] = ps
+	}
+	return byID
+}()
+
 func compilePhrases(txt string) map[string][]*phrase {
 	idx := map[string][]*phrase{}
 	cur := ""
