@@ -31,15 +31,25 @@ func normalize(text string, read bool) string {
 	s := norm.NFKC.String(text)
 	var b strings.Builder
 	b.Grow(len(s))
-	for _, r := range s {
+	plain := func(c byte) bool { return c < utf8.RuneSelf && !(read && lineBreak(rune(c))) }
+	for i := 0; i < len(s); {
+		if plain(s[i]) { // an ASCII run, copied whole
+			j := i + 1
+			for j < len(s) && plain(s[j]) {
+				j++
+			}
+			b.WriteString(s[i:j])
+			i = j
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
 		switch {
 		case read && lineBreak(r):
 			// A line or paragraph separator ends a sentence as "\n" does;
 			// removed or read as a space, it would join an order to the
 			// observation before it.
 			b.WriteByte('\n')
-		case r < utf8.RuneSelf:
-			b.WriteRune(r)
 		case read && (r == '\u2019' || r == '\u2018' || r == '\u02bc'):
 			b.WriteByte('\'')
 		case read && r >= tagFirst+' ' && r <= tagFirst+'~':
