@@ -577,7 +577,10 @@ func describeLoopback(text string) string {
 	var b strings.Builder
 	prev := 0
 	for _, sp := range spans {
-		if sp.s < prev {
+		if sp.s < prev || rawJoinedAt(text, sp.s-1, sp.s-2) || rawJoinedAt(text, sp.e, sp.e+1) {
+			// Words glued to a word by a joiner ("::1#0" read "the IPv6
+			// loopback address#0", a handle) would make what they describe
+			// raw: the address stays as written.
 			continue
 		}
 		b.WriteString(text[prev:sp.s])
@@ -586,6 +589,13 @@ func describeLoopback(text string) string {
 	}
 	b.WriteString(text[prev:])
 	return b.String()
+}
+
+// rawJoinedAt: text[j] is a mark that joins words (' - . / @ + #) and
+// text[w] a word byte, so whatever stands beside the mark reads as one
+// word with text[w].
+func rawJoinedAt(text string, j, w int) bool {
+	return j >= 0 && w >= 0 && j < len(text) && w < len(text) && strings.IndexByte("'-./@+#", text[j]) >= 0 && rawIsWordByte(text[w])
 }
 
 // findings collects candidate findings.
