@@ -329,8 +329,12 @@ var verbPrefix = map[string]bool{
 // classify tags one word: the lexicon first, then its shape.
 func classify(t *token, s, low string, i, j int) {
 	*t = token{s: i, e: j, w: low[i:j]}
-	r, _ := utf8.DecodeRuneInString(s[i:])
-	t.cap = unicode.IsUpper(r)
+	if c := s[i]; c < utf8.RuneSelf {
+		t.cap = 'A' <= c && c <= 'Z'
+	} else {
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		t.cap = unicode.IsUpper(r)
+	}
 	t.h = wordHash(t.w) // the lexicon's key, and the model's (tokenize)
 	entry := lexicon.getHash(t.w, t.h)
 	t.pid = uint16(entry >> pidShift)
