@@ -33,6 +33,10 @@ func tokenize(s, low string, buf []token) []token {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			// Most tokens start so, and no case below but a word's would
+			// take them: the word's case, first.
+			toks, i = appendWordAt(toks, s, low, i)
 		case c == '\n' || c == '\r' || c == '\v' || c == '\f':
 			// A line break ends a sentence, whatever punctuation is missing.
 			if len(toks) > 0 && toks[len(toks)-1].punct == 0 {
@@ -86,17 +90,7 @@ func tokenize(s, low string, buf []token) []token {
 			toks = append(toks, token{s: i, e: j, w: low[i:j], code: true, cls: cNoun | cKnown})
 			i = j
 		case isWordStart(s, i):
-			j := wordEnd(s, i)
-			for j > i+1 && s[j-1] == '_' {
-				j-- // "Delete_" of "_Delete_"
-			}
-			if strings.HasPrefix(s[j:], "()") { // "Close()": code
-				toks = append(toks, token{s: i, e: j + 2, w: low[i : j+2], code: true, cls: cNoun | cKnown})
-				i = j + 2
-				continue
-			}
-			toks = appendWord(toks, s, low, i, j)
-			i = j
+			toks, i = appendWordAt(toks, s, low, i)
 		default:
 			r, n := utf8.DecodeRuneInString(s[i:])
 			if r == '\'' && len(toks) > 0 && toks[len(toks)-1].e == i && strings.HasSuffix(toks[len(toks)-1].w, "s") &&
@@ -294,6 +288,19 @@ func wordEnd(s string, i int) int {
 		break
 	}
 	return j
+}
+
+// appendWordAt appends the word that starts at s[i] and returns where it
+// ends.
+func appendWordAt(toks []token, s, low string, i int) ([]token, int) {
+	j := wordEnd(s, i)
+	for j > i+1 && s[j-1] == '_' {
+		j-- // "Delete_" of "_Delete_"
+	}
+	if strings.HasPrefix(s[j:], "()") { // "Close()": code
+		return append(toks, token{s: i, e: j + 2, w: low[i : j+2], code: true, cls: cNoun | cKnown}), j + 2
+	}
+	return appendWord(toks, s, low, i, j), j
 }
 
 func appendWord(toks []token, s, low string, i, j int) []token {
