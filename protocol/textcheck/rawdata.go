@@ -65,21 +65,21 @@ var (
 	rawURL     = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]{0,15}://[^\s<>"'` + "`" + `]+`)
 	rawEmail   = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b`)
 	rawSecrets = withNeedSets([]rawPattern{
-		{re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), need: []string{"AKIA", "ASIA"}},
-		{re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), need: []string{"sk-"}},
-		{re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), need: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
-		{re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`), need: []string{"github_pat_"}},
-		{re: regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), need: []string{"k_live_", "k_test_"}},
-		{re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{16,}`), need: []string{"glpat-"}},
-		{re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{30,}`), need: []string{"AIza"}},
-		{re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{30,}`), need: []string{"npm_"}},
-		{re: regexp.MustCompile(`\b(?:GR1348941|glrt-|glptt-|gldt-)[A-Za-z0-9_\-]{16,}`), need: []string{"GR1348941", "glrt-", "glptt-", "gldt-"}}, // GitLab runner, trigger and deploy tokens
-		{re: regexp.MustCompile(`(?i)hooks\.slack\.com/services/[A-Za-z0-9/]+`), need: []string{"hooks.slack", "HOOKS.SLACK"}},
+		{re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), need: []string{"AKIA", "ASIA"}, long: true},
+		{re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), need: []string{"sk-"}, long: true},
+		{re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), need: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, long: true},
+		{re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`), need: []string{"github_pat_"}, long: true},
+		{re: regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), need: []string{"k_live_", "k_test_"}, long: true},
+		{re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{16,}`), need: []string{"glpat-"}, long: true},
+		{re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{30,}`), need: []string{"AIza"}, long: true},
+		{re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{30,}`), need: []string{"npm_"}, long: true},
+		{re: regexp.MustCompile(`\b(?:GR1348941|glrt-|glptt-|gldt-)[A-Za-z0-9_\-]{16,}`), need: []string{"GR1348941", "glrt-", "glptt-", "gldt-"}, long: true}, // GitLab runner, trigger and deploy tokens
+		{re: regexp.MustCompile(`(?i)hooks\.slack\.com/services/[A-Za-z0-9/]+`), need: []string{"hooks.slack", "HOOKS.SLACK"}, long: true},
 		{re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{8,}`), need: []string{"xox"}},
 		{re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]+){0,2}`), need: []string{"eyJ"}},
 		{re: regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth)=[^\s,;'"<>]{4,}`), need: []string{"="}},
 		{re: regexp.MustCompile(`(?i)\bpass(?:word|phrase)\s+(?:is|to|of|was|as|:)\s+[^\s<>]*[0-9][^\s<>]*[^\s<>.,;]`), need: []string{"assword", "ASSWORD", "assphrase", "ASSPHRASE"}},
-		{re: regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*`), need: []string{"earer", "EARER"}},
+		{re: regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*`), need: []string{"earer", "EARER"}, long: true},
 	})
 	rawPaths = withNeedSets([]rawPattern{ // the path is submatch 1
 		{re: regexp.MustCompile(rawBefore + `(/` + rawPathChars + `+(?:/` + rawPathChars + `*)+)`), need: []string{"/"}},
@@ -204,7 +204,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	}
 	for i := range rawSecrets {
 		p := &rawSecrets[i]
-		if !p.mayMatch(text, &has) {
+		if p.long && !longWord || !p.mayMatch(text, &has) {
 			continue
 		}
 		for _, m := range p.re.FindAllStringIndex(text, -1) {
@@ -666,7 +666,10 @@ func (b *byteSet) covers(m *byteSet) bool {
 // one of its needed strings.
 type rawPattern struct {
 	re   *regexp.Regexp
-	need []string  // one of these must occur, else the pattern is skipped
+	need []string // one of these must occur, else the pattern is skipped
+	// long: a match holds 16 bytes or more with no space between them, so
+	// a text without so long a word holds none.
+	long bool
 	sets []byteSet // the bytes of each need: a text lacking one lacks it
 }
 
