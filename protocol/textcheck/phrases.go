@@ -2,6 +2,8 @@ package textcheck
 
 import (
 	_ "embed"
+	"math/bits"
+	"slices"
 	"strings"
 )
 
@@ -22,8 +24,9 @@ type chunk struct {
 	bits uint64
 }
 
-// possible: every word step of p allows a word the text holds (present is
-// the set of the text's phrase word numbers), so matching may succeed.
+// possible: every word step of p after its first allows a word the text
+// holds (present is the set of the text's phrase word numbers), so
+// matching may succeed.
 func (p *phrase) possible(present []uint64) bool {
 	for _, need := range p.needs {
 		hit := false
@@ -38,6 +41,15 @@ func (p *phrase) possible(present []uint64) bool {
 		}
 	}
 	return true
+}
+
+// wordsIn counts the words a step's chunks allow.
+func wordsIn(need []chunk) int {
+	n := 0
+	for _, c := range need {
+		n += bits.OnesCount64(c.bits)
+	}
+	return n
 }
 
 // phraseAt is one position of a phrase: a set of words, a number, or a gap
@@ -164,7 +176,9 @@ func compilePhrases(txt string) map[string][]*phrase {
 		if len(p.steps) == 0 || p.steps[0].words == nil || p.steps[0].ger || p.steps[0].base {
 			panic("textcheck: a phrase must start with words: " + line)
 		}
-		for _, st := range p.steps {
+		// The first step needs no look: a phrase is tried at a token its
+		// first step allows (phrasesByFirst).
+		for _, st := range p.steps[1:] {
 			if st.words == nil || st.ger || st.base {
 				continue // a gap, a number or a class: nothing to look for
 			}
@@ -176,6 +190,8 @@ func compilePhrases(txt string) map[string][]*phrase {
 			}
 			p.needs = append(p.needs, need)
 		}
+		// A step that allows fewer words is likelier missing: first.
+		slices.SortStableFunc(p.needs, func(a, b []chunk) int { return wordsIn(a) - wordsIn(b) })
 		for _, w := range strings.Split(fields[0], "|") {
 			idx[w] = append(idx[w], p)
 		}
