@@ -34,16 +34,26 @@ func (e *ReadError) Error() string {
 // sentence, and a line break hides where a new clause starts.
 func controlChar(text string) rune {
 	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case c < ' ' || c == 0x7f:
-			return rune(c)
-		case c == 0xc2 && i+1 < len(text) && text[i+1] >= 0x80 && text[i+1] <= 0x9f:
-			return rune(text[i+1]) // U+0080–U+009F, UTF-8 C2 80–C2 9F
+		if c := text[i]; mayControl[c] {
+			switch {
+			case c != 0xc2:
+				return rune(c)
+			case i+1 < len(text) && text[i+1] >= 0x80 && text[i+1] <= 0x9f:
+				return rune(text[i+1]) // U+0080–U+009F, UTF-8 C2 80–C2 9F
+			}
 		}
 	}
 	return -1
 }
+
+// mayControl: the bytes controlChar looks at twice, a control character
+// or the first byte of U+0080–U+00BF; every check reads every byte once.
+var mayControl = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c < ' ' || c == 0x7f || c == 0xc2
+	}
+	return t
+}()
 
 // The language test. Most lesson texts are English words the lexicon
 // knows, and those never reach the language identifier; a text in another
