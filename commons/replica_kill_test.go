@@ -188,10 +188,8 @@ func TestSweepIndexesDiedPut(t *testing.T) {
 	vs := growing(t, "sweep", 2)
 	run := func(t *testing.T, open func() Blobs, restart bool) {
 		ctx := context.Background()
-		now := time.Now()
-		var mu sync.Mutex
-		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-		advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+		clk := testutil.NewClock(time.Now())
+		clock, advance := clk.Now, clk.Add
 		st, err := openStorage(ctx, open(), "", testSettle, clock, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
@@ -200,7 +198,7 @@ func TestSweepIndexesDiedPut(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The PUT that dies: pending key, then the file, then nothing.
-		if _, err := st.b.Put(ctx, pendingKey(o, now), nil, Cond{}); err != nil {
+		if _, err := st.b.Put(ctx, pendingKey(o, clock()), nil, Cond{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.b.Put(ctx, fileKey(o), vs[1], Cond{}); err != nil {

@@ -395,11 +395,9 @@ func TestRestartKeepsFiles(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	now := time.Now()
-	var mu sync.Mutex
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	clk := testutil.NewClock(time.Now())
 	ts := newTestServer(t, func(c *ServerConfig) {
-		c.Now = clock
+		c.Now = clk.Now
 		c.RatePerOrigin = Rate{PerMinute: 1, Burst: 2}
 		c.RatePerClient = Rate{PerMinute: 60, Burst: 6}
 	})
@@ -432,9 +430,7 @@ func TestRateLimit(t *testing.T) {
 	if code, hdr, _ := ts.put(t, b.Origin()+".jsonl", testToken, testutil.JoinLines(lessonLines(t, "bob", 1, "v1")...)); code != 429 || hdr.Get("Retry-After") != "1" {
 		t.Errorf("client limit: %d %q", code, hdr.Get("Retry-After"))
 	}
-	mu.Lock()
-	now = now.Add(time.Minute)
-	mu.Unlock()
+	clk.Add(time.Minute)
 	if code, _, _ := ts.put(t, a.Origin()+".jsonl", testToken, body); code != 200 {
 		t.Errorf("after a minute: %d", code)
 	}

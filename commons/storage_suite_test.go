@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/remem/remem/internal/testutil"
 )
 
 // testStorage runs the commons storage (storage.go) on a backend: what a
@@ -296,10 +298,8 @@ func TestIndexFailsAfterFileStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	fb := &faultBlobs{Blobs: d}
-	now := time.Now()
-	var mu sync.Mutex
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	advance := func(dt time.Duration) { mu.Lock(); now = now.Add(dt); mu.Unlock() }
+	clk := testutil.NewClock(time.Now())
+	clock, advance := clk.Now, clk.Add
 	st, err := openStorage(ctx, fb, "", testSettle, clock, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

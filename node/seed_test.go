@@ -14,36 +14,23 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/remem/remem/commons/commonstest"
 	"github.com/remem/remem/folder"
 	"github.com/remem/remem/internal/forge"
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
 )
 
-// seedClock is a settable clock shared by the memories of one rule.
-type seedClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *seedClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *seedClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // seedMemory opens a fresh memory on clk with project shared (errors only,
 // the default opt-in of §4). It admits every origin as a verifier, as the
 // seed counts them ("counted, not weighted"; SPEC §8 lets a closed network
 // read it so); TestSeed3AdmittedVerifiers has the default, which does not.
-func seedMemory(t *testing.T, clk *seedClock) (*node.Memory, string) {
+func seedMemory(t *testing.T, clk *testutil.Clock) (*node.Memory, string) {
 	t.Helper()
 	home := t.TempDir()
 	m, err := node.Open(node.Config{Home: home, Create: true, Now: clk.Now, Admission: node.Admission{All: true}})
@@ -116,12 +103,12 @@ func runRules(t *testing.T, rules []seedRule) {
 
 const clockStart = "2026-11-01T12:00:00Z"
 
-func newSeedClock(t *testing.T) *seedClock {
+func newSeedClock(t *testing.T) *testutil.Clock {
 	t0, err := time.Parse(time.RFC3339, clockStart)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &seedClock{t: t0}
+	return testutil.NewClock(t0)
 }
 
 // §0 The event.
@@ -620,7 +607,7 @@ func mustID(t *testing.T) protocol.Identity {
 // confirmIn carries a's lessons to b by scope, lets time pass, has b meet
 // the same surprise in its own session and sleep, and carries b's records
 // back to a. It returns b's sleep report.
-func confirmIn(t *testing.T, clk *seedClock, a, b *node.Memory, project, happened string) node.SleepReport {
+func confirmIn(t *testing.T, clk *testutil.Clock, a, b *node.Memory, project, happened string) node.SleepReport {
 	t.Helper()
 	carry(t, a, b, "team:x")
 	clk.Add(time.Minute)
@@ -924,7 +911,7 @@ func TestSeed6Composition(t *testing.T) {
 		}
 		return path
 	}
-	open := func(t *testing.T, clk *seedClock, path string) *node.Memory {
+	open := func(t *testing.T, clk *testutil.Clock, path string) *node.Memory {
 		t.Helper()
 		m, err := node.Open(node.Config{Home: t.TempDir(), Create: true, Now: clk.Now, Layers: []node.LayerFile{{Name: "team", Path: path}}})
 		if err != nil {
