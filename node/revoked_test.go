@@ -373,7 +373,8 @@ func TestShareOffStopsSigning(t *testing.T) {
 // (a new user found it: `revoke`, then `sleep` said "1 records signed"
 // and the lesson was active again).
 func TestRevokedOwnLessonIsNotSignedAgain(t *testing.T) {
-	a, _ := openTest(t, nil)
+	clk := newClock()
+	a, _ := openTest(t, clk)
 	b, _ := openTest(t, nil)
 	ctx := context.Background()
 	rec, err := a.Publish("error", "The integration suite times out when the VPN is down")
@@ -390,11 +391,11 @@ func TestRevokedOwnLessonIsNotSignedAgain(t *testing.T) {
 	if l, ok, err := a.store.GetLesson(rec.Hash); err != nil || !ok || !l.Dirty {
 		t.Fatalf("the confirmation did not raise the own lesson for signing: %+v %v %v", l, ok, err)
 	}
-	time.Sleep(1100 * time.Millisecond) // a later second than the publication
+	clk.Add(time.Second) // a later second than the publication
 	if _, err := a.Revoke(rec.Hash, "wrong"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond) // the sleep signs in a later second still
+	clk.Add(time.Second) // the sleep signs in a later second still
 	rep, err := a.Sleep(ctx)
 	if err != nil {
 		t.Fatal(err)
