@@ -77,11 +77,16 @@ func TestMetrics(t *testing.T) {
 // switchGater refuses every secured connection until opened.
 type switchGater struct {
 	allowAll
-	open atomic.Bool
+	open    atomic.Bool
+	refused atomic.Int64 // secured connections refused while closed
 }
 
 func (g *switchGater) InterceptSecured(network.Direction, peer.ID, network.ConnMultiaddrs) bool {
-	return g.open.Load()
+	if g.open.Load() {
+		return true
+	}
+	g.refused.Add(1)
+	return false
 }
 
 type allowAll struct{}
@@ -100,7 +105,7 @@ func TestBootstrapRetries(t *testing.T) {
 	g := &switchGater{}
 	b := startNode(t, func(c *Config) { c.ConnGater = g })
 	a := startNode(t, withBootstrap(b))
-	time.Sleep(300 * time.Millisecond) // a few refused dials
+	eventually(t, 10*time.Second, "a few refused dials", func() bool { return g.refused.Load() >= 2 })
 	if connectedTo(a, b) {
 		t.Fatal("connected through a closed gater")
 	}
