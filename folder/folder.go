@@ -104,13 +104,25 @@ func removeStaleTemps(dir, origin string) {
 	}
 }
 
-// Scope is the scope name of a folder: "folder:" + the absolute path.
+// ScopePrefix starts the scope name of every folder.
+const ScopePrefix = "folder:"
+
+// Scope is the scope name of a folder: ScopePrefix + the absolute path.
 func Scope(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("folder %s: %w", dir, err)
 	}
-	return "folder:" + abs, nil
+	return ScopePrefix + abs, nil
+}
+
+// ScopeName is Scope for a name to show or to match: a path that does not
+// resolve (the working directory gone) is named as given.
+func ScopeName(dir string) string {
+	if s, err := Scope(dir); err == nil {
+		return s
+	}
+	return ScopePrefix + dir
 }
 
 // Read reads every file DIR/<16 lowercase hex>.jsonl except self's, in name

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/remem/remem/commons"
+	"github.com/remem/remem/folder"
 	"github.com/remem/remem/internal/display"
 	"github.com/remem/remem/protocol"
 )
@@ -700,7 +701,7 @@ func (a *api) syncFolder(w http.ResponseWriter, r *http.Request) {
 func (a *api) folders(scope string) ([]string, error) {
 	scopes := make([]string, len(a.opts.Folders))
 	for i, dir := range a.opts.Folders {
-		scopes[i] = FolderScope(dir)
+		scopes[i] = folder.ScopeName(dir)
 	}
 	switch i := slices.Index(scopes, scope); {
 	case len(scopes) == 0:

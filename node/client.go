@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/remem/remem/commons"
+	"github.com/remem/remem/folder"
 	"github.com/remem/remem/internal/atomicfile"
 	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
@@ -377,7 +378,7 @@ func (c *Client) PullCommons(ctx context.Context, req CommonsRequest) (commons.P
 // folders of its configuration, and refuses another with how to add it.
 func (c *Client) SyncFolder(ctx context.Context, dir string) (FolderSync, error) {
 	var reps []FolderSync
-	err := c.doPartial(ctx, "/folder/sync", FolderSyncRequest{Scope: FolderScope(dir)}, &reps)
+	err := c.doPartial(ctx, "/folder/sync", FolderSyncRequest{Scope: folder.ScopeName(dir)}, &reps)
 	if len(reps) != 1 {
 		return FolderSync{}, err
 	}

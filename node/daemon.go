@@ -196,7 +196,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		w, err := folder.NewWatcher(dir, 2*time.Second, func() { d.readFolder(ctx, dir) })
 		if err != nil {
 			// The folder is read on every sleep anyway; only the watch is lost.
-			d.log.Error("watching the folder; it is read on each sleep only", "scope", FolderScope(dir), "err", err)
+			d.log.Error("watching the folder; it is read on each sleep only", "scope", folder.ScopeName(dir), "err", err)
 			continue
 		}
 		g.Go(func() error { return w.Run(ctx) })
@@ -370,10 +370,10 @@ func (d *Daemon) readFolder(ctx context.Context, dir string) {
 
 func (d *Daemon) logFolder(dir string, rep folder.Report, err error) {
 	if err != nil {
-		d.log.Error("folder sync failed", "scope", FolderScope(dir), "err", err)
+		d.log.Error("folder sync failed", "scope", folder.ScopeName(dir), "err", err)
 	}
 	for _, r := range rep.Refused {
-		d.log.Warn("folder line refused", "scope", FolderScope(dir), "detail", r.String())
+		d.log.Warn("folder line refused", "scope", folder.ScopeName(dir), "detail", r.String())
 	}
 }
 
@@ -421,7 +421,7 @@ func (d *Daemon) network(st *Status) {
 	st.NextSleep = d.next
 	d.nextMu.Unlock()
 	for _, dir := range d.cfg.Folders {
-		st.Scopes = append(st.Scopes, FolderScope(dir))
+		st.Scopes = append(st.Scopes, folder.ScopeName(dir))
 	}
 	for _, c := range d.commons {
 		st.Scopes = append(st.Scopes, c.Scope())

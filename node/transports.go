@@ -12,18 +12,9 @@ import (
 	"github.com/remem/remem/protocol"
 )
 
-// FolderScope is the scope of records that came through a shared folder.
-func FolderScope(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		abs = dir
-	}
-	return "folder:" + abs
-}
-
 // FolderSync is what one folder sync did.
 type FolderSync struct {
-	Scope  string        `json:"scope"` // FolderScope of the folder
+	Scope  string        `json:"scope"` // folder.ScopeName of the folder
 	Wrote  bool          `json:"wrote"`
 	Report folder.Report `json:"report"`
 }
@@ -31,13 +22,13 @@ type FolderSync struct {
 // SyncFolder writes this memory's file into dir, then reads every other
 // memory's file there through the one receive path.
 func (m *Memory) SyncFolder(ctx context.Context, dir string) (FolderSync, error) {
-	out := FolderSync{Scope: FolderScope(dir)}
+	out := FolderSync{Scope: folder.ScopeName(dir)}
 	lines, left, err := m.FileLines(out.Scope)
 	if err != nil {
 		return out, err
 	}
 	if left > 0 {
-		m.log.Warn("own records over the per-origin file limits; the oldest wait", "scope", FolderScope(dir), "left_out", left)
+		m.log.Warn("own records over the per-origin file limits; the oldest wait", "scope", folder.ScopeName(dir), "left_out", left)
 	}
 	if out.Wrote, err = folder.Write(dir, m.Origin(), lines); err != nil {
 		return out, err // folder.Write names the file

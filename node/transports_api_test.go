@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/folder"
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )
@@ -108,13 +109,13 @@ func TestFolderSyncTakesNoPath(t *testing.T) {
 	if entries, _ := os.ReadDir(other); len(entries) != 0 {
 		t.Fatalf("a request naming %s wrote %d files there", other, len(entries))
 	}
-	if code, data := post(`{"scope":"` + FolderScope(other) + `"}`); code != http.StatusBadRequest || !strings.Contains(data, FolderScope(dir)) {
-		t.Errorf("a scope the node does not sync: %d %s, want 400 listing %s", code, data, FolderScope(dir))
+	if code, data := post(`{"scope":"` + folder.ScopeName(other) + `"}`); code != http.StatusBadRequest || !strings.Contains(data, folder.ScopeName(dir)) {
+		t.Errorf("a scope the node does not sync: %d %s, want 400 listing %s", code, data, folder.ScopeName(dir))
 	}
-	for _, body := range []string{`{}`, `{"scope":"` + FolderScope(dir) + `"}`} {
+	for _, body := range []string{`{}`, `{"scope":"` + folder.ScopeName(dir) + `"}`} {
 		code, data := post(body)
 		var reps []FolderSync
-		if code != http.StatusOK || json.Unmarshal([]byte(data), &reps) != nil || len(reps) != 1 || reps[0].Scope != FolderScope(dir) {
+		if code != http.StatusOK || json.Unmarshal([]byte(data), &reps) != nil || len(reps) != 1 || reps[0].Scope != folder.ScopeName(dir) {
 			t.Fatalf("POST /folder/sync %s: %d %s, want the configured folder synced", body, code, data)
 		}
 		if _, err := os.Stat(filepath.Join(dir, own)); err != nil {
@@ -124,7 +125,7 @@ func TestFolderSyncTakesNoPath(t *testing.T) {
 	// The client asks for the folder of a directory by its scope: the
 	// node's own folder goes, another is refused with how to add it.
 	c := &Client{BaseURL: srv.URL, Token: m.APIToken()}
-	if rep, err := c.SyncFolder(context.Background(), dir); err != nil || rep.Scope != FolderScope(dir) {
+	if rep, err := c.SyncFolder(context.Background(), dir); err != nil || rep.Scope != folder.ScopeName(dir) {
 		t.Errorf("the client's sync of the configured folder: %+v %v", rep, err)
 	}
 	if _, err := c.SyncFolder(context.Background(), other); err == nil || !strings.Contains(err.Error(), "remem config set folders") {

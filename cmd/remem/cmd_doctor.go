@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/remem/remem/commons"
+	"github.com/remem/remem/folder"
 	"github.com/remem/remem/gossip"
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/store"
@@ -211,7 +212,7 @@ func diagnose(ctx context.Context, h string, tryModel bool) doctorReport {
 			teams = append(teams, strings.TrimPrefix(t, gossip.TopicName("")))
 		}
 		for _, sc := range st.Scopes {
-			if strings.HasPrefix(sc, "commons:") || strings.HasPrefix(sc, "folder:") {
+			if strings.HasPrefix(sc, "commons:") || strings.HasPrefix(sc, folder.ScopePrefix) {
 				others++
 			}
 		}
