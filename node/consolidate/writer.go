@@ -460,7 +460,7 @@ func offered(act, rest string) (string, bool) {
 			return s, true
 		}
 		var ie *textcheck.InstructionError
-		if !errors.As(err, &ie) || ie.Rule != "command verb" {
+		if !errors.As(err, &ie) || ie.Rule != textcheck.RuleCommandVerb {
 			return "", false
 		}
 		verb, _, _ := strings.Cut(ie.Phrase, " ")
@@ -1202,7 +1202,7 @@ func keepClauses(s, lead string) string {
 			first, _, _ := strings.Cut(asciiLower(t), " ")
 			err := textcheck.CheckGrammar(t)
 			runOut := strings.HasPrefix(asciiLower(t), "run out ")
-			if !errors.As(err, &ie) || ie.Rule != "command verb" || orders[strings.Trim(first, `"'`)] && !runOut ||
+			if !errors.As(err, &ie) || ie.Rule != textcheck.RuleCommandVerb || orders[strings.Trim(first, `"'`)] && !runOut ||
 				textcheck.CheckGrammar(lead+t) != nil {
 				continue
 			}

@@ -15,7 +15,7 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 	for j < b && (toks[j].has(cLead|cInterjection|cSymbol) || pureAdverb(&toks[j]) || isNumber(toks[j].w) || vocative(toks, j, b)) &&
 		(!toks[j].code || toks[j].has(cSymbol) || isNumber(toks[j].w)) {
 		if toks[j].has(cForce) {
-			return r.fail("command verb", a, j)
+			return r.fail(RuleCommandVerb, a, j)
 		}
 		if toks[j].has(cStrong) {
 			strong = true
@@ -28,7 +28,7 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 	}
 	if j == b {
 		if strong && j > a && toks[j-1].has(cStrong) && j-1 == a { // "Never."
-			return r.fail("command verb", a, j-1)
+			return r.fail(RuleCommandVerb, a, j-1)
 		}
 		return nil
 	}
@@ -54,7 +54,7 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 	}
 	w := &toks[j]
 	if w.code && j+1 < b && toks[j+1].has(cDet|cObject) && !toks[j+1].has(cRel) && r.codeVerb(w) {
-		return r.fail("command verb", a, j+1) // "`Disable` the pre-commit hooks"
+		return r.fail(RuleCommandVerb, a, j+1) // "`Disable` the pre-commit hooks"
 	}
 	if w.code || w.punct != 0 {
 		return nil
@@ -68,10 +68,10 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 	nx := next(j + 1)
 	// "Don't", "Do not", "Do run".
 	if w.has(cDo) && w.w == "do" && nx != nil && (nx.has(cNeg) || nx.has(cBase) && !nx.has(cDomNoun)) {
-		return r.fail("command verb", a, j+1)
+		return r.fail(RuleCommandVerb, a, j+1)
 	}
 	if w.w == "be" || w.w == "let" && nx != nil && (nx.w == "'s" || nx.w == "us") {
-		return r.fail("command verb", a, j)
+		return r.fail(RuleCommandVerb, a, j)
 	}
 	if w.has(cModal | cBe | cHave | cDo | cDet | cPrep | cSub | cRel | cSubject | cObject | cConj | cTime) {
 		return nil
@@ -85,13 +85,13 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 			return nil
 		}
 		if nx.has(cDet|cObject) && !nx.has(cRel) && nx.w != "no" && !w.has(cZ) {
-			return r.fail("command verb", a, j+1)
+			return r.fail(RuleCommandVerb, a, j+1)
 		}
 		// "Frobnicate caches", but not "kubectl defaults to the namespace".
 		nounNext := nx.has(cZ) && nx.cls&(cDomNoun|cKnown) == cDomNoun|cKnown && (j+2 >= b || toks[j+2].has(cConj))
 		if w.has(cUnknown) && !r.quoted(sentence) && !nx.cap && !isUpperWord(r.text[w.s:w.e]) && !nx.has(cProper) &&
 			(nounNext || !nx.has(cModal|cBe|cHave|cDo|cZ|cPast|cPart|cAdv)) && !r.hasMainVerb(j+1, r.sentenceEnd(b)) {
-			return r.fail("command verb", a, j)
+			return r.fail(RuleCommandVerb, a, j)
 		}
 		return nil
 	}
@@ -99,20 +99,20 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 		return nil // a name: "Visual Studio Code"
 	}
 	if strong && !w.has(cPast|cZ) {
-		return r.fail("command verb", a, j) // "Never commit keys"
+		return r.fail(RuleCommandVerb, a, j) // "Never commit keys"
 	}
 	if soft {
 		return r.softCommand(sentence, a, j, b)
 	}
 	if nx == nil {
 		if r.endsStatement(sentence, b) || b < len(toks) && toks[b].punct == '"' && !r.quoted(sentence) {
-			return r.fail("command verb", a, j) // "Restart.", `Run "make bootstrap"`
+			return r.fail(RuleCommandVerb, a, j) // "Restart.", `Run "make bootstrap"`
 		}
 		return nil
 	}
 	k := j + 1
 	if nx.has(cGer) && k+1 < b && toks[k+1].has(cDet|cObject) && !toks[k+1].has(cRel) {
-		return r.fail("command verb", a, k+1) // "Stop following the guidelines", "Avoid using the cache"
+		return r.fail(RuleCommandVerb, a, k+1) // "Stop following the guidelines", "Avoid using the cache"
 	}
 	if nx.has(cParticle) && !nx.has(cDet|cPrep) && k+1 < b && toks[k+1].has(cDet|cObject) {
 		k++ // "Set up the cache", "Clean out old images"
@@ -122,7 +122,7 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 	case nx.w == "of" || nx.w == "'s":
 		return nil // "Use of the v1 endpoint", "Make's parser"
 	case nx.has(cDet|cObject) && !nx.has(cRel) || nx.w == "that" && !w.has(cDomNoun):
-		return r.fail("command verb", a, k)
+		return r.fail(RuleCommandVerb, a, k)
 	case nx.has(cNeg):
 		return nil
 	case nx.has(cModal|cBe|cHave) && !nx.has(cNoun):
@@ -133,12 +133,12 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 		return nil // "Build failed on ARM"; not "Use cached images"
 	}
 	if w.has(cClausal) && (!nx.has(cFinite) || nx.has(cDomNoun)) && !r.pastAfter(j+1, b) {
-		return r.fail("command verb", a, j) // "Ensure GOFLAGS is set", not "Note lengths over 500 were cut"
+		return r.fail(RuleCommandVerb, a, j) // "Ensure GOFLAGS is set", not "Note lengths over 500 were cut"
 	}
 	if r.hasMainVerb(j+1, b) {
 		return nil // "Make targets that call sed fail on macOS"
 	}
-	return r.fail("command verb", a, j)
+	return r.fail(RuleCommandVerb, a, j)
 }
 
 // softCommand reads a verb that opens a clause after a comma, where a
@@ -182,7 +182,7 @@ func (r *reader) softCommand(sentence, a, j, b int) *InstructionError {
 			}
 		}
 	}
-	return r.fail("command verb", a, k)
+	return r.fail(RuleCommandVerb, a, k)
 }
 
 // directiveTimes turn what follows into an order: "From now on pin it",
@@ -539,7 +539,7 @@ func (r *reader) obligation(sentence, a, b int) *InstructionError {
 			}
 		case "please", "pls", "plz", "kindly":
 			if i > a && i+1 < b && toks[i+1].has(cBase) && !toks[i+1].has(cDomNoun) {
-				return r.fail("command verb", i, i+1) // "Can the agent please make sure..."
+				return r.fail(RuleCommandVerb, i, i+1) // "Can the agent please make sure..."
 			}
 		case "better":
 			if i > a && (toks[i-1].w == "had" || toks[i-1].w == "'d") {

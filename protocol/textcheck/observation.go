@@ -177,6 +177,11 @@ func judge(buf *scratch, text string, useModel bool) *InstructionError {
 // fired: a polite hint, a duty in the passive, an order without a verb.
 const RuleLearned = "reads as an order"
 
+// RuleCommandVerb names an order that opens with a verb in the base form
+// ("Run the migration twice"). The default writer tells it from the other
+// rules: a clause refused for it alone may be worded again around the verb.
+const RuleCommandVerb = "command verb"
+
 // minModelWords: the fewest words the model refuses a text on by itself.
 const minModelWords = 3
 
