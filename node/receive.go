@@ -557,9 +557,10 @@ func layerOf(scope string) string {
 	return LayerDomain
 }
 
-// Layers of SPEC §9, lowest first.
+// Layers of SPEC §9, lowest first: the store's names, which it keeps with
+// each lesson.
 const (
-	LayerCommon   = "common"
-	LayerDomain   = "domain"
-	LayerPersonal = "personal"
+	LayerCommon   = store.LayerCommon
+	LayerDomain   = store.LayerDomain
+	LayerPersonal = store.LayerPersonal
 )

@@ -621,7 +621,8 @@ func (m *Memory) absorb(l store.Lesson, events []pending, idx []int, now time.Ti
 	return l, m.store.Commit(store.Step{Lesson: l, Absorbed: seqs})
 }
 
-const maxEpisodes = 50
+// maxEpisodes is the store's cap on the episodes a lesson keeps.
+const maxEpisodes = store.MaxEpisodes
 
 func appendEpisode(eps []string, text string) []string {
 	if len(eps) >= maxEpisodes {
