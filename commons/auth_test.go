@@ -2,6 +2,7 @@ package commons
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"net/http"
 	"net/http/httptest"
@@ -66,7 +67,7 @@ func TestBearerStrict(t *testing.T) {
 	// A configured token that is empty, or that no header could carry as
 	// sent, is refused at start.
 	for _, tok := range []string{"", " ", "\n", "two words", "tab\tinside", "nul\x00"} {
-		if _, err := NewServer(ServerConfig{DataDir: t.TempDir(), Tokens: []string{tok}}); err == nil {
+		if _, err := NewServer(context.Background(), ServerConfig{DataDir: t.TempDir(), Tokens: []string{tok}}); err == nil {
 			t.Errorf("token %q accepted", tok)
 		}
 	}

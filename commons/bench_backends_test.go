@@ -55,7 +55,7 @@ func BenchmarkBackends(b *testing.B) {
 
 // benchServer serves a commons on store without rate limits.
 func benchServer(b *testing.B, store Blobs) *httptest.Server {
-	s, err := NewServer(ServerConfig{Store: store, Tokens: []string{testToken}, Registry: prometheus.NewRegistry(),
+	s, err := NewServer(context.Background(), ServerConfig{Store: store, Tokens: []string{testToken}, Registry: prometheus.NewRegistry(),
 		Logger: slog.New(slog.DiscardHandler), IndexSettle: testSettle})
 	if err != nil {
 		b.Fatal(err)

@@ -93,7 +93,7 @@ func BenchmarkBareVerify1000(b *testing.B) {
 func BenchmarkPut1000(b *testing.B) {
 	files := put1000Files(b)
 	bare := newBareCase(b, files[0])
-	s, err := NewServer(ServerConfig{DataDir: b.TempDir(), Tokens: []string{testToken},
+	s, err := NewServer(context.Background(), ServerConfig{DataDir: b.TempDir(), Tokens: []string{testToken},
 		MaxFileBytes: 1 << 20, Registry: prometheus.NewRegistry()})
 	if err != nil {
 		b.Fatal(err)
@@ -217,7 +217,7 @@ func (k *sink) deliver(_ string, recs []*protocol.Record) error {
 // changed ("again"), reporting records/s and the bytes received.
 func BenchmarkPull(b *testing.B) {
 	dir := pullFixture(b)
-	s, err := NewServer(ServerConfig{DataDir: dir, Tokens: []string{testToken}, Registry: prometheus.NewRegistry()})
+	s, err := NewServer(context.Background(), ServerConfig{DataDir: dir, Tokens: []string{testToken}, Registry: prometheus.NewRegistry()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -197,5 +197,7 @@ func (s *s3Blobs) walk(ctx context.Context, prefix, after string, fn func(obj mi
 			return err
 		}
 	}
-	return nil
+	// The iterator ends without an error when ctx does: a listing cut
+	// short must not read as the whole of what the bucket holds.
+	return ctx.Err()
 }

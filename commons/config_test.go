@@ -1,6 +1,7 @@
 package commons
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestServerConfigValidate(t *testing.T) {
 			if strings.Contains(err.Error(), "s3cret") {
 				t.Fatalf("the error repeats a token: %v", err)
 			}
-			if s, err := NewServer(c); err == nil {
+			if s, err := NewServer(context.Background(), c); err == nil {
 				s.Close()
 				t.Fatal("NewServer accepted it")
 			}

@@ -1,6 +1,7 @@
 package commons
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strconv"
@@ -26,7 +27,7 @@ func TestSecondServerOnOneDirectoryRefused(t *testing.T) {
 	if code, _, msg := first.put(t, o+".jsonl", testToken, body); code != 201 {
 		t.Fatalf("PUT to the first server: %d %s", code, msg)
 	}
-	second, err := NewServer(cfg())
+	second, err := NewServer(context.Background(), cfg())
 	if err == nil {
 		second.Close()
 		t.Fatal("a second server on the same data directory started")

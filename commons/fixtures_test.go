@@ -2,6 +2,7 @@ package commons
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -111,7 +112,7 @@ func newTestServerAt(t testing.TB, dir string, mod func(*ServerConfig)) *testSer
 // data directory (or "" on a Store).
 func newTestServerWith(t testing.TB, cfg ServerConfig, dir string) *testServer {
 	t.Helper()
-	s, err := NewServer(cfg)
+	s, err := NewServer(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package commons
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -29,7 +30,7 @@ func FuzzPutBody(f *testing.F) {
 	f.Add(bytes.Replace(testutil.JoinLines(good...), []byte(`"v":1`), []byte(`"v":2`), 1))
 	f.Add(bytes.ReplaceAll(testutil.JoinLines(good...), []byte(`"v":1`), []byte(`"v":2`)))
 	f.Add(append(testutil.JoinLines(good...), "{\"v\":1.0}\n{\"v\":2}\r\n\n"...))
-	s, err := NewServer(ServerConfig{DataDir: f.TempDir(), Tokens: []string{testToken}})
+	s, err := NewServer(context.Background(), ServerConfig{DataDir: f.TempDir(), Tokens: []string{testToken}})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func runChild(dir string) int {
 		}
 		cfg.DataDir, cfg.Store = "", b
 	}
-	s, err := NewServer(cfg)
+	s, err := NewServer(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

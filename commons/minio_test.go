@@ -3,6 +3,7 @@ package commons
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -71,4 +72,21 @@ func TestOpenStorageErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Close()
+}
+
+// NewServer's context bounds its opening of the storage: an operator who
+// interrupts a start on a bucket gets the interrupt back, not a server.
+func TestNewServerOpensWithinItsContext(t *testing.T) {
+	m := needMinio(t)
+	store := m.open(t, m.newBucket(t), "k")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s, err := NewServer(ctx, ServerConfig{Store: store, Tokens: []string{testToken}})
+	if err == nil {
+		_ = s.Close()
+		t.Fatal("a server opened with a context that had ended")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("opening with an ended context: %v, want context.Canceled", err)
+	}
 }

@@ -553,7 +553,7 @@ func FuzzPeerPut(f *testing.F) {
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte("\xff\xfe"))
-	s, err := NewServer(ServerConfig{DataDir: f.TempDir(), Tokens: []string{testToken}})
+	s, err := NewServer(context.Background(), ServerConfig{DataDir: f.TempDir(), Tokens: []string{testToken}})
 	if err != nil {
 		f.Fatal(err)
 	}

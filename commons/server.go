@@ -221,8 +221,10 @@ const DefaultIndexSettle = 2 * time.Second
 
 // NewServer opens (or creates) the storage in cfg.Store or cfg.DataDir,
 // loading its index (on a directory, reconciled with the files), and
-// returns the server. It closes cfg.Store when it fails; else Close does.
-func NewServer(cfg ServerConfig) (_ *Server, err error) {
+// returns the server. ctx bounds the opening (a bucket's listing may be
+// long; an operator's interrupt stops it), not the server. It closes
+// cfg.Store when it fails; else Close does.
+func NewServer(ctx context.Context, cfg ServerConfig) (_ *Server, err error) {
 	if cfg.Store != nil {
 		defer func() {
 			if err != nil {
@@ -264,7 +266,6 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 		}()
 		legacy = cfg.DataDir
 	}
-	ctx := context.Background()
 	if s.st, err = openStorage(ctx, b, legacy, cfg.IndexSettle, s.now, s.log); err != nil {
 		return nil, err
 	}

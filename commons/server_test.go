@@ -522,7 +522,7 @@ func TestIndexSince(t *testing.T) {
 // TestServe runs the server through Serve on 127.0.0.1:0 and shuts it down
 // by cancelling the context.
 func TestServe(t *testing.T) {
-	s, err := NewServer(ServerConfig{DataDir: t.TempDir(), Tokens: []string{testToken}})
+	s, err := NewServer(context.Background(), ServerConfig{DataDir: t.TempDir(), Tokens: []string{testToken}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -645,10 +645,10 @@ func TestChunkedOverLimit(t *testing.T) {
 	if got := readFile(t, ts.filePath(a.Origin())); !bytes.Equal(got, prev) {
 		t.Error("the previous file changed")
 	}
-	if _, err := NewServer(ServerConfig{DataDir: t.TempDir(), Tokens: []string{" \n"}}); err == nil {
+	if _, err := NewServer(context.Background(), ServerConfig{DataDir: t.TempDir(), Tokens: []string{" \n"}}); err == nil {
 		t.Error("an empty token was accepted")
 	}
-	if _, err := NewServer(ServerConfig{DataDir: t.TempDir()}); err == nil {
+	if _, err := NewServer(context.Background(), ServerConfig{DataDir: t.TempDir()}); err == nil {
 		t.Error("a server without tokens was made")
 	}
 }
@@ -744,7 +744,7 @@ func TestBoundTokensPublishOnlyTheirOrigins(t *testing.T) {
 	if !strings.Contains(body, `"publishers_admitted":true`) {
 		t.Errorf("every token bound, the info document says %s", body)
 	}
-	if _, err := NewServer(ServerConfig{DataDir: t.TempDir(), Tokens: []string{"x"}, Publishers: map[string][]string{"y": {a.Origin()}, "x": {"nothex"}}}); err == nil {
+	if _, err := NewServer(context.Background(), ServerConfig{DataDir: t.TempDir(), Tokens: []string{"x"}, Publishers: map[string][]string{"y": {a.Origin()}, "x": {"nothex"}}}); err == nil {
 		t.Error("a binding of an unknown token and a bad origin were taken")
 	}
 }

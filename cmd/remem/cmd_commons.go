@@ -166,7 +166,7 @@ func commonsServe(c *cli.Context) (err error) {
 		}
 		where = cfg.Store.String()
 	}
-	srv, err := commons.NewServer(cfg) // closes cfg.Store when it fails
+	srv, err := commons.NewServer(c.Context, cfg) // closes cfg.Store when it fails
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -127,7 +128,7 @@ func TestDoctorFindsProblems(t *testing.T) {
 // A commons whose clock is 20 minutes behind: the clock check fails and
 // says why it matters.
 func TestDoctorClockSkew(t *testing.T) {
-	srv, err := commons.NewServer(commons.ServerConfig{DataDir: t.TempDir(), Tokens: []string{"tok"}, ReadNeedsToken: true, Registry: prometheus.NewRegistry()})
+	srv, err := commons.NewServer(context.Background(), commons.ServerConfig{DataDir: t.TempDir(), Tokens: []string{"tok"}, ReadNeedsToken: true, Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

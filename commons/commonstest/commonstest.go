@@ -4,6 +4,7 @@
 package commonstest
 
 import (
+	"context"
 	"net/http/httptest"
 	"testing"
 
@@ -35,7 +36,7 @@ func StartServer(t testing.TB, edit func(*commons.ServerConfig)) (string, *commo
 	t.Helper()
 	cfg := commons.ServerConfig{DataDir: t.TempDir(), Tokens: []string{Token}, Registry: prometheus.NewRegistry()}
 	edit(&cfg)
-	srv, err := commons.NewServer(cfg)
+	srv, err := commons.NewServer(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
