@@ -93,8 +93,8 @@ var ruleNames = map[string]string{
 	"request":    "request",
 }
 
-// phrasesByFirst indexes the phrases by each word their first step allows,
-// so matching costs one map look-up per token.
+// phrasesByFirst indexes the phrases by each word their first step allows
+// (phrasesByFirstID is the index the reader uses).
 var phrasesByFirst = compilePhrases(phrasesTxt)
 
 // phrasesByFirstID is phrasesByFirst by the first word's number, which a
