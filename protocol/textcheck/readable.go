@@ -302,14 +302,14 @@ type quotes struct {
 // inside reports whether the rune r at text[i] is a quotation mark or
 // inside a quotation.
 func (q *quotes) inside(text string, i int, r rune) bool {
-	defer func() { q.prev = r }()
+	prev := q.prev
+	q.prev = r
 	if q.close != 0 {
 		if r == q.close && (r != '\'' || closesQuote(text, i)) {
 			q.close = 0
 		}
 		return true
 	}
-	prev := q.prev
 	if prev == 0 {
 		prev = ' '
 	}
