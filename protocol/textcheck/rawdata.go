@@ -132,8 +132,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		has.add(c)
-		k := rawByteKinds[c]
-		if k&rawRunByte != 0 {
+		if rawRunBytes[c] {
 			if run++; run >= 32 {
 				longRun = true
 			}
@@ -642,19 +641,15 @@ type byteSet [4]uint64
 func (b *byteSet) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
 func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
 
-// rawRunByte marks the bytes of a run that may be a key or a digest: word
-// bytes, '+', '/' and '-'.
-const rawRunByte = 1
-
-// rawByteKinds classes each byte for findRaw's first pass, one load
-// instead of a chain of comparisons per byte.
-var rawByteKinds = func() (k [256]uint8) {
+// rawRunBytes are the bytes of a run that may be a key or a digest (word
+// bytes, '+', '/' and '-'): findRaw's first pass reads one load a byte
+// instead of a chain of comparisons.
+var rawRunBytes = func() (t [256]bool) {
 	for c := range 256 {
-		if b := byte(c); rawIsWordByte(b) || b == '+' || b == '/' || b == '-' {
-			k[c] |= rawRunByte
-		}
+		b := byte(c)
+		t[c] = rawIsWordByte(b) || b == '+' || b == '/' || b == '-'
 	}
-	return k
+	return t
 }()
 
 // covers: every byte of m is in b.

@@ -46,8 +46,9 @@ func controlChar(text string) rune {
 	return -1
 }
 
-// mayControl: the bytes controlChar looks at twice, a control character
-// or the first byte of U+0080–U+00BF; every check reads every byte once.
+// mayControl: the bytes that may start a control character (one below a
+// space, DEL, or 0xC2, which leads U+0080–U+00BF), so controlChar looks
+// closer at those alone; every check reads every byte of its text here.
 var mayControl = func() (t [256]bool) {
 	for c := range 256 {
 		t[c] = c < ' ' || c == 0x7f || c == 0xc2

@@ -361,9 +361,10 @@ func classifyShape(t *token) {
 		if w[k] >= utf8.RuneSelf {
 			// An English word with marks added ("Ďisable") reads as the
 			// word; any other is a word of another language, or a name.
-			if f := strings.ToLower(foldLatin(w)); lexicon.get(f)&classMask&^cPhrase != 0 {
-				entry := lexicon.get(f)
-				t.w, t.h, t.cls, t.pid = f, wordHash(f), entry&classMask, uint16(entry>>pidShift)
+			f := strings.ToLower(foldLatin(w))
+			if h := wordHash(f); lexicon.getHash(f, h)&classMask&^cPhrase != 0 {
+				entry := lexicon.getHash(f, h)
+				t.w, t.h, t.cls, t.pid = f, h, entry&classMask, uint16(entry>>pidShift)
 				return
 			}
 			t.cls = cNoun | cProper | cKnown
@@ -372,8 +373,9 @@ func classifyShape(t *token) {
 	}
 	if f := unleet(w); f != "" {
 		// "D3lete", "1gn0re": digits standing for letters.
-		entry := lexicon.get(f)
-		t.w, t.h, t.cls, t.pid = f, wordHash(f), entry&classMask, uint16(entry>>pidShift)
+		h := wordHash(f)
+		entry := lexicon.getHash(f, h)
+		t.w, t.h, t.cls, t.pid = f, h, entry&classMask, uint16(entry>>pidShift)
 		return
 	}
 	if codeLike(w) {
