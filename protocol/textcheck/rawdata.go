@@ -238,7 +238,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 			}
 		}
 	}
-	if has.has('.') && rawDottedDigits(text) {
+	if has.has('.') && rawDottedQuad(text) {
 		for _, m := range rawIPv4.FindAllStringIndex(text, -1) {
 			if c := text[max(0, m[0]-2)]; m[0] > 1 && text[m[0]-1] == '/' && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
 				continue // "Chrome/124.0.0.0": a product's version in a user agent
@@ -606,12 +606,20 @@ func (f *findings) add(kind string, s, e int) {
 	}
 }
 
-// rawDottedDigits: text holds a digit, a dot and a digit, which an IPv4
-// address needs.
-func rawDottedDigits(text string) bool {
+// rawDottedQuad: text holds four runs of digits joined by three dots
+// ("1.2.3.4"), which an IPv4 address needs; versions ("1.22.3") have
+// fewer, and the pattern costs more than all the rules before it.
+func rawDottedQuad(text string) bool {
+	dots := 0 // in the current run of digits and dots, each between two digits
 	for i := 1; i+1 < len(text); i++ {
-		if text[i] == '.' && rawIsDigit(text[i-1]) && rawIsDigit(text[i+1]) {
-			return true
+		switch c := text[i]; {
+		case rawIsDigit(c):
+		case c == '.' && rawIsDigit(text[i-1]) && rawIsDigit(text[i+1]):
+			if dots++; dots == 3 {
+				return true
+			}
+		default:
+			dots = 0
 		}
 	}
 	return false

@@ -91,7 +91,7 @@ func rawCandidate(text string, toks []token, i int) bool {
 	if t.code && text[t.s] >= '0' && text[t.s] <= '9' {
 		return false // a number, a version, an address: the rules read these
 	}
-	if strings.ContainsAny(text[t.s:t.e], "/\\:") || strings.HasPrefix(text[t.e:], "://") || strings.HasPrefix(text[t.e:], ":/") {
+	if rawHasPathByte(text[t.s:t.e]) || strings.HasPrefix(text[t.e:], "://") || strings.HasPrefix(text[t.e:], ":/") {
 		return false // a path, an address or a URL's scheme: the rules read these
 	}
 	if w := text[t.s:t.e]; len(w) >= 2 && isUpperWord(w) {
@@ -104,6 +104,18 @@ func rawCandidate(text string, toks []token, i int) bool {
 		return false // a count, a build number: the rules read ids by their cues ("customer 48213")
 	}
 	return true
+}
+
+// rawHasPathByte: s holds a '/', '\\' or ':' (a loop, not
+// strings.ContainsAny, which costs more on a short word than the rest of
+// rawCandidate).
+func rawHasPathByte(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '/' || c == '\\' || c == ':' {
+			return true
+		}
+	}
+	return false
 }
 
 // hasNonASCII: s holds a byte outside ASCII.

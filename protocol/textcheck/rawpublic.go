@@ -349,18 +349,28 @@ func rawKnownWord(w string) bool {
 // initial and a family name ("kpatel", "rnguyen"), or a given name joined
 // to a family name or an initial ("maria.garcia", "john_doe").
 func rawHandleWord(w string) bool {
-	if t := strings.TrimRight(w, "0123456789"); len(t) < len(w) && len(w)-len(t) <= 3 && len(t) >= 4 {
-		w = t // "mgarcia2", "jsmith2"
+	n := len(w)
+	for n > 0 && rawIsDigit(w[n-1]) {
+		n--
+	}
+	if n < len(w) && len(w)-n <= 3 && n >= 4 {
+		w = w[:n] // "mgarcia2", "jsmith2"
 	}
 	if len(w) < 4 || len(w) > 40 {
 		return false
 	}
+	k := -1 // the first '.', '_' or '-'; one pass, as this runs on most words the lexicon lacks
 	for i := 0; i < len(w); i++ {
-		if c := w[i]; !('a' <= c && c <= 'z') && c != '.' && c != '_' && c != '-' {
+		if c := w[i]; 'a' <= c && c <= 'z' {
+			continue
+		} else if c != '.' && c != '_' && c != '-' {
 			return false
 		}
+		if k < 0 {
+			k = i
+		}
 	}
-	if k := strings.IndexAny(w, "._-"); k > 0 {
+	if k > 0 {
 		first, rest := w[:k], w[k+1:]
 		if k == 1 && rawLists.surname[rest] {
 			return true // "m.rossi"

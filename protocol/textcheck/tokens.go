@@ -268,24 +268,27 @@ func isWordStart(s string, i int) bool {
 func wordEnd(s string, i int) int {
 	j := i
 	for j < len(s) {
-		if c := s[j]; c < utf8.RuneSelf && asciiWord[c] {
-			j++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[j:])
-		if isWordRune(r) {
+		c := s[j]
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRuneInString(s[j:])
+			if !isWordRune(r) {
+				break // every joiner is ASCII
+			}
 			j += n
 			continue
 		}
-		if joiner(r) && j+n < len(s) {
-			r2, _ := utf8.DecodeRuneInString(s[j+n:])
-			// "v1.2", "evil.example", but "passed.Push" is two sentences.
-			if isWordRune(r2) && !(r == '.' && sentenceJoin(s, i, j)) {
-				j += n
-				continue
-			}
+		if asciiWord[c] {
+			j++
+			continue
 		}
-		break
+		if !joiner(rune(c)) || j+1 == len(s) {
+			break // a space, most often: the word's end
+		}
+		// "v1.2", "evil.example", but "passed.Push" is two sentences.
+		if !isWordStart(s, j+1) || c == '.' && sentenceJoin(s, i, j) {
+			break
+		}
+		j++
 	}
 	return j
 }
