@@ -191,9 +191,22 @@ var directiveTimes = [][]string{{"from", "now", "on"}, {"from", "here", "on"}, {
 	{"moving", "forward"}, {"henceforth"}, {"hereafter"}, {"thenceforth"}, {"forthwith"}, {"onwards"}, {"onward"},
 	{"in", "future"}, {"in", "the", "future"}}
 
+// directiveTimeFirst are the first words of directiveTimes: the grammar
+// asks at most words of a sentence whether one starts there.
+var directiveTimeFirst = func() *wordList {
+	var first []string
+	for _, ws := range directiveTimes {
+		first = append(first, ws[0])
+	}
+	return newWordList(first...)
+}()
+
 // directiveTimeAt returns the index after a directive time that starts at
 // toks[j] and ends before end, or j.
 func directiveTimeAt(toks []token, j, end int) int {
+	if j >= end || !directiveTimeFirst.has(&toks[j]) {
+		return j
+	}
 next:
 	for _, ws := range directiveTimes {
 		if j+len(ws) > end {
@@ -746,7 +759,7 @@ func (r *reader) actorBefore(sentence, i int) bool {
 		if t.has(cActor) {
 			return true
 		}
-		if t.punct != 0 || reportVerbs[t.w] {
+		if t.punct != 0 || reportVerbs.has(t) {
 			return false // the subject of what was said starts after these
 		}
 	}
@@ -758,29 +771,29 @@ func (r *reader) actorBefore(sentence, i int) bool {
 // of what was said about a thing.
 func (r *reader) reportedBefore(sentence, i int) bool {
 	for k := i - 1; k >= sentence; k-- {
-		if reportVerbs[r.toks[k].w] {
+		if reportVerbs.has(&r.toks[k]) {
 			return true
 		}
 	}
 	return false
 }
 
-var reportVerbs = map[string]bool{
-	"said": true, "says": true, "say": true, "noted": true, "notes": true, "mentioned": true,
-	"mentions": true, "reported": true, "reports": true, "claimed": true, "claims": true,
-	"explained": true, "explains": true, "wrote": true, "writes": true, "thinks": true,
-	"thought": true, "believes": true, "believed": true, "expects": true, "expected": true,
-	"states": true, "stated": true, "specifies": true, "specified": true, "documents": true,
-	"documented": true, "warns": true, "warned": true, "announced": true, "promised": true,
-	"suggests": true, "suggested": true, "assumed": true, "assumes": true, "requires": true,
-}
+var reportVerbs = newWordList(
+	"said", "says", "say", "noted", "notes", "mentioned",
+	"mentions", "reported", "reports", "claimed", "claims",
+	"explained", "explains", "wrote", "writes", "thinks",
+	"thought", "believes", "believed", "expects", "expected",
+	"states", "stated", "specifies", "specified", "documents",
+	"documented", "warns", "warned", "announced", "promised",
+	"suggests", "suggested", "assumed", "assumes", "requires",
+)
 
 // readerBefore: the subject of the verb at i is the reader ("Whoever
 // reads this", "Anybody reading this", "the next agent to read this").
 func (r *reader) readerBefore(sentence, i int) bool {
 	for k := i - 1; k >= sentence; k-- {
 		t := &r.toks[k]
-		if t.punct != 0 && t.punct != ',' || reportVerbs[t.w] {
+		if t.punct != 0 && t.punct != ',' || reportVerbs.has(t) {
 			return false
 		}
 		if t.has(cReader) && !(k > sentence && r.toks[k-1].has(cDet|cSub)) {

@@ -79,3 +79,27 @@ func (t *lexTable) or(w string, bits uint64) {
 		}
 	}
 }
+
+// A wordList is a small list of words that rules look for among every
+// token. Its filter has one bit per value of a word hash's low byte, set
+// for the list's words, so a token whose bit is clear (most) is passed
+// over with one test instead of a map look-up.
+type wordList struct {
+	filter [4]uint64
+	words  map[string]bool
+}
+
+func newWordList(words ...string) *wordList {
+	l := &wordList{words: make(map[string]bool, len(words))}
+	for _, w := range words {
+		h := wordHash(w)
+		l.filter[h>>6&3] |= 1 << (h & 63)
+		l.words[w] = true
+	}
+	return l
+}
+
+// has reports whether t's word is in the list (t.h is its hash).
+func (l *wordList) has(t *token) bool {
+	return l.filter[t.h>>6&3]&(1<<(t.h&63)) != 0 && l.words[t.w]
+}

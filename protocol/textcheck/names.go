@@ -58,13 +58,17 @@ func findNames(text string, toks []token, found *findings) {
 		if k := strings.IndexByte(first, '-'); k > 0 {
 			first = first[:k] // "Jean-Luc", "Ji-woo"
 		}
-		given := givenNames[first] || givenNames[foldLatin(first)]
+		// The token's classes hold the name lists' bits for its own word.
+		given := len(first) == len(t.w) && t.has(cGiven) || len(first) < len(t.w) && givenNames[first]
+		if folded := foldLatin(first); !given && folded != first {
+			given = givenNames[folded]
+		}
 		if !given && !titled {
 			// Two capitalised words the lexicon does not know, after "by",
 			// "and", a comma or a verb of saying, or before a verb:
 			// "written by Olena Kovalenko", "Aleksandr Petrov reverted it".
 			if unknownCapital(t) && i+1 < len(toks) && unknownCapital(&toks[i+1]) && !notNames[t.w] && !notNames[toks[i+1].w] &&
-				(i > 0 && (toks[i-1].has(cPrep|cConj) || toks[i-1].punct == ',' || reportVerbs[toks[i-1].w]) ||
+				(i > 0 && (toks[i-1].has(cPrep|cConj) || toks[i-1].punct == ',' || reportVerbs.has(&toks[i-1])) ||
 					i+2 < len(toks) && toks[i+2].has(cPast) && !toks[i+2].has(cZ|cBase)) {
 				found.add("name", t.s, toks[i+1].e)
 				i++
@@ -78,7 +82,10 @@ func findNames(text string, toks []token, found *findings) {
 		surname := end > i
 		// A given name that is also a word or a tool ("Will", "Julia") needs
 		// a surname or a title.
-		ambiguous := notNames[t.w] || notNames[foldLatin(first)]
+		ambiguous := t.has(cNotName)
+		if folded := foldLatin(first); !ambiguous && folded != t.w {
+			ambiguous = notNames[folded]
+		}
 		switch {
 		case titled || surname && !ambiguous:
 		case ambiguous && surname && !toks[i+1].has(cKnown) && !isUpperWord(text[toks[i+1].s:toks[i+1].e]):
@@ -91,7 +98,7 @@ func findNames(text string, toks []token, found *findings) {
 			// "Priya from IT", "Maria from the data team"
 		case i > 0 && toks[i-1].w == "per" || i > 1 && toks[i-1].w == "to" && toks[i-2].w == "according":
 		case i+1 < len(toks) && actsAt(&toks[i+1]):
-		case i > 0 && (toks[i-1].has(cPrep|cConj) || toks[i-1].punct == ',' || reportVerbs[toks[i-1].w] ||
+		case i > 0 && (toks[i-1].has(cPrep|cConj) || toks[i-1].punct == ',' || reportVerbs.has(&toks[i-1]) ||
 			toks[i-1].w == "told" || toks[i-1].w == "asked"):
 		case i+2 < len(toks) && toks[i+1].has(cConj) && givenNames[toks[i+2].w] && toks[i+2].cap:
 		default:

@@ -205,7 +205,7 @@ func rawTranscripts(text string, toks []token, add func(kind string, s, e int)) 
 	cue := false
 	for i := 0; i < len(toks); i++ {
 		t := &toks[i]
-		if t.punct == 0 && rawConversationWords[t.w] {
+		if t.punct == 0 && rawConversationWords.has(t) {
 			cue = true
 			continue
 		}
@@ -215,7 +215,7 @@ func rawTranscripts(text string, toks []token, add func(kind string, s, e int)) 
 		j := i + 1
 		first := false
 		for j < len(toks) && toks[j].punct != '"' {
-			if toks[j].punct == 0 && rawFirstPerson[toks[j].w] {
+			if toks[j].punct == 0 && rawFirstPerson.has(&toks[j]) {
 				first = true
 			}
 			j++
@@ -233,16 +233,16 @@ func rawTranscripts(text string, toks []token, add func(kind string, s, e int)) 
 
 // rawConversationWords say that what follows is a person's words in a
 // conversation.
-var rawConversationWords = map[string]bool{
-	"wrote": true, "said": true, "told": true, "messaged": true, "texted": true, "posted": true,
-	"replied": true, "admitted": true, "confessed": true, "dm": true, "dms": true, "dm'd": true,
-	"thread": true, "chat": true, "call": true, "meeting": true, "standup": true, "privately": true,
-}
+var rawConversationWords = newWordList(
+	"wrote", "said", "told", "messaged", "texted", "posted",
+	"replied", "admitted", "confessed", "dm", "dms", "dm'd",
+	"thread", "chat", "call", "meeting", "standup", "privately",
+)
 
 // rawFirstPerson are the words of someone speaking of themselves.
-var rawFirstPerson = map[string]bool{
-	"i": true, "me": true, "my": true, "mine": true, "we": true, "our": true, "us": true, "'m": true,
-}
+var rawFirstPerson = newWordList(
+	"i", "me", "my", "mine", "we", "our", "us", "'m",
+)
 
 // rawKeyTokens finds keys in shapes that are not random base64 runs: a
 // product or licence key of four or more groups of letters and digits
