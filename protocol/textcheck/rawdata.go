@@ -960,7 +960,10 @@ func rawMayHoldFlag(text string) bool {
 		}
 		rest := text[j:min(len(text), j+12)]
 		for _, name := range [...]string{"pass", "pwd", "token", "secret", "key", "api", "auth", "access", "private", "client", "store", "require", "conn"} {
-			if len(rest) >= len(name) && strings.EqualFold(rest[:len(name)], name) {
+			// The first letters differ from most bytes after a dash: one
+			// comparison before EqualFold (equal byte lengths match ASCII
+			// only, so folding the first byte is exact).
+			if len(rest) >= len(name) && rest[0]|0x20 == name[0] && strings.EqualFold(rest[:len(name)], name) {
 				return true
 			}
 		}

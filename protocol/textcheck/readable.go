@@ -263,8 +263,8 @@ func isLowerLetters(w string) bool {
 // holds letters, the quotes are counted: a text that only wraps itself in
 // quotation marks is read as it is.
 func scriptWeights(text string) (other, latin int) {
-	if isPlainASCII(text) {
-		return 0, 1
+	if !hasOtherLetter(text) {
+		return 0, 1 // other is 0 whatever the quotes; only other > latin is asked
 	}
 	for _, skipQuotes := range []bool{true, false} {
 		other, latin = 0, 0
@@ -292,6 +292,25 @@ func scriptWeights(text string) (other, latin int) {
 		}
 	}
 	return other, latin
+}
+
+// hasOtherLetter: text holds a letter of a script other than Latin, which
+// alone makes scriptWeights' other weight more than 0. Most texts past
+// ASCII hold only accented letters, dashes and arrows: their ASCII bytes
+// are passed over without decoding.
+func hasOtherLetter(text string) bool {
+	for i := 0; i < len(text); {
+		if text[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if unicode.IsLetter(r) && !unicode.Is(unicode.Latin, r) {
+			return true
+		}
+		i += n
+	}
+	return false
 }
 
 // quotes follows quotation marks through a text, rune by rune.
