@@ -28,7 +28,7 @@ func (e *InstructionError) Error() string {
 // sentence ends and does not refuse them: writers use it on the clauses of
 // event texts, and CheckText refuses control characters in lesson texts.
 func CheckObservation(text string) error {
-	return check(text, readObservation).wordingErr()
+	return check(text, readObservation, isPlainASCII(text)).wordingErr()
 }
 
 // Verdict is what the checks of SPEC §6 say of one text an agent may read;
@@ -48,10 +48,11 @@ func (v Verdict) OK() bool { return v.Unreadable == nil && v.Instruction == nil 
 // reading of it: readable (no control character, English), an observation,
 // and free of raw data.
 func CheckText(text string) Verdict {
-	if r := controlChar(text); r >= 0 {
+	r, ascii := controlChar(text)
+	if r >= 0 {
 		return Verdict{Unreadable: &ReadError{Rule: RuleControl, Detail: fmt.Sprintf("U+%04X", r)}}
 	}
-	return check(text, readAll)
+	return check(text, readAll, ascii) // ASCII with no control character is plain
 }
 
 // How much of the checks a call runs.
@@ -68,7 +69,7 @@ const (
 // with it (the model reads whole sentences, not the pieces of one); the
 // sentence they finish passes CheckText like any other.
 func CheckGrammar(text string) error {
-	return check(text, readGrammar).wordingErr()
+	return check(text, readGrammar, isPlainASCII(text)).wordingErr()
 }
 
 // wordingErr is the refusal of what the text says or how it is written,
@@ -83,9 +84,9 @@ func (v Verdict) wordingErr() error {
 	return nil
 }
 
-func check(text string, mode readMode) Verdict {
+func check(text string, mode readMode, plain bool) Verdict {
 	norm := text
-	if !isPlainASCII(text) {
+	if !plain {
 		if r := hiddenText(text); r >= 0 {
 			return Verdict{Instruction: &InstructionError{Rule: "hidden characters", Phrase: fmt.Sprintf("U+%04X", r)}}
 		}
@@ -94,7 +95,7 @@ func check(text string, mode readMode) Verdict {
 	buf := scratchPool.Get().(*scratch)
 	defer buf.release()
 	buf.toks = tokenize(norm, buf.lower(norm), buf.toks[:0])
-	if v := judgeReading(buf, text, norm, mode); !v.OK() {
+	if v := judgeReading(buf, text, norm, mode, plain); !v.OK() {
 		return v
 	}
 	// Case and layout never hide an order: a text in capitals or Title
@@ -127,13 +128,13 @@ func readAlone(text string, mode readMode) Verdict {
 	buf := scratchPool.Get().(*scratch)
 	defer buf.release()
 	buf.toks = tokenize(text, buf.lower(text), buf.toks[:0])
-	return judgeReading(buf, text, text, mode)
+	return judgeReading(buf, text, text, mode, isPlainASCII(text))
 }
 
 // judgeReading reads one tokenized reading (norm, the normalised form of
 // text) for its language, then judges it.
-func judgeReading(buf *scratch, text, norm string, mode readMode) Verdict {
-	if lang := unsupportedLanguage(text, buf.toks); lang != "" {
+func judgeReading(buf *scratch, text, norm string, mode readMode, plain bool) Verdict {
+	if lang := unsupportedLanguage(text, buf.toks, plain); lang != "" {
 		return Verdict{Unreadable: &ReadError{Rule: RuleLanguage, Detail: lang}}
 	}
 	if e := judge(buf, norm, mode != readGrammar); e != nil {

@@ -93,7 +93,11 @@ func FuzzCheckText(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		v := CheckText(s)
-		if controlChar(s) >= 0 {
+		r, ascii := controlChar(s)
+		if r < 0 && ascii != isPlainASCII(s) {
+			t.Fatalf("controlChar(%q) says ASCII %v, isPlainASCII %v", s, ascii, isPlainASCII(s))
+		}
+		if r >= 0 {
 			if v.Unreadable == nil || v.Unreadable.Rule != RuleControl {
 				t.Fatalf("CheckText(%q) passes a control character: %+v", s, v)
 			}

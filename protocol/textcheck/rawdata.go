@@ -125,36 +125,39 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	// Cheap tests first: most sentences hold no character a pattern needs,
 	// and one pass over the bytes says which they hold.
 	var has byteSet
-	colons, run, longRun := 0, 0, false
-	word, longWord := 0, false // a word of 16 bytes or more
-	dots := 0
-	spelledDot := false // " dot ", "[dot]", "(dot)" or "{dot}"
+	colons, dots := 0, 0
+	longRun, longWord := false, false // a run of 32 key bytes or more; a word of 16 bytes or more
+	spelledDot := false               // " dot ", "[dot]", "(dot)" or "{dot}"
+	// A byte of a run, most bytes, costs two loads: the run's and the
+	// word's lengths are taken where they end.
+	runStart, wordStart := 0, 0
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		has.add(c)
 		if rawRunBytes[c] {
-			if run++; run >= 32 {
-				longRun = true
-			}
-			if c == 't' && i >= 3 && text[i-1] == 'o' && text[i-2] == 'd' && rawSpelledDotAt(text, i-2) {
-				spelledDot = true
-			}
-		} else {
-			run = 0
-			if c == ' ' {
-				word = 0
-				continue
-			}
-			if c == ':' {
-				colons++
-			} else if c == '.' && i+1 < len(text) && text[i+1] != ' ' {
-				dots++ // a dot inside a word: a host, a file, a version
-			}
+			continue
 		}
-		if word++; word >= 16 {
-			longWord = true
+		switch n := i - runStart; {
+		case n >= 32:
+			longRun = true
+		case n == 3 && text[i-3:i] == "dot" && rawSpelledDotAt(text, i-3):
+			spelledDot = true
+		}
+		runStart = i + 1
+		switch {
+		case c == ' ':
+			if i-wordStart >= 16 {
+				longWord = true
+			}
+			wordStart = i + 1
+		case c == ':':
+			colons++
+		case c == '.' && i+1 < len(text) && text[i+1] != ' ':
+			dots++ // a dot inside a word: a host, a file, a version
 		}
 	}
+	longRun = longRun || len(text)-runStart >= 32
+	longWord = longWord || len(text)-wordStart >= 16
 	slash := has.has('/') || has.has('\\')
 	if has.has('-') && has.has('B') && has.has('G') && strings.Contains(text, "-----BEGIN") {
 		for _, m := range rawPEM.FindAllStringIndex(text, -1) {
@@ -311,7 +314,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	// The model reads what the rules did not find: a word with no shape of
 	// its own in a context that makes it private ("runs as abakshi").
 	if len(found.list) == 0 {
-		if s, e, ok := rawModelFinds(buf, text, toks); ok {
+		if s, e, ok := rawModelFinds(buf, text, toks, has[2]|has[3] == 0); ok {
 			addc("private", s, e)
 		}
 	}

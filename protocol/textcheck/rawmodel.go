@@ -70,13 +70,14 @@ const (
 )
 
 // rawCandidate: a word that could be private data. Common words the
-// lexicon knows, in lower case, cannot; neither can punctuation.
-func rawCandidate(text string, toks []token, i int) bool {
+// lexicon knows, in lower case, cannot; neither can punctuation. ascii:
+// text holds no byte past ASCII (then no word does).
+func rawCandidate(text string, toks []token, i int, ascii bool) bool {
 	t := &toks[i]
 	if t.punct != 0 || t.e-t.s < 3 || t.has(cSymbol) {
 		return false
 	}
-	if !t.code && !t.cap && t.has(cKnown) && !t.has(cUnknown) && !hasNonASCII(text[t.s:t.e]) {
+	if !t.code && !t.cap && t.has(cKnown) && !t.has(cUnknown) && (ascii || !hasNonASCII(text[t.s:t.e])) {
 		return false // a common word in lower case, most words: the cheapest test first
 	}
 	if t.has(cDet|cPrep|cConj|cSubject|cObject|cModal|cBe|cHave|cDo|cSub|cRel) && !t.has(cUnknown) && !t.code {
@@ -137,9 +138,9 @@ var rawSecretWords = map[string]bool{
 
 // appendRawFeatures appends the features of each candidate word of toks
 // as a segment of its own, and each segment's end to ends.
-func appendRawFeatures(dst []uint32, ends []int, text string, toks []token) ([]uint32, []int) {
+func appendRawFeatures(dst []uint32, ends []int, text string, toks []token, ascii bool) ([]uint32, []int) {
 	for i := range toks {
-		if !rawCandidate(text, toks, i) {
+		if !rawCandidate(text, toks, i, ascii) {
 			continue
 		}
 		t := &toks[i]
@@ -232,15 +233,15 @@ func rawShapeHash(w string) uint32 {
 
 // rawModelFinds returns the candidate word the model finds private, if
 // any: the word of the highest-scoring segment above the threshold.
-func rawModelFinds(buf *scratch, text string, toks []token) (start, end int, ok bool) {
+func rawModelFinds(buf *scratch, text string, toks []token, ascii bool) (start, end int, ok bool) {
 	m := rawModel()
-	buf.feats, buf.ends = appendRawFeatures(buf.feats[:0], buf.ends[:0], text, toks)
+	buf.feats, buf.ends = appendRawFeatures(buf.feats[:0], buf.ends[:0], text, toks, ascii)
 	score, at := m.top(buf.feats, buf.ends)
 	if at < 0 || score <= m.threshold {
 		return 0, 0, false
 	}
 	for i := range toks { // the at-th candidate is the segment's word
-		if rawCandidate(text, toks, i) {
+		if rawCandidate(text, toks, i, ascii) {
 			if at == 0 {
 				return toks[i].s, toks[i].e, true
 			}
@@ -254,5 +255,5 @@ func rawModelFinds(buf *scratch, text string, toks []token) (start, end int, ok 
 // per candidate word, for the trainer.
 func RawFeatures(text string) (feats []uint32, ends []int) {
 	norm, toks := readTokens(text)
-	return appendRawFeatures(nil, nil, norm, toks)
+	return appendRawFeatures(nil, nil, norm, toks, !hasNonASCII(norm))
 }

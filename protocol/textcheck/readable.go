@@ -31,27 +31,35 @@ func (e *ReadError) Error() string {
 
 // controlChar returns the first C0, DEL or C1 character of text, or -1.
 // Line breaks and tabs are control characters too: a lesson is one
-// sentence, and a line break hides where a new clause starts.
-func controlChar(text string) rune {
+// sentence, and a line break hides where a new clause starts. ascii
+// reports whether text is all ASCII, which with no control character
+// makes it plain (isPlainASCII) for the checks after it.
+func controlChar(text string) (r rune, ascii bool) {
+	ascii = true
 	for i := 0; i < len(text); i++ {
 		if c := text[i]; mayControl[c] {
 			switch {
+			case c < utf8.RuneSelf:
+				return rune(c), false
 			case c != 0xc2:
-				return rune(c)
+				ascii = false
 			case i+1 < len(text) && text[i+1] >= 0x80 && text[i+1] <= 0x9f:
-				return rune(text[i+1]) // U+0080–U+009F, UTF-8 C2 80–C2 9F
+				return rune(text[i+1]), false // U+0080–U+009F, UTF-8 C2 80–C2 9F
+			default:
+				ascii = false
 			}
 		}
 	}
-	return -1
+	return -1, ascii
 }
 
 // mayControl: the bytes that may start a control character (one below a
-// space, DEL, or 0xC2, which leads U+0080–U+00BF), so controlChar looks
-// closer at those alone; every check reads every byte of its text here.
+// space, DEL, or 0xC2, which leads U+0080–U+00BF) and the other bytes
+// past ASCII, so controlChar looks closer at those alone; every check
+// reads every byte of its text here.
 var mayControl = func() (t [256]bool) {
 	for c := range 256 {
-		t[c] = c < ' ' || c == 0x7f || c == 0xc2
+		t[c] = c < ' ' || c == 0x7f || c >= utf8.RuneSelf
 	}
 	return t
 }()
@@ -96,9 +104,9 @@ var latinLanguages = func() map[whatlanggo.Lang]bool {
 // unsupportedLanguage returns the language text is mostly written in when
 // that is not English, or "". text is the text as received (scripts are
 // told from its letters, before look-alike letters are folded); toks are
-// the normalised text's tokens.
-func unsupportedLanguage(text string, toks []token) string {
-	if other, latin := scriptWeights(text); other > latin {
+// the normalised text's tokens; plain says isPlainASCII(text).
+func unsupportedLanguage(text string, toks []token, plain bool) string {
+	if other, latin := scriptWeights(text, plain); other > latin {
 		// The weights decide; the script names what was found.
 		if name := scriptName(whatlanggo.DetectScript(text)); name != "" {
 			return name + " script"
@@ -108,7 +116,7 @@ func unsupportedLanguage(text string, toks []token) string {
 	if englishMarker(toks) {
 		return ""
 	}
-	words, english := englishWords(text, toks)
+	words, english := englishWords(text, toks, plain)
 	if words < minWordsForLanguage {
 		return ""
 	}
@@ -131,8 +139,8 @@ func unsupportedLanguage(text string, toks []token) string {
 // from its tokens; any other from its own letters, since the normalised
 // copy folds accented and look-alike letters into words the lexicon may
 // know ("cổng" would read "cong").
-func englishWords(text string, toks []token) (words, english int) {
-	if isPlainASCII(text) {
+func englishWords(text string, toks []token, plain bool) (words, english int) {
+	if plain {
 		for i := range toks {
 			t := &toks[i]
 			if t.punct != 0 || t.code || len(t.w) < 2 || !isLowerLetters(t.w) {
@@ -262,8 +270,8 @@ func isLowerLetters(w string) bool {
 // so it weighs as much as a short Latin word. When nothing outside quotes
 // holds letters, the quotes are counted: a text that only wraps itself in
 // quotation marks is read as it is.
-func scriptWeights(text string) (other, latin int) {
-	if !hasOtherLetter(text) {
+func scriptWeights(text string, plain bool) (other, latin int) {
+	if plain || !hasOtherLetter(text) {
 		return 0, 1 // other is 0 whatever the quotes; only other > latin is asked
 	}
 	for _, skipQuotes := range []bool{true, false} {
