@@ -133,6 +133,8 @@ func endsSentence(t *token) bool {
 // grammar's verdict on the whole text (rule "" when it passed) goes to the
 // sentence its phrase is in.
 func appendFeatures(dst []uint32, ends []int, text string, toks []token, rule, phrase string) ([]uint32, []int) {
+	var startsBuf [64]int
+	starts := startsBuf[:0] // where in dst each word of the sentence read last has its slots
 	ruleAt := -1
 	if rule != "" {
 		if at := strings.Index(text, phrase); at >= 0 {
@@ -156,19 +158,31 @@ func appendFeatures(dst []uint32, ends []int, text string, toks []token, rule, p
 		if ruleAt >= a && ruleAt < b || ruleAt < 0 && rule != "" && a == 0 {
 			r, p = rule, phrase
 		}
-		dst = appendSentence(dst, text, toks[a:b], a == 0, r, p)
+		base := len(dst)
+		dst = append(dst, slotOf(fBias, 0, 0))
+		var pw, pt uint32
+		dst, starts, pw, pt = appendWords(dst, toks[a:b], 0, startWord, '^', starts[:0])
+		dst = appendSentenceEnd(dst, text, toks[a:b], a == 0, r, p, pw, pt)
 		ends = append(ends, len(dst))
 		// The sentence up to each clause boundary is read on its own too,
 		// so a clause appended to an order ("…, which the kubelet logs as
 		// expected", "… when the deploy had taken five minutes") cannot
-		// water it down.
+		// water it down. Its words' slots are the sentence's but for its
+		// last two words, which look ahead: the rest are copied.
 		for c := clauseEnd(toks, a, b); c < b; c = clauseEnd(toks, c, b) {
 			if words(toks[a:c]) >= 3 && words(toks[c:b]) >= 2 {
 				r, p := "", ""
 				if ruleAt >= a && ruleAt < c {
 					r, p = rule, phrase
 				}
-				dst = appendSentence(dst, text, toks[a:c], a == 0, r, p)
+				k := max(0, c-a-2) // the first word to read again
+				dst = append(dst, dst[base:starts[k]]...)
+				pw, pt = startWord, '^'
+				if k > 0 {
+					pw, pt = wordSlotHash(&toks[a+k-1]), uint32(toks[a+k-1].tag)
+				}
+				dst, _, pw, pt = appendWords(dst, toks[a:c], k, pw, pt, nil)
+				dst = appendSentenceEnd(dst, text, toks[a:c], a == 0, r, p, pw, pt)
 				ends = append(ends, len(dst))
 			}
 		}
@@ -212,18 +226,33 @@ func words(toks []token) int {
 	return n
 }
 
-// appendSentence appends the features of one sentence. Each word is
-// hashed once; a feature's slot mixes its name space with the hashes of
-// its parts.
-func appendSentence(dst []uint32, text string, toks []token, first bool, rule, phrase string) []uint32 {
-	dst = append(dst, slotOf(fBias, 0, 0))
-	prevWord, prevTag := uint32(newHash('^')), uint32('^')
-	for i := range toks {
+// The features of one sentence: a bias, the slots of each word (appendWords)
+// and those of its end (appendSentenceEnd). Each word is hashed once; a
+// feature's slot mixes its name space with the hashes of its parts.
+
+// startWord is the hash of the word before a sentence's first.
+var startWord = uint32(newHash('^'))
+
+// wordSlotHash is the hash the word features read for t: a code span or
+// code-like word is one word, "<code>".
+func wordSlotHash(t *token) uint32 {
+	if t.code && t.punct == 0 && !t.has(cSymbol) {
+		return codeHash
+	}
+	return t.h
+}
+
+// appendWords appends the slots of toks[from:], a sentence's tokens, the
+// word before them hashing to prevWord with tag prevTag, and returns the
+// hash and tag of the last. To starts, when not nil, it appends where in
+// dst each word's slots start.
+func appendWords(dst []uint32, toks []token, from int, prevWord, prevTag uint32, starts []int) ([]uint32, []int, uint32, uint32) {
+	for i := from; i < len(toks); i++ {
 		t := &toks[i]
-		hw := t.h
-		if t.code && t.punct == 0 && !t.has(cSymbol) {
-			hw = codeHash
+		if starts != nil {
+			starts = append(starts, len(dst))
 		}
+		hw := wordSlotHash(t)
 		tag := uint32(t.tag)
 		dst = append(dst,
 			slotOf(fWord, hw, 0),
@@ -251,6 +280,13 @@ func appendSentence(dst []uint32, text string, toks []token, first bool, rule, p
 		}
 		prevWord, prevTag = hw, tag
 	}
+	return dst, starts, prevWord, prevTag
+}
+
+// appendSentenceEnd appends the slots of a sentence's end, after its last
+// word (prevWord, prevTag): the grammar's rule, its length, whether it is
+// the text's first.
+func appendSentenceEnd(dst []uint32, text string, toks []token, first bool, rule, phrase string, prevWord, prevTag uint32) []uint32 {
 	dst = append(dst, slotOf(fPair, prevWord, endHash), slotOf(fTagPair, prevTag<<8|'$', 0))
 	hr := uint32(newHash(0).str(rule))
 	dst = append(dst, slotOf(fRule, hr, 0))

@@ -266,7 +266,14 @@ func isWordStart(s string, i int) bool {
 // wordEnd: letters, digits and "_", joined by single inner ' - . / @ + #
 // when a letter or digit follows ("re-run", "v1.2", "CI/CD", "don't").
 func wordEnd(s string, i int) int {
-	j := i
+	j, _ := wordSpan(s, i)
+	return j
+}
+
+// wordSpan is wordEnd, and whether the word holds an apostrophe (a
+// contraction to split), which its loop sees at no cost.
+func wordSpan(s string, i int) (j int, apostrophe bool) {
+	j = i
 	for j < len(s) {
 		c := s[j]
 		if c >= utf8.RuneSelf {
@@ -288,43 +295,40 @@ func wordEnd(s string, i int) int {
 		if !isWordStart(s, j+1) || c == '.' && sentenceJoin(s, i, j) {
 			break
 		}
+		apostrophe = apostrophe || c == '\''
 		j++
 	}
-	return j
+	return j, apostrophe
 }
 
 // appendWordAt appends the word that starts at s[i] and returns where it
 // ends.
 func appendWordAt(toks []token, s, low string, i int) ([]token, int) {
-	j := wordEnd(s, i)
+	j, apostrophe := wordSpan(s, i)
 	for j > i+1 && s[j-1] == '_' {
 		j-- // "Delete_" of "_Delete_"
 	}
 	if strings.HasPrefix(s[j:], "()") { // "Close()": code
 		return append(toks, token{s: i, e: j + 2, w: low[i : j+2], code: true, cls: cNoun | cKnown}), j + 2
 	}
-	return appendWord(toks, s, low, i, j), j
-}
-
-func appendWord(toks []token, s, low string, i, j int) []token {
-	w := low[i:j]
-	if strings.IndexByte(w, '\'') >= 0 {
+	if apostrophe {
 		// Split a contraction off the end: "don't" → "do" + "n't".
+		w := low[i:j]
 		for _, c := range contractions {
 			if len(w) > len(c) && strings.HasSuffix(w, c) {
 				k := j - len(c)
 				toks = appendClassified(toks, s, low, i, k)
-				return appendClassified(toks, s, low, k, j)
+				return appendClassified(toks, s, low, k, j), j
 			}
 		}
 	}
-	return appendClassified(toks, s, low, i, j)
+	return appendClassified(toks, s, low, i, j), j
 }
 
 // appendClassified appends the word s[i:j], tagged in place.
 func appendClassified(toks []token, s, low string, i, j int) []token {
-	toks = append(toks, token{})
-	classify(&toks[len(toks)-1], s, low, i, j)
+	toks = append(toks, token{s: i, e: j, w: low[i:j]})
+	classify(&toks[len(toks)-1], s)
 	return toks
 }
 
@@ -336,9 +340,10 @@ var verbPrefix = map[string]bool{
 	"post": true, "sub": true, "super": true, "multi": true, "hot": true, "cold": true,
 }
 
-// classify tags one word: the lexicon first, then its shape.
-func classify(t *token, s, low string, i, j int) {
-	*t = token{s: i, e: j, w: low[i:j]}
+// classify tags one word, a fresh token of s whose span and word are set:
+// the lexicon first, then its shape.
+func classify(t *token, s string) {
+	i := t.s
 	if c := s[i]; c < utf8.RuneSelf {
 		t.cap = 'A' <= c && c <= 'Z'
 	} else {
