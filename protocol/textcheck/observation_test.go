@@ -2,6 +2,7 @@ package textcheck
 
 import (
 	"errors"
+	"math/rand"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -119,4 +120,26 @@ func FuzzCheckText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPrintable8 compares controlChar's eight-byte test with a byte loop.
+func TestPrintable8(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	for n := 0; n < 300000; n++ {
+		var b [8]byte
+		for k := range b {
+			if r.Intn(4) == 0 {
+				b[k] = byte(r.Intn(256))
+			} else {
+				b[k] = byte(0x1e + r.Intn(0x64)) // around the printable range's ends
+			}
+		}
+		want := true
+		for _, c := range b {
+			want = want && c >= 0x20 && c <= 0x7e
+		}
+		if printable8(string(b[:])) != want {
+			t.Fatalf("printable8(% x) = %v", b, !want)
+		}
+	}
 }

@@ -77,8 +77,8 @@ var (
 		{re: regexp.MustCompile(`(?i)hooks\.slack\.com/services/[A-Za-z0-9/]+`), need: []string{"hooks.slack", "HOOKS.SLACK"}, long: true},
 		{re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{8,}`), need: []string{"xox"}},
 		{re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]+){0,2}`), need: []string{"eyJ"}},
-		{re: regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth)=[^\s,;'"<>]{4,}`), need: []string{"="}},
-		{re: regexp.MustCompile(`(?i)\bpass(?:word|phrase)\s+(?:is|to|of|was|as|:)\s+[^\s<>]*[0-9][^\s<>]*[^\s<>.,;]`), need: []string{"assword", "ASSWORD", "assphrase", "ASSPHRASE"}},
+		{re: regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth)=[^\s,;'"<>]{4,}`), need: []string{"="}, pre: rawSecretAssigned},
+		{re: regexp.MustCompile(`(?i)\bpass(?:word|phrase)\s+(?:is|to|of|was|as|:)\s+[^\s<>]*[0-9][^\s<>]*[^\s<>.,;]`), need: []string{"assword", "ASSWORD", "assphrase", "ASSPHRASE"}, pre: rawPasswordSpaced},
 		{re: regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*`), need: []string{"earer", "EARER"}, long: true},
 	})
 	rawPaths = withNeedSets([]rawPattern{ // the path is submatch 1
@@ -241,7 +241,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 			}
 		}
 	}
-	if has.has('.') && rawDottedQuad(text) {
+	if dots >= 3 && rawDottedQuad(text) { // each of a dotted quad's dots is inside a word
 		for _, m := range rawIPv4.FindAllStringIndex(text, -1) {
 			if c := text[max(0, m[0]-2)]; m[0] > 1 && text[m[0]-1] == '/' && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
 				continue // "Chrome/124.0.0.0": a product's version in a user agent
@@ -251,7 +251,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 			}
 		}
 	}
-	if has.has('.') && (rawHasPrivateSuffix(text) || dots >= 2) {
+	if dots >= 2 || dots == 1 && rawHasPrivateSuffix(text) { // a private suffix's dot is inside a word
 		rawPrivateHosts(text, addc)
 	}
 	findNames(text, toks, &found)
@@ -677,6 +677,9 @@ type rawPattern struct {
 	// a text without so long a word holds none.
 	long bool
 	sets []byteSet // the bytes of each need: a text lacking one lacks it
+	// pre, when set, is a test every match passes that costs less than
+	// the pattern, asked after the needs.
+	pre func(text string) bool
 }
 
 // withNeedSets fills each pattern's byte sets, so that most patterns are
@@ -698,10 +701,66 @@ func withNeedSets(ps []rawPattern) []rawPattern {
 func (p *rawPattern) mayMatch(text string, has *byteSet) bool {
 	for i, sub := range p.need {
 		if has.covers(&p.sets[i]) && strings.Contains(text, sub) {
-			return true
+			return p.pre == nil || p.pre(text)
 		}
 	}
 	return false
+}
+
+// rawSecretAssigned: some "=" follows a secret's name ("token=", "API_KEY=",
+// "client-secret="), in any case, as the assignment pattern needs.
+func rawSecretAssigned(text string) bool {
+	if rawFoldTwins(text) {
+		return true
+	}
+	for i := strings.IndexByte(text, '='); i >= 0; i = rawNextByte(text, '=', i) {
+		for _, name := range [...]string{"password", "passwd", "pwd", "secret", "token", "key", "auth"} {
+			if i >= len(name) && strings.EqualFold(text[i-len(name):i], name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rawPasswordSpaced: "password" or "passphrase", in any case, is followed
+// by white space somewhere, as "the password is …" needs ("passwords" is
+// not).
+func rawPasswordSpaced(text string) bool {
+	if rawFoldTwins(text) {
+		return true
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i]|0x20 != 'p' {
+			continue
+		}
+		for _, w := range [...]string{"password", "passphrase"} {
+			if e := i + len(w); e < len(text) && strings.EqualFold(text[i:e], w) && rawPatternSpace(text[e]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rawFoldTwins: text holds "ſ" or the Kelvin sign "K", the only letters
+// outside ASCII that a case-insensitive pattern reads as ASCII ones ("s",
+// "k"); the tests before such a pattern then leave it to the pattern.
+func rawFoldTwins(text string) bool {
+	return strings.Contains(text, "\u017f") || strings.Contains(text, "\u212a")
+}
+
+// rawPatternSpace: c is white space as a pattern's \s reads it.
+func rawPatternSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+// rawNextByte is the index of the next c in text after i, or -1.
+func rawNextByte(text string, c byte, i int) int {
+	if k := strings.IndexByte(text[i+1:], c); k >= 0 {
+		return i + 1 + k
+	}
+	return -1
 }
 
 // rawTrimEnd drops sentence punctuation that a greedy match took along.
@@ -947,19 +1006,24 @@ func rawSSHClone(text string, s, e int) bool {
 	return e < len(text) && text[e] == ':' && strings.EqualFold(text[s:min(e, s+4)], "git@")
 }
 
+// rawFlagAfter: a flag of rawCLIPasswords' patterns may start after c.
+func rawFlagAfter(c byte) bool {
+	return rawPatternSpace(c) || c == '(' || c == '[' || c == '`' || c == '\'' || c == '"'
+}
+
 // rawMayHoldFlag: text may give a secret as a command-line value, which
 // rawCLIPasswords needs.
 func rawMayHoldFlag(text string) bool {
 	for i := 0; i+2 < len(text); i++ {
-		if text[i] != '-' {
-			continue
+		if text[i] != '-' || i > 0 && !rawFlagAfter(text[i-1]) {
+			continue // not a dash, or one inside a word ("must-pass")
 		}
 		j := i + 1
 		if text[j] == '-' {
 			j++
 		}
-		if j < len(text) && (text[j] == 'p' || text[j] == 'P') && (j+1 == len(text) || !rawIsWordByte(text[j+1]) || i > 0 && text[i-1] == ' ') {
-			return true // "-p x", "-P 'x'", "-pS3cret"
+		if j < len(text) && (text[j] == 'p' || text[j] == 'P') {
+			return true // "-p x", "-P 'x'", "-pS3cret", "--password"
 		}
 		rest := text[j:min(len(text), j+12)]
 		for _, name := range [...]string{"pass", "pwd", "token", "secret", "key", "api", "auth", "access", "private", "client", "store", "require", "conn"} {

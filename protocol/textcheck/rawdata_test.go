@@ -1,6 +1,7 @@
 package textcheck
 
 import (
+	"math/rand"
 	"strings"
 	"testing"
 )
@@ -303,6 +304,58 @@ func TestRedactRawDataDraft(t *testing.T) {
 		}
 		if FindRawData(r.Text) != nil {
 			t.Errorf("RedactRawDataReport(%q) = %q still holds raw data", c.in, r.Text)
+		}
+	}
+}
+
+// TestRawPrefiltersHoldEveryMatch: the cheap tests that let findRaw skip
+// a pattern (a need's pre, rawMayHoldFlag, rawDottedQuad) pass every text
+// the pattern matches (rawCLIPasswords: finds a password in), on texts
+// pieced from the patterns' own parts.
+func TestRawPrefiltersHoldEveryMatch(t *testing.T) {
+	parts := []string{"password", "PASSWORD", "Passphrase", "passwd", " is ", " -u app ", "Pa55word", " ", "\t", "\f", "\v", "=", "token", "api_key", "API-KEY",
+		"client_secret", "auth", "-", "--", "-p", "-P", "p", "secret", "x9", "'abc1'", `"q7"`, "(", "[", "`", "'", "1", ".", "255", "10",
+		"ſ", "\u212a", "must", ":", "abcd", "12.3", "10.0.", "192.168.", "0.1", "7", "e", "s", "conn-password", "keypass", "storepass"}
+	r := rand.New(rand.NewSource(1))
+	checked := map[string]int{}
+	for n := 0; n < 200000; n++ {
+		var b strings.Builder
+		for k := 1 + r.Intn(8); k > 0; k-- {
+			b.WriteString(parts[r.Intn(len(parts))])
+		}
+		text := b.String()
+		for i := range rawSecrets {
+			if p := &rawSecrets[i]; p.pre != nil && p.re.MatchString(text) {
+				checked[p.re.String()]++
+				if !p.pre(text) {
+					t.Fatalf("%q matches %s, but its pre test says no", text, p.re)
+				}
+			}
+		}
+		found := false
+		rawCLIPasswords(text, func(string, int, int) { found = true })
+		if found {
+			checked["flags"]++
+			if !rawMayHoldFlag(text) {
+				t.Fatalf("%q gives a password as a flag, but rawMayHoldFlag says no", text)
+			}
+		}
+		if rawIPv4.MatchString(text) {
+			checked["ipv4"]++
+			if !rawDottedQuad(text) {
+				t.Fatalf("%q holds an IPv4 address, but rawDottedQuad says no", text)
+			}
+		}
+	}
+	whats := []string{"flags", "ipv4"}
+	for i := range rawSecrets {
+		if rawSecrets[i].pre != nil {
+			whats = append(whats, rawSecrets[i].re.String())
+		}
+	}
+	for _, what := range whats {
+		if checked[what] < 100 {
+			t.Errorf("only %d texts matched %s: the test reads too few", checked[what], what)
 		}
 	}
 }

@@ -36,7 +36,11 @@ func (e *ReadError) Error() string {
 // makes it plain (isPlainASCII) for the checks after it.
 func controlChar(text string) (r rune, ascii bool) {
 	ascii = true
-	for i := 0; i < len(text); i++ {
+	i := 0
+	for ; i+8 <= len(text) && printable8(text[i:i+8]); i += 8 {
+		// Eight printable ASCII bytes (most of every text) at a time.
+	}
+	for ; i < len(text); i++ {
 		if c := text[i]; mayControl[c] {
 			switch {
 			case c < utf8.RuneSelf:
@@ -51,6 +55,17 @@ func controlChar(text string) (r rune, ascii bool) {
 		}
 	}
 	return -1, ascii
+}
+
+// printable8: the eight bytes of s are all printable ASCII (0x20–0x7E),
+// told by word arithmetic: a byte below 0x20 borrows into its high bit
+// when 0x20 is taken from it, and one above 0x7E carries into it when 1 is
+// added (or has it set already).
+func printable8(s string) bool {
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return ((x-0x20*ones)&^x|(x+ones)|x)&highs == 0
 }
 
 // mayControl: the bytes that may start a control character (one below a
