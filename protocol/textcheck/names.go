@@ -60,8 +60,10 @@ func findNames(text string, toks []token, found *findings) {
 		}
 		// The token's classes hold the name lists' bits for its own word.
 		given := len(first) == len(t.w) && t.has(cGiven) || len(first) < len(t.w) && givenNames[first]
-		if folded := foldLatin(first); !given && folded != first {
-			given = givenNames[folded]
+		if !given {
+			if folded := foldLatin(first); folded != first {
+				given = givenNames[folded]
+			}
 		}
 		if !given && !titled {
 			// Two capitalised words the lexicon does not know, after "by",

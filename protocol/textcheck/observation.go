@@ -1,6 +1,7 @@
 package textcheck
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -234,12 +235,32 @@ var scratchPool = sync.Pool{New: func() any {
 // stay the same.
 func appendLowerASCII(dst []byte, s string) []byte {
 	dst = append(dst, s...)
-	for i := len(dst) - len(s); i < len(dst); i++ {
-		if c := dst[i]; 'A' <= c && c <= 'Z' {
-			dst[i] = c + 'a' - 'A'
+	i := len(dst) - len(s)
+	for ; i+8 <= len(dst); i += 8 {
+		// Eight ASCII bytes at a time: a byte from 'A' to 'Z' gains the
+		// high bit when 0x3F is added and not when 0x25 is (no byte below
+		// 0x80 carries into the next), and that bit, moved down to 0x20,
+		// lowers it.
+		x := binary.LittleEndian.Uint64(dst[i:])
+		const ones, highs = 0x0101010101010101, 0x8080808080808080
+		if x&highs != 0 {
+			lowerBytes(dst[i : i+8])
+			continue
+		}
+		upper := ((x + 0x3f*ones) ^ (x + 0x25*ones)) & highs
+		binary.LittleEndian.PutUint64(dst[i:], x|upper>>2)
+	}
+	lowerBytes(dst[i:])
+	return dst
+}
+
+// lowerBytes lowers the ASCII letters of b in place.
+func lowerBytes(b []byte) {
+	for i := range b {
+		if c := b[i]; 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
 		}
 	}
-	return dst
 }
 
 // reader walks the tokens clause by clause.
@@ -391,7 +412,7 @@ func (r *reader) phrases() *InstructionError {
 		}
 		ps := phrasesByFirstID[toks[i].pid]
 		for _, p := range ps {
-			if p.anchored && !r.clauseOpensAt(i) || !p.possible(present[:]) {
+			if q := p.quick; q.bits&present[q.k] == 0 && q.bits != 0 || p.anchored && !r.clauseOpensAt(i) || !p.possible(present[:]) {
 				continue
 			}
 			if end, ok := p.match(toks, i); ok {

@@ -143,3 +143,29 @@ func TestPrintable8(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendLowerASCII compares the eight-byte lowering with a byte loop,
+// on texts of every length with bytes past ASCII among the letters.
+func TestAppendLowerASCII(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for n := 0; n < 100000; n++ {
+		b := make([]byte, r.Intn(40))
+		for k := range b {
+			if r.Intn(8) == 0 {
+				b[k] = byte(r.Intn(256))
+			} else {
+				b[k] = byte(0x38 + r.Intn(0x50)) // digits to past 'z'
+			}
+		}
+		want := []byte("prefix")
+		for _, c := range b {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			want = append(want, c)
+		}
+		if got := appendLowerASCII([]byte("prefix"), string(b)); string(got) != string(want) {
+			t.Fatalf("appendLowerASCII(%q) = %q, want %q", b, got, want)
+		}
+	}
+}

@@ -16,6 +16,10 @@ type phrase struct {
 	anchored bool       // "^": only at the start of a clause
 	steps    []phraseAt // in order
 	needs    [][]chunk  // per word step, the non-zero words of its bit set
+	// quick is the words of the narrowest step whose words share one
+	// word of the bit set (bits 0 when none): most phrases tried at a
+	// token lack them, and one AND says so.
+	quick chunk
 }
 
 // chunk is one non-zero word of a bit set of phrase word numbers.
@@ -192,6 +196,12 @@ func compilePhrases(txt string) map[string][]*phrase {
 		}
 		// A step that allows fewer words is likelier missing: first.
 		slices.SortStableFunc(p.needs, func(a, b []chunk) int { return wordsIn(a) - wordsIn(b) })
+		for _, need := range p.needs {
+			if len(need) == 1 {
+				p.quick = need[0]
+				break
+			}
+		}
 		for _, w := range strings.Split(fields[0], "|") {
 			idx[w] = append(idx[w], p)
 		}

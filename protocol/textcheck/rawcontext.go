@@ -33,7 +33,7 @@ func rawContextual(text string, toks []token, has *byteSet, joined bool, add fun
 		case context && private >= 0 && i-private <= 12 && rawSpeechVerbs[t.w]:
 			add("transcript", toks[private].s, rawSentenceEnd(toks, i))
 			private = -1
-		case rawPersonByUse(text, toks, i):
+		case t.cap && rawPersonByUse(text, toks, i): // most words are not capitalised
 			add("name", t.s, t.e)
 		case joined && !t.cap && rawCompoundHandle(text[t.s:t.e]):
 			add("name", t.s, t.e)
