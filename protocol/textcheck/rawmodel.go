@@ -72,13 +72,12 @@ const (
 // rawCandidate: a word that could be private data. Common words the
 // lexicon knows, in lower case, cannot; neither can punctuation. ascii:
 // text holds no byte past ASCII (then no word does).
-func rawCandidate(text string, toks []token, i int, ascii bool) bool {
-	t := &toks[i]
+func rawCandidate(text string, t *token, ascii bool) bool {
 	if t.punct != 0 || t.e-t.s < 3 || t.has(cSymbol) {
 		return false
 	}
 	if !t.code && !t.cap && t.has(cKnown) && !t.has(cUnknown) && (ascii || !hasNonASCII(text[t.s:t.e])) {
-		return false // a common word in lower case, most words: the cheapest test first
+		return false // a common word in lower case
 	}
 	if t.has(cDet|cPrep|cConj|cSubject|cObject|cModal|cBe|cHave|cDo|cSub|cRel) && !t.has(cUnknown) && !t.code {
 		return false // "The", "For", "It": a function word, capitalised or not, names no one
@@ -119,6 +118,12 @@ func rawHasPathByte(s string) bool {
 	return false
 }
 
+// rawCommonWord: t is a common word in lower case in an ASCII text, most
+// words, which rawCandidate refuses; its callers ask this first, inlined.
+func rawCommonWord(t *token, ascii bool) bool {
+	return ascii && t.cls&(cKnown|cUnknown) == cKnown && !t.code && !t.cap
+}
+
 // hasNonASCII: s holds a byte outside ASCII.
 func hasNonASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -140,7 +145,7 @@ var rawSecretWords = map[string]bool{
 // as a segment of its own, and each segment's end to ends.
 func appendRawFeatures(dst []uint32, ends []int, text string, toks []token, ascii bool) ([]uint32, []int) {
 	for i := range toks {
-		if !rawCandidate(text, toks, i, ascii) {
+		if t := &toks[i]; rawCommonWord(t, ascii) || !rawCandidate(text, t, ascii) {
 			continue
 		}
 		t := &toks[i]
@@ -241,7 +246,7 @@ func rawModelFinds(buf *scratch, text string, toks []token, ascii bool) (start, 
 		return 0, 0, false
 	}
 	for i := range toks { // the at-th candidate is the segment's word
-		if rawCandidate(text, toks, i, ascii) {
+		if t := &toks[i]; !rawCommonWord(t, ascii) && rawCandidate(text, t, ascii) {
 			if at == 0 {
 				return toks[i].s, toks[i].e, true
 			}

@@ -247,8 +247,9 @@ func isLetters(s string) bool {
 	return true
 }
 
-// asciiWord marks the ASCII bytes that are word characters.
-var asciiWord = func() (t [utf8.RuneSelf]bool) {
+// asciiWord marks the ASCII bytes that are word characters (every byte
+// has an entry, so a loop over any text reads it unchecked).
+var asciiWord = func() (t [256]bool) {
 	for c := 0; c < utf8.RuneSelf; c++ {
 		t[c] = c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 	}
@@ -275,6 +276,12 @@ func wordEnd(s string, i int) int {
 func wordSpan(s string, i int) (j int, apostrophe bool) {
 	j = i
 	for j < len(s) {
+		for j < len(s) && asciiWord[s[j]] {
+			j++ // most of a word: one load a byte
+		}
+		if j == len(s) {
+			break
+		}
 		c := s[j]
 		if c >= utf8.RuneSelf {
 			r, n := utf8.DecodeRuneInString(s[j:])
@@ -282,10 +289,6 @@ func wordSpan(s string, i int) (j int, apostrophe bool) {
 				break // every joiner is ASCII
 			}
 			j += n
-			continue
-		}
-		if asciiWord[c] {
-			j++
 			continue
 		}
 		if !joiner(rune(c)) || j+1 == len(s) {
