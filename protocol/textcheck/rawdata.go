@@ -677,6 +677,7 @@ type rawPattern struct {
 	// a text without so long a word holds none.
 	long bool
 	sets []byteSet // the bytes of each need: a text lacking one lacks it
+	rare []int     // the offset of each need's rarest byte, which the search looks for
 	// pre, when set, is a test every match passes that costs less than
 	// the pattern, asked after the needs.
 	pre func(text string) bool
@@ -692,6 +693,7 @@ func withNeedSets(ps []rawPattern) []rawPattern {
 				set.add(n[j])
 			}
 			ps[i].sets = append(ps[i].sets, set)
+			ps[i].rare = append(ps[i].rare, rarestByte(n))
 		}
 	}
 	return ps
@@ -700,8 +702,46 @@ func withNeedSets(ps []rawPattern) []rawPattern {
 // mayMatch: text, whose bytes are has, holds one of p's needed strings.
 func (p *rawPattern) mayMatch(text string, has *byteSet) bool {
 	for i, sub := range p.need {
-		if has.covers(&p.sets[i]) && strings.Contains(text, sub) {
+		if has.covers(&p.sets[i]) && containsBy(text, sub, p.rare[i]) {
 			return p.pre == nil || p.pre(text)
+		}
+	}
+	return false
+}
+
+// englishLetters are the lower-case letters, commonest first.
+const englishLetters = "etaoinshrdlcumwfgypbvkjxqz"
+
+// rarestByte is the offset in s of the byte likeliest to be rarest in an
+// English text: any but a lower-case letter, else the letter latest in
+// englishLetters.
+func rarestByte(s string) int {
+	best, rank := 0, -1
+	for i := 0; i < len(s); i++ {
+		r := strings.IndexByte(englishLetters, s[i])
+		if r < 0 {
+			return i
+		}
+		if r > rank {
+			best, rank = i, r
+		}
+	}
+	return best
+}
+
+// containsBy is strings.Contains(text, sub), searching for sub[k], the
+// rarest byte of sub: a common first byte ("assword") stops a search at
+// every word.
+func containsBy(text, sub string, k int) bool {
+	c := sub[k]
+	for i := k; i < len(text); i++ {
+		j := strings.IndexByte(text[i:], c)
+		if j < 0 {
+			return false
+		}
+		i += j
+		if s := i - k; s+len(sub) <= len(text) && text[s:s+len(sub)] == sub {
+			return true
 		}
 	}
 	return false

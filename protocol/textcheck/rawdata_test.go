@@ -359,3 +359,26 @@ func TestRawPrefiltersHoldEveryMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestContainsBy compares the rare-byte search with strings.Contains.
+func TestContainsBy(t *testing.T) {
+	r := rand.New(rand.NewSource(4))
+	const alphabet = "asword p-=xX"
+	for n := 0; n < 200000; n++ {
+		b := make([]byte, r.Intn(24))
+		for k := range b {
+			b[k] = alphabet[r.Intn(len(alphabet))]
+		}
+		sub := make([]byte, 1+r.Intn(4))
+		for k := range sub {
+			sub[k] = alphabet[r.Intn(len(alphabet))]
+		}
+		text, s := string(b), string(sub)
+		if got, want := containsBy(text, s, rarestByte(s)), strings.Contains(text, s); got != want {
+			t.Fatalf("containsBy(%q, %q) = %v, want %v", text, s, got, want)
+		}
+	}
+	if k := rarestByte("assword"); k != 3 {
+		t.Errorf(`rarestByte("assword") = %d, want 3 (the "w")`, k)
+	}
+}
