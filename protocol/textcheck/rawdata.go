@@ -124,40 +124,9 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 	addc := found.add
 	// Cheap tests first: most sentences hold no character a pattern needs,
 	// and one pass over the bytes says which they hold.
-	var has byteSet
-	colons, dots := 0, 0
-	longRun, longWord := false, false // a run of 32 key bytes or more; a word of 16 bytes or more
-	spelledDot := false               // " dot ", "[dot]", "(dot)" or "{dot}"
-	// A byte of a run, most bytes, costs two loads: the run's and the
-	// word's lengths are taken where they end.
-	runStart, wordStart := 0, 0
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		has.add(c)
-		if rawRunBytes[c] {
-			continue
-		}
-		switch n := i - runStart; {
-		case n >= 32:
-			longRun = true
-		case n == 3 && text[i-3:i] == "dot" && rawSpelledDotAt(text, i-3):
-			spelledDot = true
-		}
-		runStart = i + 1
-		switch {
-		case c == ' ':
-			if i-wordStart >= 16 {
-				longWord = true
-			}
-			wordStart = i + 1
-		case c == ':':
-			colons++
-		case c == '.' && i+1 < len(text) && text[i+1] != ' ':
-			dots++ // a dot inside a word: a host, a file, a version
-		}
-	}
-	longRun = longRun || len(text)-runStart >= 32
-	longWord = longWord || len(text)-wordStart >= 16
+	facts := scanRawBytes(text)
+	has := facts.has
+	colons, dots, longRun, longWord, spelledDot := facts.colons, facts.dots, facts.longRun, facts.longWord, facts.spelledDot
 	slash := has.has('/') || has.has('\\')
 	if has.has('-') && has.has('B') && has.has('G') && strings.Contains(text, "-----BEGIN") {
 		for _, m := range rawPEM.FindAllStringIndex(text, -1) {
@@ -646,21 +615,105 @@ func rawHasPrivateSuffix(text string) bool {
 
 var rawPrivateSuffixes = []string{"int", "corp", "lan", "local", "home", "private", "priv"}
 
+// rawBytes is what findRaw's first pass learns of a text's bytes.
+type rawBytes struct {
+	// has holds the text's bytes, and every lower-case letter whether the
+	// text holds it or not (rawLowerLetters): a letter costs one load
+	// then, and no test asks for one alone (a need's letters only spare a
+	// search).
+	has      byteSet
+	colons   int
+	dots     int  // dots inside a word: a host, a file, a version
+	longRun  bool // a run of 32 key bytes or more
+	longWord bool // a word of 16 bytes or more
+	// spelledDot: " dot ", "[dot]", "(dot)" or "{dot}"
+	spelledDot bool
+}
+
+// scanRawBytes reads text once, a load a byte for most bytes: a run's and
+// a word's lengths are taken where they end. It is a function of its own
+// so that its few variables stay in registers.
+func scanRawBytes(text string) (f rawBytes) {
+	runStart, wordStart := 0, 0
+	for i := 0; i < len(text); i++ {
+		for i < len(text) && rawByteKinds[text[i]] == rawLower {
+			i++
+		}
+		if i == len(text) {
+			break
+		}
+		c := text[i]
+		f.has.add(c)
+		if rawByteKinds[c] == rawRunByte {
+			continue
+		}
+		switch n := i - runStart; {
+		case n >= 32:
+			f.longRun = true
+		case n == 3 && text[i-3:i] == "dot" && rawSpelledDotAt(text, i-3):
+			f.spelledDot = true
+		}
+		runStart = i + 1
+		switch {
+		case c == ' ':
+			if i-wordStart >= 16 {
+				f.longWord = true
+			}
+			wordStart = i + 1
+		case c == ':':
+			f.colons++
+		case c == '.' && i+1 < len(text) && text[i+1] != ' ':
+			f.dots++
+		}
+	}
+	f.longRun = f.longRun || len(text)-runStart >= 32
+	f.longWord = f.longWord || len(text)-wordStart >= 16
+	f.has.or(&rawLowerLetters)
+	return f
+}
+
 // byteSet is a set of byte values.
 type byteSet [4]uint64
 
 func (b *byteSet) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
 func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
 
-// rawRunBytes are the bytes of a run that may be a key or a digest (word
-// bytes, '+', '/' and '-'): findRaw's first pass reads one load a byte
-// instead of a chain of comparisons.
-var rawRunBytes = func() (t [256]bool) {
+func (b *byteSet) or(m *byteSet) {
+	for i := range b {
+		b[i] |= m[i]
+	}
+}
+
+// The kinds of byte findRaw's first pass tells apart with one load a byte
+// instead of a chain of comparisons: a lower-case letter, another byte of
+// a run that may be a key or a digest (word bytes, '+', '/' and '-'), and
+// any other.
+const (
+	rawLower byte = iota
+	rawRunByte
+	rawOtherByte
+)
+
+var rawByteKinds = func() (t [256]byte) {
 	for c := range 256 {
-		b := byte(c)
-		t[c] = rawIsWordByte(b) || b == '+' || b == '/' || b == '-'
+		switch b := byte(c); {
+		case 'a' <= b && b <= 'z':
+			t[c] = rawLower
+		case rawIsWordByte(b) || b == '+' || b == '/' || b == '-':
+			t[c] = rawRunByte
+		default:
+			t[c] = rawOtherByte
+		}
 	}
 	return t
+}()
+
+// rawLowerLetters is the set of the letters a to z.
+var rawLowerLetters = func() (set byteSet) {
+	for c := byte('a'); c <= 'z'; c++ {
+		set.add(c)
+	}
+	return set
 }()
 
 // covers: every byte of m is in b.

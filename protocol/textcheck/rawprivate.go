@@ -580,6 +580,10 @@ func rawNamedValues(text string, toks []token, has *byteSet, add func(kind strin
 		if t.punct != 0 || len(t.w) < 2 || len(t.w) > 10 || t.w[0] != 'p' && t.w != "id" {
 			continue
 		}
+		secretWord := t.w == "password" || t.w == "passphrase" || t.w == "passcode" || t.w == "pin"
+		if !secretWord && !(t.w == "id" && i > 0 && rawIDOwner[toks[i-1].w]) {
+			continue // most words starting with p
+		}
 		next := i + 1
 		if next < len(toks) && (toks[next].w == "is" || toks[next].punct == ':') {
 			next++
