@@ -82,7 +82,7 @@ var (
 		{re: regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*`), need: []string{"earer", "EARER"}, long: true},
 	})
 	rawPaths = withNeedSets([]rawPattern{ // the path is submatch 1
-		{re: regexp.MustCompile(rawBefore + `(/` + rawPathChars + `+(?:/` + rawPathChars + `*)+)`), need: []string{"/"}},
+		{re: regexp.MustCompile(rawBefore + `(/` + rawPathChars + `+(?:/` + rawPathChars + `*)+)`), need: []string{"/"}, pre: rawTwoSlashes},
 		{re: regexp.MustCompile(rawBefore + `(~` + `[A-Za-z0-9._\-]*/(?:` + rawPathChars + `|/)*)`), need: []string{"~"}},
 		{re: regexp.MustCompile(rawBefore + `(\.\.?/(?:` + rawPathChars + `|/)*)`), need: []string{"./"}},
 		{re: regexp.MustCompile(`()\$\{?HOME\}?/(?:` + rawPathChars + `|/)*`), need: []string{"HOME"}},
@@ -91,7 +91,7 @@ var (
 		{re: regexp.MustCompile(`()\b[A-Za-z]:/` + rawPathChars + `[^\s<>"'|*?]*`), need: []string{":/"}},
 		{re: regexp.MustCompile(`()\\\\[A-Za-z0-9._\-]+\\[^\s<>"'|]+`), need: []string{`\\`}},
 		{re: regexp.MustCompile(`(?:^|[^A-Za-z0-9._~+@%/\-])(` + rawPathChars + `+/(?:` + rawPathChars + `+/)+` +
-			`[A-Za-z0-9_\-][A-Za-z0-9._\-]*\.[A-Za-z][A-Za-z0-9]{0,9})\b`), need: []string{"/"}},
+			`[A-Za-z0-9_\-][A-Za-z0-9._\-]*\.[A-Za-z][A-Za-z0-9]{0,9})\b`), need: []string{"/"}, pre: rawTwoSlashes},
 	})
 	rawHost = regexp.MustCompile(`(?i)\b[a-z0-9](?:[a-z0-9\-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9\-]{0,62}[a-z0-9])?)*\.(?:internal|intranet|corp|lan|local|localdomain|home\.arpa|home|private|priv|intra)\b`)
 	// rawPackagePattern: "./...", "./cmd/...": a Go package pattern, not a
@@ -184,7 +184,7 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 			}
 		}
 	}
-	if slash {
+	if slash && rawSystemDirSlash(text) {
 		for _, m := range rawSystemPath.FindAllStringSubmatchIndex(text, -1) {
 			if e := rawTrimEnd(text, m[2], m[3]); !rawPathPublic("/" + text[m[2]:e]) {
 				addc("path", m[2], e)
@@ -846,6 +846,29 @@ func rawFoldTwins(text string) bool {
 // rawPatternSpace: c is white space as a pattern's \s reads it.
 func rawPatternSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+// rawTwoSlashes: text holds two slashes, as a path of two parts needs
+// ("/home/x", "src/app/main.go"); "vendor/" and "CI/CD" have one.
+func rawTwoSlashes(text string) bool {
+	i := strings.IndexByte(text, '/')
+	return i >= 0 && strings.IndexByte(text[i+1:], '/') >= 0
+}
+
+// rawSystemDirs are the first directories of rawSystemPath.
+var rawSystemDirs = [...]string{"etc", "var", "usr", "home", "opt", "tmp", "proc", "srv", "root", "mnt", "Users", "Library"}
+
+// rawSystemDirSlash: one of rawSystemDirs comes before a slash, as
+// rawSystemPath needs.
+func rawSystemDirSlash(text string) bool {
+	for i := strings.IndexByte(text, '/'); i >= 0; i = rawNextByte(text, '/', i) {
+		for _, d := range rawSystemDirs {
+			if i >= len(d) && text[i-len(d):i] == d {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rawNextByte is the index of the next c in text after i, or -1.

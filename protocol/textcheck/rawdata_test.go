@@ -313,9 +313,17 @@ func TestRedactRawDataDraft(t *testing.T) {
 // the pattern matches (rawCLIPasswords: finds a password in), on texts
 // pieced from the patterns' own parts.
 func TestRawPrefiltersHoldEveryMatch(t *testing.T) {
+	var rawPrefiltered []*rawPattern
+	for _, ps := range [][]rawPattern{rawSecrets, rawPaths} {
+		for i := range ps {
+			if ps[i].pre != nil {
+				rawPrefiltered = append(rawPrefiltered, &ps[i])
+			}
+		}
+	}
 	parts := []string{"password", "PASSWORD", "Passphrase", "passwd", " is ", " -u app ", "Pa55word", " ", "\t", "\f", "\v", "=", "token", "api_key", "API-KEY",
 		"client_secret", "auth", "-", "--", "-p", "-P", "p", "secret", "x9", "'abc1'", `"q7"`, "(", "[", "`", "'", "1", ".", "255", "10",
-		"ſ", "\u212a", "must", ":", "abcd", "12.3", "10.0.", "192.168.", "0.1", "7", "e", "s", "conn-password", "keypass", "storepass"}
+		"/", "etc", "home", "Users", "~", "src/", "app/", "a.go", "src/app/main.go", "ſ", "\u212a", "must", ":", "abcd", "12.3", "10.0.", "192.168.", "0.1", "7", "e", "s", "conn-password", "keypass", "storepass"}
 	r := rand.New(rand.NewSource(1))
 	checked := map[string]int{}
 	for n := 0; n < 200000; n++ {
@@ -324,8 +332,8 @@ func TestRawPrefiltersHoldEveryMatch(t *testing.T) {
 			b.WriteString(parts[r.Intn(len(parts))])
 		}
 		text := b.String()
-		for i := range rawSecrets {
-			if p := &rawSecrets[i]; p.pre != nil && p.re.MatchString(text) {
+		for _, p := range rawPrefiltered {
+			if p.re.MatchString(text) {
 				checked[p.re.String()]++
 				if !p.pre(text) {
 					t.Fatalf("%q matches %s, but its pre test says no", text, p.re)
@@ -340,6 +348,12 @@ func TestRawPrefiltersHoldEveryMatch(t *testing.T) {
 				t.Fatalf("%q gives a password as a flag, but rawMayHoldFlag says no", text)
 			}
 		}
+		if rawSystemPath.MatchString(text) {
+			checked["system path"]++
+			if !rawSystemDirSlash(text) {
+				t.Fatalf("%q holds a system path, but rawSystemDirSlash says no", text)
+			}
+		}
 		if rawIPv4.MatchString(text) {
 			checked["ipv4"]++
 			if !rawDottedQuad(text) {
@@ -347,11 +361,9 @@ func TestRawPrefiltersHoldEveryMatch(t *testing.T) {
 			}
 		}
 	}
-	whats := []string{"flags", "ipv4"}
-	for i := range rawSecrets {
-		if rawSecrets[i].pre != nil {
-			whats = append(whats, rawSecrets[i].re.String())
-		}
+	whats := []string{"flags", "ipv4", "system path"}
+	for _, p := range rawPrefiltered {
+		whats = append(whats, p.re.String())
 	}
 	for _, what := range whats {
 		if checked[what] < 100 {
