@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/remem/remem/internal/scopes"
 	"io"
 	"net/http"
 	"net/url"
@@ -138,7 +139,7 @@ func (c *Client) base() string {
 // Scope is the scope records pulled from this commons arrive with:
 // "commons:" and the canonical URL, so every spelling of one commons is one
 // scope.
-func (c *Client) Scope() string { return "commons:" + c.base() }
+func (c *Client) Scope() string { return scopes.Commons(c.base()) }
 
 // StatusError is a commons' refusal, with a message that says what to do.
 type StatusError struct {

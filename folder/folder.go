@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/remem/remem/internal/scopes"
 	"io"
 	"io/fs"
 	"os"
@@ -104,16 +105,13 @@ func removeStaleTemps(dir, origin string) {
 	}
 }
 
-// ScopePrefix starts the scope name of every folder.
-const ScopePrefix = "folder:"
-
-// Scope is the scope name of a folder: ScopePrefix + the absolute path.
+// Scope is the scope name of a folder: scopes.Folder of its absolute path.
 func Scope(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("folder %s: %w", dir, err)
 	}
-	return ScopePrefix + abs, nil
+	return scopes.Folder(abs), nil
 }
 
 // ScopeName is Scope for a name to show or to match: a path that does not
@@ -122,7 +120,7 @@ func ScopeName(dir string) string {
 	if s, err := Scope(dir); err == nil {
 		return s
 	}
-	return ScopePrefix + dir
+	return scopes.Folder(dir)
 }
 
 // Read reads every file DIR/<16 lowercase hex>.jsonl except self's, in name

@@ -3,6 +3,7 @@ package gossip
 import (
 	"context"
 	"errors"
+	"github.com/remem/remem/internal/scopes"
 	"io"
 	"strconv"
 	"strings"
@@ -93,7 +94,7 @@ func TestSybilsCannotStarveSync(t *testing.T) {
 	})
 	a := startNode(t, short)
 	recs := lessons(t, a.id, 0, 30)
-	a.holder.add(Scope("t"), recs...)
+	a.holder.add(scopes.Team("t"), recs...)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -115,13 +116,13 @@ func TestSybilsCannotStarveSync(t *testing.T) {
 	deadline := start.Add(4 * time.Second)
 	var tries int
 	var last error
-	for joiner.holder.count(Scope("t")) < len(recs) && time.Now().Before(deadline) {
+	for joiner.holder.count(scopes.Team("t")) < len(recs) && time.Now().Before(deadline) {
 		tries++
 		sctx, scancel := context.WithDeadline(ctx, deadline)
 		last = joiner.syncWith(sctx, joiner.teams["t"], a.PeerID())
 		scancel()
 	}
-	if got := joiner.holder.count(Scope("t")); got != len(recs) {
+	if got := joiner.holder.count(scopes.Team("t")); got != len(recs) {
 		t.Fatalf("the joiner holds %d of %d records after %d tries in %v (last: %v)", got, len(recs), tries, time.Since(start), last)
 	}
 	t.Logf("the joiner synced in %v, %d tries; the node answered %d sessions, %d failed",
@@ -144,7 +145,7 @@ func TestSyncSlotsKeptForMembers(t *testing.T) {
 		c.TeamMembers = map[string][]string{"priv": members}
 	})
 	recs := lessons(t, idA, 0, 10)
-	a.holder.add(Scope("priv"), recs...)
+	a.holder.add(scopes.Team("priv"), recs...)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -166,7 +167,7 @@ func TestSyncSlotsKeptForMembers(t *testing.T) {
 	if err := j.syncWith(sctx, j.teams["priv"], a.PeerID()); err != nil {
 		t.Fatalf("a member's session while strangers hold the general slots: %v", err)
 	}
-	if got := j.holder.count(Scope("priv")); got != len(recs) {
+	if got := j.holder.count(scopes.Team("priv")); got != len(recs) {
 		t.Fatalf("the member holds %d of %d records", got, len(recs))
 	}
 }
@@ -177,7 +178,7 @@ func TestStreamFloodIsLimited(t *testing.T) {
 	off := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
 	a := startNode(t, off)
 	recs := lessons(t, a.id, 0, 10)
-	a.holder.add(Scope("t"), recs...)
+	a.holder.add(scopes.Team("t"), recs...)
 	att := rawHost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -251,7 +252,7 @@ func TestStreamFloodIsLimited(t *testing.T) {
 	if err := b.syncWith(sctx, b.teams["t"], a.PeerID()); err != nil {
 		t.Fatalf("an honest session during the flood: %v", err)
 	}
-	if got := b.holder.count(Scope("t")); got != len(recs) {
+	if got := b.holder.count(scopes.Team("t")); got != len(recs) {
 		t.Fatalf("the honest peer holds %d of %d records", got, len(recs))
 	}
 	limit := int64(DefaultParams().PeerStreamsInbound)
@@ -368,7 +369,7 @@ func TestSecondNodeOnSamePortFails(t *testing.T) {
 func TestSyncOneSessionPerPeer(t *testing.T) {
 	off := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
 	a := startNode(t, off, withTeams("t", "u"))
-	a.holder.add(Scope("t"), lessons(t, a.id, 0, 3)...)
+	a.holder.add(scopes.Team("t"), lessons(t, a.id, 0, 3)...)
 	h := rawHost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -412,13 +413,13 @@ func TestSyncServeBudget(t *testing.T) {
 	off := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
 	a := startNode(t, off, withParams(func(p *Params) { p.SyncServeBytes = budget }))
 	recs := lessons(t, a.id, 0, 40)
-	a.holder.add(Scope("t"), recs...)
+	a.holder.add(scopes.Team("t"), recs...)
 	b := startNode(t, off, withBootstrap(a))
 	eventually(t, 10*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	sessions := 0
-	for b.holder.count(Scope("t")) < len(recs) && sessions < 20 {
+	for b.holder.count(scopes.Team("t")) < len(recs) && sessions < 20 {
 		before := b.Stats().SyncBytesIn
 		if err := b.syncWith(ctx, b.teams["t"], a.PeerID()); errors.Is(err, errPeerBusy) {
 			// a's side of the last session has not ended yet: it frees
@@ -433,8 +434,8 @@ func TestSyncServeBudget(t *testing.T) {
 			t.Fatalf("session %d moved %d bytes to the initiator, over the budget of %d", sessions, in, budget)
 		}
 	}
-	if b.holder.count(Scope("t")) != len(recs) || sessions < 2 {
-		t.Fatalf("after %d sessions b holds %d of %d records (%d raw bytes)", sessions, b.holder.count(Scope("t")), len(recs), rawBytes(recs))
+	if b.holder.count(scopes.Team("t")) != len(recs) || sessions < 2 {
+		t.Fatalf("after %d sessions b holds %d of %d records (%d raw bytes)", sessions, b.holder.count(scopes.Team("t")), len(recs), rawBytes(recs))
 	}
 	t.Logf("%d raw bytes moved in %d sessions of at most %d bytes", rawBytes(recs), sessions, budget)
 }

@@ -1,6 +1,7 @@
 package gossip
 
 import (
+	"github.com/remem/remem/internal/scopes"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -123,9 +124,9 @@ func TestBootstrapRetries(t *testing.T) {
 func TestQUIC(t *testing.T) {
 	quicOnly := func(c *Config) { c.Listen = []string{"/ip4/127.0.0.1/udp/0/quic-v1"} }
 	a := startNode(t, quicOnly)
-	a.holder.add(Scope("t"), lesson(t, a.id, 1))
+	a.holder.add(scopes.Team("t"), lesson(t, a.id, 1))
 	b := startNode(t, quicOnly, withBootstrap(a))
-	eventually(t, 10*time.Second, "the record over QUIC", func() bool { return b.holder.count(Scope("t")) == 1 })
+	eventually(t, 10*time.Second, "the record over QUIC", func() bool { return b.holder.count(scopes.Team("t")) == 1 })
 	for _, c := range b.host.Network().ConnsToPeer(a.PeerID()) {
 		if _, err := c.RemoteMultiaddr().ValueForProtocol(ma.P_QUIC_V1); err != nil {
 			t.Errorf("connection over %s", c.RemoteMultiaddr())

@@ -3,6 +3,7 @@ package gossip
 import (
 	"context"
 	"crypto/rand"
+	"github.com/remem/remem/internal/scopes"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -24,7 +25,7 @@ func TestNames(t *testing.T) {
 	if got := TopicName("infra"); got != "remem/1/team/infra" {
 		t.Errorf("TopicName = %q", got)
 	}
-	if got := Scope("infra"); got != "team:infra" {
+	if got := scopes.Team("infra"); got != "team:infra" {
 		t.Errorf("Scope = %q", got)
 	}
 }
@@ -86,7 +87,7 @@ func TestEightNodesSparse(t *testing.T) {
 		})
 	}
 	rec := lesson(t, nodes[0].id, 1)
-	nodes[0].holder.add(Scope("t"), rec)
+	nodes[0].holder.add(scopes.Team("t"), rec)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := nodes[0].Publish(ctx, "t", [][]byte{rec.Raw}); err != nil {
@@ -96,7 +97,7 @@ func TestEightNodesSparse(t *testing.T) {
 	for !allHave(nodes, rec) {
 		if time.Now().After(deadline) {
 			for i, n := range nodes {
-				t.Logf("node %d (%s): has %v, topic peers %v, mesh %v, stats %+v", i, n.PeerID().ShortString(), n.holder.has(Scope("t"), rec), n.ps.ListPeers(TopicName("t")), n.MeshPeers("t"), n.Stats())
+				t.Logf("node %d (%s): has %v, topic peers %v, mesh %v, stats %+v", i, n.PeerID().ShortString(), n.holder.has(scopes.Team("t"), rec), n.ps.ListPeers(TopicName("t")), n.MeshPeers("t"), n.Stats())
 			}
 			t.Fatal("timed out waiting for the lesson on every node")
 		}
@@ -133,7 +134,7 @@ func TestLateJoinerCatchUp(t *testing.T) {
 	for k, n := range []*tnode{a, b} {
 		recs := lessons(t, n.id, k*100, 100)
 		all = append(all, recs...)
-		n.holder.add(Scope("t"), recs...)
+		n.holder.add(scopes.Team("t"), recs...)
 		for i := 0; i < len(recs); i += 25 { // four sleeps each
 			if err := n.Publish(ctx, "t", raws(recs[i:i+25])); err != nil {
 				t.Fatal(err)
@@ -141,13 +142,13 @@ func TestLateJoinerCatchUp(t *testing.T) {
 		}
 	}
 	for _, n := range []*tnode{a, b, c} {
-		eventually(t, 20*time.Second, "200 records everywhere", func() bool { return n.holder.count(Scope("t")) == 200 })
+		eventually(t, 20*time.Second, "200 records everywhere", func() bool { return n.holder.count(scopes.Team("t")) == 200 })
 	}
 	raw := rawBytes(all)
 
 	late := startNode(t, noPeriodic, withBootstrap(a, b))
 	eventually(t, 20*time.Second, "the late node to hold 200 records", func() bool {
-		return late.holder.count(Scope("t")) == 200
+		return late.holder.count(scopes.Team("t")) == 200
 	})
 	eventually(t, 10*time.Second, "its sync sessions to end", func() bool {
 		s := late.Stats()
@@ -171,11 +172,11 @@ func TestLateJoinerCatchUp(t *testing.T) {
 	missing := all[137]
 	for _, r := range all {
 		if r != missing {
-			almost.holder.add(Scope("t"), r)
+			almost.holder.add(scopes.Team("t"), r)
 		}
 	}
 	almost.run(t)
-	eventually(t, 20*time.Second, "the 200th record", func() bool { return almost.holder.has(Scope("t"), missing) })
+	eventually(t, 20*time.Second, "the 200th record", func() bool { return almost.holder.has(scopes.Team("t"), missing) })
 	eventually(t, 10*time.Second, "the session to end", func() bool { return almost.Stats().SyncSessions >= 1 })
 	s = almost.Stats()
 	t.Logf("node holding 199/200: sync received %d bytes, sent %d (the missing record is %d bytes; all 200 are %d)",
@@ -230,7 +231,7 @@ func TestPrivateTeam(t *testing.T) {
 	// The outsider publishes into priv (x forwards nothing of it) and
 	// tries sync.
 	bad := lesson(t, o.id, 7)
-	o.holder.add(Scope("priv"), bad)
+	o.holder.add(scopes.Team("priv"), bad)
 	eventually(t, 20*time.Second, "outsider sees x in priv", func() bool {
 		return len(o.ps.ListPeers(TopicName("priv"))) >= 1
 	})
@@ -242,7 +243,7 @@ func TestPrivateTeam(t *testing.T) {
 	}
 	// A member's lesson still flows, and comes after the outsider's.
 	good := lesson(t, idA, 8)
-	a.holder.add(Scope("priv"), good)
+	a.holder.add(scopes.Team("priv"), good)
 	for _, n := range []*tnode{a, b, x} {
 		eventually(t, 20*time.Second, "members' mesh", func() bool { return len(n.MeshPeers("priv")) >= 1 })
 	}
@@ -250,13 +251,13 @@ func TestPrivateTeam(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []*tnode{b, x} {
-		eventually(t, 20*time.Second, "the member's lesson", func() bool { return n.holder.has(Scope("priv"), good) })
+		eventually(t, 20*time.Second, "the member's lesson", func() bool { return n.holder.has(scopes.Team("priv"), good) })
 	}
 	eventually(t, 10*time.Second, "x to ignore the outsider's message", func() bool {
 		return x.Stats().Rejected[ReasonNonMember] >= 1
 	})
 	for _, n := range []*tnode{a, b, x} {
-		if n.holder.has(Scope("priv"), bad) {
+		if n.holder.has(scopes.Team("priv"), bad) {
 			t.Errorf("a member holds the outsider's record")
 		}
 	}
@@ -345,12 +346,12 @@ func TestForgedImperativeAndRelayedRejected(t *testing.T) {
 	}
 	// Honest delivery goes on.
 	rec := lesson(t, h2.id, 3)
-	h2.holder.add(Scope("t"), rec)
+	h2.holder.add(scopes.Team("t"), rec)
 	if err := h2.Publish(ctx, "t", [][]byte{rec.Raw}); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range honest {
-		eventually(t, 20*time.Second, "honest lesson delivered", func() bool { return n.holder.has(Scope("t"), rec) })
+		eventually(t, 20*time.Second, "honest lesson delivered", func() bool { return n.holder.has(scopes.Team("t"), rec) })
 	}
 }
 
@@ -395,7 +396,7 @@ func TestPSKMismatch(t *testing.T) {
 
 func allHave(nodes []*tnode, rec *protocol.Record) bool {
 	for _, n := range nodes {
-		if !n.holder.has(Scope("t"), rec) {
+		if !n.holder.has(scopes.Team("t"), rec) {
 			return false
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/remem/remem/internal/scopes"
 	"log/slog"
 	"slices"
 	"strings"
@@ -117,7 +118,7 @@ type Config struct {
 	// MDNS finds peers on the local network.
 	MDNS bool
 	// Teams are the team names; each is the topic TopicName(team) and the
-	// scope Scope(team).
+	// scope scopes.Team(team).
 	Teams []string
 	// Members lists the 64-hex keys or 16-hex origins of the members of
 	// every team in Teams; empty means open teams. TeamMembers overrides
@@ -164,9 +165,6 @@ type Config struct {
 
 // TopicName is the GossipSub topic of a team.
 func TopicName(team string) string { return "remem/1/team/" + team }
-
-// Scope is the scope string of a team, as handed to the Holder.
-func Scope(team string) string { return "team:" + team }
 
 // PeerInfo describes one connected peer.
 type PeerInfo struct {
@@ -322,9 +320,9 @@ func New(cfg Config, h Holder) (*Node, error) {
 			union[o] = struct{}{}
 		}
 		if !ms.open() && !ms.hasOrigin(cfg.Identity.Origin()) {
-			n.log.Warn("this memory is not in the members list of its team: members will ignore what it publishes", "scope", Scope(name), "origin", cfg.Identity.Origin())
+			n.log.Warn("this memory is not in the members list of its team: members will ignore what it publishes", "scope", scopes.Team(name), "origin", cfg.Identity.Origin())
 		}
-		t := &team{name: name, topic: TopicName(name), scope: Scope(name), members: ms, sync: newSyncState()}
+		t := &team{name: name, topic: TopicName(name), scope: scopes.Team(name), members: ms, sync: newSyncState()}
 		n.teams[name] = t
 		n.order = append(n.order, t)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"github.com/remem/remem/internal/scopes"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -26,15 +27,15 @@ func TestSyncBothWays(t *testing.T) {
 	shared := lessons(t, a.id, 0, 20)
 	onlyA := lessons(t, a.id, 20, 3)
 	onlyB := lessons(t, b.id, 40, 4)
-	a.holder.add(Scope("t"), append(slices.Clone(shared), onlyA...)...)
-	b.holder.add(Scope("t"), append(slices.Clone(shared), onlyB...)...)
+	a.holder.add(scopes.Team("t"), append(slices.Clone(shared), onlyA...)...)
+	b.holder.add(scopes.Team("t"), append(slices.Clone(shared), onlyB...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := b.syncWith(ctx, b.teams["t"], a.PeerID()); err != nil {
 		t.Fatal(err)
 	}
-	if a.holder.count(Scope("t")) != 27 || b.holder.count(Scope("t")) != 27 {
-		t.Fatalf("a holds %d, b holds %d, want 27 each", a.holder.count(Scope("t")), b.holder.count(Scope("t")))
+	if a.holder.count(scopes.Team("t")) != 27 || b.holder.count(scopes.Team("t")) != 27 {
+		t.Fatalf("a holds %d, b holds %d, want 27 each", a.holder.count(scopes.Team("t")), b.holder.count(scopes.Team("t")))
 	}
 	if a.holder.deliveredCount() != 4 || b.holder.deliveredCount() != 3 {
 		t.Errorf("a was handed %d, b %d records; want 4 and 3", a.holder.deliveredCount(), b.holder.deliveredCount())
@@ -64,12 +65,12 @@ func TestSyncBothWays(t *testing.T) {
 
 	// Another team is never offered: b is not in team u.
 	c := startNode(t, off, withTeams("t", "u"), withBootstrap(a))
-	c.holder.add(Scope("u"), lesson(t, c.id, 99))
+	c.holder.add(scopes.Team("u"), lesson(t, c.id, 99))
 	eventually(t, 10*time.Second, "connected", func() bool { return connectedTo(c, a) })
 	if err := c.syncWith(ctx, c.teams["u"], a.PeerID()); err == nil {
 		t.Error("a answered a sync of a team it is not in")
 	}
-	if a.holder.count(Scope("u")) != 0 {
+	if a.holder.count(scopes.Team("u")) != 0 {
 		t.Error("a was handed records of a team it is not in")
 	}
 }
@@ -125,8 +126,8 @@ func TestSyncDistrustsPeer(t *testing.T) {
 	if err := victim.syncWith(ctx, victim.teams["t"], evil.PeerID()); err != nil {
 		t.Fatal(err)
 	}
-	if !victim.holder.has(Scope("t"), good) || victim.holder.count(Scope("t")) != 1 {
-		t.Fatalf("victim holds %d records", victim.holder.count(Scope("t")))
+	if !victim.holder.has(scopes.Team("t"), good) || victim.holder.count(scopes.Team("t")) != 1 {
+		t.Fatalf("victim holds %d records", victim.holder.count(scopes.Team("t")))
 	}
 	if victim.Stats().Rejected[string(protocol.ReasonSignature)] != 1 {
 		t.Errorf("rejected %v, want one signature refusal", victim.Stats().Rejected)
@@ -137,7 +138,7 @@ func TestSyncDistrustsPeer(t *testing.T) {
 	if !errors.Is(err, errProtocol) {
 		t.Fatalf("unasked record: err %v, want a protocol violation", err)
 	}
-	if victim.holder.count(Scope("t")) != 1 {
+	if victim.holder.count(scopes.Team("t")) != 1 {
 		t.Error("the unasked record was delivered")
 	}
 
@@ -227,13 +228,13 @@ func TestPartitionHeals(t *testing.T) {
 	defer cancel()
 	for k, n := range []*tnode{a, d} {
 		recs := lessons(t, n.id, 10*k, 10)
-		n.holder.add(Scope("t"), recs...)
+		n.holder.add(scopes.Team("t"), recs...)
 		if err := n.Publish(ctx, "t", raws(recs)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	eventually(t, 10*time.Second, "each half to hold its 10", func() bool {
-		return b.holder.count(Scope("t")) == 10 && c.holder.count(Scope("t")) == 10
+		return b.holder.count(scopes.Team("t")) == 10 && c.holder.count(scopes.Team("t")) == 10
 	})
 	if connectedTo(c, a) {
 		t.Fatal("the cut is not cut")
@@ -242,7 +243,7 @@ func TestPartitionHeals(t *testing.T) {
 		g.closed.Store(false)
 	}
 	for i, n := range nodes {
-		eventually(t, 20*time.Second, "every node to hold all 20", func() bool { return n.holder.count(Scope("t")) == 20 })
+		eventually(t, 20*time.Second, "every node to hold all 20", func() bool { return n.holder.count(scopes.Team("t")) == 20 })
 		t.Logf("node %d: sync in %d bytes, %d records", i, n.Stats().SyncBytesIn, n.Stats().SyncRecordsIn)
 	}
 }
@@ -255,8 +256,8 @@ func TestInSyncSessionIsCheap(t *testing.T) {
 	b := startNode(t, noAuto, withBootstrap(a))
 	id, _ := protocol.GenerateIdentity()
 	recs := lessons(t, id, 0, 50)
-	a.holder.add(Scope("t"), recs...)
-	b.holder.add(Scope("t"), recs...)
+	a.holder.add(scopes.Team("t"), recs...)
+	b.holder.add(scopes.Team("t"), recs...)
 	// Identify must have told b that a speaks sync before b picks it.
 	eventually(t, 20*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -286,8 +287,8 @@ func TestCatchUpBytesFollowTheDifference(t *testing.T) {
 		id, _ := protocol.GenerateIdentity()
 		all = append(all, lesson(t, id, i))
 	}
-	a.holder.add(Scope("t"), all...)
-	b.holder.add(Scope("t"), all[3:]...)
+	a.holder.add(scopes.Team("t"), all...)
+	b.holder.add(scopes.Team("t"), all[3:]...)
 	lacked := 0
 	for _, r := range all[:3] {
 		lacked += len(r.Raw)
@@ -298,8 +299,8 @@ func TestCatchUpBytesFollowTheDifference(t *testing.T) {
 	if err := b.syncWith(ctx, b.teams["t"], a.PeerID()); err != nil {
 		t.Fatal(err)
 	}
-	if b.holder.count(Scope("t")) != 300 {
-		t.Fatalf("b holds %d of 300", b.holder.count(Scope("t")))
+	if b.holder.count(scopes.Team("t")) != 300 {
+		t.Fatalf("b holds %d of 300", b.holder.count(scopes.Team("t")))
 	}
 	s := b.Stats()
 	moved := s.SyncBytesIn + s.SyncBytesOut
@@ -384,8 +385,8 @@ func TestResponderRefusesABadBucketRound(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	eventually(t, 10*time.Second, "an honest session", func() bool { return b.syncWith(ctx, b.teams["t"], a.PeerID()) == nil })
-	if b.holder.count(Scope("t")) != 5 {
-		t.Errorf("b holds %d of 5 after an honest session", b.holder.count(Scope("t")))
+	if b.holder.count(scopes.Team("t")) != 5 {
+		t.Errorf("b holds %d of 5 after an honest session", b.holder.count(scopes.Team("t")))
 	}
 }
 
@@ -432,14 +433,14 @@ func TestCloseWhileDeliverWaits(t *testing.T) {
 		{"gossip message", func(t *testing.T, a, b *tnode) func() {
 			eventually(t, 10*time.Second, "a to see b in the topic", func() bool { return len(a.teams["t"].t.ListPeers()) > 0 })
 			recs := lessons(t, a.id, 0, 3)
-			a.holder.add(Scope("t"), recs...)
+			a.holder.add(scopes.Team("t"), recs...)
 			if err := a.Publish(context.Background(), "t", raws(recs)); err != nil {
 				t.Fatal(err)
 			}
 			return func() {}
 		}},
 		{"sync session answered", func(t *testing.T, a, b *tnode) func() {
-			a.holder.add(Scope("t"), lessons(t, a.id, 0, 3)...)
+			a.holder.add(scopes.Team("t"), lessons(t, a.id, 0, 3)...)
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
@@ -450,7 +451,7 @@ func TestCloseWhileDeliverWaits(t *testing.T) {
 			return func() { <-done }
 		}},
 		{"sync round started", func(t *testing.T, a, b *tnode) func() {
-			a.holder.add(Scope("t"), lessons(t, a.id, 0, 3)...)
+			a.holder.add(scopes.Team("t"), lessons(t, a.id, 0, 3)...)
 			eventually(t, 10*time.Second, "b to know a speaks sync", func() bool { return b.speaksSync(a.PeerID()) })
 			done := make(chan struct{})
 			go func() {
@@ -514,8 +515,8 @@ func lackingPair(t *testing.T) (a, b *tnode) {
 	b = startNode(t, noAuto, withBootstrap(a))
 	id, _ := protocol.GenerateIdentity()
 	recs := lessons(t, id, 0, 5)
-	a.holder.add(Scope("t"), recs...)
-	b.holder.add(Scope("t"), recs[:2]...)
+	a.holder.add(scopes.Team("t"), recs...)
+	b.holder.add(scopes.Team("t"), recs[:2]...)
 	eventually(t, 20*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
 	return a, b
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/remem/remem/internal/scopes"
 	"maps"
 	"slices"
 	"strings"
@@ -39,8 +40,8 @@ func groundPair(t *testing.T) (a, b *tnode, honest *protocol.Record) {
 	noAuto := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
 	a = startNode(t, noAuto)
 	b = startNode(t, noAuto, withBootstrap(a))
-	a.holder.add(Scope("t"), append(slices.Clone(ground), honest)...)
-	b.holder.add(Scope("t"), ground...)
+	a.holder.add(scopes.Team("t"), append(slices.Clone(ground), honest)...)
+	b.holder.add(scopes.Team("t"), ground...)
 	eventually(t, 20*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
 	return a, b, honest
 }
@@ -56,8 +57,8 @@ func TestCatchUpPastGroundOrigins(t *testing.T) {
 	if err := b.syncWith(ctx, b.teams["t"], a.PeerID()); err != nil {
 		t.Fatal(err)
 	}
-	if !b.holder.has(Scope("t"), honest) {
-		t.Fatalf("b holds %d records and not the honest lesson", b.holder.count(Scope("t")))
+	if !b.holder.has(scopes.Team("t"), honest) {
+		t.Fatalf("b holds %d records and not the honest lesson", b.holder.count(scopes.Team("t")))
 	}
 	s := b.Stats()
 	t.Logf("the session moved %d bytes (%d in, %d out) of %d held origins", s.SyncBytesIn+s.SyncBytesOut, s.SyncBytesIn, s.SyncBytesOut, maxOrigins+1)
@@ -67,17 +68,17 @@ func TestCatchUpPastGroundOrigins(t *testing.T) {
 
 	// The other way: a offers it to a node that lacks it.
 	c := startNode(t, withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false }), withBootstrap(a))
-	for _, l := range a.holder.scopes[Scope("t")] {
+	for _, l := range a.holder.scopes[scopes.Team("t")] {
 		if l != honest {
-			c.holder.add(Scope("t"), l)
+			c.holder.add(scopes.Team("t"), l)
 		}
 	}
 	eventually(t, 20*time.Second, "c a sync partner", func() bool { return a.speaksSync(c.PeerID()) })
 	if err := a.syncWith(ctx, a.teams["t"], c.PeerID()); err != nil {
 		t.Fatal(err)
 	}
-	if !c.holder.has(Scope("t"), honest) {
-		t.Fatalf("c holds %d records and not the honest lesson", c.holder.count(Scope("t")))
+	if !c.holder.has(scopes.Team("t"), honest) {
+		t.Fatalf("c holds %d records and not the honest lesson", c.holder.count(scopes.Team("t")))
 	}
 }
 
@@ -201,23 +202,23 @@ func TestCatchUpPastAGroundBucket(t *testing.T) {
 	noAuto := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
 	a := startNode(t, noAuto)
 	b := startNode(t, noAuto, withBootstrap(a))
-	a.holder.add(Scope("t"), append(slices.Clone(ground), honest)...)
-	b.holder.add(Scope("t"), ground...)
+	a.holder.add(scopes.Team("t"), append(slices.Clone(ground), honest)...)
+	b.holder.add(scopes.Team("t"), ground...)
 	eventually(t, 20*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	sessions := 0
-	for ; sessions < 4 && !b.holder.has(Scope("t"), honest); sessions++ {
+	for ; sessions < 4 && !b.holder.has(scopes.Team("t"), honest); sessions++ {
 		if err := b.syncWith(ctx, b.teams["t"], a.PeerID()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s := b.Stats()
 	t.Logf("%d sessions moved %d bytes (%d in, %d out)", sessions, s.SyncBytesIn+s.SyncBytesOut, s.SyncBytesIn, s.SyncBytesOut)
-	if !b.holder.has(Scope("t"), honest) {
-		t.Fatalf("after %d sessions b holds %d records and not the honest lesson", sessions, b.holder.count(Scope("t")))
+	if !b.holder.has(scopes.Team("t"), honest) {
+		t.Fatalf("after %d sessions b holds %d records and not the honest lesson", sessions, b.holder.count(scopes.Team("t")))
 	}
-	if b.holder.count(Scope("t")) != len(ground)+1 || s.SyncRecordsIn != 1 {
-		t.Errorf("b holds %d records, received %d by sync; want %d and 1", b.holder.count(Scope("t")), s.SyncRecordsIn, len(ground)+1)
+	if b.holder.count(scopes.Team("t")) != len(ground)+1 || s.SyncRecordsIn != 1 {
+		t.Errorf("b holds %d records, received %d by sync; want %d and 1", b.holder.count(scopes.Team("t")), s.SyncRecordsIn, len(ground)+1)
 	}
 }

@@ -3,6 +3,7 @@ package gossip
 import (
 	"bytes"
 	"fmt"
+	"github.com/remem/remem/internal/scopes"
 	"runtime"
 	"sync"
 	"testing"
@@ -28,7 +29,7 @@ var benchHeld = sync.OnceValue(func() *memHolder {
 			if err != nil {
 				panic(err)
 			}
-			h.put(Scope("t"), rec)
+			h.put(scopes.Team("t"), rec)
 		}
 	}
 	return h
@@ -52,7 +53,7 @@ func (h storeHolder) Held(scope string) ([][]byte, error) {
 // snapshot that held every line would keep at least 1 of them).
 func BenchmarkSnapshot(b *testing.B) {
 	h := storeHolder{benchHeld()}
-	lines, _ := h.Held(Scope("t"))
+	lines, _ := h.Held(scopes.Team("t"))
 	lineBytes := 0
 	for _, l := range lines {
 		lineBytes += len(l)
@@ -63,7 +64,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		tm := &team{name: "t", scope: Scope("t"), sync: newSyncState()}
+		tm := &team{name: "t", scope: scopes.Team("t"), sync: newSyncState()}
 		n := &Node{holder: h}
 		before := heapInUse()
 		s, err := n.snapshot(tm)

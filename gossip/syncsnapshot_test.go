@@ -3,6 +3,7 @@ package gossip
 import (
 	"context"
 	"errors"
+	"github.com/remem/remem/internal/scopes"
 	"slices"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func (u unversioned) HeldVersion() {}
 func TestSnapshotCachedByVersion(t *testing.T) {
 	id, _ := protocol.GenerateIdentity()
 	h := &versionedHolder{lines: raws(lessons(t, id, 0, 3)), version: 1}
-	tm := &team{name: "t", scope: Scope("t"), sync: newSyncState()}
+	tm := &team{name: "t", scope: scopes.Team("t"), sync: newSyncState()}
 	n := &Node{holder: h}
 	s1, err := n.snapshot(tm)
 	if err != nil {
@@ -119,15 +120,15 @@ func TestHeldLinesAreTheSnapshots(t *testing.T) {
 	id, _ := protocol.GenerateIdentity()
 	recs := lessons(t, id, 0, readBatch+10)
 	h := newMemHolder()
-	h.add(Scope("t"), recs...)
-	lines, _ := h.Held(Scope("t"))
+	h.add(scopes.Team("t"), recs...)
+	lines, _ := h.Held(scopes.Team("t"))
 	snap := newSnapshot(lines, nil)
 	newer, err := protocol.SignLesson(id, protocol.LessonDraft{Kind: recs[3].Kind, Text: recs[3].Text, Seen: 2, Strength: 0.6, Updated: time.Now()})
 	if err != nil || newer.SetKey() != recs[3].SetKey() {
 		t.Fatalf("a newer version of a held lesson: %v", err)
 	}
-	h.add(Scope("t"), newer)
-	delete(h.scopes[Scope("t")], recs[readBatch+1].SetKey())
+	h.add(scopes.Team("t"), newer)
+	delete(h.scopes[scopes.Team("t")], recs[readBatch+1].SetKey())
 	stranger := lesson(t, id, 9999)
 	ids := make([]recID, 0, len(recs)+1)
 	for _, r := range recs {
@@ -136,7 +137,7 @@ func TestHeldLinesAreTheSnapshots(t *testing.T) {
 	ids = append(ids, lineID(stranger.Raw)) // not in the snapshot
 	n := &Node{holder: padHolder{memHolder: h, extra: stranger.Raw}}
 	sent := map[recID]bool{}
-	if err := n.heldLines(Scope("t"), snap, ids, func(line []byte) (bool, error) {
+	if err := n.heldLines(scopes.Team("t"), snap, ids, func(line []byte) (bool, error) {
 		sent[lineID(line)] = true
 		return true, nil
 	}); err != nil {
@@ -153,12 +154,12 @@ func TestHeldLinesAreTheSnapshots(t *testing.T) {
 	}
 
 	stop := 0
-	_ = n.heldLines(Scope("t"), snap, ids, func([]byte) (bool, error) { stop++; return stop < 5, nil })
+	_ = n.heldLines(scopes.Team("t"), snap, ids, func([]byte) (bool, error) { stop++; return stop < 5, nil })
 	if stop != 5 {
 		t.Errorf("read on after being told no more: %d lines", stop)
 	}
 	n.holder = padHolder{memHolder: h, err: errors.New("disk gone")}
-	if err := n.heldLines(Scope("t"), snap, ids, func([]byte) (bool, error) { return true, nil }); err == nil {
+	if err := n.heldLines(scopes.Team("t"), snap, ids, func([]byte) (bool, error) { return true, nil }); err == nil {
 		t.Error("a holder that fails to read did not fail the send")
 	}
 }

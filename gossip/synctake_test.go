@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/remem/remem/internal/scopes"
 	"slices"
 	"sync"
 	"testing"
@@ -166,7 +167,7 @@ func victimAndHostile(t *testing.T, clk *testutil.Clock, admitted protocol.Ident
 func strangersHeld(v *tnode, p *pool) int {
 	n := 0
 	for _, r := range p.strangers {
-		if v.holder.has(Scope("t"), r) {
+		if v.holder.has(scopes.Team("t"), r) {
 			n++
 		}
 	}
@@ -216,7 +217,7 @@ func TestSyncTakesAtMostTheBudgetFromAResponder(t *testing.T) {
 	clk.Add(testPeerRest)
 	victim.SyncNow(ctx)
 	for _, r := range p.admitted {
-		if !victim.holder.has(Scope("t"), r) {
+		if !victim.holder.has(scopes.Team("t"), r) {
 			t.Fatal("with the strangers' budget spent, the admitted origin's records were not taken")
 		}
 	}
@@ -320,7 +321,7 @@ func TestSyncTakesAtMostTheBudgetFromAnInitiator(t *testing.T) {
 		t.Errorf("with the hour's budget spent: %d accepted, want the %d admitted records", len(got), len(p.admitted))
 	}
 	for _, r := range p.admitted {
-		if !victim.holder.has(Scope("t"), r) {
+		if !victim.holder.has(scopes.Team("t"), r) {
 			t.Fatal("the admitted origin's records were not taken")
 		}
 	}

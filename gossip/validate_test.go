@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
+	"github.com/remem/remem/internal/scopes"
 	"testing"
 	"time"
 
@@ -20,9 +21,9 @@ func TestCheckMessage(t *testing.T) {
 	good := lesson(t, other.id, 1)
 	good2 := lesson(t, other.id, 2)
 	held := lesson(t, other.id, 3)
-	n.holder.add(Scope("t"), held)
+	n.holder.add(scopes.Team("t"), held)
 	mine := lesson(t, n.id, 4)
-	n.holder.add(Scope("t"), mine)
+	n.holder.add(scopes.Team("t"), mine)
 	unknownVersion := bytes.Replace(good2.Raw, []byte(`"v":1`), []byte(`"v":2`), 1)
 	join := func(lines ...[]byte) []byte { return bytes.Join(lines, []byte("\n")) }
 	big := bytes.Repeat([]byte("x"), protocol.MaxGossipMsg+1)

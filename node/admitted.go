@@ -3,12 +3,12 @@ package node
 import (
 	"context"
 	"fmt"
+	"github.com/remem/remem/internal/scopes"
 	"maps"
 	"net"
 	"net/url"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/remem/remem/commons"
@@ -138,8 +138,9 @@ func (m *Memory) computeAdmission() *admittedSet {
 		m.log.Warn("reading the publishers of token-guarded commons: they are not admitted until it works", "err", err)
 	}
 	for _, scope := range slices.Sorted(maps.Keys(pubs)) {
+		_, url := scopes.Parse(scope)
 		for _, o := range pubs[scope] {
-			add(o, AdmittedCommons+strings.TrimPrefix(scope, "commons:"))
+			add(o, AdmittedCommons+url)
 		}
 	}
 	a.set = protocol.Admitted{All: m.cfg.Admission.All, Origins: make(map[string]bool, len(a.why))}

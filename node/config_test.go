@@ -123,7 +123,7 @@ func TestDaemonConfigValidate(t *testing.T) {
 			testutil.WantField(t, c.Validate(), tc.field)
 			// NewDaemon refuses it before opening anything.
 			if d, err := NewDaemon(c); err == nil {
-				d.close()
+				d.Close()
 				t.Fatal("NewDaemon accepted it")
 			} else if !strings.Contains(err.Error(), tc.field) {
 				t.Fatalf("NewDaemon: %v", err)

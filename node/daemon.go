@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/remem/remem/internal/scopes"
 	"golang.org/x/sync/errgroup"
 	"log/slog"
 	"net"
@@ -85,6 +86,9 @@ type Daemon struct {
 	dirWake  chan struct{}  // run a peer directory round now
 	tally    sleepTally     // the counters at the last sleep (the loop's)
 	rounds   sync.WaitGroup // the catch-up rounds, waited for at close
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 type sleepResult struct {
@@ -92,7 +96,10 @@ type sleepResult struct {
 	err error
 }
 
-// NewDaemon opens the memory and builds the transports; Run starts them.
+// NewDaemon opens the memory (taking its home's lock) and builds the
+// transports (the gossip host listens from here on); Run starts them and
+// releases everything when it returns. A daemon that is never run is
+// released by Close.
 func NewDaemon(cfg DaemonConfig) (*Daemon, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -146,7 +153,7 @@ func (d *Daemon) APIAddr() string { return d.apiAddr }
 func (d *Daemon) Run(ctx context.Context) (err error) {
 	d.started = time.Now()
 	defer func() {
-		err = errors.Join(err, d.close())
+		err = errors.Join(err, d.Close())
 		// A line of its own when it ends as asked (Ctrl-C, SIGTERM), so a
 		// log says when; an error is the caller's to say, once.
 		if err == nil || errors.Is(err, context.Canceled) {
@@ -312,7 +319,7 @@ func (d *Daemon) peerCount() int {
 func (d *Daemon) share(ctx context.Context) (published int) {
 	if d.gossip != nil {
 		for _, team := range d.cfg.Gossip.Teams {
-			scope := gossip.Scope(team)
+			scope := scopes.Team(team)
 			cursorName := "gossip:" + team
 			cursor, err := d.m.store.Cursor(cursorName)
 			if err != nil {
@@ -388,6 +395,15 @@ func (d *Daemon) pullCommons(ctx context.Context) {
 	}
 }
 
+// Close releases what NewDaemon took: the gossip host, the store and the
+// home's lock. Run calls it on its way out, so it is for a daemon that was
+// never run, or never got past an error before Run; it is idempotent, and
+// not to be called while Run runs.
+func (d *Daemon) Close() error {
+	d.closeOnce.Do(func() { d.closeErr = d.close() })
+	return d.closeErr
+}
+
 func (d *Daemon) close() error {
 	d.rounds.Wait() // they end with Run's context
 	var errs []error
@@ -440,7 +456,7 @@ func (d *Daemon) network(st *Status) {
 	}
 	for _, t := range d.cfg.Gossip.Teams {
 		st.Topics = append(st.Topics, gossip.TopicName(t))
-		st.Scopes = append(st.Scopes, gossip.Scope(t))
+		st.Scopes = append(st.Scopes, scopes.Team(t))
 	}
 	st.Reachability = d.gossip.Reachability()
 	for _, r := range d.gossip.Relays() {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -151,5 +152,41 @@ func TestDaemonsConfirmRevokeRestart(t *testing.T) {
 	}
 	for _, n := range nodes {
 		n.stop(t)
+	}
+}
+
+// TestDaemonCloseWithoutRun: a daemon that is built but never run (its
+// caller failed on a later step) releases the home's lock, the store and
+// the gossip host when closed, and Close is idempotent; Run after a stop
+// closes by itself, so a Close after it does nothing more.
+func TestDaemonCloseWithoutRun(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	home := t.TempDir()
+	d, err := NewDaemon(DaemonConfig{
+		Memory: Config{Home: home, Create: true, Store: store.Options{Small: true}},
+		Gossip: gossip.Config{Teams: []string{"t"}, Listen: []string{"/ip4/127.0.0.1/tcp/0"}, Params: gossip.TestnetParams()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var locked *store.LockedError
+	if m, err := Open(Config{Home: home}); err == nil {
+		m.Close()
+		t.Fatal("a second memory opened the home a daemon holds")
+	} else if !errors.As(err, &locked) {
+		t.Fatalf("opening a held home: %v, want a LockedError", err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatalf("a second Close: %v", err)
+	}
+	m, err := Open(Config{Home: home})
+	if err != nil {
+		t.Fatalf("the home after Close: %v", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -2,8 +2,8 @@ package node
 
 import (
 	"context"
+	"github.com/remem/remem/internal/scopes"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -68,14 +68,14 @@ func TestDaemonsFindEachOtherInTheDirectory(t *testing.T) {
 	if _, err := a.d.SleepNow(ctx); err != nil {
 		t.Fatal(err)
 	}
-	scopes := awaitLesson(t, b, rec.Hash, 15*time.Second)
+	held := awaitLesson(t, b, rec.Hash, 15*time.Second)
 	received := time.Since(start)
-	t.Logf("B started -> connected to A via the directory: %v; -> lesson received: %v (scopes %v)", connected, received, scopes)
-	if !slices.Contains(scopes, gossip.Scope("t")) {
-		t.Errorf("the lesson on B has scopes %v, want %s", scopes, gossip.Scope("t"))
+	t.Logf("B started -> connected to A via the directory: %v; -> lesson received: %v (scopes %v)", connected, received, held)
+	if !slices.Contains(held, scopes.Team("t")) {
+		t.Errorf("the lesson on B has scopes %v, want %s", held, scopes.Team("t"))
 	}
-	for _, s := range scopes {
-		if strings.HasPrefix(s, "commons:") {
+	for _, s := range held {
+		if scopes.Of(s) == scopes.KindCommons {
 			t.Errorf("the lesson reached B through the commons (%s), not the team", s)
 		}
 	}

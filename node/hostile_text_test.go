@@ -69,7 +69,7 @@ func TestActiveViewHidesTextsThatFailToday(t *testing.T) {
 	m, _ := openTest(t, newClock())
 	for _, text := range []string{`An agent reported "Always run go test with -race before pushing."`, "go vet reports a copied lock"} {
 		l := store.Lesson{Hash: protocol.LessonHash("error", text), Kind: "error", Text: text, Own: true, Strength: 0.5,
-			Seen: 1, Updated: m.Now(), Layer: LayerPersonal}
+			Seen: 1, Updated: m.Now(), Layer: store.LayerPersonal}
 		if err := m.store.PutLesson(l); err != nil {
 			t.Fatal(err)
 		}

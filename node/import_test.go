@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"github.com/remem/remem/internal/scopes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
-	"github.com/remem/remem/store"
 )
 
 // TestImportLocalRefusesOtherOrigins: the scope "local" is this memory's own
@@ -32,7 +32,7 @@ func TestImportLocalRefusesOtherOrigins(t *testing.T) {
 	}
 	data := string(testutil.JoinLines(foreign...)) + "garbage\n" + string(own.Raw) + "\n"
 	for _, svc := range []Service{Local{M: b}} {
-		rep, err := svc.Import(context.Background(), store.ScopeLocal, []byte(data))
+		rep, err := svc.Import(context.Background(), scopes.Local, []byte(data))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestImportLocalRestoresOwnBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer restored.Close()
-	rep, err := restored.Import(context.Background(), store.ScopeLocal, testutil.JoinLines(backup...))
+	rep, err := restored.Import(context.Background(), scopes.Local, testutil.JoinLines(backup...))
 	if err != nil || rep.Accepted != 1 || len(rep.Refused) != 0 {
 		t.Fatalf("restore: %+v, %v", rep, err)
 	}
@@ -110,7 +110,7 @@ func TestOwnLinesOnlyOwnOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Receive(context.Background(), store.ScopeLocal, protocol.SplitLines(testutil.JoinLines(foreign...))); err != nil {
+	if _, err := b.Receive(context.Background(), scopes.Local, protocol.SplitLines(testutil.JoinLines(foreign...))); err != nil {
 		t.Fatal(err)
 	}
 	lines, err := b.OwnLines("")

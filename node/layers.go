@@ -3,6 +3,7 @@ package node
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/remem/remem/store"
 	"io"
 	"log/slog"
 	"os"
@@ -64,7 +65,7 @@ func checkLayerName(name string) error {
 	if name == "" || len(name) > maxLayerName || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
 		return fmt.Errorf("layer name %q: want 1 to %d letters, digits, '.', '_' or '-', e.g. team", name, maxLayerName)
 	}
-	if name == LayerCommon || name == LayerDomain || name == LayerPersonal {
+	if name == store.LayerCommon || name == store.LayerDomain || name == store.LayerPersonal {
 		return fmt.Errorf("layer name %q is a layer every memory has (common, domain, personal); give the file another name", name)
 	}
 	return nil

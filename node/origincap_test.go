@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/remem/remem/internal/scopes"
 	"io/fs"
 	"path/filepath"
 	"testing"
@@ -237,7 +238,7 @@ func TestGossipFloodOfRevocationsIsCapped(t *testing.T) {
 		}
 	}
 	m := victim.d.Memory()
-	scope := gossip.Scope("t")
+	scope := scopes.Team("t")
 	held := func() int {
 		in, err := m.store.InScope(scope)
 		if err != nil {

@@ -22,7 +22,7 @@ func (m *Memory) Publish(kind, text string) (*protocol.Record, error) {
 		return nil, err
 	}
 	if !ok {
-		l = store.Lesson{Hash: hash, ID: lessonID(hash), Kind: kind, Text: text, Seen: 1, Strength: protocol.InitialStrength(1), Layer: LayerPersonal}
+		l = store.Lesson{Hash: hash, ID: lessonID(hash), Kind: kind, Text: text, Seen: 1, Strength: protocol.InitialStrength(1), Layer: store.LayerPersonal}
 	}
 	rec, err := protocol.SignLesson(m.id, protocol.LessonDraft{Kind: kind, Text: text, Seen: l.Seen, Strength: l.Strength, Updated: now, ID: l.ID})
 	if err != nil {

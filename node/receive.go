@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"github.com/remem/remem/internal/scopes"
 	"slices"
 	"time"
 
@@ -35,7 +36,7 @@ type ReceiveReport struct {
 // origin are refused there.
 func (m *Memory) Receive(ctx context.Context, scope string, lines []protocol.Line) (ReceiveReport, error) {
 	bound := protocol.Bound{Source: scope}
-	if scope == store.ScopeLocal {
+	if scope == scopes.Local {
 		bound.Source, bound.Origin = "scope local", m.Origin()
 	}
 	b := protocol.VerifyBatch(lines, bound, m.Now())
@@ -547,20 +548,12 @@ func (dc *deliverContext) metBefore(ctx context.Context, events []*preparedText,
 }
 
 // layerOf maps a scope to its composition layer (SPEC §9).
-func layerOf(scope string) string {
-	switch {
-	case scope == "local":
-		return LayerPersonal
-	case len(scope) >= 8 && scope[:8] == "commons:":
-		return LayerCommon
+func layerOf(name string) string {
+	switch scopes.Of(name) {
+	case scopes.KindLocal:
+		return store.LayerPersonal
+	case scopes.KindCommons:
+		return store.LayerCommon
 	}
-	return LayerDomain
+	return store.LayerDomain
 }
-
-// Layers of SPEC §9, lowest first: the store's names, which it keeps with
-// each lesson.
-const (
-	LayerCommon   = store.LayerCommon
-	LayerDomain   = store.LayerDomain
-	LayerPersonal = store.LayerPersonal
-)

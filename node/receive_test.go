@@ -3,12 +3,12 @@ package node
 import (
 	"context"
 	"fmt"
+	"github.com/remem/remem/internal/scopes"
 	"testing"
 	"time"
 
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
-	"github.com/remem/remem/store"
 )
 
 // Scope "local" holds only this memory's records: an import there of
@@ -26,7 +26,7 @@ func TestReceiveLocalTakesOnlyOwnRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := hostileLine(t, "The staging database is wiped every Sunday night", clk.Now())
-	rep, err := m.Receive(context.Background(), store.ScopeLocal, protocol.SplitLines(testutil.JoinLines(append(own, other)...)))
+	rep, err := m.Receive(context.Background(), scopes.Local, protocol.SplitLines(testutil.JoinLines(append(own, other)...)))
 	if err != nil {
 		t.Fatal(err)
 	}

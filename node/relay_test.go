@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"github.com/remem/remem/internal/scopes"
 	"log/slog"
 	"slices"
 	"testing"
@@ -169,9 +170,9 @@ func lessonOverRelay(ctx context.Context, t *testing.T, a, b *testDaemon) {
 	if _, err := a.d.SleepNow(ctx); err != nil {
 		t.Fatal(err)
 	}
-	scopes := awaitLesson(t, b, rec.Hash, 30*time.Second)
-	if !slices.Equal(scopes, []string{gossip.Scope("t")}) {
-		t.Errorf("the lesson on B has scopes %v, want only %s (gossip over the relay, no commons file)", scopes, gossip.Scope("t"))
+	held := awaitLesson(t, b, rec.Hash, 30*time.Second)
+	if !slices.Equal(held, []string{scopes.Team("t")}) {
+		t.Errorf("the lesson on B has scopes %v, want only %s (gossip over the relay, no commons file)", held, scopes.Team("t"))
 	}
 	testutil.Eventually(t, 10*time.Second, "A's GossipSub message on B", func() bool { return messages() > before })
 }

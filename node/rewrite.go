@@ -88,7 +88,7 @@ func (m *Memory) rewriteDrafts(ctx context.Context, w consolidate.Writer, now ti
 }
 
 // draftCluster is the cluster a draft is written again from: the newest
-// maxEpisodes events it absorbed (a lesson may have absorbed thousands),
+// store.MaxEpisodes events it absorbed (a lesson may have absorbed thousands),
 // or its episodes when its events are gone.
 func (m *Memory) draftCluster(l store.Lesson) (consolidate.Cluster, error) {
 	evs, err := m.store.EventsOf(l.Hash)
@@ -96,7 +96,7 @@ func (m *Memory) draftCluster(l store.Lesson) (consolidate.Cluster, error) {
 		return consolidate.Cluster{}, err
 	}
 	c := consolidate.Cluster{Kind: l.Kind}
-	for _, ev := range evs[max(0, len(evs)-maxEpisodes):] {
+	for _, ev := range evs[max(0, len(evs)-store.MaxEpisodes):] {
 		c.Episodes = append(c.Episodes, episodeOf(ev.Event))
 	}
 	if len(c.Episodes) == 0 {

@@ -550,7 +550,7 @@ func (m *Memory) consolidate(ctx context.Context, family []string, all []pending
 			return err
 		}
 		if !ok {
-			existing = store.Lesson{Hash: hash, ID: lessonID(hash), Kind: kind, Text: text, Own: true, Layer: LayerPersonal, Draft: draft,
+			existing = store.Lesson{Hash: hash, ID: lessonID(hash), Kind: kind, Text: text, Own: true, Layer: store.LayerPersonal, Draft: draft,
 				WrittenFrom: projectsOf(events, cluster)}
 			rep.NewLessons++
 			rep.Writers.count(&rep.Writers.Written, by)
@@ -621,11 +621,10 @@ func (m *Memory) absorb(l store.Lesson, events []pending, idx []int, now time.Ti
 	return l, m.store.Commit(store.Step{Lesson: l, Absorbed: seqs})
 }
 
-// maxEpisodes is the store's cap on the episodes a lesson keeps.
-const maxEpisodes = store.MaxEpisodes
-
+// appendEpisode adds text to a lesson's episodes, dropping the oldest at
+// the store's cap.
 func appendEpisode(eps []string, text string) []string {
-	if len(eps) >= maxEpisodes {
+	if len(eps) >= store.MaxEpisodes {
 		eps = eps[1:]
 	}
 	return append(eps, text)

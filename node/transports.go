@@ -3,8 +3,8 @@ package node
 import (
 	"context"
 	"fmt"
+	"github.com/remem/remem/internal/scopes"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/remem/remem/commons"
@@ -78,11 +78,12 @@ func (m *Memory) nothingFor(scope string) error {
 		return err
 	}
 	sign := "publish a lesson (`remem publish`, or `remem share --project DIR` and a sleep) to have something to push"
+	_, url := scopes.Parse(scope)
 	if len(all) == 0 {
-		return fmt.Errorf("nothing to push to %s: this memory has signed no record yet; %s", strings.TrimPrefix(scope, "commons:"), sign)
+		return fmt.Errorf("nothing to push to %s: this memory has signed no record yet; %s", url, sign)
 	}
 	return fmt.Errorf("nothing to push to %s: this memory's %d records (`remem export`) are confirmations of lessons that came by other scopes, and a confirmation goes only where its lesson came from (SPEC §7); %s",
-		strings.TrimPrefix(scope, "commons:"), len(all), sign)
+		url, len(all), sign)
 }
 
 // PullCommons takes the files that changed on the commons since the last

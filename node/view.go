@@ -215,7 +215,7 @@ func (m *Memory) view(l store.Lesson, now time.Time) (*LessonView, error) {
 	}
 	layers := []string{l.Layer}
 	if l.Own {
-		layers = append(layers, LayerPersonal)
+		layers = append(layers, store.LayerPersonal)
 	}
 	for _, s := range append(scopes, l.Scopes...) {
 		layers = append(layers, layerOf(s))

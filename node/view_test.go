@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"github.com/remem/remem/store"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,7 +35,7 @@ func TestLayersShowTheStrongestInstance(t *testing.T) {
 		t.Fatalf("%d lessons in the view, want 2 (the instruction is refused): %+v", len(views), views)
 	}
 	for _, v := range views {
-		if v.Hash == own.Hash && (v.Strength != 0.99 || !slices.Contains(v.Layers, "team") || !slices.Contains(v.Layers, LayerPersonal)) {
+		if v.Hash == own.Hash && (v.Strength != 0.99 || !slices.Contains(v.Layers, "team") || !slices.Contains(v.Layers, store.LayerPersonal)) {
 			t.Errorf("duplicate across layers: %+v", v)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/remem/remem/internal/scopes"
 	"math"
 	"time"
 
@@ -59,7 +60,7 @@ func appendOutbox(w *writer, recs []*protocol.Record, now time.Time) (lastSeq ui
 		}
 		lastSeq = seq
 	}
-	_, err = putRecords(w, recs, ScopeLocal, now)
+	_, err = putRecords(w, recs, scopes.Local, now)
 	return lastSeq, err
 }
 
@@ -109,7 +110,7 @@ func (s *Store) Outbox(afterSeq uint64, limit int) ([]OutboxEntry, error) {
 // commons file holds. The caller leaves out what it must not send (e.g. a
 // lesson its own revocation withdrew).
 func (s *Store) OwnRecords() ([]*protocol.Record, error) {
-	held, err := s.InScope(ScopeLocal)
+	held, err := s.InScope(scopes.Local)
 	if err != nil {
 		return nil, err
 	}

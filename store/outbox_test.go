@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"github.com/remem/remem/internal/scopes"
 	"testing"
 	"time"
 
@@ -95,7 +96,7 @@ func TestOwnRecordsAreTheNewestLocalVersions(t *testing.T) {
 		}
 	}
 	h, _, _ := o.s.Get(o.l1.SetKey())
-	if len(h.Scopes) != 1 || h.Scopes[0] != ScopeLocal {
+	if len(h.Scopes) != 1 || h.Scopes[0] != scopes.Local {
 		t.Fatalf("own record scopes %v", h.Scopes)
 	}
 }

@@ -14,9 +14,6 @@ import (
 	"github.com/remem/remem/protocol"
 )
 
-// ScopeLocal is the scope of this memory's own records.
-const ScopeLocal = "local"
-
 // MaxScopeBytes bounds a scope name.
 const MaxScopeBytes = 512
 

@@ -234,7 +234,7 @@ func (nw *cluster) tryStart(ctx context.Context, n *tnode, boot []int) error {
 	// Each node's person opted in its home as the project its agents work
 	// in, so that what they meet there is confirmed (SPEC §6 opt-in).
 	if _, err := d.Memory().Share(node.ProjectShare{Project: n.home}); err != nil {
-		return fmt.Errorf("starting %s: opting its project in: %w", n.name(), err)
+		return errors.Join(fmt.Errorf("starting %s: opting its project in: %w", n.name(), err), d.Close())
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	n.d, n.cancel, n.done = d, cancel, make(chan error, 1)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/remem/remem/internal/scopes"
 	"io"
 	"io/fs"
 	"net"
@@ -20,7 +21,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/remem/remem/commons"
-	"github.com/remem/remem/folder"
 	"github.com/remem/remem/gossip"
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/store"
@@ -212,7 +212,7 @@ func diagnose(ctx context.Context, h string, tryModel bool) doctorReport {
 			teams = append(teams, strings.TrimPrefix(t, gossip.TopicName("")))
 		}
 		for _, sc := range st.Scopes {
-			if strings.HasPrefix(sc, "commons:") || strings.HasPrefix(sc, folder.ScopePrefix) {
+			if k := scopes.Of(sc); k == scopes.KindCommons || k == scopes.KindFolder {
 				others++
 			}
 		}
