@@ -103,7 +103,7 @@ func TestEventAtRefusedOrKept(t *testing.T) {
 					t.Errorf("at %q: %+v, want taken", c.at, rep)
 				}
 			}
-			evs, err := m.Store().PendingEvents()
+			evs, err := m.Stored().PendingEvents()
 			if err != nil || len(evs) != 2 {
 				t.Fatalf("pending: %+v, %v", evs, err)
 			}

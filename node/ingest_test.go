@@ -187,7 +187,7 @@ func TestEventAtStoredInUTC(t *testing.T) {
 	if err != nil || rep.Taken != 1 {
 		t.Fatalf("Ingest: %+v, %v", rep, err)
 	}
-	evs, err := m.Store().PendingEvents()
+	evs, err := m.Stored().PendingEvents()
 	if err != nil || len(evs) != 2 {
 		t.Fatalf("pending: %v, %v", evs, err)
 	}

@@ -214,8 +214,10 @@ func (m *Memory) Home() string { return m.cfg.Home }
 // when the memory was opened.
 func (m *Memory) APIToken() string { return m.apiToken }
 
-// Store gives the transports' glue access to the store.
-func (m *Memory) Store() *store.Store { return m.store }
+// Stored is the store's read side: what the memory holds, for the code
+// that looks without going through the memory (the calibrator, the
+// testnet's measurements). Writes go through the memory's own methods.
+func (m *Memory) Stored() store.Reader { return m.store.Reader() }
 
 // Params are the memory's tunables.
 func (m *Memory) Params() Params { return m.cfg.Params }

@@ -277,7 +277,7 @@ type strangers struct {
 func strangersHeld(n *tnode, revoker string) (strangers, error) {
 	var s strangers
 	admit := n.d.Memory().Admitted()
-	err := n.d.Memory().Store().Each(func(h store.Held) error {
+	err := n.d.Memory().Stored().Each(func(h store.Held) error {
 		if !admit.Admits(h.Record.Origin) {
 			s.records++
 			s.bytes += int64(len(h.Record.Raw))

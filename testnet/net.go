@@ -395,7 +395,7 @@ func hold(n *tnode, now time.Time, p protocol.StateParams, skip func(origin stri
 		sum.state(cur, st)
 		recs = recs[:0]
 	}
-	err := n.d.Memory().Store().Each(func(held store.Held) error {
+	err := n.d.Memory().Stored().Each(func(held store.Held) error {
 		r := held.Record
 		if skip != nil && skip(r.Origin) {
 			return nil

@@ -187,7 +187,7 @@ func (c *cluster) confirm(ctx context.Context, pr *phaseRun, r *rand.Rand, progr
 	pr.add(lat, met, len(exps), err)
 	// Did every confirmer sign what it was meant to?
 	for _, idx := range confirmers {
-		own, err := c.nodes[idx].d.Memory().Store().OwnRecords()
+		own, err := c.nodes[idx].d.Memory().Stored().OwnRecords()
 		if err != nil {
 			return err
 		}
@@ -209,7 +209,7 @@ func (c *cluster) confirm(ctx context.Context, pr *phaseRun, r *rand.Rand, progr
 // noteOwn tells the tracker of the records n signed itself (they never pass
 // its OnAccept) and counts the new ones as records of the phase.
 func (c *cluster) noteOwn(pr *phaseRun, n *tnode) {
-	own, err := n.d.Memory().Store().OwnRecords()
+	own, err := n.d.Memory().Stored().OwnRecords()
 	if err != nil {
 		return
 	}

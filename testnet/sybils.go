@@ -71,7 +71,7 @@ type viewOf struct {
 func strengths(nodes []*tnode) (map[viewKey]viewOf, error) {
 	out := map[viewKey]viewOf{}
 	for _, n := range nodes {
-		ls, err := n.d.Memory().Store().Lessons()
+		ls, err := n.d.Memory().Stored().Lessons()
 		if err != nil {
 			return nil, fmt.Errorf("reading the lessons of %s: %w", n.name(), err)
 		}
@@ -303,7 +303,7 @@ func (c *cluster) sybilPublish(ctx context.Context, pr *phaseRun, progress func(
 func eachHash(n *tnode, f func(hash string, recs []*protocol.Record)) error {
 	var cur string
 	var recs []*protocol.Record
-	err := n.d.Memory().Store().Each(func(held store.Held) error {
+	err := n.d.Memory().Stored().Each(func(held store.Held) error {
 		if held.Record.Hash != cur {
 			if cur != "" {
 				f(cur, recs)

@@ -51,15 +51,16 @@ type hostileHome struct {
 func plantHostile(t *testing.T) hostileHome {
 	t.Helper()
 	h := hostileHome{home: newHome(t), project: t.TempDir()}
-	m, err := node.Open(node.Config{Home: h.home})
+	// The own lessons go into the store as an old memory wrote them, with
+	// no memory open: a memory's own writes pass its checks.
+	st, err := store.Open(h.home, store.Options{Small: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
 	now := time.Now().UTC().Add(-time.Minute)
 	own := func(text string) string {
 		hash := protocol.LessonHash(protocol.KindError, text)
-		if err := m.Store().PutLesson(store.Lesson{Hash: hash, Kind: protocol.KindError, Text: text, Seen: 3, Strength: 0.8,
+		if err := st.PutLesson(store.Lesson{Hash: hash, Kind: protocol.KindError, Text: text, Seen: 3, Strength: 0.8,
 			Updated: now, Own: true, Projects: []string{h.project}, Episodes: []string{"billing build " + hostileBits + bidi}}); err != nil {
 			t.Fatal(err)
 		}
@@ -68,6 +69,14 @@ func plantHostile(t *testing.T) hostileHome {
 	text := "The build of the billing service fails with " + hostileBits
 	h.local, h.agentView = own(text), protocol.CheckAgentText(text) == nil
 	h.bidi = own("The billing service deploy prints" + bidi + hostileBits)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := node.Open(node.Config{Home: h.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
 
 	signer := func(b byte) protocol.Identity {
 		id, err := protocol.NewIdentity(contextSeed(b))

@@ -67,7 +67,7 @@ func openScratch(t *testing.T, row Row, dirs map[string]string) *node.Memory {
 // absorbedBy is the lesson each event of evs went to.
 func absorbedBy(t *testing.T, m *node.Memory, evs []protocol.Event) []string {
 	t.Helper()
-	held, err := m.Store().Events(time.Time{})
+	held, err := m.Stored().Events(time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -224,11 +224,11 @@ func scoreRow(ctx context.Context, cfg node.Config, row Row) (rr RowReport, bad 
 	if err != nil {
 		return rr, "", err
 	}
-	lessons, err := m.Store().Lessons()
+	lessons, err := m.Stored().Lessons()
 	if err != nil {
 		return rr, "", err
 	}
-	held, err := m.Store().Events(time.Time{})
+	held, err := m.Stored().Events(time.Time{})
 	if err != nil {
 		return rr, "", err
 	}

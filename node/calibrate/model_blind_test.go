@@ -121,7 +121,7 @@ func TestScriptedModelOnBlindClusters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lessons, err := m.Store().Lessons()
+		lessons, err := m.Stored().Lessons()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,11 +135,11 @@ func TestScriptedModelOnBlindClusters(t *testing.T) {
 			t.Fatal(err)
 		}
 		rewritten += second.Writers.Rewritten["claude"]
-		lessons, err = m.Store().Lessons()
+		lessons, err = m.Stored().Lessons()
 		if err != nil {
 			t.Fatal(err)
 		}
-		held, err := m.Store().Events(time.Time{})
+		held, err := m.Stored().Events(time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -493,7 +493,7 @@ func TestRememberAt(t *testing.T) {
 	}
 	res = call(t, cs, "remember", map[string]any{"kind": "note", "text": "the docs build takes four minutes", "at": "2025-06-01T14:00:00+02:00"})
 	mustOK(t, "remember", res)
-	evs, err := m.Store().PendingEvents()
+	evs, err := m.Stored().PendingEvents()
 	if err != nil || len(evs) != 1 || evs[0].Event.At != "2025-06-01T12:00:00Z" {
 		t.Fatalf("stored: %+v, %v", evs, err)
 	}
