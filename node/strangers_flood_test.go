@@ -208,17 +208,14 @@ func TestFloodOfFreshKeysStaysWithinBudget(t *testing.T) {
 		n, err := m.store.UseOf(friendID.Origin())
 		return err == nil && n.Records > 0
 	})
-	// Let what was accepted be delivered.
-	var last int
+	// Let what was accepted be delivered: no new message for half a second.
+	last, changed := -1, time.Now()
 	testutil.Eventually(t, 30*time.Second, "the victim's deliveries settled", func() bool {
 		s := victim.d.Gossip().Stats()
-		n := s.Received + s.Ignored
-		settled := n == last
-		last = n
-		if !settled {
-			time.Sleep(500 * time.Millisecond)
+		if n := s.Received + s.Ignored; n != last {
+			last, changed = n, time.Now()
 		}
-		return settled
+		return time.Since(changed) >= 500*time.Millisecond
 	})
 	used, _, err := m.StrangerUse()
 	if err != nil {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -237,67 +236,68 @@ func procStatus(field string) int {
 	return 0
 }
 
-// TestSmallStoresRSS opens 100 small stores in one process, as a testnet
-// does, and reports the resident memory each costs. Run with
-// REMEM_STORE_RSS=<records per store> (at least 300).
-func TestSmallStoresRSS(t *testing.T) {
-	if os.Getenv("REMEM_STORE_RSS") == "" {
-		t.Skip("set REMEM_STORE_RSS=1 to measure")
-	}
+// BenchmarkSmallStoresRSS opens 100 small stores in one process, as a
+// testnet does, and reports the resident memory each costs, busy and after
+// 10 s idle (Badger releases its pooled table-builder buffers when idle):
+//
+//	REMEM_STORE_RSS=300 go test ./store -run x -bench SmallStoresRSS -benchtime 1x
+//
+// REMEM_STORE_RSS is the records per store (at least 300, the default);
+// REMEM_STORE_HEAPPROF names a file for a heap profile.
+func BenchmarkSmallStoresRSS(b *testing.B) {
 	const n = 100
 	perStore, _ := strconv.Atoi(os.Getenv("REMEM_STORE_RSS"))
-	if perStore < 300 {
-		perStore = 300
-	}
+	perStore = max(perStore, 300)
 	var recs []*protocol.Record
-	id := ident(t, 1)
+	id := ident(b, 1)
 	for i := 0; i < perStore; i++ {
-		recs = append(recs, signLesson(t, id, lessonText(i), 1, t0))
+		recs = append(recs, signLesson(b, id, lessonText(i), 1, t0))
 	}
-	runtime.GC()
-	before := rssKiB()
-	dir := t.TempDir()
-	var stores []*Store
-	for i := 0; i < n; i++ {
-		s, err := Open(filepath.Join(dir, strconv.Itoa(i)), Options{Small: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		stores = append(stores, s)
-		for j := 0; j < len(recs); j += 500 {
-			if _, err := s.PutRecords(recs[j:min(j+500, len(recs))], "team/a", t0); err != nil {
-				t.Fatal(err)
+	for b.Loop() {
+		runtime.GC()
+		before := rssKiB()
+		dir := b.TempDir()
+		var stores []*Store
+		for i := 0; i < n; i++ {
+			s, err := Open(filepath.Join(dir, strconv.Itoa(i)), Options{Small: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			stores = append(stores, s)
+			for j := 0; j < len(recs); j += 500 {
+				if _, err := s.PutRecords(recs[j:min(j+500, len(recs))], "team/a", t0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := s.ForHash(recs[i].Hash); err != nil {
+				b.Fatal(err)
 			}
 		}
-		if _, err := s.ForHash(recs[i].Hash); err != nil {
-			t.Fatal(err)
+		runtime.GC()
+		busy := rssKiB()
+		time.Sleep(10 * time.Second) // what is measured: the memory an idle store keeps
+		runtime.GC()
+		debug.FreeOSMemory()
+		idle := rssKiB()
+		b.ReportMetric(float64(busy-before)/1024/n, "busy-MiB/store")
+		b.ReportMetric(float64(idle-before)/1024/n, "idle-MiB/store")
+		b.ReportMetric(float64(procStatus("RssAnon:"))/1024, "idle-anon-MiB")
+		if path := os.Getenv("REMEM_STORE_HEAPPROF"); path != "" {
+			f, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := pprof.WriteHeapProfile(f); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
-	runtime.GC()
-	after := rssKiB()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	t.Logf("RssAnon %d KiB, RssFile %d KiB, Go heap in use %d KiB, heap sys %d KiB",
-		procStatus("RssAnon:"), procStatus("RssFile:"), ms.HeapInuse>>10, ms.HeapSys>>10)
-	msg := fmt.Sprintf("%d small stores with %d records each: RSS %d KiB -> %d KiB, %.2f MiB per store, %d goroutines",
-		n, len(recs), before, after, float64(after-before)/1024/n, runtime.NumGoroutine())
-	t.Log(msg)
-	// Badger releases its pooled table-builder buffers when idle.
-	time.Sleep(10 * time.Second)
-	runtime.GC()
-	debug.FreeOSMemory()
-	idle := rssKiB()
-	t.Logf("after 10 s idle: RSS %d KiB, %.2f MiB per store (RssAnon %d KiB, RssFile %d KiB)",
-		idle, float64(idle-before)/1024/n, procStatus("RssAnon:"), procStatus("RssFile:"))
-	if path := os.Getenv("REMEM_STORE_HEAPPROF"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
+		for _, s := range stores {
+			if err := s.Close(); err != nil {
+				b.Fatal(err)
+			}
 		}
-		pprof.WriteHeapProfile(f)
-		f.Close()
-	}
-	for _, s := range stores {
-		s.Close()
 	}
 }

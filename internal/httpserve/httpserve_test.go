@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/remem/remem/internal/testutil"
 )
 
 func short() Limits {
@@ -37,10 +39,10 @@ func TestServeStopsGracefully(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := make(chan struct{})
+	started, release := make(chan struct{}), make(chan struct{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(started)
-		time.Sleep(200 * time.Millisecond)
+		<-release // the stop has begun: the listener is closed
 		_, _ = io.WriteString(w, "done")
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -59,6 +61,16 @@ func TestServeStopsGracefully(t *testing.T) {
 	}()
 	<-started
 	cancel()
+	// The request is in flight while the server stops: it answers once the
+	// listener no longer takes connections.
+	testutil.Eventually(t, 5*time.Second, "the listener to close", func() bool {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err == nil {
+			_ = c.Close()
+		}
+		return err != nil
+	})
+	close(release)
 	if got := <-answer; got != "done" {
 		t.Fatalf("the request in flight got %q", got)
 	}

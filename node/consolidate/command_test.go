@@ -125,7 +125,7 @@ func TestCommandWriterTimeout(t *testing.T) {
 		t.Fatalf("took %s to give up", d)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	time.AfterFunc(100*time.Millisecond, cancel) // while the command runs
 	_, err = CommandWriter{Command: "sleep 30"}.Write(ctx, testCluster)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
