@@ -108,7 +108,8 @@ func TestSybilsCannotStarveSync(t *testing.T) {
 		wg.Go(func() { stallSync(ctx, h, a.PeerID(), "t", i%3 != 0) }) // 8 send a summary
 	}
 	eventually(t, 5*time.Second, "the sybils to hold every slot", func() bool { return len(a.inbound) == cap(a.inbound) })
-	time.Sleep(time.Second) // a few rounds of stalls
+	// Two rounds of stalls, each cut by the node's step timeout.
+	eventually(t, 10*time.Second, "two rounds of stalled sessions cut", func() bool { return a.Stats().SyncFailures >= 24 })
 
 	joiner := startNode(t, short, withBootstrap(a))
 	eventually(t, 10*time.Second, "the joiner to see a sync partner", func() bool { return joiner.speaksSync(a.PeerID()) })
@@ -242,8 +243,16 @@ func TestStreamFloodIsLimited(t *testing.T) {
 	}
 	close(jobs)
 	wg.Wait()
-	time.Sleep(200 * time.Millisecond) // the last streams reach the node
-	peak.Store(max(peak.Load(), inbound()))
+	// The last streams reach the node: its count holds for 200 ms.
+	last, changed := int64(-1), time.Now()
+	eventually(t, 10*time.Second, "the flooder's last streams to reach the node", func() bool {
+		n := inbound()
+		peak.Store(max(peak.Load(), n))
+		if n != last {
+			last, changed = n, time.Now()
+		}
+		return time.Since(changed) >= 200*time.Millisecond
+	})
 
 	b := startNode(t, off, withBootstrap(a))
 	eventually(t, 10*time.Second, "the honest peer to see a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
