@@ -4,6 +4,7 @@ package consolidate
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol/textcheck"
 )
 
@@ -191,13 +193,7 @@ func TestCLIModelTimeoutKillsTheGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the tool's child %d still runs", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Eventually(t, 2*time.Second, fmt.Sprintf("the tool's child %d to end", pid), func() bool { return !alive(pid) })
 }
 
 // alive: pid runs (a zombie waiting for its reaper does not count).
