@@ -25,6 +25,7 @@ type memHolder struct {
 	viaSync   int             // of them, records Deliver was told came by sync
 	full      map[string]bool // origins past the cap (Room 0)
 	admitted  map[string]bool // origins Admits says yes to
+	fail      error           // Deliver's error, when set: a store that fails
 }
 
 // Admits makes memHolder an Admitting holder: it admits the origins
@@ -75,14 +76,18 @@ func newMemHolder() *memHolder {
 	return &memHolder{scopes: map[string]map[protocol.RecordKey]*protocol.Record{}}
 }
 
-func (h *memHolder) Deliver(ctx context.Context, scope string, from peer.ID, recs []*protocol.Record) {
+func (h *memHolder) Deliver(_ context.Context, d Delivery) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.delivered += len(recs)
-	if FromSync(ctx) {
-		h.viaSync += len(recs)
+	if h.fail != nil {
+		return h.fail
 	}
-	h.put(scope, recs...)
+	h.delivered += len(d.Records)
+	if d.BySync {
+		h.viaSync += len(d.Records)
+	}
+	h.put(d.Scope, d.Records...)
+	return nil
 }
 
 func (h *memHolder) put(scope string, recs ...*protocol.Record) {

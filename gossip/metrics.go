@@ -25,6 +25,7 @@ type Stats struct {
 	Skipped          int            // lines skipped as an unknown version
 	Published        int            // messages this node published
 	Dropped          int            // accepted messages dropped before delivery (the holder fell behind; sync brings them)
+	Undelivered      int            // records of accepted messages the holder failed to keep (Holder.Deliver's error; sync brings them)
 
 	SyncSessions   int // sync sessions completed (either side)
 	SyncFailures   int // sync sessions that failed

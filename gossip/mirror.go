@@ -38,8 +38,8 @@ func MessageValidator(now func() time.Time) pubsub.ValidatorEx {
 // nothing is a duplicate.
 type holdsNothing struct{}
 
-func (holdsNothing) Deliver(context.Context, string, peer.ID, []*protocol.Record) {}
-func (holdsNothing) Held(string) ([][]byte, error)                                { return nil, nil }
+func (holdsNothing) Deliver(context.Context, Delivery) error { return nil }
+func (holdsNothing) Held(string) ([][]byte, error)           { return nil, nil }
 func (holdsNothing) HeldLines(_ string, keys []protocol.RecordKey) ([][]byte, error) {
 	return make([][]byte, len(keys)), nil
 }

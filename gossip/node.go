@@ -39,13 +39,14 @@ import (
 // concurrent use: the validator, the subscription loops and sync sessions
 // call it from their own goroutines.
 type Holder interface {
-	// Deliver hands on records that arrived on a team scope, already
-	// verified by the validator or by sync (never verify them twice). from
-	// is the peer that sent the bytes (the forwarder of a gossip message, or
-	// the sync partner); FromSync(ctx) tells which. ctx ends when the node
-	// closes (or the sync round that fetched them ends): Deliver should
-	// give up then, as Close waits for it.
-	Deliver(ctx context.Context, scope string, from peer.ID, recs []*protocol.Record)
+	// Deliver hands on records that arrived on a team scope (d). ctx ends
+	// when the node closes (or the sync round that fetched them ends):
+	// Deliver should give up then, as Close waits for it. An error says
+	// the records were not kept (the store failed): those of a gossip
+	// message, accepted already, are counted (Stats.Undelivered) for sync
+	// to bring again; a sync session ends with the error, and a later
+	// round asks for its records again.
+	Deliver(ctx context.Context, d Delivery) error
 	// Held returns the raw lines of the records this memory holds in scope
 	// (own records published into it and records received by it), for
 	// catch-up sync. Only these lines are ever offered to peers of scope.
@@ -60,19 +61,18 @@ type Holder interface {
 	Known(rec *protocol.Record) bool
 }
 
-type fromSyncKey struct{}
-
-func withSync(ctx context.Context) context.Context {
-	return context.WithValue(ctx, fromSyncKey{}, true)
-}
-
-// FromSync reports whether the records Holder.Deliver receives with ctx
-// came by a sync session rather than a gossip message. Gossip has already
-// spread a message along the mesh; records that came by sync reached this
-// node alone.
-func FromSync(ctx context.Context) bool {
-	v, _ := ctx.Value(fromSyncKey{}).(bool)
-	return v
+// A Delivery is what a node hands its Holder: records that arrived on a
+// team scope, already verified by the validator or by sync (never verify
+// them twice).
+type Delivery struct {
+	Scope string
+	// From is the peer that sent the bytes: the forwarder of a gossip
+	// message, or the sync partner.
+	From peer.ID
+	// BySync: the records came by a sync session, and so reached this node
+	// alone; a gossip message's went along the mesh already.
+	BySync  bool
+	Records []*protocol.Record
 }
 
 // Capped is an optional extension of Holder: Room is how many new records
@@ -671,7 +671,10 @@ func (n *Node) readLoop(ctx context.Context, t *team, sub *pubsub.Subscription) 
 		if !ok || len(recs) == 0 {
 			continue
 		}
-		n.holder.Deliver(ctx, t.scope, msg.ReceivedFrom, recs)
+		if err := n.holder.Deliver(ctx, Delivery{Scope: t.scope, From: msg.ReceivedFrom, Records: recs}); err != nil && ctx.Err() == nil {
+			n.metrics.update(func(s *Stats) { s.Undelivered += len(recs) })
+			n.log.Error("a gossip message's records were not kept; sync brings them again", "scope", t.scope, "peer", msg.ReceivedFrom.String(), "err", err)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"github.com/remem/remem/internal/scopes"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -407,7 +408,7 @@ func newStallingHolder(h *memHolder) *stallingHolder {
 		release: release, free: sync.OnceFunc(func() { close(release) })}
 }
 
-func (h *stallingHolder) Deliver(ctx context.Context, _ string, _ peer.ID, _ []*protocol.Record) {
+func (h *stallingHolder) Deliver(ctx context.Context, _ Delivery) error {
 	h.once.Do(func() { close(h.entered) })
 	select {
 	case <-ctx.Done():
@@ -417,6 +418,7 @@ func (h *stallingHolder) Deliver(ctx context.Context, _ string, _ peer.ID, _ []*
 	case h.ended <- ctx.Err():
 	default:
 	}
+	return ctx.Err()
 }
 
 // Close returns promptly while the holder's Deliver waits (for records
@@ -519,4 +521,49 @@ func lackingPair(t *testing.T) (a, b *tnode) {
 	b.holder.add(scopes.Team("t"), recs[:2]...)
 	eventually(t, 20*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
 	return a, b
+}
+
+// A holder that fails to keep records (its store fails) loses none of
+// them: a gossip message's are counted as undelivered, a sync session that
+// fetched some ends with the error, and the next session brings them once
+// the holder keeps records again.
+func TestDeliverErrorsLoseNothing(t *testing.T) {
+	off := withParams(func(p *Params) { p.SyncInterval, p.SyncOnConnect = 0, false })
+	a := startNode(t, off)
+	b := startNode(t, off, withBootstrap(a))
+	// a is admitted: a stranger's records that were not kept still count
+	// against what b takes from a peer in an hour (the per-peer budget).
+	b.holder.admit(a.id.Origin())
+	b.holder.mu.Lock()
+	b.holder.fail = errors.New("the disk is full")
+	b.holder.mu.Unlock()
+	eventually(t, 20*time.Second, "a mesh between the two", func() bool { return len(b.MeshPeers("t")) >= 1 && len(a.MeshPeers("t")) >= 1 })
+
+	rec := lesson(t, a.id, 1)
+	a.holder.add(scopes.Team("t"), rec)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := a.Publish(ctx, "t", [][]byte{rec.Raw}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the message's record counted as undelivered", func() bool { return b.Stats().Undelivered == 1 })
+
+	recs := lessons(t, a.id, 10, 20)
+	a.holder.add(scopes.Team("t"), recs...)
+	eventually(t, 10*time.Second, "a sync partner", func() bool { return b.speaksSync(a.PeerID()) })
+	if err := b.syncWith(ctx, b.teams["t"], a.PeerID()); err == nil || !strings.Contains(err.Error(), "the disk is full") {
+		t.Fatalf("a session whose records were not kept: %v, want the holder's error", err)
+	}
+	b.holder.mu.Lock()
+	b.holder.fail = nil
+	b.holder.mu.Unlock()
+	want := len(recs) + 1
+	for sessions := 0; b.holder.count(scopes.Team("t")) < want && sessions < 20; sessions++ {
+		if err := b.syncWith(ctx, b.teams["t"], a.PeerID()); err != nil && !errors.Is(err, errPeerBusy) {
+			t.Fatal(err)
+		}
+	}
+	if got := b.holder.count(scopes.Team("t")); got != want {
+		t.Fatalf("b holds %d of %d records after the holder recovered; stats %+v", got, want, b.Stats())
+	}
 }

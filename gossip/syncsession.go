@@ -17,6 +17,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -200,15 +202,28 @@ type incoming struct {
 // even when the session's deadline passed meanwhile, and ctx ends when the
 // node closes. A record past the take budget is read and dropped, not a
 // violation: the peer sends what was asked for.
-func (n *Node) recvRecords(ctx context.Context, c *conn, in incoming, st *sessionStats) error {
+func (n *Node) recvRecords(ctx context.Context, c *conn, in incoming, st *sessionStats) (ended error) {
 	var batch []*protocol.Record
-	flush := func() {
-		if len(batch) > 0 {
-			n.holder.Deliver(withSync(ctx), in.t.scope, in.from, batch)
-			batch = nil
+	var batchIDs []recID
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
 		}
+		err := n.holder.Deliver(ctx, Delivery{Scope: in.t.scope, From: in.from, BySync: true, Records: batch})
+		if err != nil {
+			for _, id := range batchIDs {
+				in.got[id] = false // not kept: a later session asks again
+			}
+		}
+		batch, batchIDs = nil, batchIDs[:0]
+		if err != nil {
+			return fmt.Errorf("keeping the records received: %w", err)
+		}
+		return nil
 	}
-	defer flush()
+	// What arrived is kept however the session ends; a failure to keep it
+	// ends the session too.
+	defer func() { ended = errors.Join(ended, flush()) }()
 	for {
 		body, err := c.readFrame(protocol.MaxLineBytes)
 		if err != nil {
@@ -235,9 +250,11 @@ func (n *Node) recvRecords(ctx context.Context, c *conn, in incoming, st *sessio
 			continue
 		}
 		st.recordsIn++
-		batch = append(batch, rec)
+		batch, batchIDs = append(batch, rec), append(batchIDs, id)
 		if len(batch) >= deliverBatch {
-			flush()
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/peer"
-
 	"github.com/remem/remem/protocol"
 )
 
@@ -22,9 +20,9 @@ type versionedHolder struct {
 	calls   int
 }
 
-func (h *versionedHolder) Deliver(context.Context, string, peer.ID, []*protocol.Record) {}
-func (h *versionedHolder) Known(*protocol.Record) bool                                  { return false }
-func (h *versionedHolder) HeldVersion() uint64                                          { return h.version }
+func (h *versionedHolder) Deliver(context.Context, Delivery) error { return nil }
+func (h *versionedHolder) Known(*protocol.Record) bool             { return false }
+func (h *versionedHolder) HeldVersion() uint64                     { return h.version }
 func (h *versionedHolder) HeldLines(_ string, keys []protocol.RecordKey) ([][]byte, error) {
 	return make([][]byte, len(keys)), nil
 }

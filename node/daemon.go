@@ -517,18 +517,17 @@ type holder struct{ d *Daemon }
 // Deliver hands gossip's records to the memory with gossip's context,
 // which ends when the node closes: Deliver holds the sleep lock and may
 // wait for an embeddings endpoint, and must not hold up Close.
-func (h holder) Deliver(ctx context.Context, scope string, from peer.ID, recs []*protocol.Record) {
-	rep, err := h.d.m.Deliver(ctx, scope, recs)
+func (h holder) Deliver(ctx context.Context, d gossip.Delivery) error {
+	rep, err := h.d.m.Deliver(ctx, d.Scope, d.Records)
 	if err != nil {
-		h.d.log.Error("deliver failed", "scope", scope, "peer", from.String(), "err", err)
-		return
+		return err // gossip counts and logs it, or ends the sync session
 	}
 	// Records new here are news to pass on: those that came by sync
 	// reached this node alone; those that came by gossip went along the
 	// mesh, which may not have reached everyone yet (relayNews).
 	if rep.Accepted > 0 {
 		ch := h.d.heard
-		if gossip.FromSync(ctx) {
+		if d.BySync {
 			ch = h.d.news
 		}
 		select {
@@ -536,6 +535,7 @@ func (h holder) Deliver(ctx context.Context, scope string, from peer.ID, recs []
 		default:
 		}
 	}
+	return nil
 }
 
 // Held is what sync offers in scope: own records that belong there and

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/peer"
-
 	"github.com/remem/remem/gossip"
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
@@ -182,9 +180,9 @@ func dirBytes(t *testing.T, dir string) int64 {
 // nothingHeld is the Holder of a gossip node that only floods.
 type nothingHeld struct{}
 
-func (nothingHeld) Deliver(context.Context, string, peer.ID, []*protocol.Record) {}
-func (nothingHeld) Held(string) ([][]byte, error)                                { return nil, nil }
-func (nothingHeld) Known(*protocol.Record) bool                                  { return false }
+func (nothingHeld) Deliver(context.Context, gossip.Delivery) error { return nil }
+func (nothingHeld) Held(string) ([][]byte, error)                  { return nil, nil }
+func (nothingHeld) Known(*protocol.Record) bool                    { return false }
 func (nothingHeld) HeldLines(_ string, keys []protocol.RecordKey) ([][]byte, error) {
 	return make([][]byte, len(keys)), nil
 }
