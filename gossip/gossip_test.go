@@ -108,7 +108,7 @@ func TestEightNodesSparse(t *testing.T) {
 			t.Errorf("node %d got the lesson without a gossip message", i)
 		}
 		if n.holder.syncCount() != 0 {
-			t.Errorf("node %d: FromSync was true for a gossip message", i)
+			t.Errorf("node %d: BySync was set for a gossip message", i)
 		}
 	}
 	for i, n := range nodes {

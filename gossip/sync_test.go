@@ -42,7 +42,7 @@ func TestSyncBothWays(t *testing.T) {
 		t.Errorf("a was handed %d, b %d records; want 4 and 3", a.holder.deliveredCount(), b.holder.deliveredCount())
 	}
 	if a.holder.syncCount() != 4 || b.holder.syncCount() != 3 {
-		t.Errorf("FromSync was true for %d of a's and %d of b's records; want all", a.holder.syncCount(), b.holder.syncCount())
+		t.Errorf("BySync was set for %d of a's and %d of b's records; want all", a.holder.syncCount(), b.holder.syncCount())
 	}
 	// Equal now: a second session moves no record.
 	if err := a.syncWith(ctx, a.teams["t"], b.PeerID()); err != nil {
