@@ -19,6 +19,7 @@ import (
 // memHolder is an in-memory Holder: per scope, a set of records by set key,
 // merged with protocol.Supersedes.
 type memHolder struct {
+	NoLimits  // but for Admits, Room and HoldsHash below
 	mu        sync.Mutex
 	scopes    map[string]map[protocol.RecordKey]*protocol.Record
 	delivered int
@@ -28,7 +29,7 @@ type memHolder struct {
 	fail      error           // Deliver's error, when set: a store that fails
 }
 
-// Admits makes memHolder an Admitting holder: it admits the origins
+// Admits admits the origins
 // admit named, and no other.
 func (h *memHolder) Admits(origin string) bool {
 	h.mu.Lock()
@@ -47,7 +48,7 @@ func (h *memHolder) admit(origins ...string) {
 	}
 }
 
-// Room makes memHolder a Capped holder: every origin has room unless full.
+// Room: every origin has room unless full.
 func (h *memHolder) Room(scope, origin string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()

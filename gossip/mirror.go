@@ -36,7 +36,7 @@ func MessageValidator(now func() time.Time) pubsub.ValidatorEx {
 
 // holdsNothing is the Holder of MessageValidator: nothing is held, so
 // nothing is a duplicate.
-type holdsNothing struct{}
+type holdsNothing struct{ NoLimits }
 
 func (holdsNothing) Deliver(context.Context, Delivery) error { return nil }
 func (holdsNothing) Held(string) ([][]byte, error)           { return nil, nil }

@@ -7,14 +7,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
-// Strangers is an optional extension of Holder: NewStranger reports
-// whether origin is neither admitted by the memory (SPEC §8) nor held in
-// any scope. The messages one peer forwards may bring at most
-// Params.NewOriginsPerPeer such origins a minute.
-type Strangers interface {
-	NewStranger(origin string) bool
-}
-
 // newOriginWindow is how long a peer's count of new strangers runs.
 const newOriginWindow = time.Minute
 
@@ -68,8 +60,7 @@ func (o *newOrigins) prune(now time.Time) {
 // tooManyNewOrigins reports whether a message of origin forwarded by from
 // is past from's allowance of new strangers (and counts it if not).
 func (n *Node) tooManyNewOrigins(origin string, from peer.ID) bool {
-	s, ok := n.holder.(Strangers)
-	if !ok || !s.NewStranger(origin) {
+	if !n.holder.NewStranger(origin) {
 		return false
 	}
 	return !n.newOrigins.take(from, n.now(), n.p.NewOriginsPerPeer)

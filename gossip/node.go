@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/remem/remem/internal/scopes"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -59,7 +60,56 @@ type Holder interface {
 	// Known reports whether an identical record is already held, so the
 	// validator can ignore pure duplicates.
 	Known(rec *protocol.Record) bool
+	Limits
 }
+
+// Limits are what a Holder says of what it takes, asked by the validator
+// and by sync. A holder that takes everything embeds NoLimits.
+type Limits interface {
+	// Room is how many new records of origin the memory still takes in
+	// scope (SPEC §10 holds at most 1,000 per origin and scope). A message
+	// that would take its origin past it is ignored, so it is not relayed
+	// either.
+	Room(scope, origin string) int
+	// HoldsHash reports whether the memory holds a lesson or confirmation
+	// of hash, so that a revocation of it, which changes something, is
+	// taken past the cap; any other new revocation takes room.
+	HoldsHash(hash string) bool
+	// HeldVersion moves whenever what Held returns may have changed, so
+	// sync reuses its snapshot (the parsed and hashed held lines) until
+	// then; snapshots are never modified, and Held is asked once per
+	// version, so the holder need not cache it. ok false: the holder keeps
+	// no version, and every session reads Held.
+	HeldVersion() (v uint64, ok bool)
+	// Admits reports whether the memory admits origin (SPEC §8: itself,
+	// its trust list, the members of its private teams...). Sync takes
+	// admitted origins' records first and outside its budgets.
+	Admits(origin string) bool
+	// NewStranger reports whether origin is neither admitted by the
+	// memory nor held in any scope. The messages one peer forwards may
+	// bring at most Params.NewOriginsPerPeer such origins a minute.
+	NewStranger(origin string) bool
+}
+
+// NoLimits are the Limits of a holder that takes everything: no cap, no
+// version, no origin admitted (so every record counts against sync's
+// budgets), no stranger counted.
+type NoLimits struct{}
+
+// Room is unbounded.
+func (NoLimits) Room(string, string) int { return math.MaxInt }
+
+// HoldsHash holds none.
+func (NoLimits) HoldsHash(string) bool { return false }
+
+// HeldVersion keeps none.
+func (NoLimits) HeldVersion() (uint64, bool) { return 0, false }
+
+// Admits admits none.
+func (NoLimits) Admits(string) bool { return false }
+
+// NewStranger counts none.
+func (NoLimits) NewStranger(string) bool { return false }
 
 // A Delivery is what a node hands its Holder: records that arrived on a
 // team scope, already verified by the validator or by sync (never verify
@@ -73,30 +123,6 @@ type Delivery struct {
 	// alone; a gossip message's went along the mesh already.
 	BySync  bool
 	Records []*protocol.Record
-}
-
-// Capped is an optional extension of Holder: Room is how many new records
-// of origin the memory still takes in scope (SPEC §10 holds at most 1,000
-// per origin and scope). A message that would take its origin past it is
-// ignored, so it is not relayed either.
-type Capped interface {
-	Room(scope, origin string) int
-}
-
-// HashHolder is an optional extension of Capped: HoldsHash reports
-// whether the memory holds a lesson or confirmation of hash, so that a
-// revocation of it, which changes something, is taken past the cap. For a
-// Capped holder without it every new revocation takes room.
-type HashHolder interface {
-	HoldsHash(hash string) bool
-}
-
-// Versioned is an optional extension of Holder: HeldVersion moves whenever
-// what Held returns may have changed, so sync reuses its snapshot (the
-// parsed and hashed held lines) until then. Snapshots are never modified.
-// Sync calls Held once per version, so the holder need not cache it.
-type Versioned interface {
-	HeldVersion() uint64
 }
 
 // DefaultListen is where a node listens when Config.Listen is empty: port

@@ -254,15 +254,15 @@ type snapshotCache struct {
 }
 
 // snapshot returns what this node holds in the team's scope. With a
-// Versioned holder the snapshot is built once per version: every session
-// needs it, and most find nothing changed since the last. This is the one
-// cache of what a memory holds for sync: the holder need not keep one.
+// holder that keeps a version the snapshot is built once per version:
+// every session needs it, and most find nothing changed since the last.
+// This is the one cache of what a memory holds for sync: the holder need
+// not keep one.
 func (n *Node) snapshot(t *team) (*snapshot, error) {
-	vh, versioned := n.holder.(Versioned)
+	v, versioned := n.holder.HeldVersion()
 	if !versioned {
 		return n.buildSnapshot(t)
 	}
-	v := vh.HeldVersion()
 	c := &t.sync.snaps
 	c.mu.Lock()
 	defer c.mu.Unlock()

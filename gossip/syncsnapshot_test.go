@@ -15,14 +15,15 @@ import (
 // versionedHolder holds fixed lines at a version the test moves, and counts
 // the calls of Held.
 type versionedHolder struct {
-	lines   [][]byte
-	version uint64
-	calls   int
+	NoLimits // but for HeldVersion
+	lines    [][]byte
+	version  uint64
+	calls    int
 }
 
 func (h *versionedHolder) Deliver(context.Context, Delivery) error { return nil }
 func (h *versionedHolder) Known(*protocol.Record) bool             { return false }
-func (h *versionedHolder) HeldVersion() uint64                     { return h.version }
+func (h *versionedHolder) HeldVersion() (uint64, bool)             { return h.version, true }
 func (h *versionedHolder) HeldLines(_ string, keys []protocol.RecordKey) ([][]byte, error) {
 	return make([][]byte, len(keys)), nil
 }
@@ -31,13 +32,13 @@ func (h *versionedHolder) Held(string) ([][]byte, error) {
 	return h.lines, nil
 }
 
-// unversioned hides HeldVersion.
+// unversioned keeps no version.
 type unversioned struct{ *versionedHolder }
 
-func (u unversioned) HeldVersion() {}
+func (u unversioned) HeldVersion() (uint64, bool) { return 0, false }
 
 // The snapshot is built once per holder version, and on every call from a
-// holder that is not Versioned; no host is needed.
+// holder that keeps none; no host is needed.
 func TestSnapshotCachedByVersion(t *testing.T) {
 	id, _ := protocol.GenerateIdentity()
 	h := &versionedHolder{lines: raws(lessons(t, id, 0, 3)), version: 1}
@@ -64,7 +65,7 @@ func TestSnapshotCachedByVersion(t *testing.T) {
 		}
 	}
 	if h.calls != 4 {
-		t.Errorf("a holder that is not Versioned: %d calls of Held, want 4", h.calls)
+		t.Errorf("a holder that keeps no version: %d calls of Held, want 4", h.calls)
 	}
 }
 

@@ -23,15 +23,6 @@ import (
 	"github.com/remem/remem/protocol"
 )
 
-// Admitting is an optional extension of Holder: Admits reports whether the
-// memory admits origin (SPEC §8: itself, its trust list, the members of its
-// private teams...). Sync takes admitted origins' records first and
-// outside its budgets; a Holder without it admits no origin, so all
-// records count against them.
-type Admitting interface {
-	Admits(origin string) bool
-}
-
 // takeWindow is what the per-peer budgets are counted over: a peer's
 // window starts with the first record taken from it, and its budget is
 // whole again when the window is over (so no hour takes more than twice
@@ -175,8 +166,7 @@ func (n *Node) newIntake(p peer.ID) *intake {
 
 // admits reports whether the holder admits origin.
 func (n *Node) admits(origin string) bool {
-	a, ok := n.holder.(Admitting)
-	return ok && a.Admits(origin)
+	return n.holder.Admits(origin)
 }
 
 func (n *Node) admitsOrigin(o originID) bool { return n.admits(o.String()) }

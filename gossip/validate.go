@@ -114,7 +114,7 @@ func (n *Node) checkMessage(ctx context.Context, t *team, data []byte, local boo
 		}
 		// An origin past the cap is not relayed either (its revocations
 		// of hashes this node holds are).
-		if c, ok := n.holder.(Capped); ok && n.overCap(c, t.scope, origin, recs) {
+		if n.overCap(t.scope, origin, recs) {
 			n.metrics.rejectLine(string(protocol.ReasonTooManyRecords))
 			return vIgnore, nil
 		}
@@ -126,8 +126,8 @@ func (n *Node) checkMessage(ctx context.Context, t *team, data []byte, local boo
 // in scope: every record not held counts, but a revocation of a hash the
 // holder (or the message) holds a lesson or confirmation of, which changes
 // something and so is taken past the cap (SPEC §10).
-func (n *Node) overCap(c Capped, scope, origin string, recs []*protocol.Record) bool {
-	room := c.Room(scope, origin)
+func (n *Node) overCap(scope, origin string, recs []*protocol.Record) bool {
+	room := n.holder.Room(scope, origin)
 	if len(recs) <= room {
 		return false
 	}
@@ -145,12 +145,11 @@ func (n *Node) overCap(c Capped, scope, origin string, recs []*protocol.Record) 
 		fresh++
 		brought[rec.Hash] = true
 	}
-	hh, _ := c.(HashHolder)
 	for _, rev := range revs {
 		if fresh > room {
 			break
 		}
-		if !brought[rev.Hash] && (hh == nil || !hh.HoldsHash(rev.Hash)) {
+		if !brought[rev.Hash] && !n.holder.HoldsHash(rev.Hash) {
 			fresh++
 		}
 	}

@@ -580,11 +580,11 @@ func (h holder) Admits(origin string) bool {
 	return ok
 }
 
-var _ gossip.Admitting = holder{}
+var _ gossip.Holder = holder{}
 
 // HeldVersion lets sync reuse its snapshot of Held until the memory
 // changes.
-func (h holder) HeldVersion() uint64 { return h.d.m.Version() }
+func (h holder) HeldVersion() (uint64, bool) { return h.d.m.Version(), true }
 
 // Room lets the validator ignore an origin past the cap.
 func (h holder) Room(scope, origin string) int { return h.d.m.Room(scope, origin) }

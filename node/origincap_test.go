@@ -178,7 +178,7 @@ func dirBytes(t *testing.T, dir string) int64 {
 }
 
 // nothingHeld is the Holder of a gossip node that only floods.
-type nothingHeld struct{}
+type nothingHeld struct{ gossip.NoLimits }
 
 func (nothingHeld) Deliver(context.Context, gossip.Delivery) error { return nil }
 func (nothingHeld) Held(string) ([][]byte, error)                  { return nil, nil }
