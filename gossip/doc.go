@@ -27,9 +27,10 @@
 //     rejected message squared, below the graylist threshold of -80 after
 //     one). Lines of an unknown version are skipped. A message whose
 //     records are all held already, whose origin has no room left
-//     (Capped; a revocation of a hash never held takes room, one of a held
-//     hash does not: HashHolder), or whose author, forwarder or records are outside a
-//     private team, is ignored.
+//     (Limits.Room; a revocation of a hash never held takes room, one of a
+//     held hash does not: Limits.HoldsHash), whose forwarder brought too
+//     many new strangers (Limits.NewStranger), or whose author, forwarder
+//     or records are outside a private team, is ignored.
 //     Otherwise it is accepted and the parsed records ride along in
 //     Message.ValidatorData, so the subscription loop hands them to
 //     Holder.Deliver without verifying twice. Refusals are counted by reason.
@@ -47,7 +48,7 @@
 //     per peer, within a byte budget. One file per job:
 //     syncwire.go (the wire format: frames and the encoding of each message,
 //     pure, tested and fuzzed without a host), syncsnapshot.go (what a team
-//     scope holds, from Holder.Held, cached per Versioned.HeldVersion: ids
+//     scope holds, from Holder.Held, cached per Limits.HeldVersion: ids
 //     and set keys, the lines sent read by Holder.HeldLines),
 //     syncsession.go (the stream, records in and out, what both sides
 //     share), syncinit.go (the initiator's steps), syncanswer.go (the
@@ -69,10 +70,14 @@
 //
 // # How the node plugs in
 //
-// The memory is behind the Holder interface: Deliver (verified records that
-// arrived on a team scope, with a context that ends when the node closes),
-// Held (the raw lines of a scope, for sync) and Known (duplicate fast
-// path); Capped, HashHolder and Versioned are optional. Records are only ever offered in the scope
+// The memory is behind the Holder interface: Deliver (a Delivery: verified
+// records that arrived on a team scope, who sent them and whether by sync,
+// with a context that ends when the node closes; its error means they were
+// not kept, and sync brings them again), Held and HeldLines (the raw lines
+// of a scope, for sync), Known (duplicate fast path) and the Limits (room
+// per origin, held hashes, admitted origins, new strangers, the version of
+// what is held), which a holder that takes everything gets from NoLimits.
+// Records are only ever offered in the scope
 // Holder.Held returns them for, so nothing received in one scope is sent
 // into another. Publish sends the memory's new records of a team as one
 // message per call (split at 1 MiB).
