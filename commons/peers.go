@@ -469,7 +469,7 @@ func (c *Client) PeerListing(ctx context.Context, topicHex string) (PeerList, er
 	if !validTopic(topicHex) {
 		return l, fmt.Errorf("listing peers: topic %.70q is not 64 lowercase hex characters (use TopicHash)", topicHex)
 	}
-	data, err := c.getSmall(ctx, "/commons/peers?topic="+url.QueryEscape(topicHex), peerListMaxBytes, "the peer listing")
+	data, _, err := c.getSmall(ctx, "/commons/peers?topic="+url.QueryEscape(topicHex), peerListMaxBytes, "the peer listing")
 	if err != nil {
 		return l, err
 	}

@@ -43,42 +43,49 @@ func (c *Client) Relays(ctx context.Context) (RelayList, error) {
 
 // Info reads the commons' info document (GET /.well-known/remem).
 func (c *Client) Info(ctx context.Context) (WellKnown, error) {
-	data, err := c.getSmall(ctx, "/.well-known/remem", maxInfoBytes, "the info document")
+	wk, _, err := c.info(ctx)
+	return wk, err
+}
+
+// info is Info and the answer's header.
+func (c *Client) info(ctx context.Context) (WellKnown, http.Header, error) {
+	data, h, err := c.getSmall(ctx, "/.well-known/remem", maxInfoBytes, "the info document")
 	if err != nil {
-		return WellKnown{}, err
+		return WellKnown{}, h, err
 	}
 	var wk WellKnown
 	if err := json.Unmarshal(data, &wk); err != nil || wk.Protocol == 0 {
-		return WellKnown{}, fmt.Errorf("%s/.well-known/remem is not a remem commons' info document (%v)", c.base(), err)
+		return WellKnown{}, h, fmt.Errorf("%s/.well-known/remem is not a remem commons' info document (%v)", c.base(), err)
 	}
-	return wk, nil
+	return wk, h, nil
 }
 
 // getSmall GETs path and reads its body of at most max bytes; what names
-// the document in errors. Anything but 200 is the server's error.
-func (c *Client) getSmall(ctx context.Context, path string, max int, what string) ([]byte, error) {
+// the document in errors. Anything but 200 is the server's error. The
+// answer's header comes with the error too, once there was an answer.
+func (c *Client) getSmall(ctx context.Context, path string, max int, what string) ([]byte, http.Header, error) {
 	rctx, cancel := c.requestContext(ctx)
 	defer cancel()
 	req, err := c.newRequest(rctx, http.MethodGet, path, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resp, err := c.http().Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s of the commons at %s: %w", what, c.base(), c.explain(ctx, rctx, err))
+		return nil, nil, fmt.Errorf("reading %s of the commons at %s: %w", what, c.base(), c.explain(ctx, rctx, err))
 	}
 	defer func() { _ = resp.Body.Close() }() // a read body: its close says nothing
 	if resp.StatusCode != http.StatusOK {
-		return nil, c.statusError(resp)
+		return nil, resp.Header, c.statusError(resp)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s of the commons at %s: %w", what, c.base(), c.explain(ctx, rctx, err))
+		return nil, resp.Header, fmt.Errorf("reading %s of the commons at %s: %w", what, c.base(), c.explain(ctx, rctx, err))
 	}
 	if len(data) > max {
-		return nil, fmt.Errorf("%s of the commons at %s is over %d bytes: the commons is broken or hostile", what, c.base(), max)
+		return nil, resp.Header, fmt.Errorf("%s of the commons at %s is over %d bytes: the commons is broken or hostile", what, c.base(), max)
 	}
-	return data, nil
+	return data, resp.Header, nil
 }
 
 // parseRelayList keeps the valid, distinct addresses of list, at most

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/remem/remem/internal/scopes"
-	"io"
 	"io/fs"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -436,17 +433,17 @@ func checkCommons(ctx context.Context, rep *doctorReport, s nodeSettings) {
 		if err != nil {
 			continue // the config check names it
 		}
-		c := commonsProbe{base: base, token: token}
-		info, skew, err := c.info(ctx)
+		c := &commons.Client{BaseURL: base, Token: token, RequestTimeout: doctorTimeout}
+		p, err := c.Probe(ctx)
+		if !skewDone && p.Skew != nil {
+			skewDone = true
+			checkSkew(rep, base, *p.Skew)
+		}
 		if err != nil {
-			rep.add("commons", checkFail, "%s does not answer: %s; check the URL and the network", base, oneLine(err))
+			rep.add("commons", checkFail, "%s does not answer as a commons: %s; check the URL and the network", base, oneLine(err))
 			continue
 		}
-		if !skewDone && skew != nil {
-			skewDone = true
-			checkSkew(rep, base, *skew)
-		}
-		status, detail := c.authorised(ctx, info)
+		status, detail := authorised(p, token != "")
 		rep.add("commons", status, "%s: %s", base, detail)
 	}
 	if !skewDone {
@@ -471,92 +468,24 @@ func checkSkew(rep *doctorReport, base string, skew time.Duration) {
 	}
 }
 
-// commonsProbe is one commons asked by doctor.
-type commonsProbe struct{ base, token string }
-
-func (c commonsProbe) request(ctx context.Context, method, path string) (*http.Response, error) {
-	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the URL is named by the caller
-		}
-		return nil, err
-	}
-	body := resp.Body
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.LimitReader(body, 1<<20), closerFunc(func() error { cancel(); return body.Close() })}
-	return resp, nil
-}
-
-type closerFunc func() error
-
-func (f closerFunc) Close() error { return f() }
-
-// info reads /.well-known/remem, and the skew of the local clock against
-// the answer's Date (nil without one).
-func (c commonsProbe) info(ctx context.Context) (commons.WellKnown, *time.Duration, error) {
-	var wk commons.WellKnown
-	sent := time.Now()
-	resp, err := c.request(ctx, http.MethodGet, "/.well-known/remem")
-	if err != nil {
-		return wk, nil, err
-	}
-	defer func() { _ = resp.Body.Close() }() // read only
-	mid := sent.Add(time.Since(sent) / 2)
-	var skew *time.Duration
-	if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
-		// Date has whole seconds: the skew is known to about a second.
-		s := mid.Sub(d.Add(500 * time.Millisecond))
-		skew = &s
-	}
-	if resp.StatusCode != http.StatusOK {
-		return wk, skew, fmt.Errorf("GET /.well-known/remem answered %s: is it a remem commons?", resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&wk); err != nil {
-		return wk, skew, fmt.Errorf("GET /.well-known/remem is not a remem commons' info: %v", err)
-	}
-	return wk, skew, nil
-}
-
-// authorised reads the index with the token, then asks the commons
-// whether a PUT would take it (GET /commons/token), sending no file.
-func (c commonsProbe) authorised(ctx context.Context, wk commons.WellKnown) (string, string) {
-	resp, err := c.request(ctx, http.MethodGet, "/commons/index")
-	if err != nil {
-		return checkFail, "the index does not answer: " + oneLine(err)
-	}
-	_ = resp.Body.Close() // the status is the answer
+// authorised says what a probe found of reading the commons and of
+// pushing with the token (tokened: one is set).
+func authorised(p commons.Probe, tokened bool) (string, string) {
 	switch {
-	case resp.StatusCode == http.StatusUnauthorized && c.token == "":
+	case p.ReadErr != nil:
+		return checkFail, "the index does not answer: " + oneLine(p.ReadErr)
+	case p.Read == http.StatusUnauthorized && !tokened:
 		return checkFail, "reading needs a token and none is set: `remem config set commons_token_file FILE` (or REMEM_COMMONS_TOKEN)"
-	case resp.StatusCode == http.StatusUnauthorized:
+	case p.Read == http.StatusUnauthorized:
 		return checkFail, "the token is refused for reading: check the file commons_token_file names (or REMEM_COMMONS_TOKEN)"
-	case resp.StatusCode != http.StatusOK:
-		return checkFail, "GET /commons/index answered " + resp.Status
-	}
-	if c.token == "" {
+	case p.Read != http.StatusOK:
+		return checkFail, fmt.Sprintf("GET /commons/index answered %d %s", p.Read, http.StatusText(p.Read))
+	case !tokened:
 		return checkWarn, "reachable and readable; no token is set, so pulls work and pushes will be refused: `remem config set commons_token_file FILE`"
+	case p.WriteErr != nil:
+		return checkUnknown, "readable; the token's write check did not answer: " + oneLine(p.WriteErr)
 	}
-	// The commons answers whether a PUT would take the token, with no file.
-	resp, err = c.request(ctx, http.MethodGet, "/commons/token")
-	if err != nil {
-		return checkUnknown, "readable; the token's write check did not answer: " + oneLine(err)
-	}
-	_ = resp.Body.Close() // the status is the answer
-	switch resp.StatusCode {
+	switch p.Write {
 	case http.StatusNoContent:
 		return checkOK, "reachable, readable, and it accepts the token for pushing"
 	case http.StatusUnauthorized:
@@ -564,7 +493,7 @@ func (c commonsProbe) authorised(ctx context.Context, wk commons.WellKnown) (str
 	case http.StatusTooManyRequests:
 		return checkUnknown, "readable; the token's write check was rate-limited, try again in a minute"
 	}
-	return checkUnknown, "readable; the token's write check answered " + resp.Status
+	return checkUnknown, fmt.Sprintf("readable; the token's write check answered %d %s", p.Write, http.StatusText(p.Write))
 }
 
 // isRelayed: a relayed (circuit) address.
