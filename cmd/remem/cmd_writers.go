@@ -1,21 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/remem/remem/node"
+	calib "github.com/remem/remem/node/calibrate"
 	"github.com/remem/remem/node/consolidate"
 )
 
@@ -137,34 +135,22 @@ Examples:
 	}
 }
 
-// labelledPair is a line of a pairs file; other members (e.g. "split") are
-// ignored.
-type labelledPair struct {
-	A    string `json:"a"`
-	B    string `json:"b"`
-	Same *bool  `json:"same"`
-}
-
-// calibrationRow is the outcome at one threshold.
-type calibrationRow struct {
-	Threshold float64 `json:"threshold"`
-	Precision float64 `json:"precision"`
-	Recall    float64 `json:"recall"`
-	F1        float64 `json:"f1"`
-}
-
-// calibration is what `remem calibrate` reports.
+// calibration is what `remem calibrate` reports: calib.Pairs' report,
+// the similarity it used and the config.toml lines to use its threshold.
 type calibration struct {
 	Similarity string `json:"similarity"` // "lexical" or "embeddings"
-	Pairs      int    `json:"pairs"`
-	Same       int    `json:"same"`
-	calibrationRow
-	Table  []calibrationRow `json:"table"`
-	Config []string         `json:"config"` // config.toml lines
+	calib.PairsReport
+	Config []string `json:"config"` // config.toml lines
 }
 
 func runCalibrate(c *cli.Context) error {
-	pairs, err := readPairs(c.String("pairs"))
+	path := c.String("pairs")
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading the pairs: %w", err)
+	}
+	pairs, err := calib.ReadPairs(f, path)
+	_ = f.Close() // read only
 	if err != nil {
 		return err
 	}
@@ -178,29 +164,14 @@ func runCalibrate(c *cli.Context) error {
 		sim, kind = cfg.Similarity, "embeddings"
 		config = append(config, fmt.Sprintf("embed_url = %q", url))
 	}
-	if p, ok := sim.(consolidate.Preparer); ok {
-		texts := make([]string, 0, 2*len(pairs))
-		for _, p := range pairs {
-			texts = append(texts, p.A, p.B)
-		}
-		if err := p.Prepare(c.Context, texts); err != nil {
-			return fmt.Errorf("%w (check --embed-url, REMEM_EMBED_MODEL and REMEM_EMBED_KEY)", err)
-		}
+	rep, err := calib.Pairs(c.Context, sim, pairs)
+	switch {
+	case err != nil && kind == "embeddings":
+		return fmt.Errorf("%s: %w (check --embed-url, REMEM_EMBED_MODEL and REMEM_EMBED_KEY)", path, err)
+	case err != nil:
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	scores := make([]float64, len(pairs))
-	for i, p := range pairs {
-		if scores[i], err = sim.Similarity(c.Context, p.A, p.B); err != nil {
-			return fmt.Errorf("scoring pair %d: %w", i+1, err)
-		}
-	}
-	same := make([]bool, len(pairs))
-	for i, p := range pairs {
-		same[i] = *p.Same
-	}
-	res, err := calibrate(scores, same)
-	if err != nil {
-		return fmt.Errorf("%s: %w", c.String("pairs"), err)
-	}
+	res := calibration{PairsReport: rep}
 	res.Similarity = kind
 	res.Config = append(config, fmt.Sprintf("threshold = %s", formatThreshold(res.Threshold)))
 	if c.Bool("json") {
@@ -226,131 +197,6 @@ func runCalibrate(c *cli.Context) error {
 		fmt.Fprintln(w, "  "+l)
 	}
 	return nil
-}
-
-// readPairs reads a pairs file; a line without a, b or same is an error
-// naming the line.
-func readPairs(path string) ([]labelledPair, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading the pairs: %w", err)
-	}
-	defer func() { _ = f.Close() }() // read only
-	var out []labelledPair
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		var p labelledPair
-		if err := json.Unmarshal([]byte(line), &p); err != nil {
-			return nil, fmt.Errorf(`%s:%d: %v; each line is {"a": "...", "b": "...", "same": true}`, path, n, err)
-		}
-		if strings.TrimSpace(p.A) == "" || strings.TrimSpace(p.B) == "" || p.Same == nil {
-			return nil, fmt.Errorf(`%s:%d: want the texts a and b and the label same; each line is {"a": "...", "b": "...", "same": true}`, path, n)
-		}
-		out = append(out, p)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	return out, nil
-}
-
-// calibrate picks the threshold in (0, 1] with the highest F1 over the
-// scored pairs (a pair is "same" at threshold t when its score is at least
-// t); among equal F1s, the highest threshold (fewer wrong merges). The
-// threshold is put halfway between the lowest score it keeps and the next
-// score below, rounded to two or three decimals when that keeps the same
-// pairs, so that a small change in a score does not flip a pair.
-func calibrate(scores []float64, same []bool) (calibration, error) {
-	res := calibration{Pairs: len(scores)}
-	for _, s := range same {
-		if s {
-			res.Same++
-		}
-	}
-	if res.Same == 0 || res.Same == len(same) {
-		return res, errors.New("calibrating needs pairs of both labels, some \"same\": true and some \"same\": false")
-	}
-	distinct := slices.Clone(scores)
-	slices.Sort(distinct)
-	distinct = slices.Compact(distinct)
-	best := calibrationRow{F1: -1}
-	for i, s := range distinct {
-		if s <= 0 {
-			continue
-		}
-		lower := 0.0
-		if i > 0 {
-			lower = distinct[i-1]
-		}
-		t := between(lower, s)
-		if r := score(scores, same, t); r.F1 >= best.F1 {
-			best = r
-		}
-	}
-	if best.F1 < 0 {
-		return res, errors.New("every pair scores 0: the similarity sees nothing in common in any pair")
-	}
-	res.calibrationRow = best
-	for k := 1; k <= 9; k++ {
-		res.Table = append(res.Table, score(scores, same, float64(k)/10))
-	}
-	res.Table = append(res.Table, best)
-	slices.SortFunc(res.Table, func(a, b calibrationRow) int { return cmpFloat(a.Threshold, b.Threshold) })
-	res.Table = slices.CompactFunc(res.Table, func(a, b calibrationRow) bool { return a.Threshold == b.Threshold })
-	return res, nil
-}
-
-// between is a round threshold in (lo, hi]: their midpoint rounded to two
-// decimals, else to three, else hi itself.
-func between(lo, hi float64) float64 {
-	mid := (lo + hi) / 2
-	for _, scale := range []float64{100, 1000} {
-		if t := math.Round(mid*scale) / scale; t > lo && t <= hi && t > 0 {
-			return t
-		}
-	}
-	return hi
-}
-
-// score is precision, recall and F1 at threshold t.
-func score(scores []float64, same []bool, t float64) calibrationRow {
-	var tp, fp, fn int
-	for i, s := range scores {
-		switch {
-		case s >= t && same[i]:
-			tp++
-		case s >= t:
-			fp++
-		case same[i]:
-			fn++
-		}
-	}
-	r := calibrationRow{Threshold: t}
-	if tp+fp > 0 {
-		r.Precision = float64(tp) / float64(tp+fp)
-	}
-	if tp+fn > 0 {
-		r.Recall = float64(tp) / float64(tp+fn)
-	}
-	if r.Precision+r.Recall > 0 {
-		r.F1 = 2 * r.Precision * r.Recall / (r.Precision + r.Recall)
-	}
-	return r
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // formatThreshold prints a threshold as config.toml takes it: a float with

@@ -5,7 +5,9 @@
 // published should hold. Clusters gives each row a fresh memory, ingests
 // its events through the normal ingest path, runs one sleep and scores the
 // lessons written. `remem calibrate --clusters` is its command line.
+// Pairs scores labelled pairs of texts with a similarity and picks the
+// threshold with the best F1 (`remem calibrate --pairs`).
 //
-// calibrate imports node, store and protocol; nothing of the project
-// imports calibrate but the CLI.
+// calibrate imports node, node/consolidate, store and protocol; nothing of
+// the project imports calibrate but the CLI.
 package calibrate
