@@ -394,3 +394,47 @@ func TestContainsBy(t *testing.T) {
 		t.Errorf(`rarestByte("assword") = %d, want 3 (the "w")`, k)
 	}
 }
+
+// TestScanRawBytes holds findRaw's first pass to the facts' definitions,
+// read the slow way, on texts pieced from the bytes that matter.
+func TestScanRawBytes(t *testing.T) {
+	parts := []string{"a", "d", "o", "t", "dot", " ", "[", "]", "(", ")", "{", "}", ".", ":", "-", "/", "+", "x", "X", "\t", "é", "9",
+		"aaaaaaaaaaaaaaaa", "AAAAAAAAAAAAAAAAAAAA"}
+	r := rand.New(rand.NewSource(5))
+	for n := 0; n < 100000; n++ {
+		var b strings.Builder
+		for k := r.Intn(14); k > 0; k-- {
+			b.WriteString(parts[r.Intn(len(parts))])
+		}
+		text := b.String()
+		var want rawBytes
+		want.has = rawLowerLetters
+		run, word := 0, 0
+		for i := 0; i < len(text); i++ {
+			c := text[i]
+			want.has.add(c)
+			if rawIsWordByte(c) || c == '+' || c == '/' || c == '-' {
+				run++
+			} else {
+				run = 0
+			}
+			if c == ' ' {
+				word = 0
+			} else {
+				word++
+			}
+			want.longRun = want.longRun || run >= 32
+			want.longWord = want.longWord || word >= 16
+			if c == ':' {
+				want.colons++
+			}
+			if c == '.' && i+1 < len(text) && text[i+1] != ' ' {
+				want.dots++
+			}
+			want.spelledDot = want.spelledDot || rawSpelledDotAt(text, i)
+		}
+		if got := scanRawBytes(text); got != want {
+			t.Fatalf("scanRawBytes(%q) = %+v, want %+v", text, got, want)
+		}
+	}
+}
