@@ -211,8 +211,9 @@ func (n *Node) recvRecords(ctx context.Context, c *conn, in incoming, st *sessio
 		}
 		err := n.holder.Deliver(ctx, Delivery{Scope: in.t.scope, From: in.from, BySync: true, Records: batch})
 		if err != nil {
-			for _, id := range batchIDs {
-				in.got[id] = false // not kept: a later session asks again
+			for i, id := range batchIDs {
+				in.got[id] = false                                 // not kept: a later session asks again,
+				in.take.refund(batch[i].Origin, len(batch[i].Raw)) // within the budgets it took nothing of
 			}
 		}
 		batch, batchIDs = nil, batchIDs[:0]

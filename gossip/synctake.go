@@ -121,6 +121,20 @@ func (l *takeLedger) take(p peer.ID, now time.Time, size int, admitted bool) boo
 	return true
 }
 
+// refund gives back a stranger's record of size bytes that take charged p
+// in its current window and the memory did not keep (Holder.Deliver
+// failed): records not kept take nothing of the hour.
+func (l *takeLedger) refund(p peer.ID, now time.Time, size int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := l.peers[p]
+	if t == nil || now.Sub(t.since) >= takeWindow {
+		return // a new window owes nothing
+	}
+	t.records = max(0, t.records-1)
+	t.bytes = max(0, t.bytes-size)
+}
+
 // restsUntil is when p's rest ends, and whether it is still resting.
 func (l *takeLedger) restsUntil(p peer.ID, now time.Time) (time.Time, bool) {
 	l.mu.Lock()
@@ -207,6 +221,17 @@ func (in *intake) take(origin string, size int) bool {
 		in.bytes -= size
 	}
 	return true
+}
+
+// refund undoes take for a record of origin and size the memory did not
+// keep, so a later session may ask for it within the same budgets.
+func (in *intake) refund(origin string, size int) {
+	if in.n.admits(origin) {
+		return // it took nothing
+	}
+	in.records++
+	in.bytes += size
+	in.n.takes.refund(in.p, in.n.now(), size)
 }
 
 // wantFirst orders the ids of admitted origins first (their order kept)
