@@ -3,7 +3,6 @@ package gossip
 import (
 	"context"
 	"errors"
-	"github.com/remem/remem/internal/scopes"
 	"io"
 	"strconv"
 	"strings"
@@ -25,6 +24,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/remem/remem/internal/hostile"
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/protocol"
 )
 

@@ -1,7 +1,6 @@
 package gossip
 
 import (
-	"github.com/remem/remem/internal/scopes"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,8 +9,9 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/remem/remem/internal/scopes"
 )
 
 // Peer exchange alone: leaves know only the hub; when the hub's mesh is

@@ -3,7 +3,6 @@ package gossip
 import (
 	"context"
 	"crypto/rand"
-	"github.com/remem/remem/internal/scopes"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -11,9 +10,9 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
-
 	"go.uber.org/goleak"
 
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/protocol"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"github.com/remem/remem/internal/scopes"
 	"maps"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/remem/remem/internal/forge"
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/protocol"
 )
 

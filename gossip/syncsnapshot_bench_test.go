@@ -3,13 +3,13 @@ package gossip
 import (
 	"bytes"
 	"fmt"
-	"github.com/remem/remem/internal/scopes"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/remem/remem/internal/forge"
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/protocol"
 )
 

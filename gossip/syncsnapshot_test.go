@@ -3,12 +3,12 @@ package gossip
 import (
 	"context"
 	"errors"
-	"github.com/remem/remem/internal/scopes"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/protocol"
 )
 

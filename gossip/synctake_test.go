@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/remem/remem/internal/scopes"
 	"slices"
 	"sync"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )

@@ -5,10 +5,10 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
-	"github.com/remem/remem/internal/scopes"
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/protocol"
 )
 

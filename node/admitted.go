@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"github.com/remem/remem/internal/scopes"
 	"maps"
 	"net"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 	"github.com/remem/remem/commons"
 	"github.com/remem/remem/gossip"
 	"github.com/remem/remem/internal/check"
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/protocol"
 )
 

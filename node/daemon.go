@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/remem/remem/internal/scopes"
-	"golang.org/x/sync/errgroup"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,10 +17,12 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/remem/remem/commons"
 	"github.com/remem/remem/folder"
 	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/protocol"
 )
 

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"github.com/remem/remem/internal/scopes"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/remem/remem/commons"
 	"github.com/remem/remem/commons/commonstest"
 	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"

@@ -2,12 +2,12 @@ package node
 
 import (
 	"context"
-	"github.com/remem/remem/internal/scopes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )

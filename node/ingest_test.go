@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/remem/remem/protocol"
-	"syscall"
-	"time"
 )
 
 // TestIngestKeepsBadLines: bad lines are named with their number and

@@ -3,7 +3,6 @@ package node
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/remem/remem/store"
 	"io"
 	"log/slog"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/remem/remem/internal/check"
 	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
 )
 
 // Composition (SPEC §9). A memory's view is the lessons it holds (common,

@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"github.com/remem/remem/internal/scopes"
 	"io/fs"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )

@@ -2,10 +2,10 @@ package node
 
 import (
 	"context"
-	"github.com/remem/remem/internal/scopes"
 	"slices"
 	"time"
 
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"

@@ -3,10 +3,10 @@ package node
 import (
 	"context"
 	"fmt"
-	"github.com/remem/remem/internal/scopes"
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )

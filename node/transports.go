@@ -3,12 +3,12 @@ package node
 import (
 	"context"
 	"fmt"
-	"github.com/remem/remem/internal/scopes"
 	"path/filepath"
 	"time"
 
 	"github.com/remem/remem/commons"
 	"github.com/remem/remem/folder"
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/protocol"
 )
 

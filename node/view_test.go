@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"github.com/remem/remem/store"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/remem/remem/protocol"
+	"github.com/remem/remem/store"
 )
 
 func TestLayersShowTheStrongestInstance(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
 	"github.com/remem/remem/internal/testutil"
 	"github.com/remem/remem/protocol"
 )

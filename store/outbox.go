@@ -4,11 +4,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"github.com/remem/remem/internal/scopes"
 	"math"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/protocol"
 )
 

@@ -2,10 +2,10 @@ package store
 
 import (
 	"bytes"
-	"github.com/remem/remem/internal/scopes"
 	"testing"
 	"time"
 
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/protocol"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/remem/remem/internal/scopes"
 	"io/fs"
 	"net"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/remem/remem/commons"
 	"github.com/remem/remem/gossip"
+	"github.com/remem/remem/internal/scopes"
 	"github.com/remem/remem/node"
 	"github.com/remem/remem/store"
 )

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,7 +16,6 @@ import (
 	"github.com/remem/remem/node"
 	remcp "github.com/remem/remem/node/mcp"
 	"github.com/remem/remem/protocol"
-	"sync/atomic"
 )
 
 // connect runs the server over in-memory transports and returns the SDK's
