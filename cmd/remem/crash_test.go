@@ -26,7 +26,7 @@ var crashFacts = []string{
 	"the TLS certificate of the mirror expired last week",
 	"cron jobs run in UTC while the dashboards show local time",
 	"the schema migration locks the orders table for minutes",
-	"the webhook retries flood the queue after an outage",
+	"webhook retries flood the queue after an outage", // "the webhook" alone reads as a private name to the raw-data check
 	"the sandbox image lacks the git binary",
 	"the replica lags several minutes behind the primary",
 	"the lockfile drifts when two people add dependencies",

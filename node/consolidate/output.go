@@ -578,6 +578,15 @@ func nameLine(w string) bool {
 }
 
 func noiseLine(l string) bool {
+	// Advice: a line that reads as an instruction ("Tell CMake where to
+	// find the compiler", "Alternatively, populate GH_TOKEN").
+	return shapeNoise(l) || errorScore(l) < 2 && holdsOrder(l)
+}
+
+// shapeNoise: a line whose shape says it tells nothing of a failure:
+// progress and status lines, table rows, stack frames, rules, a location
+// alone, a source line.
+func shapeNoise(l string) bool {
 	for _, p := range noiseStarts {
 		if strings.HasPrefix(l, p) {
 			return true
@@ -597,11 +606,6 @@ func noiseLine(l string) bool {
 			strings.IndexFunc(key, func(r rune) bool { return !unicode.IsLetter(r) && r != ' ' }) < 0 && !errorWord(key) {
 			return true
 		}
-	}
-	// Advice: a line that reads as an instruction ("Tell CMake where to
-	// find the compiler", "Alternatively, populate GH_TOKEN").
-	if errorScore(l) < 2 && holdsOrder(l) {
-		return true
 	}
 	// A location alone: "/src/cmd/server/config.go:41".
 	if !strings.Contains(l, " ") && (location(l) || location(strings.TrimSuffix(l, ":"))) {

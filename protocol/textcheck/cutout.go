@@ -31,7 +31,15 @@ import (
 //     ("The.", "A."), or a path with a backslash ("C:\Program." cut at its
 //     space);
 //   - "two sentences": a period, a space and a period-led name
-//     ("amd64. .dockerignore").
+//     ("amd64. .dockerignore");
+//   - "a placeholder where a name was": the phrase of a redacted name,
+//     handle or id ("a private name", "a person", "an internal id");
+//   - "an unclosed quote": a value quoted after "=" that no quote ends
+//     ("err='accumulating resources from a file");
+//   - "a label for output": the sentence opens with a lower-case past
+//     verb and a colon ("printed: warning: ...");
+//   - a verb that reports ("printed", "says", "shows") as the last word
+//     is "a cut-off end" too.
 func CutOut(text string) string {
 	text = strings.TrimSpace(text)
 	body := strings.TrimRight(text, ".!? ")
@@ -55,11 +63,22 @@ func CutOut(text string) string {
 	if strings.Contains(text, ". .") {
 		return "two sentences"
 	}
+	for _, p := range nameholders {
+		if containsWord(text, p) {
+			return "a placeholder where a name was"
+		}
+	}
+	if k := strings.Index(body, "='"); k >= 0 && !strings.Contains(body[k+2:], "'") {
+		return "an unclosed quote"
+	}
+	if f := words[0]; strings.HasSuffix(f, ":") && lexicon.get(strings.TrimSuffix(f, ":"))&cPast != 0 && f == strings.ToLower(f) {
+		return "a label for output" // "printed: warning: ..."
+	}
 	last := strings.Trim(words[len(words)-1], `"'`+"`()[]{},;:")
 	if strings.Contains(last, `\`) {
 		return "a cut-off end"
 	}
-	if l := strings.ToLower(last); last != l && lexicon.get(l)&(cDet|cPrep|cConj|cSubject|cObject) != 0 {
+	if l := strings.ToLower(last); last != l && lexicon.get(l)&(cDet|cPrep|cConj|cSubject|cObject) != 0 || objectVerbs[l] {
 		return "a cut-off end"
 	}
 	msg, cause := messageOf(words)
@@ -74,6 +93,33 @@ func CutOut(text string) string {
 		return "an empty message"
 	}
 	return ""
+}
+
+// nameholders are the redaction phrases that stand for a name (rawdata.go's
+// placeholders for names, handles and ids), which a sentence cut from
+// output reads as words of its own ("its a private name for the deploy
+// user"); a place's phrase ("a file in the repository") reads as one.
+var nameholders = []string{"a private name", "a person", "an internal id"}
+
+// objectVerbs end no sentence: what they report is missing ("succeeded
+// but printed.").
+var objectVerbs = map[string]bool{"printed": true, "prints": true, "says": true, "said": true, "shows": true,
+	"showed": true, "reports": true, "reported": true, "lists": true, "listed": true, "contains": true, "mentions": true}
+
+// containsWord: p stands in s between non-letters.
+func containsWord(s, p string) bool {
+	for from := 0; ; {
+		k := strings.Index(s[from:], p)
+		if k < 0 {
+			return false
+		}
+		at := from + k
+		end := at + len(p)
+		if (at == 0 || !unicode.IsLetter(rune(s[at-1]))) && (end == len(s) || !unicode.IsLetter(rune(s[end]))) {
+			return true
+		}
+		from = at + 1
+	}
 }
 
 // messageOf is the words after the last verb of failure, or all of them

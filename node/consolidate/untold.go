@@ -1,0 +1,227 @@
+package consolidate
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/remem/remem/protocol/textcheck"
+)
+
+// MaxUntold is how many lines of output Untold gives at most: what a
+// person rewriting a draft reads at a glance.
+const MaxUntold = 10
+
+// Untold returns what the cluster's tool output, notes and corrections
+// state that sentence does not (what happened in the agent's own words is
+// what the sentence tells, or says it again): the lines with facts of their own (words or codes
+// the sentence lacks), cleaned as Essential cleans a line and redacted as
+// Write redacts a field, each without the clauses that read as
+// instructions, in the order the events hold them, at most MaxUntold.
+//
+// The default writer tells one line of what failed and, when it finds
+// one, its cause; the rest of the output often holds what a reader needs
+// (a "Caused by", a hint's diagnosis, the version a tool names). A
+// sentence that leaves such lines out is not what happened in full, so the
+// node keeps it as a draft that carries them (SPEC §3: kept, used for
+// matching, never signed until a writer says it all as a sentence).
+func (w DefaultWriter) Untold(c Cluster, sentence string) []string {
+	told := wordSet(sentence)
+	var out []string
+	seen := map[string]bool{}
+	var addOne func(string)
+	add := func(field string) {
+		for _, l := range statements(field) {
+			addOne(l)
+		}
+	}
+	addOne = func(l string) {
+		l = homeTilde(l)
+		if w.Redact != nil {
+			l = w.Redact(l)
+		}
+		l = strings.TrimRight(facts(unquotePlaceholders(dropOwnNames(l))), ".:;, ")
+		if l == "" || textcheck.CheckObservation(l+".") != nil {
+			return
+		}
+		key := strings.ToLower(l)
+		if l == "" || seen[key] || len(out) >= MaxUntold {
+			return
+		}
+		seen[key] = true
+		if n, code, all := newFacts(l, told); n < 2 && !code || n*5 < all*2 {
+			return // it says again what the sentence or a line before said
+		}
+		for k := range wordSet(l) {
+			told[k] = true
+		}
+		out = append(out, l)
+	}
+	for _, e := range c.Episodes {
+		switch strings.ToLower(strings.TrimSpace(e.Kind)) {
+		case "correction":
+			add(e.Said) // what the person stated; their orders go
+			continue
+		case "note":
+			add(e.Text)
+			continue
+		}
+		if !looksLikeOutput(e.Happened) {
+			continue // the agent's words, which the sentence tells or says again
+		}
+		for _, l := range outputFacts(e.Happened) {
+			add(l)
+		}
+	}
+	return out
+}
+
+// outputFacts are the lines of tool output that may state a fact: the
+// lines Essential weighs, and the hints, notes and details it leaves out
+// as advice (their diagnosis is a fact; their orders go later, clause by
+// clause), each cleaned. Tables, stack frames, progress and status lines,
+// rules and prompts go.
+func outputFacts(s string) []string {
+	var out []string
+	table := false
+	for _, raw := range joinWrapped(allLines(stripEscapes(s))) {
+		if strings.HasPrefix(strings.TrimSpace(raw), "-- ") {
+			continue
+		}
+		l := cleanLine(raw)
+		if tableHeader(l) {
+			table = true
+			continue
+		}
+		if table && !isProse(l) && (strings.Contains(strings.TrimSpace(raw), "  ") || strings.Contains(raw, "\t")) {
+			continue
+		}
+		table = false
+		if rest, ok := adviceRest(l); ok {
+			l = rest
+		} else if l == "" || shapeNoise(l) && !factField(l) || progressLine(l) {
+			continue
+		}
+		if l = strings.TrimRight(l, ": "); len(strings.Fields(l)) >= 3 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// statements cuts a line into its sentences (at ". " before a capital
+// or a quote, outside quotes), so that a line that states a fact and then
+// orders ("'x' is deprecated. Please use 'y' instead.") keeps its fact.
+func statements(l string) []string {
+	var out []string
+	start, quote := 0, rune(0)
+	for i, r := range l {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '"' || r == '`':
+			quote = r
+		case r == '.' && i+2 < len(l) && l[i+1] == ' ':
+			if c := rune(l[i+2]); unicode.IsUpper(c) || c == '\'' || c == '"' || c == '`' {
+				out = append(out, strings.TrimSpace(l[start:i]))
+				start = i + 2
+			}
+		}
+	}
+	if t := strings.TrimSpace(l[start:]); t != "" {
+		out = append(out, t)
+	}
+	return out
+}
+
+// factField: a field of a tool's report that holds what failed or why
+// ("Reason: OOMKilled", "Exit Code: 137", "ErrorCode: ...", "Message:
+// The node was low on resource"), or a warning's text, which shapeNoise
+// reads as a status line or a log's.
+func factField(l string) bool {
+	k := strings.Index(l, ":")
+	if k <= 0 || k > 24 {
+		return false
+	}
+	switch strings.ToLower(strings.TrimLeft(l[:k], "# ")) {
+	case "message", "reason", "exit code", "errorcode", "error code", "error", "warning", "warn", "caused by":
+		return true
+	}
+	return false
+}
+
+// adviceRest is a hint's, note's or detail's text without its label:
+// "hint: You have divergent branches" states that they diverge.
+func adviceRest(l string) (string, bool) {
+	for _, p := range []string{"hint:", "note:", "Note:", "help:", "DETAIL:", "Detail:", "HINT:", "NOTE:"} {
+		if rest, ok := strings.CutPrefix(l, p); ok {
+			return strings.TrimSpace(rest), true
+		}
+	}
+	return "", false
+}
+
+// newFacts counts the words of l that told lacks and that carry a fact: a
+// word of four letters or more that is no function word, or any word with
+// a digit or a mark of code in it ("edition2024", "pull.rebase", "E0425").
+// It also says whether one of them is such a code, and how many words
+// of l could carry a fact at all.
+func newFacts(l string, told map[string]bool) (n int, code bool, all int) {
+	for w := range wordSet(l) {
+		if untoldFiller[w] {
+			continue
+		}
+		isCode := strings.IndexFunc(w, func(r rune) bool { return unicode.IsDigit(r) || strings.ContainsRune("._-@/", r) }) >= 0
+		if !isCode && utf8.RuneCountInString(w) < 4 {
+			continue
+		}
+		all++
+		if !told[w] {
+			n++
+			code = code || isCode
+		}
+	}
+	return n, code, all
+}
+
+// progressLine: a line of a build's progress or a tool's status ("[+]
+// Building 3.4s (9/11)", "=> => transferring context: 112B 0.0s",
+// "service/api unchanged").
+func progressLine(l string) bool {
+	w := strings.Fields(l)
+	if len(w) == 0 {
+		return true
+	}
+	switch last := w[len(w)-1]; {
+	case strings.HasPrefix(l, "=>") || strings.HasPrefix(l, "[+]") || strings.HasPrefix(l, "> "):
+		return true
+	case len(w) == 2 && strings.Contains(w[0], "/") && progressStates[last]:
+		return true
+	case strings.HasSuffix(last, "s") && allDigitsStr(strings.ReplaceAll(strings.TrimSuffix(last, "s"), ".", "")) && len(last) > 1:
+		return true // a duration at the end: "0.0s"
+	}
+	return false
+}
+
+var progressStates = set("unchanged", "configured", "created", "deleted", "patched", "serverside-applied")
+
+// wordSet is the lower-cased words of s, cut at spaces and trimmed of the
+// punctuation around them.
+func wordSet(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range strings.Fields(strings.ToLower(s)) {
+		if f = strings.Trim(f, ".,;:!?()[]{}'\"`<>*"); f != "" {
+			out[f] = true
+		}
+	}
+	return out
+}
+
+// untoldFiller are words that say no fact of their own in tool output.
+var untoldFiller = set("error", "errors", "failed", "fails", "failure", "with", "from", "that", "this", "there", "their",
+	"have", "been", "were", "when", "which", "while", "will", "would", "could", "should", "into", "your", "also", "more",
+	"information", "please", "then", "than", "because", "about", "after", "before", "only", "some", "such", "these",
+	"those", "what", "where", "warning", "fatal", "does", "not", "cannot", "unable", "found", "exit", "code", "status",
+	"caused", "agent", "agent's", "it's")
