@@ -89,8 +89,11 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // family of lesson kinds (a correction never shares a lesson with an
 // error).
 func TestScriptedModelOnBlindClusters(t *testing.T) {
+	eachBlindSet(t, scriptedModelOn)
+}
+
+func scriptedModelOn(t *testing.T, rows []Row) {
 	ctx := context.Background()
-	rows := readBlind(t)
 	var lexical, judged Report
 	drafts, rewritten := 0, 0
 	for _, row := range rows {
