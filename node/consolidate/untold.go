@@ -36,6 +36,9 @@ func (w DefaultWriter) Untold(c Cluster, sentence string) []string {
 		}
 	}
 	addOne = func(l string) {
+		if advice(l) {
+			return // what to do ("If you wish to ...", "make sure ..."), not what happened
+		}
 		l = homeTilde(l)
 		if w.Redact != nil {
 			l = w.Redact(l)
@@ -89,6 +92,9 @@ func outputFacts(s string) []string {
 			continue
 		}
 		l := cleanLine(raw)
+		if rest, ok := warningRest(raw); ok {
+			l = cleanLine(rest) // a warning states a fact, though it is not the failure
+		}
 		if tableHeader(l) {
 			table = true
 			continue
@@ -150,6 +156,18 @@ func factField(l string) bool {
 		return true
 	}
 	return false
+}
+
+// warningRest is a warning's text without its label ("WARNING:",
+// "warning:", "npm WARN", "# Warning:").
+func warningRest(raw string) (string, bool) {
+	t := strings.TrimLeft(strings.TrimSpace(raw), "# ")
+	for _, p := range []string{"WARNING:", "warning:", "Warning:", "npm WARN ", "WARN "} {
+		if rest, ok := strings.CutPrefix(t, p); ok && strings.TrimSpace(rest) != "" {
+			return strings.TrimSpace(rest), true
+		}
+	}
+	return "", false
 }
 
 // adviceRest is a hint's, note's or detail's text without its label:

@@ -317,12 +317,12 @@ func correction(said, agentDid string) string {
 	var fit []string
 	for _, r := range reasons {
 		try := append(append([]string(nil), fit...), r)
-		if t := s + " because " + secondPerson(joinStated(try)); utf8.RuneCountInString(t) < MaxSentence && textcheck.CheckObservation(finish(t)) == nil {
+		if t := s + " because " + reasonClause(joinStated(try)); utf8.RuneCountInString(t) < MaxSentence && textcheck.CheckObservation(finish(t)) == nil {
 			fit = try
 		}
 	}
 	if len(fit) > 0 {
-		s += " because " + secondPerson(joinStated(fit))
+		s += " because " + reasonClause(joinStated(fit))
 	}
 	for _, when := range whenAgent(agentDid) {
 		if t := s + when; utf8.RuneCountInString(t) < MaxSentence && textcheck.CheckObservation(finish(t)) == nil {
@@ -824,9 +824,14 @@ func subject(title string) string {
 
 // secondPerson rewrites "you" in a person's words to the agent as "the
 // agent", since the lesson is read by others.
+//
+// A verb after "you" as a subject agrees with "the agent" ("you don't
+// have" is "the agent doesn't have", "you just do" "the agent just
+// does"); after "let you", "make you" and the like "you" is an object and
+// its verb stays.
 func secondPerson(s string) string {
 	secondPersonW := regexp.MustCompile(`(?i)\b(you're|you are|yourself|yours|your|you)\b`)
-	return secondPersonW.ReplaceAllStringFunc(s, func(m string) string {
+	out := secondPersonW.ReplaceAllStringFunc(s, func(m string) string {
 		switch strings.ToLower(m) {
 		case "you're", "you are":
 			return "the agent is"
@@ -837,7 +842,50 @@ func secondPerson(s string) string {
 		}
 		return "the agent"
 	})
+	return agentAgrees(out)
 }
+
+// agentAgrees writes a verb after "the agent" (and an adverb) in the
+// third person.
+func agentAgrees(s string) string {
+	w := strings.Split(s, " ")
+	for i := 1; i+1 < len(w); i++ {
+		if w[i] != "agent" || !strings.EqualFold(w[i-1], "the") || i >= 2 && objectTakers[strings.ToLower(w[i-2])] {
+			continue
+		}
+		k := i + 1
+		if k+1 < len(w) && agentAdverbs[w[k]] {
+			k++
+		}
+		if v, ok := thirdPerson[w[k]]; ok {
+			w[k] = v
+		}
+	}
+	return strings.Join(w, " ")
+}
+
+var (
+	objectTakers = set("let", "lets", "make", "makes", "help", "helps", "have", "has", "see", "watch", "hear")
+	agentAdverbs = set("just", "still", "already", "also", "only", "never", "probably", "really", "then")
+	thirdPerson  = map[string]string{"don't": "doesn't", "do": "does", "have": "has", "haven't": "hasn't",
+		"were": "was", "weren't": "wasn't", "wish": "wishes", "need": "needs", "want": "wants", "believe": "believes",
+		"get": "gets", "see": "sees", "use": "uses", "run": "runs", "try": "tries", "know": "knows", "think": "thinks"}
+)
+
+// reasonClause is a person's stated reason as it goes after "because":
+// with "you" told as "the agent", and a first word that opened their
+// sentence ("That's a company laptop") in lower case.
+func reasonClause(s string) string {
+	s = secondPerson(s)
+	first, _, _ := strings.Cut(s, " ")
+	if w := strings.Trim(first, ",.;:"); reasonOpeners[strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "'re")] {
+		s = strings.ToLower(s[:1]) + s[1:]
+	}
+	return s
+}
+
+var reasonOpeners = set("That", "This", "These", "Those", "It", "They", "There", "Other", "Others", "We", "Our",
+	"The", "A", "An", "He", "She", "Nobody", "Everyone", "Someone", "Some", "Most", "No", "Its", "Their")
 
 // oneSentence joins the sentences of a field with semicolons.
 func oneSentence(s string) string {

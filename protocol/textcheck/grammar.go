@@ -11,9 +11,10 @@ import "strings"
 func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 	toks := r.toks
 	j := a
-	strong, conj := false, false
+	strong, conj, just := false, false, false
 	for j < b && (toks[j].has(cLead|cInterjection|cSymbol) || pureAdverb(&toks[j]) || isNumber(toks[j].w) || vocative(toks, j, b)) &&
 		(!toks[j].code || toks[j].has(cSymbol) || isNumber(toks[j].w)) {
+		just = just || toks[j].w == "just" || toks[j].w == "simply"
 		if toks[j].has(cForce) {
 			return r.fail(RuleCommandVerb, a, j)
 		}
@@ -33,7 +34,9 @@ func (r *reader) command(sentence, a, b int, soft bool) *InstructionError {
 		return nil
 	}
 	if toks[a].w == "and" || toks[a].w == "or" || toks[a].w == "but" {
-		soft = true // "Tests pass on macOS — but fail on Linux": the subject may be elided
+		// "Tests pass on macOS — but fail on Linux": the subject may be
+		// elided; not before "just": ", or just call npm.cmd" orders.
+		soft = !just
 	} else if soft && conj {
 		soft = false // ", so restart it", ", then rerun"
 	}

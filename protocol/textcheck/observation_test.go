@@ -169,3 +169,24 @@ func TestAppendLowerASCII(t *testing.T) {
 		}
 	}
 }
+
+// TestJustAfterAConjunctionOrders: a clause opened by "and", "or" or "but"
+// may have its subject elided ("pass on macOS but fail on Linux"), but
+// with "just" or "simply" before its verb it orders ("or just call
+// npm.cmd", from a person's correction in blind set b29d).
+func TestJustAfterAConjunctionOrders(t *testing.T) {
+	for _, c := range []struct {
+		text    string
+		refused bool
+	}{
+		{"RemoteSigned for CurrentUser is what IT allows, or just call npm.cmd.", true},
+		{"The lockfile is stale, and simply delete it.", true},
+		{"Tests pass on macOS but fail on Linux.", false},
+		{"It fails on Linux and just works on macOS.", false},
+		{"The retry was skipped, or just ignored by the proxy.", false},
+	} {
+		if err := CheckObservation(c.text); (err != nil) != c.refused {
+			t.Errorf("CheckObservation(%q) = %v, want refused=%v", c.text, err, c.refused)
+		}
+	}
+}
