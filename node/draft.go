@@ -5,12 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
 	"github.com/remem/remem/store"
 )
+
+// untoldDraft is the reason of a draft the default writer's sentence
+// became because the events say more than it tells (withUntold), and
+// untoldLead opens what the draft carries after the sentence.
+const (
+	untoldDraft = "the events say more than the sentence tells"
+	untoldLead  = " The events also say: "
+)
+
+// DraftSentence is the sentence of a draft the default writer made,
+// without the lines of the events it carries after it (withUntold): what
+// an agent's context shows of it, while matching reads the whole.
+func DraftSentence(text string) string {
+	if k := strings.Index(text, untoldLead); k > 0 {
+		return text[:k+1]
+	}
+	return text
+}
 
 // ErrNotADraft says a rewrite named a lesson that is not a draft of this
 // memory's own: a published lesson is withdrawn with `remem revoke`, and a

@@ -740,10 +740,6 @@ func vetSentence(text string, byDefault bool, c consolidate.Cluster) (string, st
 	return text, "", nil
 }
 
-// untoldDraft is the reason of a draft the default writer's sentence
-// became because the events say more than it tells.
-const untoldDraft = "the events say more than the sentence tells"
-
 // withUntold makes a draft of the default writer's sentence when the
 // cluster's events state facts it leaves out (DefaultWriter.Untold): the
 // draft carries them after the sentence, as many as keep it a lesson's
@@ -756,7 +752,7 @@ func withUntold(dw *consolidate.DefaultWriter, c consolidate.Cluster, text, draf
 	if len(lines) == 0 {
 		return text, draft
 	}
-	base := strings.TrimRight(text, ". ") + ". The events also say: "
+	base := strings.TrimRight(text, ". ") + "." + untoldLead
 	var kept []string
 	for _, l := range lines {
 		try := base + strings.Join(append(kept, l), "; ") + "."

@@ -24,8 +24,16 @@ func Confirmations(v node.LessonView) int { return len(v.Verifiers) }
 // be that: "Observed (common, 3 confirmations, 3 admitted): <text>",
 // "Observed (candidate, 3 confirmations, none admitted: none from memories
 // this one admits): <text>".
+//
+// A draft shows its sentence alone: the lines of output a draft of the
+// default writer carries after it are for matching and for whoever
+// rewrites it, not for an agent's prompt.
 func Observation(v node.LessonView) string {
-	return fmt.Sprintf("Observed (%s, %s): %s", v.State, v.AgentSupport(), display.Text(v.Text))
+	text := v.Text
+	if v.Draft != "" {
+		text = node.DraftSentence(text)
+	}
+	return fmt.Sprintf("Observed (%s, %s): %s", v.State, v.AgentSupport(), display.Text(text))
 }
 
 // Lesson is one lesson as an agent reads it.
