@@ -1074,6 +1074,9 @@ func ownSubject(s string) bool {
 	if len(w) < 3 {
 		return false
 	}
+	if strings.HasSuffix(w[0], ":") {
+		return false // a label before a message, "MongoServerError: Authentication failed"
+	}
 	first := strings.ToLower(w[0])
 	if notVerbs[first] && first != "no" && first != "not" {
 		return true
