@@ -76,13 +76,3 @@ func FuzzUntold(f *testing.F) {
 		}
 	})
 }
-
-// A message whose first word is a label ("MongoServerError: ...") is what
-// failed, told after "fails with", not a cause of its own after "because".
-func TestLabelledMessageIsNoCause(t *testing.T) {
-	got, err := DefaultWriter{}.Write(t.Context(), Cluster{Kind: "error", Episodes: []Episode{{Kind: "error", Title: "mongosh",
-		Happened: "MongoServerError: Authentication failed."}}})
-	if err != nil || got != "mongosh fails with MongoServerError: Authentication failed." {
-		t.Errorf("Write = %q, %v", got, err)
-	}
-}
