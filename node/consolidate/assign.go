@@ -135,9 +135,14 @@ func assign(ctx context.Context, sim Similarity, threshold float64, groups []Gro
 	sc := newScorer(sim)
 	epText := make([]int, len(episodes))
 	epKind := make([]string, len(episodes))
+	proposal := make([]int, len(episodes)) // the agent's sentence's text, -1: none
 	for i, e := range episodes {
 		epText[i] = sc.add(e.Content())
 		epKind[i] = familyKey(e.Kind)
+		proposal[i] = -1
+		if l := strings.TrimSpace(e.Lesson); l != "" {
+			proposal[i] = sc.add(l)
+		}
 	}
 	type preparedGroup struct {
 		id, kind string
@@ -258,11 +263,82 @@ func assign(ctx context.Context, sim Similarity, threshold float64, groups []Gro
 			for j, p := range c {
 				idx[j] = eps[p]
 			}
-			out.NewClusters = append(out.NewClusters, idx)
+			parts, err := splitByProposals(ctx, sc, threshold, idx, epText, proposal)
+			if err != nil {
+				return Assignment{}, err
+			}
+			out.NewClusters = append(out.NewClusters, parts...)
 		}
 	}
 	slices.SortFunc(out.NewClusters, func(a, b []int) int { return cmp.Compare(a[0], b[0]) })
 	return out, nil
+}
+
+// splitByProposals keeps apart, in one new cluster (episode indices,
+// ascending), the episodes whose agents proposed sentences (SPEC §2
+// "lesson") that are not alike (similarity under threshold): the agent,
+// which has a model, told two surprises where the words of the events
+// looked like one. The first proposal of each kind leads a part, in the
+// order of the episodes; an episode with a proposal goes to the first
+// part whose lead proposal is like its own, and one without goes to the
+// part whose episodes are most like it (the first on ties). A cluster
+// with at most one kind of proposal is returned whole.
+func splitByProposals(ctx context.Context, sc *scorer, threshold float64, cluster, epText, proposal []int) ([][]int, error) {
+	var leads []int // proposal texts leading a part
+	part := make([]int, len(cluster))
+	for j, i := range cluster {
+		part[j] = -1
+		if proposal[i] < 0 {
+			continue
+		}
+		for k, l := range leads {
+			s, err := sc.score(ctx, proposal[i], l)
+			if err != nil {
+				return nil, err
+			}
+			if proposal[i] == l || s >= threshold {
+				part[j] = k
+				break
+			}
+		}
+		if part[j] < 0 {
+			part[j] = len(leads)
+			leads = append(leads, proposal[i])
+		}
+	}
+	if len(leads) <= 1 {
+		return [][]int{cluster}, nil
+	}
+	parts := make([][]int, len(leads))
+	for j, i := range cluster {
+		if part[j] >= 0 {
+			parts[part[j]] = append(parts[part[j]], i)
+		}
+	}
+	for j, i := range cluster {
+		if part[j] >= 0 {
+			continue
+		}
+		best, bestMean := 0, math.Inf(-1)
+		for k, members := range parts {
+			var sum float64
+			for _, m := range members {
+				s, err := sc.score(ctx, epText[i], epText[m])
+				if err != nil {
+					return nil, err
+				}
+				sum += s
+			}
+			if mean := sum / float64(len(members)); mean > bestMean {
+				best, bestMean = k, mean
+			}
+		}
+		parts[best] = append(parts[best], i)
+	}
+	for _, p := range parts {
+		slices.Sort(p)
+	}
+	return parts, nil
 }
 
 // scorer computes similarities between the texts of one Assign call,

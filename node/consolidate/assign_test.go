@@ -377,3 +377,34 @@ func TestLexIndexMatchesPairwise(t *testing.T) {
 		}
 	}
 }
+
+// Two events whose words look like one surprise, but whose agents proposed
+// sentences that are not alike, are kept apart (blind set b29e's two
+// ImagePullBackOff pods: one lacked its pull secret, one its image); an
+// event without a proposal goes with the part most like it, and agents
+// that proposed alike sentences stay in one cluster.
+func TestAssignKeepsApartWhatAgentsToldApart(t *testing.T) {
+	pod := "kubectl describe pod shows Failed to pull image, ErrImagePull, Back-off pulling image, ImagePullBackOff in namespace shop"
+	eps := []Episode{
+		{Kind: "error", Title: "kubectl describe pod checkout", Happened: pod + " for checkout: no basic auth credentials",
+			Lesson: "The checkout pod could not pull its image because the recreated namespace lacks the registry pull secret."},
+		{Kind: "error", Title: "kubectl describe pod cart", Happened: pod + " for cart: manifest unknown, not found",
+			Lesson: "The cart image tag was never pushed after its pipeline failed, so the pull finds no such manifest."},
+		{Kind: "error", Title: "kubectl describe pod cart", Happened: pod + " for cart: manifest unknown, not found, again"},
+	}
+	got, err := Assign(context.Background(), NewLexical(), DefaultThreshold, nil, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]int{{0}, {1, 2}}; !reflect.DeepEqual(got.NewClusters, want) {
+		t.Errorf("clusters %v, want %v", got.NewClusters, want)
+	}
+	eps[1].Lesson = "The checkout pod could not pull its image because the recreated namespace lacks the pull secret."
+	got, err = Assign(context.Background(), NewLexical(), DefaultThreshold, nil, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]int{{0, 1, 2}}; !reflect.DeepEqual(got.NewClusters, want) {
+		t.Errorf("alike proposals: clusters %v, want %v", got.NewClusters, want)
+	}
+}
