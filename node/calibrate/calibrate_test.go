@@ -45,7 +45,7 @@ func TestClustersTestdata(t *testing.T) {
 		{"go-disk", 2, 2, true, 4, 4, 0, 0},
 		{"npm-eacces", 1, 1, true, 2, 2, 0, 0},
 		{"same-surprise", 1, 1, true, 2, 2, 0, 0},
-		{"private-host", 1, 1, true, 2, 2, 0, 0},
+		{"private-host", 1, 1, true, 2, 2, 0, 1}, // the host's placeholder makes a draft (textcheck.CutOut)
 		{"git-correction", 1, 1, true, 2, 2, 0, 0},
 		{"pip-two", 2, 2, true, 4, 4, 0, 0},
 		{"kubectl-context", 2, 1, false, 1, 2, 0, 0},
@@ -61,7 +61,7 @@ func TestClustersTestdata(t *testing.T) {
 		}
 	}
 	wantTotals := Totals{Rows: 8, ExactGrouping: 7, ExactByFamily: 7, LessonsWritten: 12, LessonsExpected: 11, FactsKept: 21, Facts: 22,
-		FactsRatio: 21.0 / 22, RawData: 1, RawFlagged: 0, Drafts: 1, Published: 11}
+		FactsRatio: 21.0 / 22, RawData: 1, RawFlagged: 0, Drafts: 2, Published: 10}
 	if rep.Totals != wantTotals {
 		t.Errorf("totals %+v, want %+v", rep.Totals, wantTotals)
 	}

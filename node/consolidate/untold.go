@@ -29,13 +29,16 @@ func (w DefaultWriter) Untold(c Cluster, sentence string) []string {
 	told := wordSet(sentence)
 	var out []string
 	seen := map[string]bool{}
-	var addOne func(string)
-	add := func(field string) {
+	// agents: the field is in an agent's or a person's words, where a
+	// few words left out are what the sentence lost (a cut note), not a
+	// line of output saying its message again.
+	var addOne func(l string, agents bool)
+	add := func(field string, agents bool) {
 		for _, l := range statements(field) {
-			addOne(l)
+			addOne(l, agents)
 		}
 	}
-	addOne = func(l string) {
+	addOne = func(l string, agents bool) {
 		if advice(l) {
 			return // what to do ("If you wish to ...", "make sure ..."), not what happened
 		}
@@ -52,7 +55,10 @@ func (w DefaultWriter) Untold(c Cluster, sentence string) []string {
 			return
 		}
 		seen[key] = true
-		if n, code, all := newFacts(l, told); n < 2 && !code || n*5 < all*2 {
+		// A statement the sentence tells cut short: what it lost is
+		// untold, however few its words.
+		cut := agents && cutIn(sentence, l)
+		if n, code, all := newFacts(l, told); !cut && (n < 2 && !code || !agents && n*5 < all*2) {
 			return // it says again what the sentence or a line before said
 		}
 		for k := range wordSet(l) {
@@ -63,20 +69,37 @@ func (w DefaultWriter) Untold(c Cluster, sentence string) []string {
 	for _, e := range c.Episodes {
 		switch strings.ToLower(strings.TrimSpace(e.Kind)) {
 		case "correction":
-			add(e.Said) // what the person stated; their orders go
+			add(e.Said, true) // what the person stated; their orders go
 			continue
 		case "note":
-			add(e.Text)
+			add(e.Text, true)
 			continue
 		}
 		if !looksLikeOutput(e.Happened) {
-			continue // the agent's words, which the sentence tells or says again
+			// The agent's words, which the sentence tells or says again:
+			// only what it cut off them is untold.
+			for _, l := range statements(e.Happened) {
+				if cutIn(sentence, l) {
+					addOne(l, true)
+				}
+			}
+			continue
 		}
 		for _, l := range outputFacts(e.Happened) {
-			add(l)
+			add(l, false)
 		}
 	}
 	return out
+}
+
+// cutIn: sentence holds the opening of statement st (its first 40
+// characters) but not st whole, so the writer cut it.
+func cutIn(sentence, st string) bool {
+	low, st := strings.ToLower(sentence), strings.ToLower(strings.Join(strings.Fields(st), " "))
+	if utf8.RuneCountInString(st) <= 40 {
+		return false
+	}
+	return strings.Contains(low, string([]rune(st)[:40])) && !strings.Contains(low, st)
 }
 
 // outputFacts are the lines of tool output that may state a fact: the

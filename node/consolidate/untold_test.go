@@ -50,8 +50,14 @@ func TestUntold(t *testing.T) {
 		t.Errorf("Untold = %q, want nothing", got)
 	}
 	own := Episode{Kind: "surprise", Happened: "The staging database is wiped every Sunday night, so fixtures vanish."}
-	if got := w.Untold(Cluster{Kind: "surprise", Episodes: []Episode{own, own}}, "The staging database is wiped every Sunday night."); len(got) != 0 {
+	again := Episode{Kind: "surprise", Happened: "Every Sunday night the staging database gets wiped and the fixtures with it."}
+	if got := w.Untold(Cluster{Kind: "surprise", Episodes: []Episode{own, again}}, "The staging database is wiped every Sunday night, so fixtures vanish."); len(got) != 0 {
 		t.Errorf("Untold = %q, want nothing", got)
+	}
+	// What the writer cut off the agent's words is untold, however few
+	// its words.
+	if got := w.Untold(Cluster{Kind: "surprise", Episodes: []Episode{own}}, "The staging database is wiped every Sunday night, so fixtures."); len(got) != 1 {
+		t.Errorf("Untold of a cut sentence = %q, want the statement", got)
 	}
 
 	// At most MaxUntold lines, redacted as the writer redacts.

@@ -1269,7 +1269,7 @@ func keepClauses(s, lead string) string {
 
 // orders: verbs that open an order, never kept from a clause the check
 // reads as a command.
-var orders = set("run", "rerun", "set", "unset", "use", "add", "delete", "remove", "install", "uninstall", "call",
+var orders = set("run", "rerun", "set", "unset", "use", "add", "delete", "remove", "install", "uninstall", "call", "point",
 	"make", "do", "don't", "dont", "never", "always", "please", "ignore", "print", "export", "restart", "try",
 	"check", "ensure", "avoid", "stop", "start", "keep", "update", "upgrade", "execute", "go", "write", "send",
 	"open", "create", "clear", "change", "move", "copy", "pass", "push", "pull", "commit", "reset", "revert",

@@ -31,9 +31,17 @@ import (
 //     ("The.", "A."), or a path with a backslash ("C:\Program." cut at its
 //     space);
 //   - "two sentences": a period, a space and a period-led name
-//     ("amd64. .dockerignore");
+//     ("amd64. .dockerignore"), or a period and a space before a word in
+//     lower case or a path ("….sock. sites-enabled/shop still has …");
 //   - "a placeholder where a name was": the phrase of a redacted name,
 //     handle or id ("a private name", "a person", "an internal id");
+//   - "a placeholder where the events named something": any other phrase
+//     the redaction puts where raw data was ("an internal host", "a file
+//     in the repository"): the writer carried raw data of the events,
+//     which its own words would not name, and a reader of blind set b29e
+//     found such sentences unreadable as often as not;
+//   - "an unclosed bracket": a parenthesis, bracket or brace that opens
+//     and never closes outside code spans (a JSON log line);
 //   - "an unclosed quote": a value quoted after "=" that no quote ends
 //     ("err='accumulating resources from a file");
 //   - "a label for output": the sentence opens with a lower-case past
@@ -60,13 +68,21 @@ func CutOut(text string) string {
 			return "a placeholder read as a label"
 		}
 	}
-	if strings.Contains(text, ". .") {
+	if strings.Contains(text, ". .") || lowerAfterStop(body) {
 		return "two sentences"
 	}
 	for _, p := range nameholders {
 		if containsWord(text, p) {
 			return "a placeholder where a name was"
 		}
+	}
+	for _, p := range placeholderWords {
+		if containsWord(strings.ToLower(text), p) {
+			return "a placeholder where the events named something"
+		}
+	}
+	if unclosed(body) {
+		return "an unclosed bracket"
 	}
 	if k := strings.Index(body, "='"); k >= 0 && !strings.Contains(body[k+2:], "'") {
 		return "an unclosed quote"
@@ -95,11 +111,49 @@ func CutOut(text string) string {
 	return ""
 }
 
+// lowerAfterStop: a full stop and a space go on in lower case, a second
+// sentence that opens with a command or a path ("… the .sock. curl to the
+// same URL works"), where one sentence was to be written; an abbreviation's
+// stop ("e.g. npm", "etc. and") is none.
+func lowerAfterStop(s string) bool {
+	for i := 1; i+2 < len(s); i++ {
+		if s[i] != '.' || s[i+1] != ' ' || !(unicode.IsLower(rune(s[i+2])) || s[i+2] == '/') {
+			continue
+		}
+		k := strings.LastIndexAny(s[:i], " (") + 1
+		switch strings.ToLower(strings.TrimLeft(s[k:i], "(")) {
+		case "e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "al", "resp", "ca", "no":
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// unclosed: a bracket, brace or parenthesis opens and never closes,
+// outside code spans ('{"level":"error","ts":...').
+func unclosed(s string) bool {
+	depth := map[rune]int{}
+	for _, r := range withoutCodeSpans(s) {
+		switch r {
+		case '(', '[', '{':
+			depth[r]++
+		case ')':
+			depth['(']--
+		case ']':
+			depth['[']--
+		case '}':
+			depth['{']--
+		}
+	}
+	return depth['('] > 0 || depth['['] > 0 || depth['{'] > 0
+}
+
 // nameholders are the redaction phrases that stand for a name (rawdata.go's
 // placeholders for names, handles and ids), which a sentence cut from
 // output reads as words of its own ("its a private name for the deploy
 // user"); a place's phrase ("a file in the repository") reads as one.
-var nameholders = []string{"a private name", "a person", "an internal id"}
+var nameholders = []string{"a private name", "a person", "an internal id", "a private conversation"}
 
 // objectVerbs end no sentence: what they report is missing ("succeeded
 // but printed.").
