@@ -1221,7 +1221,7 @@ func observed(title, happened, other string) string {
 	case strings.HasSuffix(first, "ed") && !notVerbs[first]:
 		// "wiped every night": the title is what it happens to.
 		return title + " " + agree(title, "is") + " " + h
-	case !notVerbs[first] && !ownSubject(h):
+	case !notVerbs[first] && !ownSubject(h) && (textcheck.VerbForm(first) || predicates[first]):
 		t := title
 		if textcheck.CheckGrammar(t+" "+h+".") != nil && !subjectWords[strings.Fields(lowT)[0]] {
 			t = "The " + title

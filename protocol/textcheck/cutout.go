@@ -45,7 +45,9 @@ import (
 //   - "an unclosed quote": a value quoted after "=" that no quote ends
 //     ("err='accumulating resources from a file");
 //   - "a label for output": the sentence opens with a lower-case past
-//     verb and a colon ("printed: warning: ...");
+//     verb and a colon ("printed: warning: ..."), or two words or more
+//     with no verb before its first colon ("kubectl get pods: version
+//     difference ...", a call glued to what it printed);
 //   - a verb that reports ("printed", "says", "shows") as the last word
 //     is "a cut-off end" too.
 func CutOut(text string) string {
@@ -90,6 +92,9 @@ func CutOut(text string) string {
 	if f := words[0]; strings.HasSuffix(f, ":") && lexicon.get(strings.TrimSuffix(f, ":"))&cPast != 0 && f == strings.ToLower(f) {
 		return "a label for output" // "printed: warning: ..."
 	}
+	if k := strings.Index(body, ": "); k > 0 && !hasVerb(strings.Fields(body[:k])) && len(strings.Fields(body[:k])) >= 2 {
+		return "a label for output" // "kubectl get pods: version difference ...", a call glued to what it printed
+	}
 	last := strings.Trim(words[len(words)-1], `"'`+"`()[]{},;:")
 	if strings.Contains(last, `\`) {
 		return "a cut-off end"
@@ -126,6 +131,26 @@ func lowerAfterStop(s string) bool {
 			continue
 		}
 		return true
+	}
+	return false
+}
+
+// VerbForm reports whether the lexicon knows w (any case, punctuation
+// around it trimmed) as a verb that carries tense, a participle or an
+// auxiliary ("fails", "showed", "taken", "is", "can't"): a writer that
+// glues a call to what follows asks it whether what follows goes on as a
+// predicate.
+func VerbForm(w string) bool {
+	return lexicon.get(strings.ToLower(strings.Trim(w, `"'`+"`(),;:.")))&(cFinite|cPart|cBe|cHave|cDo|cNeg) != 0
+}
+
+// hasVerb: one of words is a verb that carries tense or an auxiliary
+// ("fails", "showed", "is", "can"), so they say something of their own.
+func hasVerb(words []string) bool {
+	for _, w := range words {
+		if VerbForm(w) {
+			return true
+		}
 	}
 	return false
 }
