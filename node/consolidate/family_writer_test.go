@@ -41,6 +41,11 @@ func TestCorrectionCommandAsVerb(t *testing.T) {
 	if !strings.Contains(got, "objected to the agent running kubectl delete the namespace") {
 		t.Errorf("got %q", got)
 	}
+	// "not npm test": the command is run, never "npming" (blind set b29e)
+	got = correction("Use make test, not npm test. The Makefile sets TZ=UTC for the tests.", "Ran npm test directly.")
+	if strings.Contains(got, "npming") || !strings.Contains(got, "running npm test") {
+		t.Errorf("got %q", got)
+	}
 	// "do the same" asks for an act; what to do is not given as a reason
 	got = correction("no sudo, the cache dir belongs to the user. pass --user and do the same in CI", "Ran `sudo pip install .`.")
 	if strings.Contains(got, "because the cache dir belongs to the user, and pass") || strings.Contains(got, "doing the same") {

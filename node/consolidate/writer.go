@@ -712,6 +712,10 @@ func asAction(s string) (action, bool, bool) {
 		}
 		return w + " " + rest
 	}
+	if commandNames[v] {
+		// "not npm test": a command named where a verb would be is run.
+		return action{base: secondPerson(join("run " + v)), gerund: secondPerson(join("running " + v))}, neg, true
+	}
 	// "avoid pushing", "stop using": an -ing form serves as both.
 	return action{base: secondPerson(join(v)), gerund: secondPerson(join(gerund(v)))}, neg, true
 }
@@ -1269,6 +1273,13 @@ func keepClauses(s, lead string) string {
 
 // orders: verbs that open an order, never kept from a clause the check
 // reads as a command.
+// commandNames are programs a person names where a verb would stand
+// ("not npm test"): no verb of their own takes -ing. Names that are verbs
+// too ("make", "go", "mix", "bundle") are left out.
+var commandNames = set("npm", "npx", "pnpm", "yarn", "pip", "pipx", "uv", "poetry", "cargo", "git", "gh", "docker",
+	"kubectl", "helm", "terraform", "curl", "wget", "sudo", "rm", "mvn", "gradle", "rake", "dotnet",
+	"apt", "apt-get", "dnf", "yum", "systemctl", "scp", "rsync", "python", "python3", "node", "deno", "bun")
+
 var orders = set("run", "rerun", "set", "unset", "use", "add", "delete", "remove", "install", "uninstall", "call", "point",
 	"make", "do", "don't", "dont", "never", "always", "please", "ignore", "print", "export", "restart", "try",
 	"check", "ensure", "avoid", "stop", "start", "keep", "update", "upgrade", "execute", "go", "write", "send",
