@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,11 +85,21 @@ func confirmsPair(t *testing.T, ctx context.Context, p confirmPair) (confirmed, 
 // (2 and 2 of the sentences are refused by the text checks, so never
 // candidates); a join at the clustering threshold would have matched 9
 // lookalikes and 20 paraphrases; the judge confirmed 57 of 58 paraphrases.
+//
+// testdata/confirm_pairs_b29de.jsonl holds 32 more lookalikes, no
+// paraphrases: the reference sentences of the rows of blind cluster sets
+// b29d and b29e that tell two surprises in shared words. First read (at
+// a4644c9): similarity alone confirmed 0 of them.
 func TestLookalikesAreNotConfirmed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("60 verify passes")
 	}
-	pairs := readConfirmPairs(t, "testdata/confirm_pairs_b29.jsonl")
+	for _, name := range []string{"testdata/confirm_pairs_b29.jsonl", "testdata/confirm_pairs_b29de.jsonl"} {
+		t.Run(filepath.Base(name), func(t *testing.T) { lookalikesAreNotConfirmed(t, readConfirmPairs(t, name)) })
+	}
+}
+
+func lookalikesAreNotConfirmed(t *testing.T, pairs []confirmPair) {
 	lex := consolidate.NewLexical()
 	var atJoin [2]int // lookalikes, paraphrases a join would match
 	for _, p := range pairs {
@@ -147,17 +158,18 @@ func TestLookalikesAreNotConfirmed(t *testing.T) {
 	t.Logf("similarity alone: %d false confirmations, %d of the paraphrases confirmed (a join at %.2f would match %d lookalikes and %d paraphrases; not publishable: %d and %d)",
 		confirmed[0], confirmed[1], consolidate.DefaultThreshold, atJoin[0], atJoin[1], refused[0], refused[1])
 
-	judged := 0
+	judged, paraphrases := 0, 0
 	for _, p := range pairs {
 		if !p.Same {
 			continue
 		}
+		paraphrases++
 		if yes, _ := confirmsPair(t, WithJudge(context.Background(), labelJudge(pairs)), p); yes {
 			judged++
 		}
 	}
 	t.Logf("with a judge that answers as the labels: %d of the paraphrases confirmed", judged)
-	if judged == 0 {
+	if paraphrases > 0 && judged == 0 {
 		t.Errorf("a judge that knows the answers gave no paraphrase its confirmation")
 	}
 }
