@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/remem/remem/node/consolidate"
 	"github.com/remem/remem/protocol"
@@ -29,6 +30,40 @@ func DraftSentence(text string) string {
 		return text[:k+1]
 	}
 	return text
+}
+
+// withUntold makes a draft of the default writer's sentence when the
+// cluster's events state facts it leaves out (DefaultWriter.Untold): the
+// draft carries them after the sentence, as many as keep it a lesson's
+// text (SPEC §6), so that matching and the writer or person who rewrites
+// it have them (SPEC §3); left-out lines no lesson could hold (orders,
+// raw data) are not carried, though they make the draft all the same. A
+// sentence the events say no more than stays as it was vetted.
+func withUntold(dw *consolidate.DefaultWriter, c consolidate.Cluster, text, draft string) (string, string) {
+	lines := dw.Untold(c, text)
+	if len(lines) == 0 {
+		return text, draft
+	}
+	base := strings.TrimRight(text, ". ") + "." + untoldLead
+	var kept []string
+	for _, l := range lines {
+		try := base + strings.Join(append(kept, l), "; ") + "."
+		if utf8.RuneCountInString(try) > protocol.MaxTextChars || protocol.CheckLessonText(try) != nil {
+			continue
+		}
+		kept = append(kept, l)
+	}
+	if draft == "" {
+		draft = untoldDraft
+	}
+	if len(kept) == 0 {
+		return text, draft
+	}
+	out := protocol.RedactRawDataReport(base + strings.Join(kept, "; ") + ".").Text
+	if protocol.CheckLessonText(out) != nil {
+		return text, draft
+	}
+	return out, draft
 }
 
 // ErrNotADraft says a rewrite named a lesson that is not a draft of this

@@ -14,10 +14,11 @@ const MaxUntold = 10
 
 // Untold returns what the cluster's tool output, notes and corrections
 // state that sentence does not (what happened in the agent's own words is
-// what the sentence tells, or says it again): the lines with facts of their own (words or codes
-// the sentence lacks), cleaned as Essential cleans a line and redacted as
-// Write redacts a field, each without the clauses that read as
-// instructions, in the order the events hold them, at most MaxUntold.
+// what the sentence tells, or says again, unless the sentence cut it
+// short): the lines with facts of their own (words or codes the sentence
+// lacks), cleaned as Essential cleans a line and redacted as Write
+// redacts a field, each without the clauses that read as instructions, in
+// the order the events hold them, at most MaxUntold.
 //
 // The default writer tells one line of what failed and, when it finds
 // one, its cause; the rest of the output often holds what a reader needs
@@ -29,16 +30,10 @@ func (w DefaultWriter) Untold(c Cluster, sentence string) []string {
 	told := wordSet(sentence)
 	var out []string
 	seen := map[string]bool{}
-	// agents: the field is in an agent's or a person's words, where a
-	// few words left out are what the sentence lost (a cut note), not a
-	// line of output saying its message again.
-	var addOne func(l string, agents bool)
-	add := func(field string, agents bool) {
-		for _, l := range statements(field) {
-			addOne(l, agents)
-		}
-	}
-	addOne = func(l string, agents bool) {
+	// addOne takes one statement; agents says it is in an agent's or a
+	// person's words, where a few words left out are what the sentence
+	// lost (a cut note), not a line of output saying its message again.
+	addOne := func(l string, agents bool) {
 		if advice(l) {
 			return // what to do ("If you wish to ...", "make sure ..."), not what happened
 		}
@@ -47,11 +42,8 @@ func (w DefaultWriter) Untold(c Cluster, sentence string) []string {
 			l = w.Redact(l)
 		}
 		l = strings.TrimRight(facts(unquotePlaceholders(dropOwnNames(l))), ".:;, ")
-		if l == "" || textcheck.CheckObservation(l+".") != nil {
-			return
-		}
 		key := strings.ToLower(l)
-		if l == "" || seen[key] || len(out) >= MaxUntold {
+		if l == "" || seen[key] || len(out) >= MaxUntold || textcheck.CheckObservation(l+".") != nil {
 			return
 		}
 		seen[key] = true
@@ -65,6 +57,11 @@ func (w DefaultWriter) Untold(c Cluster, sentence string) []string {
 			told[k] = true
 		}
 		out = append(out, l)
+	}
+	add := func(field string, agents bool) {
+		for _, l := range statements(field) {
+			addOne(l, agents)
+		}
 	}
 	for _, e := range c.Episodes {
 		switch strings.ToLower(strings.TrimSpace(e.Kind)) {
