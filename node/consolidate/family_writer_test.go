@@ -90,3 +90,12 @@ func TestClausesKeepConfigKeys(t *testing.T) {
 		t.Errorf("failure = %q", got)
 	}
 }
+
+// A piece of what the person said with no verb ("For your test") is no
+// reason: blind set b29f's "because For the agent's test".
+func TestCorrectionReasonHasAVerb(t *testing.T) {
+	got := correction("don't change the service default. For your test, reset the dev group with --reset-offsets.", "Changed the default.")
+	if strings.Contains(got, "because For") || strings.Contains(got, "because for") {
+		t.Errorf("got %q", got)
+	}
+}

@@ -307,8 +307,10 @@ func correction(said, agentDid string) string {
 	for _, st := range stated {
 		// "do the same locally", "pass --subscription first": what to do,
 		// which the grammar may read as a statement, is no reason.
+		// A reason states something: a piece with no verb ("For your
+		// test") is no reason.
 		if first, _, _ := strings.Cut(asciiLower(st), " "); first != "not" && first != "but" && len(strings.Fields(st)) >= 3 &&
-			!orders[first] && !orders[strings.TrimPrefix(first, "and ")] {
+			!orders[first] && !orders[strings.TrimPrefix(first, "and ")] && slices.ContainsFunc(strings.Fields(st), textcheck.VerbForm) {
 			reasons = append(reasons, st)
 		}
 	}
@@ -834,11 +836,13 @@ func subject(title string) string {
 // does"); after "let you", "make you" and the like "you" is an object and
 // its verb stays.
 func secondPerson(s string) string {
-	secondPersonW := regexp.MustCompile(`(?i)\b(you're|you are|yourself|yours|your|you)\b`)
+	secondPersonW := regexp.MustCompile(`(?i)\b(you're|you are|you've|you have|yourself|yours|your|you)\b`)
 	out := secondPersonW.ReplaceAllStringFunc(s, func(m string) string {
 		switch strings.ToLower(m) {
 		case "you're", "you are":
 			return "the agent is"
+		case "you've", "you have":
+			return "the agent has"
 		case "yourself":
 			return "itself"
 		case "your", "yours":
@@ -1338,6 +1342,8 @@ func callName(title string) string {
 	return name
 }
 
+var greetedName = regexp.MustCompile(`\b(Hi|Hello|Hey|Welcome),? [^\s!,.]+!`)
+
 // dropOwnNames leaves out of a field the names an organisation gives its
 // own resources, which output quotes and a lesson must not carry (SPEC
 // §6): a bucket URL (s3://, gs://, az://, with the "to" or "from" before
@@ -1349,7 +1355,10 @@ func callName(title string) string {
 // "namespace "team-a"") that is an identifier, not a word. The owner of a
 // dropped path (its first segment) goes wherever else it stands as a
 // word. What failed is told by the error code and message around them.
+// A greeting's name ("Hi dana-personal!", a forge greeting the account it
+// authenticated) goes too.
 func dropOwnNames(s string) string {
+	s = greetedName.ReplaceAllString(s, "$1!")
 	if !strings.Contains(s, "/") && !strings.ContainsAny(s, `'"`) {
 		return s
 	}

@@ -271,3 +271,13 @@ func TestLabelledMessageIsNoCause(t *testing.T) {
 		t.Errorf("Write = %q, %v", got, err)
 	}
 }
+
+// A forge's greeting names the account it authenticated: the name goes,
+// and "You've" is told as the agent's (blind set b29f).
+func TestGreetingNameGoes(t *testing.T) {
+	got, err := DefaultWriter{}.Write(t.Context(), Cluster{Kind: "error", Episodes: []Episode{{Kind: "error", Title: "ssh -T git@github.com",
+		Happened: "Hi dana-personal! You've successfully authenticated, but GitHub does not provide shell access."}}})
+	if err != nil || strings.Contains(got, "dana") || strings.Contains(got, "agent've") {
+		t.Errorf("Write = %q, %v", got, err)
+	}
+}

@@ -183,7 +183,8 @@ var nameholders = []string{"a private name", "a person", "an internal id", "a pr
 // objectVerbs end no sentence: what they report is missing ("succeeded
 // but printed.").
 var objectVerbs = map[string]bool{"printed": true, "prints": true, "says": true, "said": true, "shows": true,
-	"showed": true, "reports": true, "reported": true, "lists": true, "listed": true, "contains": true, "mentions": true}
+	"showed": true, "reports": true, "reported": true, "lists": true, "listed": true, "contains": true, "mentions": true,
+	"exactly": true, "just": true, "even": true} // "for exactly.": an adverb that wanted what a cut took
 
 // containsWord: p stands in s between non-letters.
 func containsWord(s, p string) bool {

@@ -27,6 +27,7 @@ func TestCutOut(t *testing.T) {
 		{"printed: warning: in the working copy LF will be replaced by CRLF.", "a label for output"},
 		{"`kustomize build overlays/staging` succeeded but printed.", "a cut-off end"},
 		{"The dashboard says.", "a cut-off end"},
+		{"The person objected because it's baseline for exactly.", "a cut-off end"},
 		// written
 		{"The person's commit said nothing about the key.", ""},
 		{"pip install fails with a personal token missing.", ""},
