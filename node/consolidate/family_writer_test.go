@@ -99,3 +99,13 @@ func TestCorrectionReasonHasAVerb(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// "Stop the migration": a determiner after the negating word names what
+// the person wanted no more of (blind set b29f's "the agent thing
+// migration").
+func TestCorrectionStopTheThing(t *testing.T) {
+	got := correction("Stop the migration. Pin eslint to ^8.57 — we move to flat config when the a11y plugin supports it.", "Started writing an eslint.config.js by hand to migrate.")
+	if strings.Contains(got, "thing") || !strings.Contains(got, "going on with the migration") {
+		t.Errorf("got %q", got)
+	}
+}

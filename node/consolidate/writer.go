@@ -714,6 +714,11 @@ func asAction(s string) (action, bool, bool) {
 		}
 		return w + " " + rest
 	}
+	if neg && determiners[v] && v != "so" {
+		// "Stop the migration", "avoid this": the thing named is what the
+		// person wanted no more of, never a verb ("thing migration").
+		return action{base: secondPerson(join("go on with " + v)), gerund: secondPerson(join("going on with " + v))}, neg, true
+	}
 	if commandNames[v] {
 		// "not npm test": a command named where a verb would be is run.
 		return action{base: secondPerson(join("run " + v)), gerund: secondPerson(join("running " + v))}, neg, true
