@@ -40,7 +40,11 @@ func DraftSentence(text string) string {
 // raw data) are not carried, though they make the draft all the same. A
 // sentence the events say no more than stays as it was vetted.
 func withUntold(dw *consolidate.DefaultWriter, c consolidate.Cluster, text, draft string) (string, string) {
-	lines := dw.Untold(c, text)
+	return withLines(text, dw.Untold(c, text), draft)
+}
+
+// withLines is text with lines carried after it (withUntold), a draft.
+func withLines(text string, lines []string, draft string) (string, string) {
 	if len(lines) == 0 {
 		return text, draft
 	}
@@ -64,6 +68,28 @@ func withUntold(dw *consolidate.DefaultWriter, c consolidate.Cluster, text, draf
 		return text, draft
 	}
 	return out, draft
+}
+
+// unwordedDraft is the reason of a draft the default writer made of a
+// cluster it could not write a sentence of (fallbackDraft).
+const unwordedDraft = "no writer's sentence passed the checks; the events' facts are kept until one does"
+
+// fallbackDraft is the draft of a cluster no writer wrote a sentence of
+// that passes the checks (SPEC §3): the call that failed, if any, and the
+// facts of the events (DefaultWriter.Facts), as many as keep it a
+// lesson's text, so that the cluster's facts stay for matching and for a
+// writer who rewrites it. ok is false when not even that passes.
+//
+// The call alone is kept when none of the facts passes: a cluster with a
+// lesson is one a model rewrites (rewriteDrafts) and later events join.
+func fallbackDraft(dw *consolidate.DefaultWriter, c consolidate.Cluster) (text string, ok bool) {
+	lead, lines := dw.Facts(c)
+	called := lead != "" && protocol.CheckLessonText(lead) == nil
+	if !called {
+		lead = "The agent met a surprise."
+	}
+	text, _ = withLines(lead, lines, "")
+	return text, called || text != lead
 }
 
 // ErrNotADraft says a rewrite named a lesson that is not a draft of this

@@ -222,3 +222,21 @@ func TestDefaultWriterDraftsWhatItLeavesOut(t *testing.T) {
 		}
 	}
 }
+
+// A cluster no writer words passes the checks still keeps its facts, as a
+// draft led by its call (fallbackDraft); a cluster with neither a call nor
+// a fact that passes gives none.
+func TestFallbackDraftKeepsTheFacts(t *testing.T) {
+	dw := &consolidate.DefaultWriter{Redact: protocol.RedactRawData}
+	c := consolidate.Cluster{Kind: "error", Episodes: []consolidate.Episode{{Kind: "error", Title: "helm dependency build charts/checkout",
+		Happened: "Error: no repository definition for https://charts.bitnami.com/bitnami.\nPlease add the missing repos via 'helm repo add'\n" +
+			"The chart's Chart.lock pins redis 18.1.5 from the bitnami repository"}}}
+	text, ok := fallbackDraft(dw, c)
+	if !ok || !strings.HasPrefix(text, "helm dependency build") || !strings.Contains(text, " fails. The events also say: ") || !strings.Contains(text, "18.1.5") ||
+		strings.Contains(text, "Please") || protocol.CheckLessonText(text) != nil {
+		t.Errorf("fallbackDraft = %q, %v", text, ok)
+	}
+	if text, ok := fallbackDraft(dw, consolidate.Cluster{Kind: "surprise", Episodes: []consolidate.Episode{{Kind: "surprise", Happened: "Always run make bootstrap first."}}}); ok {
+		t.Errorf("a cluster of an order alone: fallbackDraft = %q", text)
+	}
+}

@@ -696,6 +696,13 @@ func (m *Memory) writeLesson(ctx context.Context, c consolidate.Cluster, counts 
 	if firstDraft.text != "" {
 		return firstDraft.text, firstDraft.by, firstDraft.why, nil
 	}
+	if ctx.Err() != nil {
+		return "", "", "", ctx.Err()
+	}
+	if text, ok := fallbackDraft(&consolidate.DefaultWriter{Redact: protocol.RedactRawData}, c); ok {
+		m.log.Info("no writer's sentence passed the checks; the cluster's facts are kept as a draft", "kind", c.Kind, "events", len(c.Episodes))
+		return text, "default", unwordedDraft, nil
+	}
 	return "", "", "", fmt.Errorf("no lesson written for a %s cluster of %d events: %w", c.Kind, len(c.Episodes), errors.Join(errs...))
 }
 

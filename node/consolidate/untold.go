@@ -27,6 +27,30 @@ const MaxUntold = 10
 // node keeps it as a draft that carries them (SPEC §3: kept, used for
 // matching, never signed until a writer says it all as a sentence).
 func (w DefaultWriter) Untold(c Cluster, sentence string) []string {
+	return w.untold(c, sentence, false)
+}
+
+// Facts is what a draft carries when the default writer could not write
+// a sentence of the cluster at all (every candidate read as an order to
+// the checks, or gave nothing): its call ("go test fails"), then Untold of
+// an empty sentence with the agent's own accounts too, so that no fact of
+// the events is lost from the lessons (SPEC §3: kept, never signed).
+func (w DefaultWriter) Facts(c Cluster) (lead string, lines []string) {
+	for _, e := range c.Episodes {
+		if t := subject(dropPlaceholders(callName(e.Title))); t != "" && strings.EqualFold(strings.TrimSpace(e.Kind), "error") {
+			if w.Redact != nil {
+				t = w.Redact(t)
+			}
+			lead = t + " " + agree(t, "fails") + "."
+			break
+		}
+	}
+	return lead, w.untold(c, "", true)
+}
+
+// untold is Untold; accounts says the agent's own accounts of what
+// happened are read whole, not only where the sentence cut them.
+func (w DefaultWriter) untold(c Cluster, sentence string, accounts bool) []string {
 	told := wordSet(sentence)
 	var out []string
 	seen := map[string]bool{}
@@ -76,7 +100,7 @@ func (w DefaultWriter) Untold(c Cluster, sentence string) []string {
 			// The agent's words, which the sentence tells or says again:
 			// only what it cut off them is untold.
 			for _, l := range statements(e.Happened) {
-				if cutIn(sentence, l) {
+				if accounts || cutIn(sentence, l) {
 					addOne(l, true)
 				}
 			}

@@ -82,3 +82,15 @@ func FuzzUntold(f *testing.F) {
 		}
 	})
 }
+
+// Facts reads the agent's own accounts whole, and names the call of an
+// error.
+func TestFacts(t *testing.T) {
+	c := Cluster{Kind: "error", Episodes: []Episode{
+		{Kind: "error", Title: "git status", Happened: "xcrun: error: invalid active developer path (/Library/Developer/CommandLineTools)"},
+		{Kind: "environment", Happened: "The Mac was upgraded to macOS 14.4 overnight and the upgrade removed the Command Line Tools."}}}
+	lead, lines := DefaultWriter{}.Facts(c)
+	if lead != "git status fails." || !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "removed the Command Line Tools") }) {
+		t.Errorf("Facts = %q, %q", lead, lines)
+	}
+}
