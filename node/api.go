@@ -37,18 +37,21 @@ type Status struct {
 	Addrs  []string `json:"addrs,omitempty"`
 	// Reachability is what AutoNAT (or --reachability) says: public,
 	// private or unknown; Relays the relays the node knows.
-	Reachability string                  `json:"reachability,omitempty"`
-	Relays       []string                `json:"relays,omitempty"`
-	Topics       []string                `json:"topics,omitempty"`
-	Scopes       []string                `json:"scopes"`
-	Peers        []PeerStatus            `json:"peers"`
-	LastSleep    time.Time               `json:"last_sleep"`
-	NextSleep    time.Time               `json:"next_sleep,omitempty"`
-	Records      int                     `json:"records"`
-	Lessons      int                     `json:"lessons"`
-	Stats        Stats                   `json:"stats"`
-	Refused      map[protocol.Reason]int `json:"refused_by_reason"`
-	Started      time.Time               `json:"started,omitempty"`
+	Reachability string       `json:"reachability,omitempty"`
+	Relays       []string     `json:"relays,omitempty"`
+	Topics       []string     `json:"topics,omitempty"`
+	Scopes       []string     `json:"scopes"`
+	Peers        []PeerStatus `json:"peers"`
+	LastSleep    time.Time    `json:"last_sleep"`
+	NextSleep    time.Time    `json:"next_sleep,omitempty"`
+	Records      int          `json:"records"`
+	Lessons      int          `json:"lessons"`
+	// Drafts counts own lessons kept as drafts (SPEC §3), which wait for
+	// a sentence: a model's at a sleep, an agent's, or the person's.
+	Drafts  int                     `json:"drafts"`
+	Stats   Stats                   `json:"stats"`
+	Refused map[protocol.Reason]int `json:"refused_by_reason"`
+	Started time.Time               `json:"started,omitempty"`
 
 	// Writers tells which writer (default, command, sampling) wrote how
 	// many of this memory's lessons, and how many answers were refused.
@@ -768,6 +771,11 @@ func (m *Memory) Status() (Status, error) {
 	}
 	lessons, err := m.store.Lessons()
 	st.Lessons = len(lessons)
+	for _, l := range lessons {
+		if l.Own && l.Draft != "" {
+			st.Drafts++
+		}
+	}
 	return st, err
 }
 

@@ -37,6 +37,8 @@ wrong and what to do:
   admit      whom this memory counts; a warning when admit_all is on with
              an open scope (a team without members, a commons, mDNS)
   store      the store opens (or the running node's API answers for it)
+  drafts     how many own lessons are drafts waiting for a sentence (shown
+             only when there are some)
   node       whether a node runs on this home and its API answers
   ports      the API port and the libp2p listen ports are free (or held by
              this home's node)
@@ -320,6 +322,7 @@ func dialNode(ctx context.Context, h string) (*node.Client, error) {
 func checkStore(rep *doctorReport, h string, running bool, st node.Status) {
 	if running {
 		rep.add("store", checkOK, "held by the running node: %d records, %d lessons", st.Records, st.Lessons)
+		checkDrafts(rep, st.Drafts)
 		return
 	}
 	m, err := node.Open(node.Config{Home: h})
@@ -337,7 +340,18 @@ func checkStore(rep *doctorReport, h string, running bool, st node.Status) {
 			return
 		}
 		rep.add("store", checkOK, "opens: %d records, %d lessons", mst.Records, mst.Lessons)
+		checkDrafts(rep, mst.Drafts)
 	}
+}
+
+// checkDrafts says how many own lessons wait as drafts for a sentence,
+// and who writes one.
+func checkDrafts(rep *doctorReport, n int) {
+	if n == 0 {
+		return
+	}
+	rep.add("drafts", checkWarn, "%d of this memory's lessons are drafts, kept here and never shared until written as a sentence: "+
+		"a model writes them at each sleep (`model` in config.toml, see model), the agent's own `lesson` does, or `remem lessons rewrite HASH TEXT` (`remem lessons --all` lists them)", n)
 }
 
 // checkPorts tries to bind the API address and each libp2p listen

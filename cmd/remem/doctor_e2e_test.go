@@ -224,3 +224,18 @@ func TestDoctorSaysKeylessTeamsAreNotListed(t *testing.T) {
 		t.Errorf("directory: %+v", c)
 	}
 }
+
+// A lesson kept as a draft shows in doctor: how many wait for a sentence,
+// and who writes one; a warning, not a failure.
+func TestDoctorCountsDrafts(t *testing.T) {
+	home := doctorHome(t, "", "")
+	ev := `{"kind":"error","title":"cargo build","happened":"error: failed to parse manifest at ` + "`Cargo.toml`" +
+		`\n\nCaused by:\n  feature ` + "`edition2024`" + ` is required\n  this version of Cargo is 1.79.0"}` + "\n"
+	must(t, home, []byte(ev), "ingest", "-")
+	must(t, home, nil, "sleep")
+	rep, _, code := doctor(t, home)
+	d := checks(rep)["drafts"]
+	if code != 0 || d.Status != checkWarn || !strings.HasPrefix(d.Detail, "1 of this memory's lessons are drafts") || !strings.Contains(d.Detail, "remem lessons rewrite") {
+		t.Errorf("exit %d, drafts %+v", code, d)
+	}
+}
