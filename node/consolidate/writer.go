@@ -898,7 +898,8 @@ func reasonClause(s string) string {
 }
 
 var reasonOpeners = set("That", "This", "These", "Those", "It", "They", "There", "Other", "Others", "We", "Our",
-	"The", "A", "An", "He", "She", "Nobody", "Everyone", "Someone", "Some", "Most", "No", "Its", "Their")
+	"The", "A", "An", "He", "She", "Nobody", "Everyone", "Someone", "Some", "Most", "No", "Its", "Their", "One", "Two",
+	"Three", "Four", "Both", "All", "Every", "Each", "Nothing", "Everything", "Many", "Few")
 
 // oneSentence joins the sentences of a field with semicolons.
 func oneSentence(s string) string {

@@ -40,6 +40,11 @@ import (
 //     in the repository"): the writer carried raw data of the events,
 //     which its own words would not name, and a reader of blind set b29e
 //     found such sentences unreadable as often as not;
+//   - "a clause left out": a colon or a semicolon before a conjunction
+//     (": and openssl-sys needs both"), or a participle with no verb
+//     after a semicolon ("; enabled at boot"), where a cut took a clause;
+//   - "a message said twice": two equal parts between colons, a chain of
+//     messages pasted whole;
 //   - "an unclosed bracket": a parenthesis, bracket or brace that opens
 //     and never closes outside code spans (a JSON log line);
 //   - "an unclosed quote": a value quoted after "=" that no quote ends
@@ -72,6 +77,26 @@ func CutOut(text string) string {
 	}
 	if strings.Contains(text, ". .") || lowerAfterStop(body) {
 		return "two sentences"
+	}
+	for _, c := range []string{": and ", ": but ", ": or ", ": so ", "; and ", ", and;"} {
+		if strings.Contains(body, c) {
+			return "a clause left out" // "a fresh VM: and openssl-sys needs both"
+		}
+	}
+	for _, cl := range strings.Split(body, "; ")[1:] {
+		// "; enabled at boot": a participle with no subject or verb of
+		// its own is what is left of a clause whose start went.
+		if w := strings.Fields(cl); len(w) > 0 && w[0] == strings.ToLower(w[0]) && participle(w[0]) &&
+			lexicon.get(w[0])&(cNoun|cDet|cSubject) == 0 && !hasVerb(w[1:]) {
+			return "a clause left out"
+		}
+	}
+	if seg := strings.Split(body, ": "); len(seg) >= 3 {
+		for i := 1; i < len(seg); i++ {
+			if strings.EqualFold(seg[i], seg[i-1]) && len(strings.Fields(seg[i])) >= 2 {
+				return "a message said twice" // "failed to download bazel: failed to download bazel: ..."
+			}
+		}
 	}
 	for _, p := range nameholders {
 		if containsWord(text, p) {
@@ -142,6 +167,16 @@ func lowerAfterStop(s string) bool {
 // predicate.
 func VerbForm(w string) bool {
 	return lexicon.get(strings.ToLower(strings.Trim(w, `"'`+"`(),;:.")))&(cFinite|cPart|cBe|cHave|cDo|cNeg) != 0
+}
+
+// participle: w is a past form or participle the lexicon lists, or a
+// regular one of a verb it lists ("enabled" of "enable").
+func participle(w string) bool {
+	if lexicon.get(w)&(cPast|cPart) != 0 {
+		return true
+	}
+	stem, ok := strings.CutSuffix(w, "ed")
+	return ok && (lexicon.get(stem)&cBase != 0 || lexicon.get(stem+"e")&cBase != 0)
 }
 
 // hasVerb: one of words is a verb that carries tense or an auxiliary
