@@ -276,15 +276,17 @@ func assign(ctx context.Context, sim Similarity, threshold float64, groups []Gro
 
 // splitByProposals keeps apart, in one new cluster (episode indices,
 // ascending), the episodes whose agents proposed sentences (SPEC §2
-// "lesson") that are not alike (similarity under same): the agent,
-// which has a model, told two surprises where the words of the events
-// looked like one. Assign asks two proposals to be as alike as a
-// confirmation needs (DefaultConfirmThreshold): a split is mended by a
-// named match, a merge loses an agent's sentence. The first proposal of each kind leads a part, in the
-// order of the episodes; an episode with a proposal goes to the first
-// part whose lead proposal is like its own, and one without goes to the
-// part whose episodes are most like it (the first on ties). A cluster
-// with at most one kind of proposal is returned whole.
+// "lesson") that are not alike (similarity under same): the agent, which
+// has a model, told two surprises where the words of the events looked
+// like one. Assign asks two proposals to be as alike as a confirmation
+// needs (DefaultConfirmThreshold): a split is mended by a named match, a
+// merge loses an agent's sentence.
+//
+// The first proposal of each kind leads a part, in the order of the
+// episodes; an episode with a proposal goes to the first part whose lead
+// proposal is like its own, and one without goes to the part whose
+// episodes are most like it (the first on ties). A cluster with at most
+// one kind of proposal is returned whole.
 func splitByProposals(ctx context.Context, sc *scorer, same float64, cluster, epText, proposal []int) ([][]int, error) {
 	var leads []int // proposal texts leading a part
 	part := make([]int, len(cluster))
