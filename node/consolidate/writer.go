@@ -86,7 +86,9 @@ const MaxSentence = 200
 // leaves them as they are; the node passes its raw-data redactor). White
 // space is collapsed, the sentence is cut at a word boundary to at most
 // MaxSentence characters and ends with a period. A cluster whose episode
-// holds nothing but instructions gives an error, not a lesson.
+// holds nothing but instructions gives an error, not a lesson. What the
+// events state beyond the sentence is Untold's: the node keeps such a
+// sentence as a draft that carries it (SPEC §3).
 type DefaultWriter struct {
 	Redact func(string) string
 }
