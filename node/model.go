@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -62,12 +63,18 @@ func sleepBudget(ask consolidate.Sampler, total time.Duration) consolidate.Sampl
 		if budget <= 0 {
 			return "", fmt.Errorf("the model's time for this sleep (%s) is spent: %w", total, consolidate.ErrBudget)
 		}
+		start := time.Now()
 		ctx, cancel := context.WithTimeout(ctx, budget)
 		defer cancel()
-		start := time.Now()
 		answer, err := ask(ctx, system, prompt, maxTokens)
 		mu.Lock()
 		left -= time.Since(start)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// The request ran until its deadline, the budget's end: the
+			// clock read after it may still fall short of it by a hair,
+			// which must not leave a next request a sliver of time.
+			left = 0
+		}
 		mu.Unlock()
 		return answer, err
 	}
