@@ -238,8 +238,9 @@ func correction(said, agentDid string) string {
 		}
 		if act, neg, ok := asAction(cl.text); ok {
 			// "don't helm uninstall": a command named as the verb, the
-			// agent's own quoted command ("`helm uninstall x`") shows it.
-			if v, _, _ := strings.Cut(act.base, " "); strings.Contains(agentDid, "`"+v+" ") && !shellVerbs[v] {
+			// agent's own quoted command ("`helm uninstall x`") shows it,
+			// or it is a program's name ("not npm test", commandNames).
+			if v, _, _ := strings.Cut(act.base, " "); (strings.Contains(agentDid, "`"+v+" ") || commandNames[v]) && !shellVerbs[v] {
 				act.base, act.gerund = "run "+act.base, "running "+act.base
 			}
 			if neg {
@@ -720,10 +721,6 @@ func asAction(s string) (action, bool, bool) {
 		// "Stop the migration", "avoid this": the thing named is what the
 		// person wanted no more of, never a verb ("thing migration").
 		return action{base: secondPerson(join("go on with " + v)), gerund: secondPerson(join("going on with " + v))}, neg, true
-	}
-	if commandNames[v] {
-		// "not npm test": a command named where a verb would be is run.
-		return action{base: secondPerson(join("run " + v)), gerund: secondPerson(join("running " + v))}, neg, true
 	}
 	// "avoid pushing", "stop using": an -ing form serves as both.
 	return action{base: secondPerson(join(v)), gerund: secondPerson(join(gerund(v)))}, neg, true
