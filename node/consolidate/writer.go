@@ -250,29 +250,30 @@ func correction(said, agentDid string) string {
 			}
 		}
 	}
+	reasons := reasonsOf(stated)
 	if offer, ok := Offer(agentDid); ok {
 		rest := "corrected it"
 		switch {
-		case refusal(said):
+		case refusal(said) && len(objected)+len(wanted) == 0:
 			rest = "declined"
-		case len(objected) > 0:
-			rest = "objected to " + strings.Join(objected, " or ")
-		case len(wanted) > 0:
-			rest = "wanted the agent to " + strings.Join(wanted, " and ")
+		case len(objected)+len(wanted) > 0:
+			rest = asked(objected, wanted, "", "the agent to ")
 		case len(stated) > 0:
 			rest = "corrected it: " + secondPerson(joinStated(stated))
+			reasons = nil
 		}
 		if s, ok := offered(lowerFirst(agentWords(offer)), ", and the person "+rest); ok {
+			if rest == asked(objected, wanted, "", "the agent to ") {
+				return withReasons(s, reasons)
+			}
 			return s
 		}
 		agentDid = "" // the offer is not told, not even as what the agent did
 	}
 	var s string
 	switch {
-	case len(objected) > 0:
-		s = "The person objected to the agent " + strings.Join(objected, " or ")
-	case len(wanted) > 0:
-		s = "The person wanted the agent to " + strings.Join(wanted, " and ")
+	case len(objected)+len(wanted) > 0:
+		s = "The person " + asked(objected, wanted, "the agent ", "the agent to ")
 	case len(stated) > 0:
 		// "When the agent dropped the staging tables, the person pointed
 		// out that the staging database is shared with QA."
@@ -304,21 +305,50 @@ func correction(said, agentDid string) string {
 		}
 		return s
 	}
-	// The reason the person gave goes with what they objected to or
-	// wanted: "... using tabs in YAML because the parser here rejects them".
+	s = withReasons(s, reasons)
+	for _, when := range whenAgent(agentDid) {
+		if t := s + when; utf8.RuneCountInString(t) < MaxSentence && textcheck.CheckObservation(finish(t)) == nil {
+			return t
+		}
+	}
+	return s
+}
+
+// asked tells what the person objected to and what they wanted, in one
+// phrase after "The person": "objected to the agent force-pushing main and
+// wanted the agent to revert it instead". who and whom name the agent
+// where the phrase needs it ("" after an offer: "objected to running x").
+func asked(objected, wanted []string, who, whom string) string {
+	var parts []string
+	if len(objected) > 0 {
+		parts = append(parts, "objected to "+who+strings.Join(objected, " or "))
+	}
+	if len(wanted) > 0 {
+		parts = append(parts, "wanted "+whom+strings.Join(wanted, " and "))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// reasonsOf keeps the facts a person stated that give a reason: "do the
+// same locally", "pass --subscription first" (what to do, which the
+// grammar may read as a statement) are none, nor is a piece with no verb
+// ("For your test").
+func reasonsOf(stated []string) []string {
 	var reasons []string
 	for _, st := range stated {
-		// "do the same locally", "pass --subscription first": what to do,
-		// which the grammar may read as a statement, is no reason.
-		// A reason states something: a piece with no verb ("For your
-		// test") is no reason.
 		if first, _, _ := strings.Cut(asciiLower(st), " "); first != "not" && first != "but" && len(strings.Fields(st)) >= 3 &&
 			!orders[first] && !orders[strings.TrimPrefix(first, "and ")] && slices.ContainsFunc(strings.Fields(st), textcheck.VerbForm) {
 			reasons = append(reasons, st)
 		}
 	}
-	// As many of them, in order, as fit in one sentence; one that does
-	// not fit is left out, not cut.
+	return reasons
+}
+
+// withReasons adds the reasons the person gave to what they objected to or
+// wanted: "... using tabs in YAML because the parser here rejects them". As
+// many of them, in order, as fit in one sentence; one that does not fit is
+// left out, not cut.
+func withReasons(s string, reasons []string) string {
 	var fit []string
 	for _, r := range reasons {
 		try := append(append([]string(nil), fit...), r)
@@ -328,11 +358,6 @@ func correction(said, agentDid string) string {
 	}
 	if len(fit) > 0 {
 		s += " because " + reasonClause(joinStated(fit))
-	}
-	for _, when := range whenAgent(agentDid) {
-		if t := s + when; utf8.RuneCountInString(t) < MaxSentence && textcheck.CheckObservation(finish(t)) == nil {
-			return t
-		}
 	}
 	return s
 }
@@ -898,7 +923,8 @@ func reasonClause(s string) string {
 
 var reasonOpeners = set("That", "This", "These", "Those", "It", "They", "There", "Other", "Others", "We", "Our",
 	"The", "A", "An", "He", "She", "Nobody", "Everyone", "Someone", "Some", "Most", "No", "Its", "Their", "One", "Two",
-	"Three", "Four", "Both", "All", "Every", "Each", "Nothing", "Everything", "Many", "Few")
+	"Three", "Four", "Both", "All", "Every", "Each", "Nothing", "Everything", "Many", "Few", "Last", "Yesterday", "Today",
+	"Earlier")
 
 // oneSentence joins the sentences of a field with semicolons.
 func oneSentence(s string) string {

@@ -246,6 +246,8 @@ func vocative(toks []token, j, b int) bool {
 var timeUnit = map[string]bool{
 	"time": true, "times": true, "day": true, "week": true, "month": true, "year": true,
 	"sprint": true, "release": true, "run": true, "morning": true, "night": true, "weekend": true,
+	"hour": true, "minute": true, "quarter": true, "days": true, "weeks": true, "months": true, "years": true,
+	"nights": true, "summer": true, "winter": true, "autumn": true,
 }
 
 // isGerund: an -ing form ("Clearing the cache helped"), which the

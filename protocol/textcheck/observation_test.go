@@ -190,3 +190,22 @@ func TestJustAfterAConjunctionOrders(t *testing.T) {
 		}
 	}
 }
+
+// TestFrontedTimeUnits: "Last quarter" opens a clause as a time, so the
+// statement after it is read, and a command after it is still one.
+func TestFrontedTimeUnits(t *testing.T) {
+	for _, c := range []struct {
+		text    string
+		refused bool
+	}{
+		{"Last quarter the mocked tests passed and the prod migration still broke.", false},
+		{"Last summer the runners moved to arm64.", false},
+		{"Last quarter, delete the staging tables.", true},
+		{"Every hour run the cleanup script.", true},
+		{"Next quarter disable the old endpoint.", true},
+	} {
+		if err := CheckObservation(c.text); (err != nil) != c.refused {
+			t.Errorf("CheckObservation(%q) = %v, want refused=%v", c.text, err, c.refused)
+		}
+	}
+}

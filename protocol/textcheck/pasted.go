@@ -451,7 +451,7 @@ var placeholderWords = []string{
 	"a path on an internal host", "a port on an internal host", "a URL with credentials", "a file in the repository",
 	"an internal host", "an internal address", "an internal id", "an e-mail address", "an IP address", "a local path",
 	"a local file", "a network share", "a temporary file", "a system file", "a private key", "an API key",
-	"a password", "a token", "a person",
+	"a password", "a token", "a person", "a team channel",
 }
 
 // Placeholders are the words the raw-data redaction puts where raw data

@@ -56,6 +56,13 @@ func rawContextual(text string, toks []token, has *byteSet, joined bool, add fun
 			}
 		}
 	}
+	if joined && (strings.Contains(text, "rivate ") || strings.Contains(text, "nternal ")) {
+		for _, m := range rawInternalPackage.FindAllStringSubmatchIndex(text, -1) {
+			if !rawLists.tool[text[m[2]:m[3]]] {
+				add("private", m[2], m[3]) // "the private acme-telemetry wheel"
+			}
+		}
+	}
 	if has.has('%') && strings.Contains(text, "%2") {
 		rawEncodedHomes(text, add)
 	}
@@ -67,6 +74,11 @@ func rawContextual(text string, toks []token, has *byteSet, joined bool, add fun
 		}
 	}
 }
+
+// rawInternalPackage: a compound name that "private" or "internal" calls
+// an organisation's own package, image or service.
+var rawInternalPackage = regexp.MustCompile(`\b(?:[Pp]rivate|[Ii]nternal|in-house)\s+([a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+)\s+` +
+	`(?:wheel|package|module|gem|crate|library|lib|image|chart|repo|repository|service|client|sdk|plugin)s?\b`)
 
 // rawSentenceEnd is the end of the sentence toks[i] is in.
 func rawSentenceEnd(toks []token, i int) int {

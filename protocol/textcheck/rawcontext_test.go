@@ -1,6 +1,9 @@
 package textcheck
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestRawContextual: private data known only by its context, and public
 // texts that share its look. Written for the rules, not taken from a set.
@@ -19,6 +22,7 @@ func TestRawContextual(t *testing.T) {
 		"The trailer 'Signed-off-by: 刘洋' broke the DCO bot.",
 		"The deploy script ran curl -u ops:Wq83mZ1x against the registry.",
 		"The agent pulled gcr.io/farrowdale-internal/base:3 and got 403.",
+		"Only the internal quillon-auth client failed to resolve from the mirror.",
 		"The socket URL was mongodb://%2Fhome%2Fokwame%2Fdb.sock on that machine.",
 	}
 	public := []string{
@@ -34,6 +38,9 @@ func TestRawContextual(t *testing.T) {
 		"The ban-ts-comment rule prefers '@ts-expect-error' to '@ts-ignore'.",
 		"On WSL2 the Windows drive mounts at /mnt/c.",
 		"The customer table has 40 million rows and no partition key.",
+		"The wheel came from pypi.org, not from the mirror.",
+		"The private package index rejected the token, and the public one served requests-2.31.0.",
+		"Mix could not compile the dependency bcrypt_elixir without make.",
 		"Renovate's branch renovate/major-eslint kept rebasing.",
 	}
 	for _, s := range private {
@@ -42,6 +49,33 @@ func TestRawContextual(t *testing.T) {
 		}
 	}
 	for _, s := range public {
+		if f := FindRawData(s); f != nil {
+			t.Errorf("FindRawData(%q) = %v, want none", s, f)
+		}
+	}
+}
+
+// TestRawChannels: a team's chat channel is told by the word before it or
+// "channel" after it; issue numbers, colours and directives share its '#'.
+func TestRawChannels(t *testing.T) {
+	for _, s := range []string{
+		"The person wanted the fingerprint checked against the one posted in #infra.",
+		"Access requests go to #platform-access and wait a day.",
+		"The #deploys-eu channel showed the rollback before the pager did.",
+	} {
+		if f := FindRawData(s); len(f) != 1 || f[0].Kind != "channel" {
+			t.Errorf("FindRawData(%q) = %v, want one channel", s, f)
+		}
+		if r := RedactRawData(s); !strings.Contains(r, "a team channel") {
+			t.Errorf("RedactRawData(%q) = %q, want the channel's placeholder", s, r)
+		}
+	}
+	for _, s := range []string{
+		"PR #481 comes from a fork, so its token is read-only.",
+		"The header needs #include <stdint.h> on musl.",
+		"The theme sets the border to #fff in dark mode.",
+		"The comment in the Dockerfile starts with # and a space.",
+	} {
 		if f := FindRawData(s); f != nil {
 			t.Errorf("FindRawData(%q) = %v, want none", s, f)
 		}

@@ -50,7 +50,7 @@ type RawFinding struct {
 var rawPlaceholder = map[string]string{
 	"path": "a local path", "email": "an e-mail address", "url": "a URL with credentials", "ip": "an IP address",
 	"secret": "a token", "host": "an internal host", "name": "a person", "id": "an internal id",
-	"private": "a private name", "transcript": "a private conversation",
+	"private": "a private name", "transcript": "a private conversation", "channel": "a team channel",
 }
 
 // A path character: what file names use in practice, minus the characters
@@ -172,6 +172,9 @@ func findRaw(buf *scratch, text string, toks []token) []RawFinding {
 				addc("name", s, rawHandleEnd(text, e))
 			}
 		}
+	}
+	if has.has('#') {
+		rawChannels(text, addc)
 	}
 	for i := range rawSecrets {
 		p := &rawSecrets[i]

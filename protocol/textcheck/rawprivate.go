@@ -1,6 +1,7 @@
 package textcheck
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -662,4 +663,46 @@ func rawSecretLooking(v string) bool {
 		low = low || 'a' <= c && c <= 'z'
 	}
 	return rawHasDigit(v) || up && low && strings.ContainsAny(v, "-_!") || strings.ContainsAny(v, "!@#$%^&*")
+}
+
+// rawChannel: "#platform" in "ask in #platform", "the #infra-oncall
+// channel": an organisation's chat channel, which names its teams. A
+// number ("PR #481"), a colour ("#fff" has no cue) and a C directive
+// ("#include") are not channels.
+var rawChannel = regexp.MustCompile(`(?:^|[\s(\["'])(#[a-z][a-z0-9_\-]{1,79})\b`)
+
+// rawChannelCue are the words before a channel's name.
+var rawChannelCue = set("in", "on", "to", "into", "from", "via", "the", "our", "their", "channel")
+
+// rawChannels finds chat channels in text.
+func rawChannels(text string, add func(kind string, s, e int)) {
+	for _, m := range rawChannel.FindAllStringSubmatchIndex(text, -1) {
+		s, e := m[2], m[3]
+		if w := text[s+1 : e]; rawDirective[w] || rawHexColour(w) {
+			continue
+		}
+		before := strings.Fields(strings.ToLower(text[:s]))
+		after := strings.Fields(strings.ToLower(text[e:]))
+		if len(before) > 0 && rawChannelCue[strings.Trim(before[len(before)-1], "(\"',")] ||
+			len(after) > 0 && strings.HasPrefix(after[0], "channel") {
+			add("channel", s, e)
+		}
+	}
+}
+
+// rawDirective are the C preprocessor's and a few languages' '#' words.
+var rawDirective = set("include", "define", "undef", "if", "ifdef", "ifndef", "else", "elif", "endif", "pragma",
+	"error", "warning", "region", "endregion", "import", "line")
+
+// rawHexColour: "fff", "1e1e2e": a colour, not a channel.
+func rawHexColour(w string) bool {
+	if n := len(w); n != 3 && n != 4 && n != 6 && n != 8 {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -395,7 +395,8 @@ func rawDottedName(w string) bool {
 			return false
 		}
 	}
-	return !rawKnownWord(w[k+1:]) && !rawLists.tool[w[:k]]
+	// "pypi.org": a domain, which the host rules read.
+	return !rawKnownWord(w[k+1:]) && !rawLists.tool[w[:k]] && !rawTLD[w[k+1:]]
 }
 
 // rawBranchType are the first parts of branch names that a person's name
