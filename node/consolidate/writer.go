@@ -139,7 +139,7 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 	title, rawHappened, expected := dropPlaceholders(f(callName(e.Title))), f(e.Happened), facts(f(e.Expected))
 	happened := facts(rawHappened)
 	agentDid := f(e.AgentDid)
-	said, text := f(e.Said), facts(f(e.Text))
+	said, text := f(e.Said), facts(speakersWords(f(e.Text), "the agent", false))
 
 	var s string
 	switch kind {
@@ -223,6 +223,7 @@ func firstWritten(cands ...string) string {
 // agent to <do Y> / corrected it: <fact>". An offer whose sentence does not
 // pass the observation check is not told at all.
 func correction(said, agentDid string) string {
+	said = speakersWords(said, "the person", true)
 	var wanted, objected, stated []string
 	for _, cl := range clauses(said) {
 		if refusal(cl.text) {
@@ -563,6 +564,138 @@ func agentWords(s string) string {
 		}
 		return "the person"
 	})
+}
+
+// speakersWords tells someone's words about themselves (and, with team,
+// their team's) in the third person, as a lesson about them reads: a
+// person's "I've got a rebase open" is "the person has got a rebase open",
+// "we squash pull requests here" "the team squashes pull requests here";
+// an agent's note "after my last fetch" is "after the agent's last
+// fetch". A quoted message keeps its words.
+func speakersWords(s, who string, team bool) string {
+	if !firstPersonW.MatchString(s) {
+		return s
+	}
+	var b strings.Builder
+	quoted := false
+	last := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != '`' && s[i] != '"' {
+			continue
+		}
+		part := s[last:i]
+		if !quoted {
+			part = thirdPersonOf(part, who, team)
+		}
+		b.WriteString(part)
+		if i < len(s) {
+			b.WriteByte(s[i])
+			quoted = !quoted
+		}
+		last = i + 1
+	}
+	return b.String()
+}
+
+var firstPersonW = regexp.MustCompile(`\b(I'm|I've|I'll|I'd|I|me|my|mine|myself|[Ww]e're|[Ww]e've|[Ww]e'll|[Ww]e|us|[Oo]ur|ours)\b`)
+
+// thirdPersonOf is speakersWords for text outside quotes.
+func thirdPersonOf(s, who string, team bool) string {
+	w := strings.Split(s, " ")
+	for i := 0; i < len(w); i++ {
+		core := strings.TrimRight(w[i], ",.;:!?)")
+		tail := w[i][len(core):]
+		lead := strings.TrimLeft(core, "(")
+		pre := core[:len(core)-len(lead)]
+		subject := ""
+		if !team && teamWords[lead] {
+			continue // an agent's "we" may be the agent and the person
+		}
+		switch lead {
+		case "I":
+			subject = who
+		case "I'm":
+			lead = who + " is"
+		case "I've":
+			lead = who + " has"
+		case "I'll":
+			lead = who + " will"
+		case "I'd":
+			lead = who + " would"
+		case "me", "myself":
+			lead = who
+		case "my", "mine":
+			lead = who + "'s"
+		case "we", "We":
+			subject = "the team"
+		case "we're", "We're":
+			lead = "the team is"
+		case "we've", "We've":
+			lead = "the team has"
+		case "we'll", "We'll":
+			lead = "the team will"
+		case "us":
+			lead = "the team"
+		case "our", "Our", "ours":
+			lead = "the team's"
+		default:
+			continue
+		}
+		if subject != "" {
+			lead = subject
+			k := i + 1
+			if k+1 < len(w) && agentAdverbs[w[k]] {
+				k++ // "we never force-push"
+			}
+			if tail == "" && k < len(w) {
+				w[k] = singularVerb(w[k])
+			}
+		}
+		if (i == 0 || strings.HasSuffix(strings.TrimSpace(w[i-1]), ".")) && core[len(pre)] >= 'A' && core[len(pre)] <= 'Z' {
+			lead = capitalise(lead)
+		}
+		w[i] = pre + lead + tail
+	}
+	return strings.Join(w, " ")
+}
+
+var teamWords = set("we", "We", "we're", "We're", "we've", "We've", "we'll", "We'll", "us", "our", "Our", "ours")
+
+// singularVerb is v said of one ("squash" of the team is "squashes"); a
+// word that is no present verb stays ("the team already", "I never").
+func singularVerb(v string) string {
+	core := strings.TrimRight(v, ",.;:!?")
+	tail := v[len(core):]
+	switch core {
+	case "am", "are":
+		return "is" + tail
+	case "were":
+		return "was" + tail
+	case "have":
+		return "has" + tail
+	case "do":
+		return "does" + tail
+	case "don't":
+		return "doesn't" + tail
+	case "haven't":
+		return "hasn't" + tail
+	case "aren't":
+		return "isn't" + tail
+	case "weren't":
+		return "wasn't" + tail
+	}
+	head := core[strings.LastIndexByte(core, '-')+1:] // "force-push"
+	if !isLetters(strings.ReplaceAll(core, "-", "")) || core != strings.ToLower(core) || !textcheck.BaseVerb(head) {
+		return v
+	}
+	switch {
+	case strings.HasSuffix(core, "s") || strings.HasSuffix(core, "sh") || strings.HasSuffix(core, "ch") ||
+		strings.HasSuffix(core, "x") || strings.HasSuffix(core, "z") || strings.HasSuffix(core, "o"):
+		return core + "es" + tail
+	case len(core) > 1 && strings.HasSuffix(core, "y") && !strings.ContainsAny(core[len(core)-2:len(core)-1], "aeiou"):
+		return core[:len(core)-1] + "ies" + tail
+	}
+	return core + "s" + tail
 }
 
 var agentPronouns = regexp.MustCompile(`(?i)\b(yourself|yours|your|you|myself|my)\b`)

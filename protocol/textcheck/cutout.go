@@ -1,6 +1,7 @@
 package textcheck
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -54,7 +55,30 @@ import (
 //     with no verb before its first colon ("kubectl get pods: version
 //     difference ...", a call glued to what it printed);
 //   - a verb that reports ("printed", "says", "shows") as the last word
-//     is "a cut-off end" too.
+//     is "a cut-off end" too;
+//   - "a failure with no message": a short sentence (eight words or
+//     fewer, no comma) ends on "fails" or "failed" ("kubectl get pods
+//     fails."), which says nothing of what went wrong;
+//   - "a new sentence glued on": after a semicolon, a comma, "because" or
+//     "with", a capitalised word that is a common word of the lexicon
+//     ("; Since 15 …", ", Added …", "because Test suite failed"), or an
+//     upper-case word and a colon or a second upper-case word ("because
+//     UPGRADE FAILED: …", "with FAILED;"), or a capitalised label and a
+//     colon ("with Reason: OOMKilled");
+//   - "two sentences" also when a full stop and a space go on with a
+//     capital or a code span ("… is invisible. `git mv` records it");
+//   - "a chain of messages": two colons or more outside code spans and
+//     double quotes ("unable to connect: getting credentials: exec: …");
+//   - "someone's own words": a first person outside quotes and code
+//     spans ("because I've got a rebase open", "after my last fetch"):
+//     the words of whoever reported it, not a sentence about them;
+//   - "no subject": the sentence, or a clause after a semicolon, opens
+//     with a capitalised past form ("Killed that PID; …", "Ran …"), an
+//     agent's log of what it did;
+//   - "an aside that orders": "(or " and a verb ("(or drop that check)");
+//   - "a person's words spliced": a sentence about the person or the
+//     agent's offer that goes on after a dash ("wanted the agent to
+//     revert that — the SDK only ships 1.70"), or holds "the agent've".
 func CutOut(text string) string {
 	text = strings.TrimSpace(text)
 	body := strings.TrimRight(text, ".!? ")
@@ -75,9 +99,10 @@ func CutOut(text string) string {
 			return "a placeholder read as a label"
 		}
 	}
-	if strings.Contains(text, ". .") || lowerAfterStop(body) {
+	if strings.Contains(text, ". .") || lowerAfterStop(body) || upperAfterStop(body) {
 		return "two sentences"
 	}
+
 	for _, c := range []string{": and ", ": but ", ": or ", ": so ", "; and ", ", and;"} {
 		if strings.Contains(body, c) {
 			return "a clause left out" // "a fresh VM: and openssl-sys needs both"
@@ -127,6 +152,9 @@ func CutOut(text string) string {
 	if l := strings.ToLower(last); last != l && lexicon.get(l)&(cDet|cPrep|cConj|cSubject|cObject) != 0 || objectVerbs[l] {
 		return "a cut-off end"
 	}
+	if why := unfinished(body, words); why != "" {
+		return why
+	}
 	msg, cause := messageOf(words)
 	if len(msg) == 0 || len(msg) == len(words) {
 		return ""
@@ -168,6 +196,11 @@ func lowerAfterStop(s string) bool {
 func VerbForm(w string) bool {
 	return lexicon.get(strings.ToLower(strings.Trim(w, `"'`+"`(),;:.")))&(cFinite|cPart|cBe|cHave|cDo|cNeg) != 0
 }
+
+// BaseVerb reports whether the lexicon knows w, in lower case, as the base
+// form of a verb ("squash", "use"): a writer that tells a person's "we
+// squash" as "the team squashes" asks it.
+func BaseVerb(w string) bool { return lexicon.get(w)&cBase != 0 }
 
 // participle: w is a past form or participle the lexicon lists, or a
 // regular one of a verb it lists ("enabled" of "enable").
@@ -299,6 +332,157 @@ func withoutCodeSpans(s string) string {
 		if r == '`' {
 			in = !in
 			b.WriteByte(' ')
+			continue
+		}
+		if !in {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// upperAfterStop: a full stop and a space go on with a capital or a code
+// span, a second sentence; an abbreviation's stop ("e.g. The") is none.
+func upperAfterStop(s string) bool {
+	for i := 1; i+2 < len(s); i++ {
+		if s[i] != '.' || s[i+1] != ' ' || !('A' <= s[i+2] && s[i+2] <= 'Z' || s[i+2] == '`') {
+			continue
+		}
+		if c := s[i-1]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == ')' || c == '`' || c == '\'' || c == '"') {
+			continue
+		}
+		k := strings.LastIndexAny(s[:i], " (") + 1
+		switch strings.ToLower(strings.TrimLeft(s[k:i], "(")) {
+		case "e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "al", "resp", "ca", "no", "mr", "ms", "dr", "st":
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// unfinished holds the rules of CutOut for sentences a writer stitched
+// rather than cut: body is the sentence without its final stop, words
+// its words.
+func unfinished(body string, words []string) string {
+	last := strings.ToLower(words[len(words)-1])
+	if (last == "fails" || last == "failed") && !strings.ContainsAny(body, ":;,") && len(words) <= 8 &&
+		!slices.ContainsFunc(words, func(w string) bool { w = strings.ToLower(w); return w == "with" || w == "because" || w == "when" }) {
+		return "a failure with no message"
+	}
+	plain := withoutCodeSpans(body)
+	if strings.Count(withoutDoubleQuotes(plain), ": ") >= 2 {
+		return "a chain of messages"
+	}
+	if strings.Contains(body, " the agent've") || strings.Contains(body, " the agent'm") || strings.Contains(body, " the agent're") ||
+		(strings.HasPrefix(body, "The person ") || strings.HasPrefix(body, "The agent offered ")) && strings.Contains(body, " — ") {
+		return "a person's words spliced"
+	}
+	ws := strings.Fields(plain)
+	for i, w := range ws {
+		bare := strings.Trim(w, `"'()[]{},;:.!?`)
+		if k := strings.IndexAny(bare, "'\u2019"); k > 0 {
+			bare = bare[:k]
+		}
+		if firstPerson[bare] && !insideQuote(plain, w, i, ws) {
+			return "someone's own words"
+		}
+		if i == 0 || strings.HasSuffix(ws[i-1], ";") {
+			if i+1 < len(ws) && pastOpener(bare, ws[i+1]) {
+				return "no subject"
+			}
+		}
+		if i == 0 {
+			continue
+		}
+		prev := ws[i-1]
+		lp := strings.ToLower(prev)
+		if w == "(or" && i+1 < len(ws) && lexicon.get(strings.ToLower(ws[i+1]))&cBase != 0 {
+			return "an aside that orders"
+		}
+		if !(strings.HasSuffix(prev, ";") || strings.HasSuffix(prev, ",") || lp == "because" || lp == "with") {
+			continue
+		}
+		if gluedSentence(bare, w, ws[i+1:]) {
+			return "a new sentence glued on"
+		}
+	}
+	if w := strings.Fields(strings.ToLower(plain)); len(w) > 0 && w[0] == "(or" {
+		return "an aside that orders"
+	}
+	return ""
+}
+
+// firstPerson are the words of someone speaking of themselves.
+var firstPerson = set("I", "me", "my", "mine", "we", "We", "us", "our", "Our", "ours", "My")
+
+// insideQuote: the word ws[i], w, stands between single quotes, a
+// message quoted whole ('I/O error').
+func insideQuote(plain, w string, i int, ws []string) bool {
+	open := 0
+	for _, x := range ws[:i] {
+		if strings.HasPrefix(x, "'") {
+			open++
+		}
+		if strings.HasSuffix(strings.TrimRight(x, ",;:."), "'") && len(x) > 1 {
+			open--
+		}
+	}
+	return open > 0 || strings.HasPrefix(w, "'")
+}
+
+// pastOpener: w, capitalised, is a past form the lexicon lists that is
+// no noun, name or present form ("Killed that PID", "Ran `make`"), and,
+// where it may be an adjective, next is an object ("Deleted the cache",
+// not "Rebuilt images are larger").
+func pastOpener(w, next string) bool {
+	if w == "" || !('A' <= w[0] && w[0] <= 'Z') || strings.ToUpper(w) == w {
+		return false
+	}
+	c := lexicon.get(strings.ToLower(w))
+	if !participle(strings.ToLower(w)) || c&(cNoun|cDet|cProper|cBase|cPrep) != 0 {
+		return false
+	}
+	n := lexicon.get(strings.ToLower(strings.Trim(next, `"'(),;:`)))
+	return c&cAdj == 0 || strings.HasPrefix(next, "`") || n&(cDet|cObject) != 0 && n&cRel == 0
+}
+
+// gluedSentence: w (bare without its punctuation), after a joint, opens a
+// sentence of its own: a capitalised common word, an upper-case word of
+// a pasted message, or a label.
+func gluedSentence(bare, w string, rest []string) bool {
+	if len(bare) < 2 || !('A' <= bare[0] && bare[0] <= 'Z') {
+		return false
+	}
+	low := strings.ToLower(bare)
+	c := lexicon.get(low)
+	if strings.ToUpper(bare) == bare {
+		if len(bare) < 4 || c&cKnown == 0 {
+			return false // ENOSPC, HTTP, JSON
+		}
+		return strings.HasSuffix(w, ":") || strings.HasSuffix(w, ";") ||
+			len(rest) > 0 && strings.ToUpper(rest[0]) == rest[0] && strings.ContainsAny(rest[0], "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+	}
+	if strings.HasSuffix(w, ":") && c&cKnown != 0 {
+		return true // "with Reason: OOMKilled"
+	}
+	if bare[1:] != strings.ToLower(bare[1:]) || c&cProper != 0 {
+		return false // "GitHub", "Linux"
+	}
+	return c&(cDet|cPrep|cConj|cSub|cSubject|cPast|cInterjection) != 0 || c&cBase != 0 && c&cNoun != 0 || isNumberWord(low)
+}
+
+var numberWords = set("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "twenty")
+
+func isNumberWord(w string) bool { return numberWords[w] }
+
+// withoutDoubleQuotes is s with what stands between double quotes left out.
+func withoutDoubleQuotes(s string) string {
+	var b strings.Builder
+	in := false
+	for _, r := range s {
+		if r == '"' {
+			in = !in
 			continue
 		}
 		if !in {
