@@ -49,7 +49,7 @@ func TestClustersTestdata(t *testing.T) {
 		{"git-correction", 1, 1, true, 2, 2, 0, 0},
 		{"pip-two", 2, 2, true, 4, 4, 0, 0},
 		{"kubectl-context", 2, 1, false, 1, 2, 0, 0},
-		{"helm-internal", 2, 2, true, 4, 4, 1, 1},
+		{"helm-internal", 2, 2, true, 4, 4, 0, 2}, // the upper-case message glued after "with" makes a draft too
 	}
 	if len(rep.Rows) != len(want) || len(rep.Bad) != 0 {
 		t.Fatalf("%d rows scored, %d bad, want %d and 0: %+v", len(rep.Rows), len(rep.Bad), len(want), rep.Bad)
@@ -61,22 +61,23 @@ func TestClustersTestdata(t *testing.T) {
 		}
 	}
 	wantTotals := Totals{Rows: 8, ExactGrouping: 7, ExactByFamily: 7, LessonsWritten: 12, LessonsExpected: 11, FactsKept: 21, Facts: 22,
-		FactsRatio: 21.0 / 22, RawData: 1, RawFlagged: 0, Drafts: 2, Published: 10}
+		FactsRatio: 21.0 / 22, RawData: 0, RawFlagged: 0, Drafts: 3, Published: 9}
 	if rep.Totals != wantTotals {
 		t.Errorf("totals %+v, want %+v", rep.Totals, wantTotals)
 	}
 
 	// The two reports of the same surprise made one lesson; the private
-	// project name survived the redaction into a lesson that would be
-	// signed, and the raw-data check does not see it; the pushed token
-	// made a draft.
+	// project name survived the redaction, and the raw-data check does not
+	// see it, but the sentence is a draft (textcheck.CutOut: "UPGRADE
+	// FAILED:" glued on), so it counts as no raw data that would be
+	// signed; the pushed token made a draft.
 	same := rep.Rows[2]
 	if len(same.Lessons) != 1 || len(same.Lessons[0].Events) != 2 {
 		t.Errorf("same surprise: %+v", same.Lessons)
 	}
 	helm := rep.Rows[7]
 	raw, draft := helm.Lessons[0], helm.Lessons[1]
-	if !raw.RawData || len(raw.Private) != 1 || raw.Private[0] != "zephyr-ledger" || len(raw.Flagged) != 0 || raw.Draft != "" {
+	if raw.RawData || len(raw.Private) != 1 || raw.Private[0] != "zephyr-ledger" || len(raw.Flagged) != 0 || raw.Draft == "" {
 		t.Errorf("the lesson with the project name: %+v", raw)
 	}
 	if draft.Draft == "" || draft.RawData || strings.Contains(draft.Text, "ghp_") {
@@ -134,5 +135,26 @@ func TestClustersCancelled(t *testing.T) {
 	cancel()
 	if _, err := Clusters(ctx, node.Config{}, readTestdata(t)); err == nil {
 		t.Fatal("a cancelled run scored every row")
+	}
+}
+
+// TestClustersCountsRawData: a private name the raw-data check cannot see
+// (a project named like any word pair) that reaches a sentence the node
+// would sign counts as raw data, not flagged; in a draft it would not.
+func TestClustersCountsRawData(t *testing.T) {
+	const row = `{"id":"unseen","events":[{"kind":"error","title":"helm upgrade quillmoor-ledger ./chart",` +
+		`"happened":"Error: timed out waiting for the condition","agent":"codex","session":"s1","cwd":"/srv/ops"}],` +
+		`"groups":[{"events":[0],"facts":[["timed out"]]}],"private":["quillmoor-ledger"]}`
+	rows, bad, err := ReadRows(strings.NewReader(row + "\n"))
+	if err != nil || len(bad) > 0 {
+		t.Fatal(err, bad)
+	}
+	rep, err := Clusters(context.Background(), node.Config{}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := rep.Rows[0].Lessons
+	if len(l) != 1 || l[0].Draft != "" || !l[0].RawData || len(l[0].Flagged) != 0 || rep.Totals.RawData != 1 {
+		t.Fatalf("lessons %+v, totals %+v: want one signed lesson holding the name, counted as raw data", l, rep.Totals)
 	}
 }

@@ -57,7 +57,8 @@ func (w DefaultWriter) untold(c Cluster, sentence string, accounts bool) []strin
 	// addOne takes one statement; agents says it is in an agent's or a
 	// person's words, where a few words left out are what the sentence
 	// lost (a cut note), not a line of output saying its message again.
-	addOne := func(l string, agents bool) {
+	var addOne func(l string, agents, whole bool)
+	addOne = func(l string, agents, whole bool) {
 		if advice(l) {
 			return // what to do ("If you wish to ...", "make sure ..."), not what happened
 		}
@@ -67,7 +68,19 @@ func (w DefaultWriter) untold(c Cluster, sentence string, accounts bool) []strin
 		}
 		l = strings.TrimRight(facts(unquotePlaceholders(dropOwnNames(l))), ".:;, ")
 		key := strings.ToLower(l)
-		if l == "" || seen[key] || len(out) >= MaxUntold || textcheck.CheckObservation(l+".") != nil {
+		if l == "" || seen[key] || len(out) >= MaxUntold {
+			return
+		}
+		if textcheck.CheckObservation(l+".") != nil {
+			// The checks read the statement whole as an order, though each
+			// clause passed the grammar (facts): the model of orders reads
+			// a whole text. Its clauses that pass alone are kept, so that
+			// a refused statement does not take its facts with it.
+			if cls := clauses(l); whole && len(cls) > 1 {
+				for _, cl := range cls {
+					addOne(cl.text, agents, false)
+				}
+			}
 			return
 		}
 		seen[key] = true
@@ -84,7 +97,7 @@ func (w DefaultWriter) untold(c Cluster, sentence string, accounts bool) []strin
 	}
 	add := func(field string, agents bool) {
 		for _, l := range statements(field) {
-			addOne(l, agents)
+			addOne(l, agents, true)
 		}
 	}
 	for _, e := range c.Episodes {
@@ -101,7 +114,7 @@ func (w DefaultWriter) untold(c Cluster, sentence string, accounts bool) []strin
 			// only what it cut off them is untold.
 			for _, l := range statements(e.Happened) {
 				if accounts || cutIn(sentence, l) {
-					addOne(l, true)
+					addOne(l, true, true)
 				}
 			}
 			continue

@@ -798,7 +798,11 @@ func factsWith(s string, pronouns func(string) string) string {
 	for _, cl := range clauses(s) {
 		t := pronouns(cl.text)
 		if textcheck.CheckGrammar(t) != nil {
-			continue
+			// An aside may be what reads as an order ("(listed under
+			// Settings > Deploy tokens)"): the clause without it.
+			if t = withoutAsides(t); t == "" || textcheck.CheckGrammar(t) != nil {
+				continue
+			}
 		}
 		if b.Len() > 0 {
 			b.WriteString(sep)
@@ -807,6 +811,35 @@ func factsWith(s string, pronouns func(string) string) string {
 		sep = cl.sep
 	}
 	return trimJoined(b.String())
+}
+
+// withoutAsides is s without its parenthesised asides outside code spans
+// ("expired on May 31 (GitLab lists it under Settings)" is "expired on May
+// 31"), or "" when it has none.
+func withoutAsides(s string) string {
+	var b strings.Builder
+	depth, tick, cut := 0, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '`' && depth == 0:
+			tick = !tick
+		case c == '(' && !tick && (i == 0 || s[i-1] == ' '):
+			depth++
+			cut = true
+			continue
+		case c == ')' && depth > 0:
+			depth--
+			continue
+		}
+		if depth == 0 {
+			b.WriteByte(c)
+		}
+	}
+	if !cut || depth != 0 {
+		return ""
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
 }
 
 // An action is what an instruction asks for, as a base verb phrase ("push

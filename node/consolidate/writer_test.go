@@ -303,3 +303,17 @@ func TestSpeakersWords(t *testing.T) {
 		t.Errorf("speakersWords(%q) = %q, want %q", note, got, want)
 	}
 }
+
+func TestWithoutAsides(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"The key expired on May 31 (the console lists it under Settings > Deploy keys)", "The key expired on May 31"},
+		{"The job (the nightly one) failed twice", "The job failed twice"},
+		{"The call `f(x)` failed", ""},
+		{"No aside here", ""},
+		{"An open (aside never closes", ""},
+	} {
+		if got := withoutAsides(c.in); got != c.want {
+			t.Errorf("withoutAsides(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
