@@ -269,7 +269,7 @@ func TestSleepBudgetsTheConfiguredModel(t *testing.T) {
 		`printf '{"type":"result","subtype":"success","is_error":false,"result":"The build failed on attempt %s of the night."}\n' "$w"`, "echo no")
 	m, project := openModelTest(t, 10*time.Second)
 	tools := []string{"npm ci", "pip install", "cargo build", "go vet", "docker build", "terraform plan", "helm upgrade", "kubectl apply", "make release", "gradle test", "mvn package", "bundle exec rspec"}
-	fails := []string{"EUSAGE on a stale lock", "no matching distribution", "linker cc not found", "unreachable code reported", "layer digest mismatch", "provider checksum rejected", "release name in use", "immutable field changed", "missing version tag", "daemon ran out of heap", "surefire fork crashed", "pending migrations abort"}
+	fails := []string{"EUSAGE on a stale lock", "no matching distribution", "linker cc not found", "unreachable code reported", "layer digest mismatch", "provider checksum rejected", "release name in use", "immutable field changed", "missing version tag", "daemon ran out of heap", "surefire fork crashed", "schema has pending migrations"}
 	var evs []protocol.Event
 	for i := range tools {
 		evs = append(evs, protocol.Event{Kind: "error", Title: tools[i], Happened: fails[i], Session: "s" + tools[i], Cwd: project})

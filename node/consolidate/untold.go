@@ -113,7 +113,7 @@ func (w DefaultWriter) untold(c Cluster, sentence string, accounts bool) []strin
 			// The agent's words, which the sentence tells or says again:
 			// only what it cut off them is untold.
 			for _, l := range statements(e.Happened) {
-				if accounts || cutIn(sentence, l) {
+				if accounts || cutIn(sentence, l) || !toldIn(sentence, l) {
 					addOne(l, true, true)
 				}
 			}
@@ -300,3 +300,14 @@ var untoldFiller = set("error", "errors", "failed", "fails", "failure", "with", 
 	"information", "please", "then", "than", "because", "about", "after", "before", "only", "some", "such", "these",
 	"those", "what", "where", "warning", "fatal", "does", "not", "cannot", "unable", "found", "exit", "code", "status",
 	"caused", "agent", "agent's", "it's")
+
+// toldIn: sentence tells statement st, or the opening of it (cutIn): its
+// first words stand in the sentence. A statement of the agent's account
+// that the sentence left out whole is untold as much as one it cut.
+func toldIn(sentence, st string) bool {
+	w := strings.Fields(strings.ToLower(st))
+	if len(w) > 4 {
+		w = w[:4]
+	}
+	return strings.Contains(strings.ToLower(sentence), strings.Join(w, " "))
+}

@@ -60,6 +60,13 @@ func TestUntold(t *testing.T) {
 		t.Errorf("Untold of a cut sentence = %q, want the statement", got)
 	}
 
+	// A statement of the agent's account that the sentence left out whole
+	// is untold too; the one it tells is not.
+	two := Episode{Kind: "environment", Happened: "Job build:riscv has waited 40 minutes because no runner online carries the riscv64 tag. The amd64 jobs run fine."}
+	if got := w.Untold(Cluster{Kind: "environment", Episodes: []Episode{two}}, "The amd64 jobs run fine."); len(got) != 1 || !strings.Contains(got[0], "riscv64 tag") {
+		t.Errorf("Untold of a statement left out = %q, want it", got)
+	}
+
 	// At most MaxUntold lines, redacted as the writer redacts.
 	var many strings.Builder
 	for i := range 3 * MaxUntold {
