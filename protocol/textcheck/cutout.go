@@ -42,8 +42,10 @@ import (
 //     which its own words would not name, and a reader of blind set b29e
 //     found such sentences unreadable as often as not;
 //   - "a clause left out": a colon or a semicolon before a conjunction
-//     (": and openssl-sys needs both"), or a participle with no verb
-//     after a semicolon ("; enabled at boot"), where a cut took a clause;
+//     (": and openssl-sys needs both"), "to" before one ("wanted the
+//     agent to or just call …"), a sentence that opens on one ("But df
+//     shows …"), or a participle with no verb after a semicolon (";
+//     enabled at boot"), where a cut took a clause;
 //   - "a message said twice": two equal parts between colons, a chain of
 //     messages pasted whole;
 //   - "an unclosed bracket": a parenthesis, bracket or brace that opens
@@ -63,7 +65,8 @@ import (
 //     "with", a capitalised word that is a common word of the lexicon
 //     ("; Since 15 …", ", Added …", "because Test suite failed"), or an
 //     upper-case word and a colon or a second upper-case word ("because
-//     UPGRADE FAILED: …", "with FAILED;"), or a capitalised label and a
+//     UPGRADE FAILED: …", "with FAILED;", "with ERROR 1698: …"), or a
+//     capitalised label and a
 //     colon ("with Reason: OOMKilled");
 //   - "two sentences" also when a full stop and a space go on with a
 //     capital or a code span ("… is invisible. `git mv` records it");
@@ -103,7 +106,10 @@ func CutOut(text string) string {
 		return "two sentences"
 	}
 
-	for _, c := range []string{": and ", ": but ", ": or ", ": so ", "; and ", ", and;"} {
+	if f := words[0]; f == "But" || f == "And" || f == "Or" || f == "Nor" {
+		return "a clause left out" // "But df shows 40% free, so …": what it answers is not there
+	}
+	for _, c := range []string{": and ", ": but ", ": or ", ": so ", "; and ", ", and;", " to or ", " to and ", " to but "} {
 		if strings.Contains(body, c) {
 			return "a clause left out" // "a fresh VM: and openssl-sys needs both"
 		}
@@ -461,7 +467,8 @@ func gluedSentence(bare, w string, rest []string) bool {
 			return false // ENOSPC, HTTP, JSON
 		}
 		return strings.HasSuffix(w, ":") || strings.HasSuffix(w, ";") ||
-			len(rest) > 0 && strings.ToUpper(rest[0]) == rest[0] && strings.ContainsAny(rest[0], "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+			len(rest) > 0 && strings.ToUpper(rest[0]) == rest[0] && (strings.ContainsAny(rest[0], "ABCDEFGHIJKLMNOPQRSTUVWXYZ") ||
+				strings.HasSuffix(rest[0], ":")) // "UPGRADE FAILED", "ERROR 1698:"
 	}
 	if strings.HasSuffix(w, ":") && c&cKnown != 0 {
 		return true // "with Reason: OOMKilled"

@@ -75,6 +75,10 @@ func TestCutOut(t *testing.T) {
 		{"ssh fails because the agent've no key loaded.", "a person's words spliced"},
 		{"The flag is invisible. `git mv` records the rename.", "two sentences"},
 		{"Tools (e.g. The Silver Searcher) skip it.", ""},
+		{"But the disk has 40% free, so it is not full.", "a clause left out"},
+		{"The person wanted the agent to or just call the wrapper.", "a clause left out"},
+		{"mysql fails with ERROR 1045: Access denied.", "a new sentence glued on"},
+		{"Butane configs are YAML.", ""},
 	} {
 		if got := CutOut(c.text); got != c.want {
 			t.Errorf("CutOut(%q) = %q, want %q", c.text, got, c.want)
