@@ -74,3 +74,21 @@ func TestDefaultWriterEndsASentenceAtALineBreak(t *testing.T) {
 		t.Errorf("linesAsSentences added a second period: %q", got)
 	}
 }
+
+// TestGhLogLine: `gh run view --log-failed` opens each line with the job,
+// the step and a timestamp; the message is what is left.
+func TestGhLogLine(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"test\tRun go test\t2025-03-02T10:04:11.5123456Z --- FAIL: TestParse (0.00s)", "FAIL: TestParse (0.00s)"},
+		{"deploy\tSet up job\t2025-03-02T10:04:11Z ##[error]Input required and not supplied: token", "##[error]Input required and not supplied: token"},
+		{"a\tb\tc", "a b c"},
+		{"name\tvalue\t2025-03-02 a table row", "name value 2025-03-02 a table row"},
+	} {
+		if got := cleanLine(c.in); got != c.want {
+			t.Errorf("cleanLine(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := Essential("lint\tRun eslint\t2025-03-02T10:04:11.5Z Error: Cannot find module 'eslint-plugin-vue'"); !strings.Contains(got, "Cannot find module") || strings.Contains(got, "Run eslint") {
+		t.Errorf("Essential of a gh log line = %q", got)
+	}
+}

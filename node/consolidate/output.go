@@ -1,6 +1,7 @@
 package consolidate
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -305,6 +306,7 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // cleanLine drops what frames and prefixes a line of output.
 func cleanLine(l string) string {
+	l = ghLogLine(l)
 	l = strings.Map(func(r rune) rune {
 		switch {
 		case r >= 0x2500 && r <= 0x259F, unicode.Is(unicode.So, r), r == '×', r == '›', r == '❯':
@@ -1029,3 +1031,21 @@ func dropDangling(s string) string {
 	}
 	return s
 }
+
+// ghLogLine is a line of `gh run view --log` or `--log-failed` without the
+// job and step names it opens with ("build\tCompute version\t2024-05-16T08:14:02.12Z
+// fatal: ..." is "2024-05-16T08:14:02.12Z fatal: ..."), whose timestamp
+// cleanLine drops as any log's.
+func ghLogLine(l string) string {
+	if strings.Count(l, "\t") < 2 {
+		return l
+	}
+	parts := strings.SplitN(l, "\t", 3)
+	if rest := strings.TrimLeft(parts[2], "\ufeff"); ghTimestamp.MatchString(rest) && parts[0] != "" && !strings.Contains(parts[0], " ") {
+		return rest
+	}
+	return l
+}
+
+// ghTimestamp is the RFC 3339 time GitHub Actions puts before each line.
+var ghTimestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z(?:\s|$)`)

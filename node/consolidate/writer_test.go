@@ -317,3 +317,19 @@ func TestWithoutAsides(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutInterjection(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"yeah don't run artisan as root", "don't run artisan as root"},
+		{"Ugh, ok, leave it", "leave it"},
+		{"ugh", ""},
+		{"Well-known ports need root", "Well-known ports need root"},
+	} {
+		if got := withoutInterjection(c.in); got != c.want {
+			t.Errorf("withoutInterjection(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := agentAgrees("the person saw it when the agent change PHP code"); got != "the person saw it when the agent changes PHP code" {
+		t.Errorf("agentAgrees = %q", got)
+	}
+}

@@ -43,8 +43,8 @@ import (
 //     found such sentences unreadable as often as not;
 //   - "a clause left out": a colon or a semicolon before a conjunction
 //     (": and openssl-sys needs both"), "to" before one ("wanted the
-//     agent to or just call …"), a sentence that opens on one ("But df
-//     shows …"), or a participle with no verb after a semicolon (";
+//     agent to or just call …"), a sentence that opens on one or on
+//     "So" or "Because" ("But df shows …"), or a participle with no verb after a semicolon (";
 //     enabled at boot"), where a cut took a clause;
 //   - "a message said twice": two equal parts between colons, a chain of
 //     messages pasted whole;
@@ -61,8 +61,10 @@ import (
 //   - "a failure with no message": a short sentence (eight words or
 //     fewer, no comma) ends on "fails" or "failed" ("kubectl get pods
 //     fails."), which says nothing of what went wrong;
-//   - "a new sentence glued on": after a semicolon, a comma, "because" or
-//     "with", a capitalised word that is a common word of the lexicon
+//   - "no statement": fewer than three words, or no word the lexicon
+//     knows as a verb ("x86_64.");
+//   - "a new sentence glued on": after a semicolon, a comma, "because",
+//     "with", "and" or "but", a capitalised word that is a common word of the lexicon
 //     ("; Since 15 …", ", Added …", "because Test suite failed"), or an
 //     upper-case word and a colon or a second upper-case word ("because
 //     UPGRADE FAILED: …", "with FAILED;", "with ERROR 1698: …"), or a
@@ -106,7 +108,7 @@ func CutOut(text string) string {
 		return "two sentences"
 	}
 
-	if f := words[0]; f == "But" || f == "And" || f == "Or" || f == "Nor" {
+	if f := strings.TrimRight(words[0], ","); f == "But" || f == "And" || f == "Or" || f == "Nor" || f == "So" || f == "Because" {
 		return "a clause left out" // "But df shows 40% free, so …": what it answers is not there
 	}
 	for _, c := range []string{": and ", ": but ", ": or ", ": so ", "; and ", ", and;", " to or ", " to and ", " to but "} {
@@ -376,6 +378,9 @@ func unfinished(body string, words []string) string {
 		!slices.ContainsFunc(words, func(w string) bool { w = strings.ToLower(w); return w == "with" || w == "because" || w == "when" }) {
 		return "a failure with no message"
 	}
+	if len(words) < 3 || !hasVerb(words) && !slices.ContainsFunc(words, func(w string) bool { return BaseVerb(strings.ToLower(strings.Trim(w, `"'(),;:`))) }) {
+		return "no statement" // "x86_64.": a piece of output, no sentence
+	}
 	plain := withoutCodeSpans(body)
 	if strings.Count(withoutDoubleQuotes(plain), ": ") >= 2 {
 		return "a chain of messages"
@@ -406,7 +411,7 @@ func unfinished(body string, words []string) string {
 		if w == "(or" && i+1 < len(ws) && lexicon.get(strings.ToLower(ws[i+1]))&cBase != 0 {
 			return "an aside that orders"
 		}
-		if !(strings.HasSuffix(prev, ";") || strings.HasSuffix(prev, ",") || lp == "because" || lp == "with") {
+		if !(strings.HasSuffix(prev, ";") || strings.HasSuffix(prev, ",") || lp == "because" || lp == "with" || lp == "and" || lp == "but") {
 			continue
 		}
 		if gluedSentence(bare, w, ws[i+1:]) {
@@ -476,7 +481,7 @@ func gluedSentence(bare, w string, rest []string) bool {
 	if bare[1:] != strings.ToLower(bare[1:]) || c&cProper != 0 {
 		return false // "GitHub", "Linux"
 	}
-	return c&(cDet|cPrep|cConj|cSub|cSubject|cPast|cInterjection) != 0 || c&cBase != 0 && c&cNoun != 0 || isNumberWord(low)
+	return c&(cDet|cPrep|cConj|cSub|cRel|cSubject|cPast|cInterjection) != 0 || c&cBase != 0 && c&cNoun != 0 || isNumberWord(low)
 }
 
 var numberWords = set("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "twenty")

@@ -79,6 +79,11 @@ func TestCutOut(t *testing.T) {
 		{"The person wanted the agent to or just call the wrapper.", "a clause left out"},
 		{"mysql fails with ERROR 1045: Access denied.", "a new sentence glued on"},
 		{"Butane configs are YAML.", ""},
+		{"x86_64.", "no statement"},
+		{"Exit code 137 from the container.", "no statement"},
+		{"So this shell runs under Rosetta.", "a clause left out"},
+		{"Because the image copies the prod ini; the cache never rechecks.", "a clause left out"},
+		{"The person said it is not in the bashrc, and That flag is global.", "a new sentence glued on"},
 	} {
 		if got := CutOut(c.text); got != c.want {
 			t.Errorf("CutOut(%q) = %q, want %q", c.text, got, c.want)

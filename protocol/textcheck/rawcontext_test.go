@@ -39,6 +39,7 @@ func TestRawContextual(t *testing.T) {
 		"On WSL2 the Windows drive mounts at /mnt/c.",
 		"The customer table has 40 million rows and no partition key.",
 		"The wheel came from pypi.org, not from the mirror.",
+		"The pom sets maven.compiler.release=21 while JAVA_HOME points at 17.",
 		"The private package index rejected the token, and the public one served requests-2.31.0.",
 		"Mix could not compile the dependency bcrypt_elixir without make.",
 		"Renovate's branch renovate/major-eslint kept rebasing.",

@@ -182,6 +182,8 @@ var rawFileExt = map[string]bool{
 var rawTLD = map[string]bool{
 	"com": true, "net": true, "org": true, "io": true, "dev": true, "cloud": true, "co": true, "tech": true,
 	"systems": true, "group": true, "services": true, "biz": true, "info": true, "app": true, "ai": true,
+	"xyz": true, "site": true, "online": true, "tools": true, "network": true, "works": true, "software": true,
+	"solutions": true, "digital": true, "company": true, "global": true, "studio": true, "run": true, "edu": true, "gov": true,
 }
 
 // rawPrivateHosts calls add for each host name of a private network: under
@@ -283,6 +285,9 @@ func rawOrgHost(labels []string) bool {
 	domain := labels[n-2] + "." + labels[n-1]
 	if rawLists.publicDomain[domain] || n >= 3 && rawLists.publicDomain[labels[n-3]+"."+domain] || rawPlaceholderLabel(labels[n-2]) {
 		return false
+	}
+	if last := labels[n-1]; !rawTLD[last] && !(len(last) == 2 && !rawFileExt[last]) {
+		return false // "maven.compiler.release": a property's name, no domain
 	}
 	for _, l := range labels[:n-2] {
 		if rawLists.serviceLabel[l] {
