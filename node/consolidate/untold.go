@@ -66,7 +66,13 @@ func (w DefaultWriter) untold(c Cluster, sentence string, accounts bool) []strin
 		if w.Redact != nil {
 			l = w.Redact(l)
 		}
-		l = strings.TrimRight(facts(unquotePlaceholders(dropOwnNames(l))), ".:;, ")
+		line := unquotePlaceholders(dropOwnNames(l))
+		l = strings.TrimRight(facts(line), ".:;, ")
+		if l == "" && !agents {
+			// A tool's hint that is all order ("See PEP 668 for the
+			// detailed specification") is reported as what it printed.
+			l = reportedLine(line)
+		}
 		key := strings.ToLower(l)
 		if l == "" || seen[key] || len(out) >= MaxUntold {
 			return
@@ -124,6 +130,21 @@ func (w DefaultWriter) untold(c Cluster, sentence string, accounts bool) []strin
 		}
 	}
 	return out
+}
+
+// reportedLine is a line of tool output in reported speech, "the output
+// says '<line>'" (SPEC §6: quoted words are reported), or "" when the line
+// holds a quote of its own or does not pass the checks so.
+func reportedLine(line string) string {
+	line = strings.TrimRight(strings.TrimSpace(line), ".:;, ")
+	if line == "" || strings.ContainsAny(line, "'`#") || len(strings.Fields(line)) < 3 || commandNames[firstField(line)] {
+		return "" // "git config pull.rebase false  # merge": a command to run, not a message
+	}
+	q := "the output says '" + line + "'"
+	if textcheck.CheckObservation(q+".") != nil {
+		return ""
+	}
+	return q
 }
 
 // cutIn: sentence holds the opening of statement st (its first 40
