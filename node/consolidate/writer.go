@@ -137,6 +137,9 @@ func (w DefaultWriter) Write(ctx context.Context, c Cluster) (string, error) {
 		kind = strings.ToLower(strings.TrimSpace(c.Kind))
 	}
 	title, rawHappened, expected := dropPlaceholders(f(callName(e.Title))), f(e.Happened), facts(f(e.Expected))
+	if strings.EqualFold(strings.TrimSpace(e.Kind), "error") {
+		rawHappened = toolsYour(rawHappened)
+	}
 	happened := facts(rawHappened)
 	agentDid := f(e.AgentDid)
 	said, text := f(e.Said), facts(speakersWords(f(e.Text), "the agent", false))
@@ -332,6 +335,21 @@ func withoutInterjection(cl string) string {
 
 var interjections = set("yeah", "yes", "yep", "ugh", "ok", "okay", "hmm", "well", "nope", "nah", "oh", "ah", "argh", "meh",
 	"sigh", "whoa", "wow", "hey", "ooh", "oops", "gah", "jeez", "geez", "sheesh", "hm", "um", "uh", "erm")
+
+// toolsYour is a tool's message without the "your" it says to whoever runs
+// it ("Your Ruby version is 3.0.2, but your Gemfile specified 3.2.2" is
+// "The Ruby version is 3.0.2, but the Gemfile specified 3.2.2"): that is
+// neither the agent nor the person a lesson tells of.
+func toolsYour(s string) string {
+	return toolsYourW.ReplaceAllStringFunc(s, func(m string) string {
+		if m == "Your" {
+			return "The"
+		}
+		return "the"
+	})
+}
+
+var toolsYourW = regexp.MustCompile(`\b[Yy]our\b`)
 
 // asked tells what the person objected to and what they wanted, in one
 // phrase after "The person": "objected to the agent force-pushing main and

@@ -333,3 +333,12 @@ func TestWithoutInterjection(t *testing.T) {
 		t.Errorf("agentAgrees = %q", got)
 	}
 }
+
+func TestToolsYour(t *testing.T) {
+	if got, want := toolsYour("Your Ruby version is 3.0.2, but your Gemfile specified 3.2.2"), "The Ruby version is 3.0.2, but the Gemfile specified 3.2.2"; got != want {
+		t.Errorf("toolsYour = %q, want %q", got, want)
+	}
+	if got := toolsYour("yours truly, the daemon"); got != "yours truly, the daemon" {
+		t.Errorf("toolsYour changed %q", got)
+	}
+}

@@ -56,8 +56,8 @@ import (
 //     verb and a colon ("printed: warning: ..."), or two words or more
 //     with no verb before its first colon ("kubectl get pods: version
 //     difference ...", a call glued to what it printed);
-//   - a verb that reports ("printed", "says", "shows") as the last word
-//     is "a cut-off end" too;
+//   - a verb that reports ("printed", "says", "shows") or a negated
+//     auxiliary ("doesn't") as the last word is "a cut-off end" too;
 //   - "a failure with no message": a short sentence (eight words or
 //     fewer, no comma) ends on "fails" or "failed" ("kubectl get pods
 //     fails."), which says nothing of what went wrong;
@@ -157,7 +157,7 @@ func CutOut(text string) string {
 	if strings.Contains(last, `\`) {
 		return "a cut-off end"
 	}
-	if l := strings.ToLower(last); last != l && lexicon.get(l)&(cDet|cPrep|cConj|cSubject|cObject) != 0 || objectVerbs[l] {
+	if l := strings.ToLower(last); last != l && lexicon.get(l)&(cDet|cPrep|cConj|cSubject|cObject) != 0 || objectVerbs[l] || danglingAux[l] {
 		return "a cut-off end"
 	}
 	if why := unfinished(body, words); why != "" {
@@ -255,6 +255,10 @@ func unclosed(s string) bool {
 // output reads as words of its own ("its a private name for the deploy
 // user"); a place's phrase ("a file in the repository") reads as one.
 var nameholders = []string{"a private name", "a person", "an internal id", "a private conversation"}
+
+// danglingAux end a sentence whose verb a cut took ("GNU sed syntax
+// doesn't.").
+var danglingAux = set("doesn't", "don't", "didn't", "isn't", "aren't", "wasn't", "weren't", "hasn't", "haven't")
 
 // objectVerbs end no sentence: what they report is missing ("succeeded
 // but printed.").

@@ -80,6 +80,7 @@ func TestCutOut(t *testing.T) {
 		{"mysql fails with ERROR 1045: Access denied.", "a new sentence glued on"},
 		{"Butane configs are YAML.", ""},
 		{"x86_64.", "no statement"},
+		{"BSD sed takes a suffix after -i; GNU sed syntax doesn't.", "a cut-off end"},
 		{"Exit code 137 from the container.", "no statement"},
 		{"So this shell runs under Rosetta.", "a clause left out"},
 		{"Because the image copies the prod ini; the cache never rechecks.", "a clause left out"},
