@@ -24,14 +24,15 @@ same-surprise    1/1      ok        2/2    0    0
 private-host     1/1      ok        2/2    0    1
 git-correction   1/1      ok        2/2    0    0
 pip-two          2/2      ok        4/4    0    0
-kubectl-context  2/1      differs   1/2    0    0
+kubectl-context  2/1      differs   1/2    0    1
 helm-internal    2/2      ok        4/4    0    2
 
 facts kept: 21 of 22 (0.95)
 exact grouping: 7 of 8 rows (7 with each group split by family of kinds: a correction never shares a lesson with an error)
-lessons: 12 written, 11 expected; 9 would be signed, 3 drafts
+lessons: 12 written, 11 expected; 8 would be signed, 4 drafts
 raw data: 0 lessons that would be signed hold a private string (0 of them flagged by the raw-data check)
   private-host draft: ssh fails with connect to host an internal host port 22: Connection timed out. (cut from output: a placeholder where the events named something)
+  kubectl-context draft: Running kubectl apply fails with error. (cut from output: an empty message)
   helm-internal draft: helm upgrade zephyr-ledger fails with UPGRADE FAILED: timed out waiting for the condition. (cut from output: a new sentence glued on)
   helm-internal draft: docker push is denied: requested access to the resource is denied for user an e-mail address a token. (a redaction placeholder would stand in a command)
 `
@@ -45,7 +46,7 @@ raw data: 0 lessons that would be signed hold a private string (0 of them flagge
 		t.Fatalf("%v: %s", err, out)
 	}
 	if tt := rep.Totals; len(rep.Rows) != 8 || tt.ExactGrouping != 7 || tt.FactsKept != 21 || tt.Facts != 22 || tt.LessonsWritten != 12 ||
-		tt.LessonsExpected != 11 || tt.RawData != 0 || tt.Drafts != 3 || tt.Published != 9 || tt.BadRows != 0 {
+		tt.LessonsExpected != 11 || tt.RawData != 0 || tt.Drafts != 4 || tt.Published != 8 || tt.BadRows != 0 {
 		t.Errorf("--json totals %+v", tt)
 	}
 	if l := rep.Rows[2].Lessons; len(l) != 1 || !strings.HasPrefix(l[0].Text, "docker compose up rebuilt the image") {

@@ -18,9 +18,13 @@ import (
 // because", "fails:", "failed:", "returns", "could not" or "cannot" (a
 // sentence without one has none):
 //   - "an empty message": the message is one capitalised plain word
-//     (letters only, no inner capital: "Error", "ERRORS", "The"); an
-//     identifier (CondaError, E404, ENOSPC) or a lower-case word
-//     ("timeout") stands as a message;
+//     (letters only, no inner capital: "Error", "ERRORS", "The"), a
+//     generic lower-case one ("error"), a name the lexicon does not know
+//     with nothing said of it ("rbenv"), or "invalid" and a noun
+//     ("invalid option"); an identifier (CondaError, E404, ENOSPC) or a
+//     lower-case word ("timeout") stands as a message; a message in
+//     square brackets ("[command timed out after 600s]") is "output
+//     markers";
 //   - "a message that opens on a function word": a message that is no
 //     cause (not after "because") begins with a preposition or a
 //     conjunction ("fails with during connect");
@@ -62,7 +66,10 @@ import (
 //     fewer, no comma) ends on "fails" or "failed" ("kubectl get pods
 //     fails."), which says nothing of what went wrong;
 //   - "no statement": fewer than three words, or no word the lexicon
-//     knows as a verb ("x86_64.");
+//     knows as a verb ("x86_64."), or a noun and a clause of the agent
+//     about it ("A `next dev` the agent launched and never stopped.");
+//   - "a cut-off end" also where a short value is cut at its colon after
+//     a determiner ("only has the h1: this runner is linux_amd64");
 //   - "a new sentence glued on": after a semicolon, a comma, "because",
 //     "with", "and" or "but", a capitalised word that is a common word of the lexicon
 //     ("; Since 15 …", ", Added …", "because Test suite failed"), or an
@@ -171,8 +178,11 @@ func CutOut(text string) string {
 	if !cause && lexicon.get(first)&(cPrep|cConj) != 0 && lexicon.get(first)&(cNoun|cBase) == 0 {
 		return "a message that opens on a function word"
 	}
-	if len(msg) == 1 && plainWord(strings.Trim(msg[0], `"'`+"`()[]{},;:")) {
+	if len(msg) == 1 && plainWord(strings.Trim(msg[0], `"'`+"`()[]{},;:")) || emptyMessage(msg) {
 		return "an empty message"
+	}
+	if m := strings.Join(msg, " "); strings.HasPrefix(m, "[") && strings.HasSuffix(m, "]") {
+		return "output markers" // "fails with [command timed out after 600s]"
 	}
 	return ""
 }
@@ -353,6 +363,33 @@ func withoutCodeSpans(s string) string {
 	return b.String()
 }
 
+// emptyMessage: a message of a generic word ("error", "failure"), of a
+// name with nothing said of it ("rbenv"), or of "invalid" and a noun
+// ("invalid option"), which says something is wrong and not what.
+func emptyMessage(msg []string) bool {
+	ws := make([]string, len(msg))
+	for i, m := range msg {
+		ws[i] = strings.Trim(m, `"'`+"`()[]{},;:.")
+		if !isLetters(ws[i]) || ws[i] != strings.ToLower(ws[i]) {
+			return false
+		}
+	}
+	switch len(ws) {
+	case 1:
+		return genericFailure[ws[0]] || lexicon.get(ws[0])&cKnown == 0 && !failureNouns[ws[0]]
+	case 2:
+		return vagueAdjective[ws[0]] && lexicon.get(ws[1])&cNoun != 0
+	}
+	return false
+}
+
+var (
+	genericFailure = set("error", "errors", "failure", "failed", "exception", "fatal", "abort", "aborted", "problem", "issue")
+	failureNouns   = set("timeout", "timeouts", "segfault", "deadlock", "eof", "oom", "overflow", "underflow", "sigsegv", "sigkill",
+		"sigterm", "sigbus", "oomkilled", "throttling", "backpressure")
+	vagueAdjective = set("invalid", "unknown", "bad", "illegal", "unrecognized", "unrecognised", "unsupported", "unexpected")
+)
+
 // upperAfterStop: a full stop and a space go on with a capital or a code
 // span, a second sentence; an abbreviation's stop ("e.g. The") is none.
 func upperAfterStop(s string) bool {
@@ -381,6 +418,23 @@ func unfinished(body string, words []string) string {
 	if (last == "fails" || last == "failed") && !strings.ContainsAny(body, ":;,") && len(words) <= 8 &&
 		!slices.ContainsFunc(words, func(w string) bool { w = strings.ToLower(w); return w == "with" || w == "because" || w == "when" }) {
 		return "a failure with no message"
+	}
+	if (words[0] == "A" || words[0] == "An") && strings.Contains(body, " the agent ") {
+		// "A `next dev` the agent launched and never stopped": a noun and
+		// a clause about it, no statement.
+		k := strings.Index(body, " the agent ")
+		present := slices.ContainsFunc(strings.Fields(body[k+len(" the agent "):]), func(w string) bool {
+			c := lexicon.get(strings.ToLower(strings.Trim(w, `"'(),;:`)))
+			return c&(cZ|cModal) != 0 || c&(cBe|cHave|cDo) != 0 && c&cPast == 0
+		})
+		if !hasVerb(strings.Fields(body[:k])) && !present && !strings.ContainsAny(body, ";,") {
+			return "no statement"
+		}
+	}
+	for i := 1; i+1 < len(words); i++ {
+		if w := words[i]; strings.HasSuffix(w, ":") && len(w) <= 4 && lexicon.get(strings.ToLower(words[i-1]))&cDet != 0 {
+			return "a cut-off end" // "only has the h1: this runner …": a value cut at its colon
+		}
 	}
 	if len(words) < 3 || !hasVerb(words) && !slices.ContainsFunc(words, func(w string) bool { return BaseVerb(strings.ToLower(strings.Trim(w, `"'(),;:`))) }) {
 		return "no statement" // "x86_64.": a piece of output, no sentence
