@@ -90,7 +90,10 @@ import (
 //   - "an aside that orders": "(or " and a verb ("(or drop that check)");
 //   - "a person's words spliced": a sentence about the person or the
 //     agent's offer that goes on after a dash ("wanted the agent to
-//     revert that — the SDK only ships 1.70"), or holds "the agent've".
+//     revert that — the SDK only ships 1.70"), holds "the agent've", or
+//     whose "objected to the agent" is not followed by a gerund or
+//     "wanted the agent to" by a verb ("wanted the agent to yeah don't":
+//     an interjection, a pronoun or a function word is none).
 func CutOut(text string) string {
 	text = strings.TrimSpace(text)
 	body := strings.TrimRight(text, ".!? ")
@@ -447,6 +450,9 @@ func unfinished(body string, words []string) string {
 		(strings.HasPrefix(body, "The person ") || strings.HasPrefix(body, "The agent offered ")) && strings.Contains(body, " — ") {
 		return "a person's words spliced"
 	}
+	if spliced(body) {
+		return "a person's words spliced"
+	}
 	ws := strings.Fields(plain)
 	for i, w := range ws {
 		bare := strings.Trim(w, `"'()[]{},;:.!?`)
@@ -480,6 +486,41 @@ func unfinished(body string, words []string) string {
 		return "an aside that orders"
 	}
 	return ""
+}
+
+// spliced: the writer's frame of a correction goes on with words that do
+// not fit it: "objected to the agent" takes a gerund ("the agent thing
+// migration" does not), "wanted the agent to" a verb ("to yeah don't").
+func spliced(body string) bool {
+	for _, frame := range []string{"objected to the agent ", "wanted the agent to "} {
+		for rest := body; ; {
+			k := strings.Index(rest, frame)
+			if k < 0 {
+				break
+			}
+			rest = rest[k+len(frame):]
+			next := strings.ToLower(strings.Trim(firstWord(rest), `"'(),;:.`))
+			c := lexicon.get(next)
+			notVerb := c&(cInterjection|cDet|cSubject|cObject|cPrep|cConj|cModal) != 0 && c&cBase == 0
+			if frame[0] == 'o' && !gerundOfVerb(next) || frame[0] == 'w' && notVerb {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// gerundOfVerb: w is the -ing form of a verb the lexicon lists
+// ("pushing", "force-pushing"; not "thing").
+func gerundOfVerb(w string) bool {
+	w = w[strings.LastIndexByte(w, '-')+1:]
+	if !strings.HasSuffix(w, "ing") {
+		return false
+	}
+	if lexicon.get(w)&cGer != 0 {
+		return true
+	}
+	return slices.ContainsFunc(baseForms(w), func(b string) bool { return lexicon.get(b)&cBase != 0 })
 }
 
 // firstPerson are the words of someone speaking of themselves.
