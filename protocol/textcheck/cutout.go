@@ -88,6 +88,9 @@ import (
 //     with a capitalised past form ("Killed that PID; …", "Ran …"), an
 //     agent's log of what it did;
 //   - "an aside that orders": "(or " and a verb ("(or drop that check)");
+//   - "a dangling reference": a subject, a verb and "it" or "them" open
+//     the sentence ("composer raises it to 1.5G"), what they stand for
+//     left in a clause the writer did not take;
 //   - "a person's words spliced": a sentence about the person or the
 //     agent's offer that goes on after a dash ("wanted the agent to
 //     revert that — the SDK only ships 1.70"), holds "the agent've", or
@@ -452,6 +455,9 @@ func unfinished(body string, words []string) string {
 	}
 	if spliced(body) {
 		return "a person's words spliced"
+	}
+	if len(words) > 3 && (words[2] == "it" || words[2] == "them") && lexicon.get(strings.ToLower(words[1]))&(cZ|cPast) != 0 {
+		return "a dangling reference" // "composer raises it to 1.5G": what "it" is went with a clause before
 	}
 	ws := strings.Fields(plain)
 	for i, w := range ws {

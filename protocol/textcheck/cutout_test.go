@@ -80,6 +80,8 @@ func TestCutOut(t *testing.T) {
 		{"mysql fails with ERROR 1045: Access denied.", "a new sentence glued on"},
 		{"Butane configs are YAML.", ""},
 		{"x86_64.", "no statement"},
+		{"gradle raises it to 2G by itself, which is not enough.", "a dangling reference"},
+		{"gradle raises the heap to 2G by itself, which is not enough.", ""},
 		{"The person objected to the agent thing migration when the agent wrote a config by hand.", "a person's words spliced"},
 		{"The person wanted the agent to yeah don't run it as root.", "a person's words spliced"},
 		{"The person objected to the agent pushing to main and wanted the agent to open a PR.", ""},
