@@ -63,6 +63,13 @@ func rawContextual(text string, toks []token, has *byteSet, joined bool, add fun
 			}
 		}
 	}
+	if has.has('-') && strings.Contains(text, "--") {
+		for _, m := range rawOrgFlag.FindAllStringSubmatchIndex(text, -1) {
+			if v := strings.ToLower(text[m[2]:m[3]]); !rawGenericFlagValue[v] && len(v) >= 3 {
+				add("id", m[2], m[3]) // "aws sso login --profile acme-dev-admin"
+			}
+		}
+	}
 	if has.has('%') && strings.Contains(text, "%2") {
 		rawEncodedHomes(text, add)
 	}
@@ -74,6 +81,14 @@ func rawContextual(text string, toks []token, has *byteSet, joined bool, add fun
 		}
 	}
 }
+
+// rawOrgFlag: the value of a flag that names an organisation's own
+// profile, project, account or tenant on a cloud CLI's command line.
+var rawOrgFlag = regexp.MustCompile(`--(?:profile|project|account|subscription|tenant|org|organization|organisation)[= ]([A-Za-z0-9][A-Za-z0-9._\-]*)`)
+
+// rawGenericFlagValue are values such a flag takes in every organisation.
+var rawGenericFlagValue = set("default", "dev", "prod", "production", "staging", "stage", "test", "testing", "local", "sandbox",
+	"admin", "readonly", "personal", "main", "demo", "example", "my-project", "myproject", "my-profile")
 
 // rawInternalPackage: a compound name that "private" or "internal" calls
 // an organisation's own package, image or service.

@@ -23,6 +23,8 @@ func TestRawContextual(t *testing.T) {
 		"The deploy script ran curl -u ops:Wq83mZ1x against the registry.",
 		"The agent pulled gcr.io/farrowdale-internal/base:3 and got 403.",
 		"Only the internal quillon-auth client failed to resolve from the mirror.",
+		"The session had expired, so aws sso login --profile brightwater-ops-admin asked for the browser again.",
+		"gcloud compute instances create --project=tallowmere-render-prod hit the CPU quota.",
 		"The socket URL was mongodb://%2Fhome%2Fokwame%2Fdb.sock on that machine.",
 	}
 	public := []string{
@@ -39,6 +41,7 @@ func TestRawContextual(t *testing.T) {
 		"On WSL2 the Windows drive mounts at /mnt/c.",
 		"The customer table has 40 million rows and no partition key.",
 		"The wheel came from pypi.org, not from the mirror.",
+		"aws s3 ls --profile default lists nothing once the SSO session expires.",
 		"The pom sets maven.compiler.release=21 while JAVA_HOME points at 17.",
 		"The private package index rejected the token, and the public one served requests-2.31.0.",
 		"Mix could not compile the dependency bcrypt_elixir without make.",
