@@ -441,7 +441,8 @@ func (r *reader) clauseOpensAt(i int) bool {
 // opensCommand: toks[i], inside a clause, starts a command of its own: a
 // base verb that is nothing else (not a noun first, not a present or past
 // form) with a noun phrase after it, right after "so", "then", "hence",
-// "and"..., or written with a capital after a word in lower case.
+// "and"..., or "just" with no subject before it, or written with a
+// capital after a word in lower case.
 func (r *reader) opensCommand(i int) bool {
 	toks := r.toks
 	t, prev := &toks[i], &toks[i-1]
@@ -457,6 +458,16 @@ func (r *reader) opensCommand(i int) bool {
 		// that is not a present or past form is a command.
 		return object || !nx.has(cZ|cPast|cModal|cBe|cHave|cNoun) && nx.punct == 0
 	case "and", "but":
+		return object
+	case "just", "simply":
+		// "when the person is away just use the emulator": "just" and a
+		// bare verb with an object, no subject before them ("they just
+		// use the cache" is a statement).
+		if i >= 2 {
+			if pp := &toks[i-2]; pp.has(cSubject|cNoun|cProper|cModal|cDo|cBe|cHave|cActor) || pp.code {
+				return false
+			}
+		}
 		return object
 	}
 	if !object || !t.cap || !t.has(cKnown) || t.has(cUnknown) || isUpperWord(r.text[t.s:t.e]) || prev.punct != 0 {
