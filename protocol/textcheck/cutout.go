@@ -1,6 +1,7 @@
 package textcheck
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -96,7 +97,11 @@ import (
 //     revert that — the SDK only ships 1.70"), holds "the agent've", or
 //     whose "objected to the agent" is not followed by a gerund or
 //     "wanted the agent to" by a verb ("wanted the agent to yeah don't":
-//     an interjection, a pronoun or a function word is none).
+//     an interjection, a pronoun or a function word is none), or by a
+//     verb and a participle ("to quote the pattern and seen the list");
+//   - "no statement" also for an aside alone, in parentheses, and
+//     "output markers" for a line of JSON ('"name": "x"') or a table's
+//     header (four capitalised words or more, none a function word).
 func CutOut(text string) string {
 	text = strings.TrimSpace(text)
 	body := strings.TrimRight(text, ".!? ")
@@ -442,7 +447,7 @@ func unfinished(body string, words []string) string {
 			return "a cut-off end" // "only has the h1: this runner …": a value cut at its colon
 		}
 	}
-	if len(words) < 3 || !hasVerb(words) && !slices.ContainsFunc(words, func(w string) bool { return BaseVerb(strings.ToLower(strings.Trim(w, `"'(),;:`))) }) {
+	if len(words) < 3 || !hasVerb(words) && !slices.ContainsFunc(words, anyVerb) {
 		return "no statement" // "x86_64.": a piece of output, no sentence
 	}
 	plain := withoutCodeSpans(body)
@@ -455,6 +460,15 @@ func unfinished(body string, words []string) string {
 	}
 	if spliced(body) {
 		return "a person's words spliced"
+	}
+	if strings.HasPrefix(body, "(") && strings.HasSuffix(body, ")") {
+		return "no statement" // "(exported by an .envrc in the parent directory)": an aside alone
+	}
+	if jsonField.MatchString(body) {
+		return "output markers" // `"name": "Contoso Finance Prod"`: a line of JSON
+	}
+	if tableHeader(words) {
+		return "output markers" // "State Recv-Q Send-Q Local Address:Port ...": a table's header
 	}
 	if len(words) > 3 && (words[2] == "it" || words[2] == "them") && lexicon.get(strings.ToLower(words[1]))&(cZ|cPast) != 0 {
 		return "a dangling reference" // "composer raises it to 1.5G": what "it" is went with a clause before
@@ -511,9 +525,51 @@ func spliced(body string) bool {
 			if frame[0] == 'o' && !gerundOfVerb(next) || frame[0] == 'w' && notVerb {
 				return true
 			}
+			// "wanted the agent to quote the pattern and seen the list": the
+			// second verb is no bare verb.
+			if frame[0] == 'w' {
+				clause := rest
+				if k := strings.IndexAny(clause, ",;"); k >= 0 {
+					clause = clause[:k]
+				}
+				if k := strings.Index(clause, " and "); k >= 0 {
+					v := strings.ToLower(firstWord(clause[k+len(" and "):]))
+					if c := lexicon.get(v); c&(cPart|cPast) != 0 && c&cBase == 0 {
+						return true
+					}
+				}
+			}
 		}
 	}
 	return false
+}
+
+// anyVerb: w may be a verb in some form: one the lexicon lists, a
+// participle of one, or an -s form of one it lists ("caches").
+func anyVerb(w string) bool {
+	w = strings.ToLower(strings.Trim(w, `"'(),;:.`))
+	if lexicon.get(w)&(cBase|cZ) != 0 || participle(w) {
+		return true
+	}
+	return strings.HasSuffix(w, "s") && slices.ContainsFunc(baseForms(w), func(b string) bool { return lexicon.get(b)&cBase != 0 })
+}
+
+// jsonField: a text that opens as a JSON object's member does.
+var jsonField = regexp.MustCompile(`^\{?\s*"[^"]{1,80}"\s*:`)
+
+// tableHeader: four words or more, every one capitalised or upper case
+// and none a function word, the column names of a table.
+func tableHeader(words []string) bool {
+	if len(words) < 4 {
+		return false
+	}
+	for _, w := range words {
+		w = strings.Trim(w, `"'(),;.`)
+		if w == "" || !('A' <= w[0] && w[0] <= 'Z') || lexicon.get(strings.ToLower(w))&(cDet|cPrep|cConj|cSub|cBe|cHave|cModal) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // gerundOfVerb: w is the -ing form of a verb the lexicon lists
