@@ -49,7 +49,7 @@ func TestClustersTestdata(t *testing.T) {
 		{"git-correction", 1, 1, true, 2, 2, 0, 0},
 		{"pip-two", 2, 2, true, 4, 4, 0, 0},
 		{"kubectl-context", 2, 1, false, 1, 2, 0, 1}, // "fails with error." says nothing: a draft
-		{"helm-internal", 2, 2, true, 4, 4, 0, 2}, // the upper-case message glued after "with" makes a draft too
+		{"helm-internal", 2, 2, true, 4, 4, 0, 2},    // the upper-case message glued after "with" makes a draft too
 	}
 	if len(rep.Rows) != len(want) || len(rep.Bad) != 0 {
 		t.Fatalf("%d rows scored, %d bad, want %d and 0: %+v", len(rep.Rows), len(rep.Bad), len(want), rep.Bad)
