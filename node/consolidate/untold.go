@@ -1,6 +1,7 @@
 package consolidate
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -164,7 +165,7 @@ func cutIn(sentence, st string) bool {
 // rules and prompts go.
 func outputFacts(s string) []string {
 	var out []string
-	table := false
+	table, status := false, -1
 	for _, raw := range joinWrapped(allLines(stripEscapes(s))) {
 		if strings.HasPrefix(strings.TrimSpace(raw), "-- ") {
 			continue
@@ -174,11 +175,19 @@ func outputFacts(s string) []string {
 			l = cleanLine(rest) // a warning states a fact, though it is not the failure
 		}
 		if tableHeader(l) {
-			table = true
+			table, status = true, slices.Index(strings.Fields(l), "STATUS")
 			continue
 		}
 		if table && !isProse(l) && (strings.Contains(strings.TrimSpace(raw), "  ") || strings.Contains(raw, "\t")) {
+			// A row's status is a fact ("ImagePullBackOff" in kubectl's
+			// pods), when it is one word that names a state gone wrong.
+			if f := strings.Fields(l); status >= 0 && status < len(f) && badStatus(f[status]) {
+				out = append(out, "the status is "+f[status])
+			}
 			continue
+		}
+		if rest, ok := strings.CutPrefix(strings.TrimLeft(l, "= "), "help: consider "); ok && opensWithGerund(rest) {
+			l = "the output suggests " + rest // rustc's "= help: consider downloading the target with `rustup target add …`"
 		}
 		table = false
 		if rest, ok := adviceRest(l); ok {
@@ -331,4 +340,21 @@ func toldIn(sentence, st string) bool {
 		w = w[:4]
 	}
 	return strings.Contains(strings.ToLower(sentence), strings.Join(w, " "))
+}
+
+// badStatus: a table's status word that says something went wrong
+// ("ImagePullBackOff", "CrashLoopBackOff", "Error", "Pending"), not a
+// healthy one ("Running", "Completed", "Ready").
+func badStatus(w string) bool {
+	switch strings.ToLower(w) {
+	case "running", "completed", "ready", "active", "up", "ok", "healthy", "succeeded", "bound", "available", "true":
+		return false
+	}
+	return len(w) > 3 && isLetters(strings.ReplaceAll(w, ":", "")) && unicode.IsUpper(rune(w[0]))
+}
+
+// opensWithGerund: s opens with an -ing form ("downloading the target ...").
+func opensWithGerund(s string) bool {
+	w, _, _ := strings.Cut(s, " ")
+	return len(w) > 4 && strings.HasSuffix(w, "ing")
 }

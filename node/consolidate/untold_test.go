@@ -109,3 +109,23 @@ func TestFacts(t *testing.T) {
 		t.Errorf("Facts = %q, %q", lead, lines)
 	}
 }
+
+// TestOutputFactsOfTablesAndHelp: a table row's bad status and rustc's
+// "help: consider" are facts the output states.
+func TestOutputFactsOfTablesAndHelp(t *testing.T) {
+	got := outputFacts("NAME                      READY   STATUS             RESTARTS   AGE\n" +
+		"web-7d9f8c6b5d-x2x9q      0/1     ErrImagePull       0          2m\n" +
+		"db-0                      1/1     Running            0          9d\n" +
+		"error[E0463]: can't find crate for `std`\n" +
+		"  = help: consider building the standard library from source with `cargo build -Zbuild-std`")
+	for _, want := range []string{"the status is ErrImagePull", "the output suggests building the standard library from source with `cargo build -Zbuild-std`"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("outputFacts = %q, lacks %q", got, want)
+		}
+	}
+	for _, l := range got {
+		if strings.Contains(l, "Running") {
+			t.Errorf("outputFacts = %q: a healthy row is no fact", got)
+		}
+	}
+}
