@@ -49,7 +49,7 @@ import (
 //   - "a clause left out": a colon or a semicolon before a conjunction
 //     (": and openssl-sys needs both"), "to" before one ("wanted the
 //     agent to or just call …"), a sentence that opens on one or on
-//     "So" or "Because" ("But df shows …"), or a participle with no verb after a semicolon (";
+//     "So", "Because" or "Which" ("But df shows …"), or a participle with no verb after a semicolon (";
 //     enabled at boot"), where a cut took a clause;
 //   - "a message said twice": two equal parts between colons, a chain of
 //     messages pasted whole;
@@ -69,9 +69,14 @@ import (
 //   - "no statement": fewer than three words, or no word the lexicon
 //     knows as a verb ("x86_64."), or a noun and a clause of the agent
 //     about it ("A `next dev` the agent launched and never stopped.");
-//   - "a cut-off end" also where a short value is cut at its colon after
+//   - "a cut-off end" also for a quantifier and a participle at the end
+//     ("which tagged every extracted."), and where a short value is cut
+//     at its colon after
 //     a determiner ("only has the h1: this runner is linux_amd64");
-//   - "a new sentence glued on": after a semicolon, a comma, "because",
+//   - "a new sentence glued on": after a semicolon or "because", any
+//     capitalised word the lexicon knows in lower case and not as a name
+//     ("; Perhaps", "because Branch protection"); after a semicolon, a
+//     comma, "because",
 //     "with", "and" or "but", a capitalised word that is a common word of the lexicon
 //     ("; Since 15 …", ", Added …", "because Test suite failed"), or an
 //     upper-case word and a colon or a second upper-case word ("because
@@ -126,7 +131,7 @@ func CutOut(text string) string {
 		return "two sentences"
 	}
 
-	if f := strings.TrimRight(words[0], ","); f == "But" || f == "And" || f == "Or" || f == "Nor" || f == "So" || f == "Because" {
+	if f := strings.TrimRight(words[0], ","); f == "But" || f == "And" || f == "Or" || f == "Nor" || f == "So" || f == "Because" || f == "Which" {
 		return "a clause left out" // "But df shows 40% free, so …": what it answers is not there
 	}
 	for _, c := range []string{": and ", ": but ", ": or ", ": so ", "; and ", ", and;", " to or ", " to and ", " to but "} {
@@ -174,6 +179,13 @@ func CutOut(text string) string {
 	last := strings.Trim(words[len(words)-1], `"'`+"`()[]{},;:")
 	if strings.Contains(last, `\`) {
 		return "a cut-off end"
+	}
+	if len(words) > 2 {
+		// "which tagged every extracted.": a quantifier and a participle,
+		// the noun they went with cut off.
+		if q := strings.ToLower(words[len(words)-2]); quantifiers[q] && participle(strings.ToLower(last)) {
+			return "a cut-off end"
+		}
 	}
 	if l := strings.ToLower(last); last != l && lexicon.get(l)&(cDet|cPrep|cConj|cSubject|cObject) != 0 || objectVerbs[l] || danglingAux[l] {
 		return "a cut-off end"
@@ -276,6 +288,9 @@ func unclosed(s string) bool {
 // output reads as words of its own ("its a private name for the deploy
 // user"); a place's phrase ("a file in the repository") reads as one.
 var nameholders = []string{"a private name", "a person", "an internal id", "a private conversation"}
+
+// quantifiers want a noun after them.
+var quantifiers = set("every", "each", "all", "any", "some", "no", "the", "a", "an", "its", "their", "several", "many")
 
 // danglingAux end a sentence whose verb a cut took ("GNU sed syntax
 // doesn't.").
@@ -496,9 +511,12 @@ func unfinished(body string, words []string) string {
 			return "an aside that orders"
 		}
 		if !(strings.HasSuffix(prev, ";") || strings.HasSuffix(prev, ",") || lp == "because" || lp == "with" || lp == "and" || lp == "but") {
+			if strings.HasSuffix(w, ":") && !strings.ContainsAny(w[:1], `"'`) && labelWord(bare) && prev == lp && i+1 < len(ws) {
+				return "a label for output" // "the tags show Platform: linux/amd64"
+			}
 			continue
 		}
-		if gluedSentence(bare, w, ws[i+1:]) {
+		if gluedSentence(bare, w, ws[i+1:]) || (strings.HasSuffix(prev, ";") || lp == "because") && commonCapital(bare) {
 			return "a new sentence glued on"
 		}
 	}
@@ -643,6 +661,23 @@ func gluedSentence(bare, w string, rest []string) bool {
 		return false // "GitHub", "Linux"
 	}
 	return c&(cDet|cPrep|cConj|cSub|cRel|cSubject|cPast|cInterjection) != 0 || c&cBase != 0 && c&cNoun != 0 || isNumberWord(low)
+}
+
+// labelWord: w is a capitalised word of letters that names no one
+// ("Platform", "Status"), as a field's label is.
+func labelWord(w string) bool {
+	return len(w) > 2 && 'A' <= w[0] && w[0] <= 'Z' && isLetters(w) && w[1:] == strings.ToLower(w[1:]) && lexicon.get(strings.ToLower(w))&cProper == 0
+}
+
+// commonCapital: w is a capitalised word the lexicon knows in lower case
+// and not as a name ("Perhaps", "Branch", "Renaming"): after a semicolon or
+// "because" it opens a sentence of its own.
+func commonCapital(w string) bool {
+	if len(w) < 2 || !('A' <= w[0] && w[0] <= 'Z') || w[1:] != strings.ToLower(w[1:]) {
+		return false
+	}
+	c := lexicon.get(strings.ToLower(w))
+	return c&cKnown != 0 && c&cProper == 0 || gerundOfVerb(strings.ToLower(w))
 }
 
 var numberWords = set("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "twenty")
