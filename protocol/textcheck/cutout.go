@@ -372,14 +372,19 @@ func plainWord(w string) bool {
 	return rest == strings.ToLower(rest)
 }
 
-// withoutCodeSpans is s with what stands between backticks left out.
-func withoutCodeSpans(s string) string {
+// withoutCodeSpans is s with what stands between backticks left out, a
+// space where each backtick was.
+func withoutCodeSpans(s string) string { return withoutBetween(s, '`', " ") }
+
+// withoutBetween is s with what stands between marks left out, each mark
+// replaced by gap.
+func withoutBetween(s string, mark rune, gap string) string {
 	var b strings.Builder
 	in := false
 	for _, r := range s {
-		if r == '`' {
+		if r == mark {
 			in = !in
-			b.WriteByte(' ')
+			b.WriteString(gap)
 			continue
 		}
 		if !in {
@@ -685,17 +690,4 @@ var numberWords = set("one", "two", "three", "four", "five", "six", "seven", "ei
 func isNumberWord(w string) bool { return numberWords[w] }
 
 // withoutDoubleQuotes is s with what stands between double quotes left out.
-func withoutDoubleQuotes(s string) string {
-	var b strings.Builder
-	in := false
-	for _, r := range s {
-		if r == '"' {
-			in = !in
-			continue
-		}
-		if !in {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+func withoutDoubleQuotes(s string) string { return withoutBetween(s, '"', "") }
