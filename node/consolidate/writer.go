@@ -257,18 +257,17 @@ func correction(said, agentDid string) string {
 	}
 	reasons := reasonsOf(stated)
 	if offer, ok := Offer(agentDid); ok {
-		rest := "corrected it"
+		rest, why := "corrected it", false // why: the person's reasons go after what they asked
 		switch {
 		case refusal(said) && len(objected)+len(wanted) == 0:
 			rest = "declined"
 		case len(objected)+len(wanted) > 0:
-			rest = asked(objected, wanted, "", "the agent to ")
+			rest, why = asked(objected, wanted, "", "the agent to "), true
 		case len(stated) > 0:
 			rest = "corrected it: " + secondPerson(joinStated(stated))
-			reasons = nil
 		}
 		if s, ok := offered(lowerFirst(agentWords(offer)), ", and the person "+rest); ok {
-			if rest == asked(objected, wanted, "", "the agent to ") {
+			if why {
 				return withReasons(s, reasons)
 			}
 			return s
