@@ -184,6 +184,8 @@ var rawTLD = map[string]bool{
 	"systems": true, "group": true, "services": true, "biz": true, "info": true, "app": true, "ai": true,
 	"xyz": true, "site": true, "online": true, "tools": true, "network": true, "works": true, "software": true,
 	"solutions": true, "digital": true, "company": true, "global": true, "studio": true, "run": true, "edu": true, "gov": true,
+	"team": true, "host": true, "zone": true, "space": true, "live": true, "pro": true, "work": true, "link": true, "page": true,
+	"mil": true,
 }
 
 // rawPrivateHosts calls add for each host name of a private network: under
