@@ -92,3 +92,15 @@ func TestGhLogLine(t *testing.T) {
 		t.Errorf("Essential of a gh log line = %q", got)
 	}
 }
+
+// TestDockerRunPulledWrongPlatform: docker run's "Unable to find image …
+// locally" is no failure, and the runtime's "exec …: exec format error"
+// after the platform warning is a line of its own, the failure.
+func TestDockerRunPulledWrongPlatform(t *testing.T) {
+	out := "Unable to find image 'ghcr.io/acme/api:2.1.0' locally\n2.1.0: Pulling from acme/api\nStatus: Downloaded newer image for ghcr.io/acme/api:2.1.0\n" +
+		"WARNING: The requested image's platform (linux/arm64/v8) does not match the detected host platform (linux/amd64/v3) and no specific platform was requested\n" +
+		"exec /app/server: exec format error"
+	if got := Essential(out); !strings.Contains(got, "exec format error") || strings.Contains(got, "Unable to find image") {
+		t.Errorf("Essential = %q, want the exec format error", got)
+	}
+}

@@ -207,7 +207,7 @@ func joinWrapped(lines []string) []string {
 
 var outputWords = set("at", "npm", "error", "warning", "note", "hint", "help", "info", "from", "in", "added", "removed",
 	"changed", "found", "audited", "up", "ok", "running", "test", "failures", "collected", "platform", "warn", "debug",
-	"goroutine", "exit", "main", "thread")
+	"goroutine", "exit", "main", "thread", "exec")
 
 // tableHeader: a line of three words or more, all in capitals ("NAME
 // READY STATUS RESTARTS AGE", "LAST SEEN TYPE REASON OBJECT MESSAGE").
@@ -717,7 +717,7 @@ func errorScore(l string) int {
 		"does not satisfy", "obsolete", "rejected", "incompatible", "mismatch", "doesn't match", "not supported",
 		"assignment to entry", "data race", "unwrap()", "no such", "not a function", "is null", "not set", "exceeded",
 		"degraded", "killed", "oom", "be found", "pending", "could not be", "no versions", "not permitted", "timeout",
-		"nil pointer"} {
+		"nil pointer", "format error"} {
 		if strings.Contains(low, p) {
 			sc += 2
 		}
@@ -745,6 +745,9 @@ func errorScore(l string) int {
 	}
 	if strings.HasPrefix(l, "FAILED ") || strings.HasPrefix(l, "FAIL ") {
 		sc -= 4
+	}
+	if strings.HasPrefix(l, "Unable to find image '") && strings.HasSuffix(l, "' locally") || strings.Contains(l, ": Pulling from ") {
+		sc -= 4 // docker run's notes before and while it pulls, no failure
 	}
 	if len(w) <= 2 && sc <= 2 {
 		sc -= 2
