@@ -1550,6 +1550,12 @@ func callName(title string) string {
 			rest := w[i+2:]
 			if slices.ContainsFunc(rest, func(y string) bool { return !pathArg(y) }) {
 				w = w[:i+1]
+				if len(x) <= 4 && x[1] != '-' && len(rest) > 0 && (rest[0][0] == '\'' || rest[0][0] == '"') {
+					// "sed -i 's/a/b/' f", "grep -oP '(?<=x)y' f": a short
+					// flag before a quoted script says how the tool ran
+					// ("sed -i"); the script does not.
+					w = append(w, x)
+				}
 				break
 			}
 		}

@@ -342,3 +342,18 @@ func TestToolsYour(t *testing.T) {
 		t.Errorf("toolsYour changed %q", got)
 	}
 }
+
+// TestCallNameKeepsAShortFlagBeforeAScript: "sed -i" is how sed ran; the
+// quoted script and the files are not its name.
+func TestCallNameKeepsAShortFlagBeforeAScript(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"sed -i 's/^port=.*/port=8443/' config.ini", "sed -i"},
+		{"grep -oP '(?<=tag: )[0-9.]+' values.yaml", "grep -oP"},
+		{"kubectl get pods -n shop", "kubectl get pods"},
+		{`git commit --message "fix the build"`, "git commit"},
+	} {
+		if got := callName(c.in); got != c.want {
+			t.Errorf("callName(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
