@@ -94,6 +94,10 @@ import (
 //     with a capitalised past form ("Killed that PID; …", "Ran …"), an
 //     agent's log of what it did;
 //   - "an aside that orders": "(or " and a verb ("(or drop that check)");
+//   - "output markers" also for a terminal's key mark ("^C"), "a viewer's
+//     output read as its failure" for "tail fails with …" (tail, cat,
+//     head, less, journalctl), and "a clause left out" for a clause after
+//     "instead of" ("instead of login completes");
 //   - "a dangling reference": a subject, a verb and "it" or "them" open
 //     the sentence ("composer raises it to 1.5G"), what they stand for
 //     left in a clause the writer did not take;
@@ -288,6 +292,10 @@ func unclosed(s string) bool {
 // output reads as words of its own ("its a private name for the deploy
 // user"); a place's phrase ("a file in the repository") reads as one.
 var nameholders = []string{"a private name", "a person", "an internal id", "a private conversation"}
+
+// viewers are commands that show what another program wrote: their output
+// is not their failure.
+var viewers = set("tail", "cat", "head", "less", "more", "journalctl", "bat")
 
 // quantifiers want a noun after them.
 var quantifiers = set("every", "each", "all", "any", "some", "no", "the", "a", "an", "its", "their", "several", "many")
@@ -489,6 +497,22 @@ func unfinished(body string, words []string) string {
 	}
 	if tableHeader(words) {
 		return "output markers" // "State Recv-Q Send-Q Local Address:Port ...": a table's header
+	}
+	for _, w := range words {
+		if len(w) >= 2 && w[0] == '^' && 'A' <= w[1] && w[1] <= 'Z' && (len(w) == 2 || !unicode.IsLetter(rune(w[2]))) {
+			return "output markers" // "^C": a terminal's mark of a key pressed
+		}
+	}
+	if viewers[words[0]] && slices.Contains(words[1:min(len(words), 8)], "fails") {
+		return "a viewer's output read as its failure" // "tail fails with node: command not found"
+	}
+	if k := strings.Index(body, " instead of "); k >= 0 {
+		// "returns ^C instead of login completes": a clause where the
+		// phrase wanted a noun or a gerund.
+		if after := strings.Fields(body[k+len(" instead of "):]); len(after) >= 2 && lexicon.get(strings.ToLower(after[1]))&cZ != 0 &&
+			lexicon.get(strings.ToLower(after[0]))&(cDet|cPrep) == 0 && !strings.HasSuffix(after[0], "ing") {
+			return "a clause left out"
+		}
 	}
 	if len(words) > 3 && (words[2] == "it" || words[2] == "them") && lexicon.get(strings.ToLower(words[1]))&(cZ|cPast) != 0 {
 		return "a dangling reference" // "composer raises it to 1.5G": what "it" is went with a clause before
