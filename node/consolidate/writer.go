@@ -1550,10 +1550,11 @@ func callName(title string) string {
 			rest := w[i+2:]
 			if slices.ContainsFunc(rest, func(y string) bool { return !pathArg(y) }) {
 				w = w[:i+1]
-				if len(x) <= 4 && x[1] != '-' && len(rest) > 0 && (rest[0][0] == '\'' || rest[0][0] == '"') {
+				if len(x) <= 4 && x[1] != '-' && x != "-c" && x != "-e" && len(rest) > 0 && (rest[0][0] == '\'' || rest[0][0] == '"') {
 					// "sed -i 's/a/b/' f", "grep -oP '(?<=x)y' f": a short
 					// flag before a quoted script says how the tool ran
-					// ("sed -i"); the script does not.
+					// ("sed -i"); the script does not, nor "-c" or "-e",
+					// which only say that code follows ("python -c").
 					w = append(w, x)
 				}
 				break

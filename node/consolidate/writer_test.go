@@ -350,6 +350,7 @@ func TestCallNameKeepsAShortFlagBeforeAScript(t *testing.T) {
 		{"sed -i 's/^port=.*/port=8443/' config.ini", "sed -i"},
 		{"grep -oP '(?<=tag: )[0-9.]+' values.yaml", "grep -oP"},
 		{"kubectl get pods -n shop", "kubectl get pods"},
+		{`python -c "import numpy; numpy.load('x.npy')"`, "python"},
 		{`git commit --message "fix the build"`, "git commit"},
 	} {
 		if got := callName(c.in); got != c.want {
