@@ -104,3 +104,12 @@ func TestDockerRunPulledWrongPlatform(t *testing.T) {
 		t.Errorf("Essential = %q, want the exec format error", got)
 	}
 }
+
+func TestGnuQuote(t *testing.T) {
+	if got, want := cleanLine("rbenv: version `3.1.4' is not installed (set by .ruby-version)"), "rbenv: version '3.1.4' is not installed (set by .ruby-version)"; got != want {
+		t.Errorf("cleanLine = %q, want %q", got, want)
+	}
+	if got := cleanLine("run `make test` first"); got != "run `make test` first" {
+		t.Errorf("cleanLine changed a code span: %q", got)
+	}
+}

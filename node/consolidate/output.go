@@ -307,6 +307,7 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // cleanLine drops what frames and prefixes a line of output.
 func cleanLine(l string) string {
 	l = ghLogLine(l)
+	l = gnuQuote.ReplaceAllString(l, "'$1'")
 	l = strings.Map(func(r rune) rune {
 		switch {
 		case r >= 0x2500 && r <= 0x259F, unicode.Is(unicode.So, r), r == '×', r == '›', r == '❯':
@@ -1049,6 +1050,11 @@ func ghLogLine(l string) string {
 	}
 	return l
 }
+
+// gnuQuote: the old GNU quoting, a backtick and an apostrophe ("version
+// `3.2.2' is not installed", "cannot stat `foo'"), which reads as an
+// unclosed code span; it is told as 'x'.
+var gnuQuote = regexp.MustCompile("`([^`'\\s]{1,80})'")
 
 // ghTimestamp is the RFC 3339 time GitHub Actions puts before each line.
 var ghTimestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z(?:\s|$)`)
