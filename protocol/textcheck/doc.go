@@ -28,6 +28,12 @@
 //     not raw. Rules and word lists find what has a shape; a second small
 //     model (rawmodel.go) scores the words they leave, by their look and
 //     context ("runs as abakshi").
+//   - Pasted and CutOut: whether a sentence reads like tool output pasted
+//     (every writer's) or like pieces the default writer cut and stitched
+//     (CutOut, stricter, asked of the default writer only: a bare "X
+//     fails.", a capital glued on after ";", a person's words spliced into
+//     its correction frame); the node keeps such a sentence as a local
+//     draft, never signed (SPEC §3). Neither runs on received lines.
 //
 // Editors change the word lists in lists/ and the labelled sets in
 // testdata/, then run go generate; the grammar that reads the lists is in
