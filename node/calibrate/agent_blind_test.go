@@ -20,7 +20,7 @@ import (
 // groups). The first read of each with the default writer is in that
 // issue's closing notes; since then they are training data. The scripted
 // agent and model run on both.
-var blindSets = []string{"testdata/clusters_b29.jsonl", "testdata/clusters_b29d.jsonl", "testdata/clusters_b29e.jsonl", "testdata/clusters_b29f.jsonl", "testdata/clusters_b29g.jsonl", "testdata/clusters_b29h.jsonl", "testdata/clusters_b29i.jsonl", "testdata/clusters_b29j.jsonl", "testdata/clusters_b29k.jsonl", "testdata/clusters_b29l.jsonl", "testdata/clusters_b29m.jsonl"}
+var blindSets = []string{"testdata/clusters_b29.jsonl", "testdata/clusters_b29d.jsonl", "testdata/clusters_b29e.jsonl", "testdata/clusters_b29f.jsonl", "testdata/clusters_b29g.jsonl", "testdata/clusters_b29h.jsonl", "testdata/clusters_b29i.jsonl", "testdata/clusters_b29j.jsonl", "testdata/clusters_b29k.jsonl", "testdata/clusters_b29l.jsonl", "testdata/clusters_b29m.jsonl", "testdata/clusters_b29n.jsonl"}
 
 // eachBlindSet runs f on the rows of every blind set, a subtest each.
 func eachBlindSet(t *testing.T, f func(t *testing.T, rows []Row)) {

@@ -94,6 +94,8 @@ import (
 //     with a capitalised past form ("Killed that PID; …", "Ran …"), an
 //     agent's log of what it did;
 //   - "an aside that orders": "(or " and a verb ("(or drop that check)");
+//   - "a remedy, not what happened": the sentence says what fixes it
+//     ("pinning markupsafe<2.1 fixes it"), advice a lesson does not give;
 //   - "output markers" also for a terminal's key mark ("^C"), "a viewer's
 //     output read as its failure" for "tail fails with …" (tail, cat,
 //     head, less, journalctl), and "a clause left out" for a clause after
@@ -488,6 +490,11 @@ func unfinished(body string, words []string) string {
 	}
 	if spliced(body) {
 		return "a person's words spliced"
+	}
+	for _, fix := range []string{" fixes it", " fixed it", " solves it", " solved it", " is the fix", " was the fix", " would fix", " fixes this", " fixed this"} {
+		if containsWord(body, strings.TrimSpace(fix)) {
+			return "a remedy, not what happened" // "…; pinning markupsafe<2.1 or moving to Jinja2 3.x fixes it"
+		}
 	}
 	if strings.HasPrefix(body, "(") && strings.HasSuffix(body, ")") {
 		return "no statement" // "(exported by an .envrc in the parent directory)": an aside alone

@@ -80,6 +80,8 @@ func TestCutOut(t *testing.T) {
 		{"mysql fails with ERROR 1045: Access denied.", "a new sentence glued on"},
 		{"Butane configs are YAML.", ""},
 		{"x86_64.", "no statement"},
+		{"The venv got urllib3 2.0, which dropped the old API; pinning urllib3<2 fixes it.", "a remedy, not what happened"},
+		{"The nightly job fixed its own lock file after the retry.", ""},
 		{"tail fails with python3: command not found.", "a viewer's output read as its failure"},
 		{"gcloud auth login returns ^C after the browser never opened.", "output markers"},
 		{"npm publish returns 403 instead of publish completes.", "a clause left out"},
